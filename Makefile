@@ -1,0 +1,43 @@
+# Two commands matter (see README): `make demo` and `make test`. Both create ./.venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+JOBS ?= 2
+
+.PHONY: install demo demo-data demo-archive regenerate test lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[dev,baselines]"
+	touch $@
+
+install: $(VENV)/.installed
+
+## main job: demo tasks from real public cohorts -> scripted-agent archive -> scores -> HTML report
+demo: install
+	$(BIN)/automd demo data
+	$(BIN)/automd demo archive
+	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS)
+	@echo "Report: reports/index.html"
+
+## all tests: lint, format check, unit/property/reference/integration tests and nbval notebooks
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+
+lint: install
+	$(BIN)/ruff check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: install
+	$(BIN)/python bench/run_benchmarks.py
+
+clean:
+	rm -rf reports scores .pytest_cache .ruff_cache

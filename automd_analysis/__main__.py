@@ -1,0 +1,3 @@
+from automd_analysis.cli import main
+
+main()

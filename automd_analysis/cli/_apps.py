@@ -1,0 +1,27 @@
+"""The Typer application objects; command modules register themselves on these."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="automd",
+    help="Re-score and analyse archived runs of autonomous ML agents on medical tasks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+demo_app = typer.Typer(
+    help="Build the demo tasks (real public cohorts) and the demo archive.", no_args_is_help=True
+)
+masking_app = typer.Typer(
+    help="Real-time-rule masking test for sequential tasks (paper App. G).", no_args_is_help=True
+)
+app.add_typer(demo_app, name="demo")
+app.add_typer(masking_app, name="masking")
+
+# Shared option declarations, so every command spells them the same way.
+DataOpt = typer.Option(None, "--data", help="Data root (default: $AUTOMD_DATA or ./data).")
+ManifestsOpt = typer.Option(
+    None, "--manifests", help="Manifest directory (default: $AUTOMD_MANIFESTS or data_manifests/)."
+)
