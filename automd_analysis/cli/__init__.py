@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import sys
 
-from automd_analysis.cli import commands_tasks  # noqa: F401  (registers commands)
+from automd_analysis.cli import (  # noqa: F401  (each module registers its commands)
+    commands_demo_archive,
+    commands_masking,
+    commands_report,
+    commands_score,
+    commands_tasks,
+)
 from automd_analysis.cli._apps import app
 from automd_analysis.errors import AutomdError
 
