@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -394,3 +397,34 @@ def get_task(
     """Load manifest ``task_id`` and bind it to the data root."""
     path = manifest_dir(manifests) / f"{task_id}.yaml"
     return Task(load_manifest(path), data_root(data))
+
+
+@dataclass(frozen=True)
+class TaskLabels:
+    """Hidden test outcomes of a task, in the row order of its labels file.
+
+    Attributes
+    ----------
+    ids : DataFrame
+        The id column(s) as strings (sequential: patient id and hour), one row per scored unit/row.
+    duration, event : ndarray or None
+        Survival outcome (float64 durations, int8 0/1 events).
+    label : ndarray of int8 or None
+        Binary outcome (classification; sequential: per patient-hour ``SepsisLabel``).
+    subgroups : DataFrame
+        One column per manifest subgroup attribute (raw values, e.g. age in years), aligned to rows.
+    time_grid : ndarray or None
+        Survival time grid (increasing), from the public grid file.
+    """
+
+    ids: pd.DataFrame
+    duration: np.ndarray | None = None
+    event: np.ndarray | None = None
+    label: np.ndarray | None = None
+    subgroups: pd.DataFrame | None = None
+    time_grid: np.ndarray | None = None
+
+
+def load_labels(task: Task) -> TaskLabels:  # pragma: no cover - stub, implemented with issue 3
+    """Load (checksum-verified) hidden labels, subgroup attributes and the time grid of ``task``."""
+    raise NotImplementedError
