@@ -1,0 +1,1 @@
+"""Demo tasks built from real public cohorts, and the scripted-agent demo archive."""

@@ -1,0 +1,1 @@
+"""Pure metric functions on arrays (no I/O)."""

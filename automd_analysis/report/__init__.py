@@ -1,0 +1,1 @@
+"""Paper-style tables, figures, notebook execution (papermill) and the HTML report site."""
