@@ -1,0 +1,245 @@
+"""Primary task performance: paper Table 2, Table 12 and the invalid-submission breakdown (App. E).
+
+Every function takes a :class:`~automd_analysis.analysis.store.ScoreStore` and returns a tidy
+DataFrame; it uses the selected submission of each run of the main experiment (``experiment``).
+
+Aggregation rules (paper App. E, SPEC section 5):
+
+- **Penalised** score: an invalid run scores 0; for each (agent, repetition) the normalised scores
+  are averaged over the tasks, then the mean and sample SD (``ddof=1``) over repetitions are
+  reported.
+- **Non-penalised** score: valid runs are averaged within each task, then tasks are weighted equally;
+  its SD (over repetitions, as above) is reported only when *all* the agent's runs are valid.
+- **Ranks**: within each task the agents (never the simple baseline) are ranked by their mean
+  normalised score under each convention, 1 = best, ties get their average rank; the mean and SD of
+  an agent's ranks over tasks are reported.
+- The normalised score is already clipped to [0, 1] by the scorer (eq. 1), so negative sequential
+  utilities count as 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis import submissions
+from automd_analysis.analysis.store import (
+    DEFAULT_EXPERIMENTS,
+    ScoreStore,
+    agent_order,
+    mean_sd,
+    selected_runs,
+)
+
+__all__ = [
+    "TABLE2_COLUMNS",
+    "TABLE12_COLUMNS",
+    "invalid_breakdown",
+    "rank_table",
+    "table2",
+    "table12",
+    "task_means",
+]
+
+TABLE2_COLUMNS: tuple[str, ...] = (
+    "agent",
+    "penalized_mean",
+    "penalized_sd",
+    "nonpenalized_mean",
+    "nonpenalized_sd",
+    "valid_rate_mean",
+    "valid_rate_sd",
+    "rank_penalized_mean",
+    "rank_penalized_sd",
+    "rank_nonpenalized_mean",
+    "rank_nonpenalized_sd",
+)
+TABLE12_COLUMNS: tuple[str, ...] = ("task", "agent", "mean", "sd", "n_valid")
+
+#: Scores are rounded to this many decimals before ranking, so that means which differ only by
+#: floating-point summation order count as ties.
+RANK_DECIMALS = 12
+
+
+def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Mean normalised score of every (task, agent) under both conventions.
+
+    Columns: ``task``, ``agent``, ``reference``, ``n_runs``, ``n_valid``, ``penalized`` (mean over
+    runs with invalid = 0), ``nonpenalized`` (mean over valid runs; NaN when none is valid).
+    Sorted by task, then agent.
+    """
+    runs = selected_runs(store, experiment)
+    grouped = runs.groupby(["task", "agent"], sort=True)
+    out = grouped.agg(
+        reference=("reference", "any"),
+        n_runs=("run_id", "size"),
+        n_valid=("valid", "sum"),
+        penalized=("penalized", "mean"),
+        nonpenalized=("score", "mean"),
+    ).reset_index()
+    out["n_valid"] = out["n_valid"].astype(int)
+    return out
+
+
+def _rank_within_task(means: pd.DataFrame, column: str) -> pd.Series:
+    """Average ranks (1 = best) of the non-reference agents within each task; NaN scores unranked."""
+    ranked = means.loc[~means["reference"]].copy()
+    rounded = ranked[column].round(RANK_DECIMALS)
+    ranks = rounded.groupby(ranked["task"]).rank(ascending=False, method="average")
+    return ranks.reindex(means.index)
+
+
+def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Per-task ranks of the agents under both conventions (paper App. E).
+
+    Within each task, agents are ranked by their mean normalised score (:func:`task_means`),
+    1 = best, ties receive the average of the ranks they span (``scipy.stats.rankdata(-x,
+    'average')``). The simple baseline (``reference``) is not ranked (NaN). Under the non-penalised
+    convention an agent with no valid run on a task has no score and is not ranked on that task.
+
+    Columns: ``task``, ``agent``, ``rank_penalized``, ``rank_nonpenalized``.
+    """
+    means = task_means(store, experiment)
+    means["rank_penalized"] = _rank_within_task(means, "penalized")
+    means["rank_nonpenalized"] = _rank_within_task(means, "nonpenalized")
+    return means[["task", "agent", "rank_penalized", "rank_nonpenalized"]]
+
+
+def table2(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Paper Table 2: primary task performance per agent.
+
+    For agent a with repetitions k = 1..K and tasks t = 1..T:
+
+    - ``penalized_mean/sd``: mean / sample SD over k of ``P_k = mean_t s'_{t,k}`` where ``s'`` is the
+      normalised score with invalid runs set to 0.
+    - ``nonpenalized_mean``: ``mean_t ( mean of the valid s_{t,k} over k )`` over tasks with at least
+      one valid run; ``nonpenalized_sd``: sample SD over k of ``mean_t s_{t,k}`` - only when every
+      run of the agent is valid, else NaN.
+    - ``valid_rate_mean/sd``: mean / sample SD over k of the share of valid runs among the tasks.
+    - ``rank_*_mean/sd``: mean / sample SD over tasks of the agent's per-task rank
+      (:func:`rank_table`); NaN for the simple baseline (never ranked).
+
+    A repetition averages over the tasks it has runs for (an agent missing from a task is not
+    penalised for it; see ``docs/decisions.md``). One row per agent, the baseline last.
+
+    Returns
+    -------
+    DataFrame with columns :data:`TABLE2_COLUMNS`.
+    """
+    runs = selected_runs(store, experiment)
+    ranks = rank_table(store, experiment)
+    rows = []
+    for agent in agent_order(runs["agent"]):
+        mine = runs.loc[runs["agent"] == agent]
+        per_rep = mine.groupby("rep", sort=True).agg(
+            penalized=("penalized", "mean"),
+            valid_rate=("valid", "mean"),
+            score=("score", "mean"),
+        )
+        pen_mean, pen_sd = mean_sd(per_rep["penalized"])
+        rate_mean, rate_sd = mean_sd(per_rep["valid_rate"].astype(float))
+        per_task = mine.groupby("task", sort=True)["score"].mean()
+        nonpen_mean = float(per_task.mean()) if per_task.notna().any() else math.nan
+        all_valid = bool(mine["valid"].all()) and bool(mine["score"].notna().all())
+        nonpen_sd = mean_sd(per_rep["score"])[1] if all_valid else math.nan
+        agent_ranks = ranks.loc[ranks["agent"] == agent]
+        rp_mean, rp_sd = mean_sd(agent_ranks["rank_penalized"])
+        rn_mean, rn_sd = mean_sd(agent_ranks["rank_nonpenalized"])
+        rows.append(
+            (
+                agent,
+                pen_mean,
+                pen_sd,
+                nonpen_mean,
+                nonpen_sd,
+                rate_mean,
+                rate_sd,
+                rp_mean,
+                rp_sd,
+                rn_mean,
+                rn_sd,
+            )
+        )
+    return pd.DataFrame(rows, columns=list(TABLE2_COLUMNS))
+
+
+def table12(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Paper Table 12: normalised primary score per task and agent over valid runs.
+
+    ``mean`` and ``sd`` (sample SD, ``ddof=1``; NaN with fewer than two valid runs) of the valid
+    runs' normalised scores and their number ``n_valid``. A (task, agent) with runs but no valid one
+    has ``mean = sd = NaN`` and ``n_valid = 0``. The baseline's row averages its (five) repetitions.
+
+    Returns
+    -------
+    DataFrame with columns :data:`TABLE12_COLUMNS`, sorted by task then agent (baseline last).
+    """
+    runs = selected_runs(store, experiment)
+    return _per_task_summary(runs, "score")
+
+
+def _per_task_summary(runs: pd.DataFrame, column: str) -> pd.DataFrame:
+    rows = []
+    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    for (task, agent), group in runs.groupby(["task", "agent"], sort=True):
+        values = group.loc[group["valid"], column]
+        mean, sd = mean_sd(values)
+        rows.append((task, agent, mean, sd, int(np.isfinite(values.to_numpy(float)).sum())))
+    out = pd.DataFrame(rows, columns=list(TABLE12_COLUMNS))
+    out["_order"] = out["agent"].map(order)
+    out = out.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
+    return out.reset_index(drop=True)
+
+
+def _category_of(code: str) -> str:
+    """Paper category of a reason code via ``automd_analysis.submissions`` when it provides one."""
+    mapping = getattr(submissions, "PAPER_CATEGORIES", None)
+    if isinstance(mapping, dict):
+        return str(mapping.get(code, code))
+    function = getattr(submissions, "paper_category", None)
+    if callable(function):
+        return str(function(code))
+    return code
+
+
+def invalid_breakdown(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Invalid selected submissions by agent and reason (paper App. E, "Invalid Submissions").
+
+    Each invalid run is counted once, under its first failing check (``reason_code``), mapped to the
+    paper's category by ``automd_analysis.submissions`` when that module provides the mapping
+    (otherwise the category is the reason code itself).
+
+    Returns
+    -------
+    DataFrame
+        ``agent``, ``category``, ``reason_code``, ``n_invalid``, ``n_runs`` (the agent's runs) and
+        ``share_of_invalid`` (``n_invalid`` / the agent's invalid runs). Agents without invalid runs
+        do not appear. Sorted by agent, then decreasing ``n_invalid``, then category and code.
+    """
+    runs = selected_runs(store, experiment)
+    n_runs = runs.groupby("agent").size()
+    invalid = runs.loc[~runs["valid"]].copy()
+    columns = ["agent", "category", "reason_code", "n_invalid", "n_runs", "share_of_invalid"]
+    if invalid.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    invalid["reason_code"] = invalid["reason_code"].fillna("unknown").astype(str)
+    invalid["category"] = invalid["reason_code"].map(_category_of)
+    counts = (
+        invalid.groupby(["agent", "category", "reason_code"], sort=True)
+        .size()
+        .rename("n_invalid")
+        .reset_index()
+    )
+    counts["n_runs"] = counts["agent"].map(n_runs).astype(int)
+    per_agent = counts.groupby("agent")["n_invalid"].transform("sum")
+    counts["share_of_invalid"] = counts["n_invalid"] / per_agent
+    counts = counts.sort_values(
+        ["agent", "n_invalid", "category", "reason_code"],
+        ascending=[True, False, True, True],
+        kind="mergesort",
+    )
+    return counts[columns].reset_index(drop=True)

@@ -1,0 +1,349 @@
+"""Hand-built score stores for the analysis/report tests.
+
+A test lists runs with the few numbers it cares about (validity, normalised score, ECE, ...);
+:func:`build_store` fills in every other column of ``docs/score_store.md`` with neutral values and
+returns a checked :class:`~automd_analysis.analysis.store.ScoreStore`. :func:`write_store` writes the
+tables as Parquet, exactly as ``automd score`` lays them out, for tests that go through
+:func:`~automd_analysis.analysis.store.load_store`.
+
+Imported by the test modules as ``import storebuilder`` (pytest puts ``tests/`` on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from automd_analysis.analysis.store import ScoreStore
+
+NAN = math.nan
+
+#: Task metadata used when a run does not override it.
+TASKS: dict[str, dict] = {
+    "surv_a": {"task_kind": "survival", "metric": "ctd_adj_antolini", "null_score": 0.5},
+    "surv_b": {"task_kind": "survival", "metric": "ctd_adj_antolini", "null_score": 0.5},
+    "surv_a_ext": {
+        "task_kind": "survival",
+        "metric": "ctd_adj_antolini",
+        "null_score": 0.5,
+        "validation": "external",
+        "shift": "cohort",
+        "internal_counterpart": "surv_a",
+    },
+    "clf_a": {"task_kind": "classification", "metric": "auroc", "null_score": 0.5},
+    "clf_b": {"task_kind": "classification", "metric": "auroc", "null_score": 0.5},
+    "clf_b_ext": {
+        "task_kind": "classification",
+        "metric": "auroc",
+        "null_score": 0.5,
+        "validation": "external",
+        "shift": "hospital",
+        "internal_counterpart": "clf_b",
+    },
+    "seq_a": {"task_kind": "sequential", "metric": "utility_2019", "null_score": 0.0},
+    "seq_a_ext": {
+        "task_kind": "sequential",
+        "metric": "utility_2019",
+        "null_score": 0.0,
+        "validation": "external",
+        "shift": "hospital",
+        "internal_counterpart": "seq_a",
+    },
+}
+
+
+def run(
+    agent: str,
+    task: str,
+    rep: int,
+    *,
+    valid: bool = True,
+    score: float = 0.5,
+    ece: float = 0.05,
+    auroc: float = NAN,
+    brier: float = NAN,
+    experiment: str = "main",
+    llm: str | None = "llm-default",
+    reason_code: str | None = None,
+    objective: str | None = None,
+    tokens: float | None = None,
+    reference: bool | None = None,
+    annotations: dict | None = None,
+) -> dict:
+    """One run's selected submission (a dict consumed by :func:`build_store`)."""
+    return {
+        "agent": agent,
+        "task": task,
+        "rep": rep,
+        "valid": valid,
+        "score": score,
+        "ece": ece,
+        "auroc": auroc,
+        "brier": brier,
+        "experiment": experiment,
+        "llm": llm,
+        "reason_code": reason_code if reason_code or valid else "columns.missing",
+        "objective": objective,
+        "tokens": tokens,
+        "reference": (agent == "baseline") if reference is None else reference,
+        "annotations": annotations or {},
+    }
+
+
+def run_id(spec: dict) -> str:
+    return f"{spec['experiment']}/{spec['agent']}/{spec['task']}/rep{spec['rep']}"
+
+
+def _key(spec: dict) -> dict:
+    return {
+        "run_id": run_id(spec),
+        "experiment": spec["experiment"],
+        "agent": spec["agent"],
+        "llm": spec["llm"],
+        "task": spec["task"],
+        "rep": spec["rep"],
+        "reference": spec["reference"],
+    }
+
+
+def _task_meta(task: str) -> dict:
+    meta = {
+        "task_kind": "classification",
+        "metric": "auroc",
+        "null_score": 0.5,
+        "validation": "internal",
+        "shift": "none",
+        "internal_counterpart": None,
+    }
+    meta.update(TASKS.get(task, {}))
+    return meta
+
+
+def subgroup(
+    agent: str,
+    task: str,
+    rep: int,
+    attribute: str,
+    group: str,
+    score_raw: float,
+    *,
+    eligible: bool = True,
+    n: int = 100,
+    experiment: str = "main",
+    llm: str | None = "llm-default",
+) -> dict:
+    """One ``subgroups.parquet`` row."""
+    spec = {
+        "agent": agent,
+        "task": task,
+        "rep": rep,
+        "experiment": experiment,
+        "llm": llm,
+        "reference": agent == "baseline",
+    }
+    return {
+        **_key(spec),
+        "attribute": attribute,
+        "group": group,
+        "n": n,
+        "n_events": n // 4,
+        "score_raw": score_raw,
+        "eligible": eligible,
+        "reason": None if eligible else "too_small",
+    }
+
+
+def calibration_bin(
+    agent: str,
+    task: str,
+    rep: int,
+    bin: int,
+    n: int,
+    mean_pred: float,
+    observed: float,
+    *,
+    kind: str = "binary",
+    quantile: float = NAN,
+    time: float = NAN,
+    kept: bool = True,
+    experiment: str = "main",
+    llm: str | None = "llm-default",
+) -> dict:
+    """One ``calibration_bins.parquet`` row (binary bins get lo/hi from the bin index)."""
+    spec = {
+        "agent": agent,
+        "task": task,
+        "rep": rep,
+        "experiment": experiment,
+        "llm": llm,
+        "reference": agent == "baseline",
+    }
+    binary = kind == "binary"
+    return {
+        **_key(spec),
+        "kind": kind,
+        "quantile": quantile,
+        "time": time,
+        "bin": bin,
+        "lo": bin / 10 if binary else NAN,
+        "hi": (bin + 1) / 10 if binary else NAN,
+        "n": n,
+        "mean_pred": mean_pred,
+        "observed": observed,
+        "kept": kept,
+        "weight": NAN,
+    }
+
+
+def frames(
+    runs: list[dict],
+    *,
+    subgroups: list[dict] | None = None,
+    calibration_bins: list[dict] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The score-store tables (all documented columns) for the given runs."""
+    score_rows, run_rows, reason_rows, ann_rows = [], [], [], []
+    for spec in runs:
+        key = _key(spec)
+        meta = _task_meta(spec["task"])
+        valid = bool(spec["valid"])
+        score_rows.append(
+            {
+                **key,
+                "version": "selected",
+                "is_selected": True,
+                "source_version": "v0001",
+                "task_kind": meta["task_kind"],
+                "metric": meta["metric"],
+                "validation": meta["validation"],
+                "shift": meta["shift"],
+                "internal_counterpart": meta["internal_counterpart"],
+                "shared_test_set": spec["task"],
+                "step": pd.NA,
+                "parent": None,
+                "created_at": pd.NaT,
+                "elapsed_min": NAN,
+                "reported_val": NAN,
+                "valid": valid,
+                "reason_code": None if valid else spec["reason_code"],
+                "reason_codes": None if valid else spec["reason_code"],
+                "reason_message": None if valid else f"failed: {spec['reason_code']}",
+                "raw": spec["score"] if valid else NAN,
+                "null_score": meta["null_score"],
+                "score": spec["score"] if valid else NAN,
+                "auroc": spec["auroc"] if valid else NAN,
+                "ece": spec["ece"] if valid else NAN,
+                "brier": spec["brier"] if valid else NAN,
+                "n": 100,
+                "n_rows": 100,
+                "n_events": 25,
+                "submission_sha256": "0" * 64,
+                "cache_key": "1" * 64,
+                "scorer_version": "0.1.0",
+            }
+        )
+        tokens = spec["tokens"]
+        run_rows.append(
+            {
+                **key,
+                "search": "linear",
+                "objective": spec["objective"],
+                "started_at": pd.Timestamp("2026-01-01T00:00:00Z"),
+                "ended_at": pd.Timestamp("2026-01-01T06:00:00Z"),
+                "run_minutes": 360.0,
+                "budget_minutes": 720.0,
+                "ended_before_budget": True,
+                "tokens_prompt": NAN if tokens is None else tokens * 0.9,
+                "tokens_completion": NAN if tokens is None else tokens * 0.1,
+                "tokens_total": NAN if tokens is None else float(tokens),
+                "tokens_simulated": True,
+                "selection_rule": "final",
+                "selected_version": "v0001",
+                "reported_val_score": NAN,
+                "n_versions": 1,
+                "has_submission": True,
+                "task_kind": meta["task_kind"],
+                "metric": meta["metric"],
+                "validation": meta["validation"],
+                "shift": meta["shift"],
+                "internal_counterpart": meta["internal_counterpart"],
+                "shared_test_set": spec["task"],
+                "n_steps": 1,
+                "n_steps_ok": 1,
+            }
+        )
+        if not valid:
+            reason_rows.append(
+                {
+                    **key,
+                    "version": "selected",
+                    "code": spec["reason_code"],
+                    "message": f"failed: {spec['reason_code']}",
+                    "examples": "[]",
+                }
+            )
+        for field_name, value in spec["annotations"].items():
+            values = value if isinstance(value, list) else [value]
+            for item in values:
+                ann_rows.append(
+                    {
+                        **key,
+                        "field": field_name,
+                        "value": item,
+                        "affected_weight": NAN,
+                        "evidence": "",
+                    }
+                )
+    key_cols = ["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]
+
+    def table(rows: list[dict], extra: list[str]) -> pd.DataFrame:
+        frame = pd.DataFrame(rows, columns=key_cols + extra)
+        return frame.astype({"rep": "int64", "reference": bool}) if len(frame) else frame
+
+    return {
+        "scores": pd.DataFrame(score_rows),
+        "runs": pd.DataFrame(run_rows),
+        "reasons": table(reason_rows, ["version", "code", "message", "examples"]),
+        "annotations": table(ann_rows, ["field", "value", "affected_weight", "evidence"]),
+        "pairs": table([], ["earlier", "later", "change", "affects_predictions"]),
+        "subgroups": table(
+            subgroups or [],
+            ["attribute", "group", "n", "n_events", "score_raw", "eligible", "reason"],
+        ),
+        "calibration_bins": table(
+            calibration_bins or [],
+            [
+                "kind",
+                "quantile",
+                "time",
+                "bin",
+                "lo",
+                "hi",
+                "n",
+                "mean_pred",
+                "observed",
+                "kept",
+                "weight",
+            ],
+        ),
+    }
+
+
+def build_store(runs: list[dict], **kwargs) -> ScoreStore:
+    """A checked in-memory store for ``runs`` (see :func:`frames` for the keyword arguments)."""
+    return ScoreStore.from_frames(**frames(runs, **kwargs))
+
+
+def write_store(runs: list[dict], directory: str | Path, **kwargs) -> Path:
+    """Write the store's Parquet tables + ``store.json`` into ``directory``; return it."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in frames(runs, **kwargs).items():
+        frame.to_parquet(out / f"{name}.parquet", index=False)
+    (out / "store.json").write_text(
+        json.dumps({"schema_version": 1, "scorer_version": "0.1.0", "archive": "hand-built"})
+    )
+    return out
