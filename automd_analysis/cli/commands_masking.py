@@ -1,3 +1,110 @@
-"""Command module (registers on automd_analysis.cli._apps)."""
+"""``automd masking make`` and ``automd masking compare`` (real-time-rule masking test, paper App. G).
+
+Exit codes of ``compare``: 0 no violation, 1 violation flagged, 2 bad input (via the CLI's
+:class:`~automd_analysis.errors.AutomdError` handler).
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app
+from automd_analysis.errors import AutomdError
+from automd_analysis.masking import (
+    FLAG_THRESHOLD,
+    MaskingError,
+    compare_alarms,
+    make_masked_test,
+    read_predictions_csv,
+    write_csv_atomic,
+)
+from automd_analysis.tasks import get_task
+
+
+@masking_app.command("make")
+def make_command(
+    task_id: str = typer.Argument(..., help="Sequential task id (manifest id)."),
+    seed: int = typer.Option(
+        ..., "--seed", help="Seed of the per-patient draws u ~ U(0.40, 0.90)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Output CSV (default: ./<task>_masked_seed<S>.csv)."
+    ),
+    file_key: str = typer.Option(
+        "test_features", "--file-key", help="Manifest files key of the test features."
+    ),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+) -> None:
+    """Write the masked test-features file of a sequential task (one file per task, reused by runs).
+
+    Each patient keeps its first min(n, max(4, floor(u n))) hourly rows in time order.
+    """
+    task = get_task(task_id, data=data, manifests=manifests)
+    out = out if out is not None else Path(f"{task.id}_masked_seed{seed}.csv")
+    masked = make_masked_test(task, seed, file_key=file_key)
+    source = task.path(file_key)
+    if out.resolve() == source.resolve():
+        raise MaskingError(
+            "refusing to overwrite the task's own test features",
+            path=out,
+            code="masking.overwrite",
+            fix="choose another --out path",
+        )
+    write_csv_atomic(masked, out)
+    patient_column = task.manifest.submission.id_columns[0]
+    n_patients = masked[patient_column].nunique()
+    typer.echo(f"wrote {out} ({len(masked)} rows, {n_patients} patients, seed {seed})")
+
+
+@masking_app.command("compare")
+def compare_command(
+    task_id: str = typer.Argument(..., help="Sequential task id (gives the id columns)."),
+    full: Path = typer.Argument(..., help="Predictions of the re-run on the complete test file."),
+    masked: Path = typer.Argument(..., help="Predictions of the re-run on the masked test file."),
+    masked_test: Path | None = typer.Option(
+        None, "--masked-test", help="The masked test file: predictions must cover exactly its rows."
+    ),
+    original: Path | None = typer.Option(
+        None, "--original", help="The archived submission, to check the full re-run reproduces it."
+    ),
+    threshold: float = typer.Option(
+        FLAG_THRESHOLD, "--threshold", help="Flag when a changed fraction exceeds this (0.001)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    manifests: Path | None = ManifestsOpt,
+) -> None:
+    """Compare alarms at retained hours; exit 1 when a real-time-rule violation is flagged."""
+    task = get_task(task_id, manifests=manifests)
+    if task.manifest.kind.value != "sequential":
+        raise MaskingError(
+            f"task {task.id!r} is a {task.manifest.kind.value} task; the masking test applies to "
+            "sequential tasks only",
+            code="masking.not_sequential",
+            fix="choose a sequential task",
+        )
+    patient_column, hour_column = task.manifest.submission.id_columns
+    label_column = task.manifest.submission.label_column or "PredictedLabel"
+    if not 0 <= threshold < 1:
+        raise AutomdError(
+            f"--threshold must be in [0, 1), got {threshold}", code="usage", fix="e.g. 0.001"
+        )
+    result = compare_alarms(
+        read_predictions_csv(full, "full re-run predictions"),
+        read_predictions_csv(masked, "masked re-run predictions"),
+        patient_column=patient_column,
+        hour_column=hour_column,
+        label_column=label_column,
+        retained=None if masked_test is None else read_predictions_csv(masked_test, "masked test"),
+        original=None if original is None else read_predictions_csv(original, "submission"),
+        threshold=threshold,
+    )
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), sort_keys=True))
+    else:
+        typer.echo(result.summary())
+    if result.violation:
+        raise typer.Exit(code=1)
