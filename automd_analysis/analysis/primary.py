@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from automd_analysis import submissions
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
+    PER_TASK_COLUMNS,
     ScoreStore,
     agent_order,
     mean_sd,
+    per_task_summary,
     selected_runs,
 )
 
@@ -56,7 +57,7 @@ TABLE2_COLUMNS: tuple[str, ...] = (
     "rank_nonpenalized_mean",
     "rank_nonpenalized_sd",
 )
-TABLE12_COLUMNS: tuple[str, ...] = ("task", "agent", "mean", "sd", "n_valid")
+TABLE12_COLUMNS: tuple[str, ...] = PER_TASK_COLUMNS
 
 #: Scores are rounded to this many decimals before ranking, so that means which differ only by
 #: floating-point summation order count as ties.
@@ -177,20 +178,7 @@ def table12(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) ->
     DataFrame with columns :data:`TABLE12_COLUMNS`, sorted by task then agent (baseline last).
     """
     runs = selected_runs(store, experiment)
-    return _per_task_summary(runs, "score")
-
-
-def _per_task_summary(runs: pd.DataFrame, column: str) -> pd.DataFrame:
-    rows = []
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
-    for (task, agent), group in runs.groupby(["task", "agent"], sort=True):
-        values = group.loc[group["valid"], column]
-        mean, sd = mean_sd(values)
-        rows.append((task, agent, mean, sd, int(np.isfinite(values.to_numpy(float)).sum())))
-    out = pd.DataFrame(rows, columns=list(TABLE12_COLUMNS))
-    out["_order"] = out["agent"].map(order)
-    out = out.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
-    return out.reset_index(drop=True)
+    return per_task_summary(runs, "score")
 
 
 def _category_of(code: str) -> str:

@@ -1,0 +1,548 @@
+"""Risk calibration and modelling practices: paper Table 3, Table 13, Figure 2a/2b, Table 20 and
+reliability diagrams (paper section 4.3, App. F and App. I).
+
+ECE values come from the score store (``scores.parquet`` ``ece``: 10 equal-width bins for binary and
+sequential tasks, the Kaplan-Meier ECE of App. F for survival tasks); practices come from the code
+annotations (``annotations.parquet``, codebook in ``docs/archive.md``).
+
+Rules implemented here:
+
+- **Table 3 / 13**: valid runs are averaged within each task first; tasks are then weighted equally
+  within each task class and across all tasks. The simple baseline's per-task value is the mean over
+  its (five) repetitions.
+- **Figure 2a** (App. I): for a valid run r on task t(r), ``d_r = ECE_r - ECE_ref(t(r))`` where
+  ``ECE_ref`` is the mean baseline ECE of the task. V holds all valid agent runs, G one practice group;
+  the group's share of runs is ``|G| / |V|`` and its share of the total ECE difference is
+  ``sum_{r in G} d_r / sum_{r in V} d_r`` (negative differences are kept). Groups: runs that submit
+  averaged ranks as probabilities; runs that handle class imbalance without recalibration and do
+  not submit averaged ranks; all other runs.
+- **Figure 2b**: classification and sequential valid runs that handle class imbalance and do not
+  submit averaged ranks, with vs without recalibration.
+- **Table 20**: each practice as a percentage of the eligible valid runs (eligibility per
+  ``docs/archive.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis.analysis.store import (
+    DEFAULT_EXPERIMENTS,
+    PER_TASK_COLUMNS,
+    TASK_CLASSES,
+    ScoreStore,
+    agent_order,
+    annotation_table,
+    mean_sd,
+    per_task_summary,
+    selected_runs,
+)
+from automd_analysis.errors import ScoreStoreError
+
+__all__ = [
+    "FIG2A_COLUMNS",
+    "GROUP_AVERAGED_RANKS",
+    "GROUP_IMBALANCE_NO_RECAL",
+    "GROUP_OTHER",
+    "GROUP_UNANNOTATED",
+    "PRACTICES",
+    "TABLE3_COLUMNS",
+    "TABLE13_COLUMNS",
+    "Practice",
+    "baseline_ece",
+    "ece_decomposition",
+    "practice_groups",
+    "recalibration_effect",
+    "recalibration_summary",
+    "reliability_bins",
+    "table3",
+    "table13",
+    "table20",
+    "table20_wide",
+]
+
+TABLE3_COLUMNS: tuple[str, ...] = ("agent", *TASK_CLASSES, "all")
+TABLE13_COLUMNS: tuple[str, ...] = PER_TASK_COLUMNS
+FIG2A_COLUMNS: tuple[str, ...] = (
+    "group",
+    "n_runs",
+    "share_of_runs",
+    "share_of_difference",
+    "mean_ece",
+)
+
+GROUP_AVERAGED_RANKS = "averaged_ranks"
+GROUP_IMBALANCE_NO_RECAL = "imbalance_without_recalibration"
+GROUP_OTHER = "other"
+GROUP_UNANNOTATED = "unannotated"
+_GROUP_ORDER = (GROUP_AVERAGED_RANKS, GROUP_IMBALANCE_NO_RECAL, GROUP_OTHER, GROUP_UNANNOTATED)
+
+#: ``class_imbalance_handling`` values that mean "no imbalance handling".
+_NO_IMBALANCE = frozenset({"none", "na"})
+_BINARY_KINDS = frozenset({"classification", "sequential"})
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 3 and Table 13
+
+
+def table13(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Paper Table 13: ECE per task and agent over valid runs.
+
+    ``mean`` / ``sd`` (``ddof=1``) / ``n_valid`` of ECE over the valid runs with a finite ECE of every
+    (task, agent); the baseline's row averages its (five) repetitions.
+
+    Returns
+    -------
+    DataFrame with columns :data:`TABLE13_COLUMNS`, sorted by task then agent (baseline last).
+    """
+    return per_task_summary(selected_runs(store, experiment), "ece")
+
+
+def table3(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Paper Table 3: ECE by agent and task class.
+
+    ``ECE(a, class) = mean over tasks t of the class of ( mean ECE of a's valid runs on t )``; ``all``
+    weights every task equally. Tasks where the agent has no valid run with a finite ECE are left
+    out of the average; a class with no such task is NaN.
+
+    Returns
+    -------
+    DataFrame with columns :data:`TABLE3_COLUMNS` (``agent``, ``survival``, ``classification``,
+    ``sequential``, ``all``), one row per agent, the baseline last.
+    """
+    runs = selected_runs(store, experiment)
+    per_task = table13(store, experiment)
+    kinds = runs.drop_duplicates("task").set_index("task")["task_kind"]
+    per_task["task_kind"] = per_task["task"].map(kinds)
+    rows = []
+    for agent in agent_order(runs["agent"]):
+        mine = per_task.loc[per_task["agent"] == agent]
+        values = [mean_sd(mine.loc[mine["task_kind"] == kind, "mean"])[0] for kind in TASK_CLASSES]
+        rows.append((agent, *values, mean_sd(mine["mean"])[0]))
+    return pd.DataFrame(rows, columns=list(TABLE3_COLUMNS))
+
+
+def baseline_ece(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.Series:
+    """Reference ECE of each task: mean ECE over the simple baseline's valid runs (``reference``).
+
+    Returns a Series indexed by task (only tasks with at least one finite baseline ECE).
+    """
+    runs = selected_runs(store, experiment)
+    ref = runs.loc[runs["reference"] & runs["valid"] & runs["ece"].notna()]
+    return ref.groupby("task", sort=True)["ece"].mean().rename("baseline_ece")
+
+
+# --------------------------------------------------------------------------------------------------
+# Practice groups (Figure 2)
+
+
+def _imbalance_handled(value) -> bool:
+    return value is not None and value not in _NO_IMBALANCE
+
+
+def _group_of(answers: pd.Series | None) -> str:
+    if answers is None or all(v is None for v in answers.to_numpy()):
+        return GROUP_UNANNOTATED
+    if answers.get("averaged_ranks_as_probabilities") == "yes":
+        return GROUP_AVERAGED_RANKS
+    if (
+        _imbalance_handled(answers.get("class_imbalance_handling"))
+        and answers.get("recalibration_after_imbalance") == "no"
+    ):
+        return GROUP_IMBALANCE_NO_RECAL
+    return GROUP_OTHER
+
+
+def practice_groups(
+    store: ScoreStore, experiment: str | Sequence[str] = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Valid agent runs with their ECE and calibration-practice group (paper App. I, Figure 2).
+
+    Group of a run, from its annotations:
+
+    1. ``averaged_ranks`` - ``averaged_ranks_as_probabilities == "yes"``;
+    2. ``imbalance_without_recalibration`` - not 1, ``class_imbalance_handling`` is a handling
+       method (not ``none``/``na``) and ``recalibration_after_imbalance == "no"``;
+    3. ``other`` - every other annotated run (``uncertain`` answers count as "not yes");
+    4. ``unannotated`` - runs without any annotation (kept apart rather than silently counted as
+       ``other``).
+
+    Returns
+    -------
+    DataFrame
+        One row per valid non-reference run with a finite ECE: ``run_id``, ``agent``, ``task``,
+        ``task_kind``, ``rep``, ``objective``, ``auroc``, ``ece``, ``averaged_ranks``,
+        ``imbalance_handling``, ``recalibration``, ``probability_calibration``, ``group``.
+    """
+    runs = selected_runs(store, experiment, include_reference=False)
+    runs = runs.loc[runs["valid"] & runs["ece"].notna()].reset_index(drop=True)
+    answers = annotation_table(store, runs["run_id"])
+    fields = {
+        "averaged_ranks": "averaged_ranks_as_probabilities",
+        "imbalance_handling": "class_imbalance_handling",
+        "recalibration": "recalibration_after_imbalance",
+        "probability_calibration": "probability_calibration",
+    }
+    out = runs[["run_id", "agent", "task", "task_kind", "rep", "objective", "auroc", "ece"]].copy()
+    for column, field_name in fields.items():
+        if field_name in answers.columns:
+            out[column] = out["run_id"].map(answers[field_name]).astype(object)
+        else:
+            out[column] = None
+        out[column] = out[column].where(out[column].notna(), None)
+    groups = []
+    for run_id in out["run_id"]:
+        row = answers.loc[run_id] if run_id in answers.index else None
+        groups.append(_group_of(row))
+    out["group"] = groups
+    return out
+
+
+def _missing_baseline(tasks: Iterable[str]) -> ScoreStoreError:
+    tasks = sorted(tasks)
+    return ScoreStoreError(
+        "the ECE decomposition needs the simple baseline's ECE on every task, but there is no "
+        f"valid baseline run (reference) for task(s) {', '.join(tasks)}",
+        location="runs with reference == True",
+        fix="add baseline runs (`automd baselines TASK_ID --seeds 0-4`) and re-run `automd score`, "
+        "or restrict the analysis with tasks=[...]",
+        code="store.no_baseline",
+        details={"tasks": tasks},
+    )
+
+
+def ece_decomposition(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    tasks: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Figure 2a: contributions of practice groups to the ECE gap from the simple baselines.
+
+    With ``d_r = ECE_r - ECE_ref(t(r))`` (``ECE_ref`` = mean ECE of the baseline's repetitions on
+    the task, :func:`baseline_ece`) and V = all valid agent runs (:func:`practice_groups`):
+
+    - ``n_runs`` = |G|, ``share_of_runs`` = |G| / |V|
+    - ``share_of_difference`` = sum_{r in G} d_r / sum_{r in V} d_r (NaN when the denominator is 0;
+      negative d_r are kept, so a share can be negative or exceed 1)
+    - ``mean_ece`` = mean ECE_r over G.
+
+    Parameters
+    ----------
+    store : ScoreStore
+    experiment : str
+        The main experiment.
+    tasks : iterable of str, optional
+        Restrict V to these tasks.
+
+    Returns
+    -------
+    DataFrame with columns :data:`FIG2A_COLUMNS`: one row per group in the order averaged ranks,
+    imbalance without recalibration, other (always present, possibly with 0 runs), then
+    ``unannotated`` only when such runs exist.
+
+    Raises
+    ------
+    ScoreStoreError
+        A task in V has no valid baseline run (``store.no_baseline``): the reference is undefined.
+        The error lists the tasks; restrict ``tasks`` or add baseline runs.
+    """
+    runs = practice_groups(store, experiment)
+    if tasks is not None:
+        runs = runs.loc[runs["task"].isin(set(tasks))]
+    reference = baseline_ece(store, experiment)
+    missing = set(runs["task"]) - set(reference.index)
+    if missing:
+        raise _missing_baseline(missing)
+    d = runs["ece"].to_numpy(float) - runs["task"].map(reference).to_numpy(float)
+    total_runs = len(runs)
+    total_d = float(d.sum())
+    rows = []
+    for group in _GROUP_ORDER:
+        mask = (runs["group"] == group).to_numpy()
+        if group == GROUP_UNANNOTATED and not mask.any():
+            continue
+        n = int(mask.sum())
+        share_runs = n / total_runs if total_runs else math.nan
+        share_diff = float(d[mask].sum()) / total_d if total_d != 0 else math.nan
+        mean_ece = float(runs.loc[mask, "ece"].mean()) if n else math.nan
+        rows.append((group, n, share_runs, share_diff, mean_ece))
+    out = pd.DataFrame(rows, columns=list(FIG2A_COLUMNS))
+    out["n_runs"] = out["n_runs"].astype("int64")
+    return out
+
+
+def recalibration_effect(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Figure 2b data: ECE with vs without recalibration after class-imbalance handling.
+
+    Runs: valid classification and sequential agent runs whose ``class_imbalance_handling`` is a
+    handling method, that do not submit averaged ranks, and whose ``recalibration_after_imbalance``
+    is ``yes`` or ``no``.
+
+    Returns
+    -------
+    DataFrame
+        ``run_id``, ``agent``, ``task``, ``imbalance_handling``, ``recalibrated`` (bool), ``ece``,
+        sorted by run_id.
+    """
+    runs = practice_groups(store, experiment)
+    keep = (
+        runs["task_kind"].isin(_BINARY_KINDS)
+        & runs["imbalance_handling"].map(_imbalance_handled)
+        & (runs["averaged_ranks"] != "yes")
+        & runs["recalibration"].isin(["yes", "no"])
+    )
+    out = runs.loc[keep, ["run_id", "agent", "task", "imbalance_handling", "recalibration", "ece"]]
+    out = out.assign(recalibrated=out["recalibration"] == "yes").drop(columns="recalibration")
+    out = out[["run_id", "agent", "task", "imbalance_handling", "recalibrated", "ece"]]
+    return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
+
+
+def recalibration_summary(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Mean +- SD ECE of the two Figure 2b groups: ``recalibrated``, ``n_runs``, ``mean``, ``sd``.
+
+    Both groups (``False`` first) are always present; an empty group has NaN statistics.
+    """
+    runs = recalibration_effect(store, experiment)
+    rows = []
+    for flag in (False, True):
+        values = runs.loc[runs["recalibrated"] == flag, "ece"]
+        mean, sd = mean_sd(values)
+        rows.append((flag, len(values), mean, sd))
+    out = pd.DataFrame(rows, columns=["recalibrated", "n_runs", "mean", "sd"])
+    out["n_runs"] = out["n_runs"].astype("int64")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 20
+
+
+@dataclass(frozen=True)
+class Practice:
+    """One row of Table 20.
+
+    Attributes
+    ----------
+    name : str
+        Row label.
+    field : str
+        Annotation field (``docs/archive.md`` codebook).
+    positive : frozenset of str or None
+        Values counted as "practice used"; ``None`` means any value not in ``negative``.
+    negative : frozenset of str
+        Values counted as "not used" when ``positive`` is None.
+    eligible : str
+        ``all``, ``binary`` (classification + sequential), ``imbalance`` (binary runs that handle
+        class imbalance), ``survival``, ``ehr`` (``ehr_tasks`` or, without them, runs answered
+        yes/no) or ``shift`` (external tasks with a cohort/hospital shift).
+    """
+
+    name: str
+    field: str
+    positive: frozenset | None
+    eligible: str
+    negative: frozenset = frozenset()
+
+
+#: Table 20 rows, in display order.
+PRACTICES: tuple[Practice, ...] = (
+    Practice("averaged_ranks_as_probabilities", "averaged_ranks_as_probabilities", {"yes"}, "all"),
+    Practice("probability_calibration", "probability_calibration", {"yes"}, "all"),
+    Practice("class_imbalance_handling", "class_imbalance_handling", None, "binary", _NO_IMBALANCE),
+    Practice(
+        "recalibration_after_imbalance", "recalibration_after_imbalance", {"yes"}, "imbalance"
+    ),
+    Practice(
+        "censoring_error",
+        "censoring_handling",
+        {"censored_as_death", "censored_as_survivor", "wrong_ipcw"},
+        "survival",
+    ),
+    Practice("missingness_features", "missingness_features", {"yes"}, "ehr"),
+    Practice("subgroup_checks", "subgroup_checks", {"yes"}, "all"),
+    Practice("validation_under_shift", "validation_under_shift", {"yes"}, "shift"),
+)
+
+
+def table20(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    ehr_tasks: Iterable[str] | None = None,
+    practices: Sequence[Practice] = PRACTICES,
+) -> pd.DataFrame:
+    """Paper Table 20: modelling practices by agent, as % of eligible valid runs.
+
+    ``percent = 100 * n_positive / n_eligible`` where the eligible runs are the agent's valid runs
+    of the practice's scope (:class:`Practice`) that have an answer for the field; ``n_missing``
+    counts eligible runs without an answer (excluded from the denominator). Eligibility of
+    ``missingness_features`` (EHR tasks and NHANES in the paper): ``ehr_tasks`` when given, else the
+    runs whose answer is ``yes``/``no`` (``na`` marks the other tasks).
+
+    Returns
+    -------
+    DataFrame
+        ``practice``, ``agent``, ``n_eligible``, ``n_positive``, ``n_missing``, ``percent`` (NaN when
+        nothing is eligible); practices in :data:`PRACTICES` order, agents in display order.
+    """
+    runs = selected_runs(store, experiment, include_reference=False)
+    runs = runs.loc[runs["valid"]].reset_index(drop=True)
+    answers = annotation_table(store, runs["run_id"])
+    ehr = set(ehr_tasks) if ehr_tasks is not None else None
+    rows = []
+    for practice in practices:
+        column = answers[practice.field] if practice.field in answers.columns else None
+        values = (
+            runs["run_id"].map(column).astype(object)
+            if column is not None
+            else pd.Series([None] * len(runs), dtype=object)
+        )
+        values = values.where(values.notna(), None)
+        in_scope = _scope(practice.eligible, runs, answers, values, ehr)
+        if practice.positive is None:
+            negative = practice.negative
+            positive = values.map(lambda v, neg=negative: v is not None and v not in neg)
+        else:
+            positive = values.isin(list(practice.positive))
+        for agent in agent_order(runs["agent"]):
+            mine = in_scope & (runs["agent"] == agent)
+            answered = mine & values.notna()
+            n_eligible = int(answered.sum())
+            n_positive = int((answered & positive).sum())
+            percent = 100.0 * n_positive / n_eligible if n_eligible else math.nan
+            rows.append(
+                (
+                    practice.name,
+                    agent,
+                    n_eligible,
+                    n_positive,
+                    int((mine & ~answered).sum()),
+                    percent,
+                )
+            )
+    return pd.DataFrame(
+        rows, columns=["practice", "agent", "n_eligible", "n_positive", "n_missing", "percent"]
+    )
+
+
+def _scope(
+    eligible: str,
+    runs: pd.DataFrame,
+    answers: pd.DataFrame,
+    values: pd.Series,
+    ehr: set | None,
+) -> pd.Series:
+    binary = runs["task_kind"].isin(_BINARY_KINDS)
+    if eligible == "all":
+        return pd.Series(True, index=runs.index)
+    if eligible == "binary":
+        return binary
+    if eligible == "imbalance":
+        if "class_imbalance_handling" not in answers.columns:
+            return pd.Series(False, index=runs.index)
+        handling = runs["run_id"].map(answers["class_imbalance_handling"])
+        return binary & handling.map(_imbalance_handled)
+    if eligible == "survival":
+        return runs["task_kind"] == "survival"
+    if eligible == "ehr":
+        if ehr is not None:
+            return runs["task"].isin(ehr)
+        return values.isin(["yes", "no"])
+    if eligible == "shift":
+        return (runs["validation"] == "external") & runs["shift"].isin(["cohort", "hospital"])
+    raise ValueError(f"unknown eligibility {eligible!r}")
+
+
+def table20_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """Pivot :func:`table20` to one row per practice and one percentage column per agent."""
+    wide = table.pivot(index="practice", columns="agent", values="percent")
+    order = list(dict.fromkeys(table["practice"]))
+    wide = wide.reindex(index=order, columns=agent_order(table["agent"]))
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+# --------------------------------------------------------------------------------------------------
+# Reliability diagrams
+
+
+def reliability_bins(
+    store: ScoreStore,
+    task: str,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    agents: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Reliability-diagram data of one task, pooled over each agent's valid runs.
+
+    From ``calibration_bins.parquet`` (selected valid submissions; survival groups with fewer than
+    five patients, ``kept == False``, are dropped). For every agent and bin (``kind``, ``quantile``,
+    ``bin``): ``n`` = total observations, ``mean_pred`` = sum(n_b * mean_pred_b) / sum(n_b),
+    ``observed`` = sum(n_b * observed_b) / sum(n_b) (NaN for a bin empty in every run), ``n_runs``
+    = runs contributing a non-empty bin, and ``lo``/``hi`` (binary) or ``time`` (survival).
+
+    Returns
+    -------
+    DataFrame
+        ``agent``, ``kind``, ``quantile``, ``time``, ``bin``, ``lo``, ``hi``, ``n``, ``n_runs``,
+        ``mean_pred``, ``observed``; sorted by agent (display order), quantile, bin.
+    """
+    runs = selected_runs(store, experiment)
+    valid = runs.loc[runs["valid"] & (runs["task"] == task), "run_id"]
+    bins = store.calibration_bins
+    bins = bins.loc[bins["run_id"].isin(set(valid)) & bins["kept"]].copy()
+    if agents is not None:
+        bins = bins.loc[bins["agent"].isin(set(agents))]
+    columns = [
+        "agent",
+        "kind",
+        "quantile",
+        "time",
+        "bin",
+        "lo",
+        "hi",
+        "n",
+        "n_runs",
+        "mean_pred",
+        "observed",
+    ]
+    if bins.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    n = bins["n"].to_numpy(float)
+    bins["_n"] = n
+    bins["_wp"] = n * bins["mean_pred"].fillna(0.0).to_numpy(float)
+    bins["_wo"] = n * bins["observed"].fillna(0.0).to_numpy(float)
+    bins["_nonempty"] = n > 0
+    bins["_q"] = bins["quantile"].fillna(-1.0)
+    grouped = bins.groupby(["agent", "kind", "_q", "bin"], sort=True)
+    out = grouped.agg(
+        quantile=("quantile", "first"),
+        time=("time", "first"),
+        lo=("lo", "first"),
+        hi=("hi", "first"),
+        n=("_n", "sum"),
+        n_runs=("_nonempty", "sum"),
+        _wp=("_wp", "sum"),
+        _wo=("_wo", "sum"),
+    ).reset_index()
+    total = out["n"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["mean_pred"] = np.where(total > 0, out["_wp"] / total, np.nan)
+        out["observed"] = np.where(total > 0, out["_wo"] / total, np.nan)
+    out["n"] = out["n"].astype("int64")
+    out["n_runs"] = out["n_runs"].astype("int64")
+    order = {a: i for i, a in enumerate(agent_order(out["agent"]))}
+    out["_order"] = out["agent"].map(order)
+    out = out.sort_values(["_order", "kind", "_q", "bin"], kind="mergesort")
+    return out[columns].reset_index(drop=True)

@@ -1,0 +1,243 @@
+"""Effect of the stated evaluation objective: paper Table 4, Table 15, Table 16 and Figure 4
+(paper section 4.3 and App. F.1).
+
+Objective groups on one binary task (UCI Diabetes in the paper):
+
+- **A** - the task's primary metric (AUROC): the *main* experiment's runs on the task (App. F.1
+  reuses them), plus any objectives-experiment run whose ``objective`` is null;
+- **B** - ``objective: "brier"`` (minimise the Brier score);
+- **C** - ``objective: "auroc+ece"`` (maximise AUROC and minimise ECE).
+
+Any other stated objective keeps its own name as its group label. Statistics pool the valid runs of
+all agents (never the simple baseline) and report the mean and sample SD (``ddof=1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from automd_analysis.analysis.calibration import (
+    GROUP_AVERAGED_RANKS,
+    GROUP_IMBALANCE_NO_RECAL,
+    practice_groups,
+)
+from automd_analysis.analysis.store import (
+    DEFAULT_EXPERIMENTS,
+    ScoreStore,
+    agent_order,
+    mean_sd,
+    selected_runs,
+)
+from automd_analysis.errors import ScoreStoreError
+
+__all__ = [
+    "METRICS",
+    "OBJECTIVE_LABELS",
+    "figure4_data",
+    "objective_baseline",
+    "objective_runs",
+    "table4",
+    "table15",
+    "table16",
+]
+
+#: Stated objective (``run.json`` ``objective``) -> group label of the paper.
+OBJECTIVE_LABELS: Mapping[str | None, str] = {None: "A", "brier": "B", "auroc+ece": "C"}
+
+#: Metrics reported per objective, in column order.
+METRICS: tuple[str, ...] = ("auroc", "brier", "ece")
+
+
+def _label(objective) -> str:
+    if objective is None or (isinstance(objective, float) and objective != objective):
+        return OBJECTIVE_LABELS[None]
+    return OBJECTIVE_LABELS.get(str(objective), str(objective))
+
+
+def _objective_order(labels) -> list[str]:
+    known = [v for v in OBJECTIVE_LABELS.values() if v in set(labels)]
+    return known + sorted(set(labels) - set(known))
+
+
+def _resolve_task(store: ScoreStore, objectives_experiment: str, task: str | None) -> str:
+    runs = selected_runs(store, objectives_experiment, role="objectives")
+    tasks = sorted(set(runs["task"]))
+    if task is not None:
+        if task not in tasks:
+            raise ScoreStoreError(
+                f"the objectives experiment {objectives_experiment!r} has no runs on task "
+                f"{task!r}; its tasks: {', '.join(tasks)}",
+                fix="pass one of these tasks",
+                code="store.no_task",
+            )
+        return task
+    if len(tasks) != 1:
+        raise ScoreStoreError(
+            f"the objectives experiment {objectives_experiment!r} covers several tasks "
+            f"({', '.join(tasks)})",
+            fix="pass task=... to choose one",
+            code="store.ambiguous_task",
+        )
+    return tasks[0]
+
+
+def objective_runs(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
+    """All agent runs of the three objective groups on the objectives task.
+
+    Parameters
+    ----------
+    task : str, optional
+        The task; default: the only task of the objectives experiment.
+
+    Returns
+    -------
+    DataFrame
+        Rows of :func:`~automd_analysis.analysis.store.selected_runs` (agents only, valid or not)
+        plus ``objective`` (group label A/B/C) and ``stated_objective`` (the raw value), sorted by
+        objective then run_id.
+    """
+    task = _resolve_task(store, objectives_experiment, task)
+    main = selected_runs(store, main_experiment, include_reference=False)
+    main = main.loc[main["task"] == task].assign(objective=None)
+    other = selected_runs(store, objectives_experiment, role="objectives", include_reference=False)
+    other = other.loc[other["task"] == task]
+    runs = pd.concat([main, other], ignore_index=True)
+    runs["stated_objective"] = runs["objective"].astype(object)
+    runs["objective"] = runs["stated_objective"].map(_label)
+    order = {label: i for i, label in enumerate(_objective_order(runs["objective"]))}
+    runs["_order"] = runs["objective"].map(order)
+    runs = runs.sort_values(["_order", "run_id"], kind="mergesort").drop(columns="_order")
+    return runs.reset_index(drop=True)
+
+
+def _metric_summary(runs: pd.DataFrame) -> dict:
+    valid = runs.loc[runs["valid"]]
+    out = {"n_runs": len(runs), "n_valid": int(runs["valid"].sum())}
+    for metric in METRICS:
+        mean, sd = mean_sd(valid[metric])
+        out[f"{metric}_mean"] = mean
+        out[f"{metric}_sd"] = sd
+    return out
+
+
+def table4(store: ScoreStore, **kwargs) -> pd.DataFrame:
+    """Paper Table 4: AUROC, Brier and ECE per objective, pooled over valid runs of all agents.
+
+    Columns: ``objective``, ``n_runs``, ``n_valid``, ``auroc_mean``, ``auroc_sd``, ``brier_mean``,
+    ``brier_sd``, ``ece_mean``, ``ece_sd`` (sample SD; NaN metrics are skipped). Keyword arguments
+    go to :func:`objective_runs`.
+    """
+    runs = objective_runs(store, **kwargs)
+    rows = []
+    for objective in _objective_order(runs["objective"]):
+        rows.append(
+            {"objective": objective, **_metric_summary(runs[runs["objective"] == objective])}
+        )
+    return pd.DataFrame(rows, columns=_columns(["objective"]))
+
+
+def _columns(keys: list[str]) -> list[str]:
+    return keys + ["n_runs", "n_valid"] + [f"{m}_{s}" for m in METRICS for s in ("mean", "sd")]
+
+
+def table15(store: ScoreStore, **kwargs) -> pd.DataFrame:
+    """Paper Table 15: Table 4's statistics by agent and objective (valid runs of each agent)."""
+    runs = objective_runs(store, **kwargs)
+    rows = []
+    for agent in agent_order(runs["agent"]):
+        for objective in _objective_order(runs["objective"]):
+            mine = runs[(runs["agent"] == agent) & (runs["objective"] == objective)]
+            if len(mine):
+                rows.append({"agent": agent, "objective": objective, **_metric_summary(mine)})
+    return pd.DataFrame(rows, columns=_columns(["agent", "objective"]))
+
+
+def figure4_data(store: ScoreStore, **kwargs) -> pd.DataFrame:
+    """Figure 4 points: every valid agent run with a finite ECE, its objective and practice group.
+
+    Columns: ``objective``, ``agent``, ``run_id``, ``auroc``, ``ece``, ``group`` (calibration
+    practice group of :func:`~automd_analysis.analysis.calibration.practice_groups`), plus the raw
+    annotations ``averaged_ranks``, ``imbalance_handling``, ``recalibration``,
+    ``probability_calibration``.
+    """
+    runs = objective_runs(store, **kwargs)
+    main = kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"])
+    objectives = kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"])
+    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    points = runs.loc[runs["run_id"].isin(groups.index)].copy()
+    extra = ["averaged_ranks", "imbalance_handling", "recalibration", "probability_calibration"]
+    for column in ["group", *extra]:
+        points[column] = points["run_id"].map(groups[column])
+    columns = ["objective", "agent", "run_id", "auroc", "ece", "group", *extra]
+    return points[columns].reset_index(drop=True)
+
+
+def table16(store: ScoreStore, **kwargs) -> pd.DataFrame:
+    """Paper Table 16: modelling practices per objective (counts among valid runs).
+
+    Columns: ``objective``, ``n_valid``, ``averaged_ranks`` (``averaged_ranks_as_probabilities ==
+    "yes"``), ``imbalance_without_recalibration`` (class weighting/resampling with
+    ``recalibration_after_imbalance == "no"``; runs with averaged ranks are *not* excluded here, as
+    the two are counted separately and "categories can overlap"), ``explicit_calibration``
+    (``probability_calibration == "yes"``), ``n_unannotated`` (valid runs without annotations).
+    """
+    runs = objective_runs(store, **kwargs)
+    main = kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"])
+    objectives = kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"])
+    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    valid = runs.loc[runs["valid"]]
+    rows = []
+    for objective in _objective_order(runs["objective"]):
+        ids = valid.loc[valid["objective"] == objective, "run_id"]
+        mine = groups.reindex(ids[ids.isin(groups.index)])
+        imbalance = mine["imbalance_handling"].map(
+            lambda v: v is not None and v not in {"none", "na"}
+        )
+        rows.append(
+            {
+                "objective": objective,
+                "n_valid": len(ids),
+                GROUP_AVERAGED_RANKS: int((mine["averaged_ranks"] == "yes").sum()),
+                GROUP_IMBALANCE_NO_RECAL: int((imbalance & (mine["recalibration"] == "no")).sum()),
+                "explicit_calibration": int((mine["probability_calibration"] == "yes").sum()),
+                "n_unannotated": int((mine["group"] == "unannotated").sum())
+                + int((~ids.isin(groups.index)).sum()),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "objective",
+            "n_valid",
+            GROUP_AVERAGED_RANKS,
+            GROUP_IMBALANCE_NO_RECAL,
+            "explicit_calibration",
+            "n_unannotated",
+        ],
+    )
+
+
+def objective_baseline(store: ScoreStore, **kwargs) -> pd.DataFrame:
+    """The simple baseline on the objectives task (Figure 4's dashed lines).
+
+    Mean over the baseline's valid repetitions in the main experiment: one row with ``n_valid``,
+    ``auroc``, ``brier``, ``ece`` (NaN when the task has no baseline run).
+    """
+    task = _resolve_task(
+        store,
+        kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"]),
+        kwargs.get("task"),
+    )
+    runs = selected_runs(store, kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"]))
+    ref = runs.loc[runs["reference"] & runs["valid"] & (runs["task"] == task)]
+    row = {"task": task, "n_valid": len(ref)}
+    row.update({m: mean_sd(ref[m])[0] for m in METRICS})
+    return pd.DataFrame([row], columns=["task", "n_valid", *METRICS])

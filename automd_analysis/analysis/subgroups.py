@@ -1,0 +1,335 @@
+"""Subgroup performance: paper Table 14, the full subgroup results and subgroup checks
+(section 4.4, App. F).
+
+Subgroup scores come from ``subgroups.parquet`` (selected valid submissions: AUROC for
+classification tasks, plain Antolini C^td for survival tasks; a group is ``eligible`` with at least
+50 observations and both classes for AUROC, 80 for C^td). Sequential tasks and tasks whose manifest
+declares no subgroup columns have no rows and therefore drop out.
+
+For a run and an attribute (age, sex, race) with at least two eligible groups:
+``gap = max_g score_g - min_g score_g`` and the *lowest group* is the argmin (ties: the
+alphabetically first group). The simple baseline's subgroup scores are first averaged over its
+repetitions, per group; its lowest group and gap come from those averages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis.analysis.store import (
+    DEFAULT_EXPERIMENTS,
+    ScoreStore,
+    agent_order,
+    annotation_table,
+    mean_sd,
+    selected_runs,
+)
+
+__all__ = [
+    "ALL_AGENTS",
+    "group_label",
+    "run_gaps",
+    "subgroup_checks",
+    "subgroup_table",
+    "table14",
+]
+
+#: Agent label of rows that pool every (non-baseline) agent.
+ALL_AGENTS = "(all agents)"
+
+_INTERVAL = re.compile(r"\s*[\[(][^\[\]()]*[\])]\s*$")
+
+
+def group_label(group: str) -> str:
+    """Group name without its trailing numeric interval: ``"age T3 [70, 90)"`` -> ``"age T3"``.
+
+    Age tertiles are cut per test set, so their intervals differ between tasks; the label without
+    the interval is what can be compared across tasks (e.g. "the oldest tertile").
+    """
+    stripped = _INTERVAL.sub("", str(group))
+    return stripped or str(group)
+
+
+def _eligible_rows(store: ScoreStore, experiment: str) -> pd.DataFrame:
+    runs = selected_runs(store, experiment)
+    valid = runs.loc[runs["valid"], ["run_id", "agent", "task", "rep", "reference"]]
+    sub = store.subgroups
+    sub = sub.loc[sub["eligible"] & np.isfinite(sub["score_raw"].to_numpy(float))]
+    sub = sub[["run_id", "attribute", "group", "n", "score_raw"]].merge(
+        valid, on="run_id", how="inner"
+    )
+    return sub
+
+
+def _lowest(scores: pd.Series) -> tuple[str, str, float]:
+    """(lowest group, highest group, gap) of one run/attribute; ties resolved alphabetically."""
+    ordered = scores.sort_index(kind="mergesort")
+    low = ordered.idxmin()
+    high = ordered.idxmax()
+    return str(low), str(high), float(ordered.max() - ordered.min())
+
+
+def run_gaps(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Per valid run and attribute with >= 2 eligible groups: gap and lowest/highest group.
+
+    Returns
+    -------
+    DataFrame
+        ``run_id``, ``agent``, ``reference``, ``task``, ``rep``, ``attribute``, ``n_groups``,
+        ``lowest_group``, ``highest_group``, ``gap``; sorted by task, attribute, run_id. Baseline
+        repetitions appear individually here (Table 14 uses their averaged scores instead).
+    """
+    sub = _eligible_rows(store, experiment)
+    rows = []
+    for (run_id, attribute), group in sub.groupby(["run_id", "attribute"], sort=True):
+        if len(group) < 2:
+            continue
+        scores = group.set_index("group")["score_raw"]
+        low, high, gap = _lowest(scores)
+        first = group.iloc[0]
+        rows.append(
+            (
+                run_id,
+                first["agent"],
+                bool(first["reference"]),
+                first["task"],
+                int(first["rep"]),
+                attribute,
+                len(group),
+                low,
+                high,
+                gap,
+            )
+        )
+    columns = [
+        "run_id",
+        "agent",
+        "reference",
+        "task",
+        "rep",
+        "attribute",
+        "n_groups",
+        "lowest_group",
+        "highest_group",
+        "gap",
+    ]
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["task", "attribute", "run_id"], kind="mergesort").reset_index(drop=True)
+
+
+def _baseline_reference(sub: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, attribute): the baseline's averaged group scores -> lowest group and gap."""
+    ref = sub.loc[sub["reference"]]
+    means = ref.groupby(["task", "attribute", "group"], sort=True)["score_raw"].mean()
+    rows = []
+    for (task, attribute), scores in means.groupby(level=["task", "attribute"], sort=True):
+        scores = scores.droplevel(["task", "attribute"])
+        if len(scores) < 2:
+            continue
+        low, high, gap = _lowest(scores)
+        rows.append((task, attribute, low, high, gap))
+    return pd.DataFrame(rows, columns=["task", "attribute", "lowest_group", "highest_group", "gap"])
+
+
+def _mode(labels: list[str]) -> tuple[str | None, float]:
+    if not labels:
+        return None, math.nan
+    counts = pd.Series(labels).value_counts()
+    best = sorted(counts.index[counts == counts.max()])[0]
+    return best, float(counts[best]) / len(labels)
+
+
+def table14(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    task_groups: Mapping[str, str] | None = None,
+    by_agent: bool = True,
+) -> pd.DataFrame:
+    """Paper Table 14: subgroup performance gaps by task group, attribute and agent.
+
+    For the valid runs of each (task group, attribute, agent):
+
+    - ``gap_mean`` / ``gap_sd`` - mean / sample SD of the per-run gap (highest - lowest eligible
+      group score);
+    - ``lowest_group`` - the most frequent lowest group (label without the age interval, see
+      :func:`group_label`; ties: alphabetical) and ``lowest_share`` its share of the runs;
+    - ``same_lowest_share`` - share of runs whose lowest group equals the baseline's lowest group
+      on the same task (baseline scores averaged over its repetitions); computed over the
+      ``n_compared`` runs whose task has a baseline reference, NaN when there is none.
+
+    The baseline's own row (agent ``baseline``) uses its averaged subgroup scores: one gap per task,
+    averaged over the tasks of the group (``n_runs`` = number of tasks), and NaN
+    ``same_lowest_share``.
+
+    Parameters
+    ----------
+    task_groups : mapping task -> label, optional
+        Pool tasks into groups (e.g. the four ICU mortality tasks); default: each task alone.
+        Tasks not in the mapping form their own group.
+    by_agent : bool
+        ``False`` pools all non-baseline agents into one row labelled :data:`ALL_AGENTS`.
+
+    Returns
+    -------
+    DataFrame
+        ``task_group``, ``attribute``, ``agent``, ``n_runs``, ``gap_mean``, ``gap_sd``,
+        ``lowest_group``, ``lowest_share``, ``same_lowest_share``, ``n_compared``.
+    """
+    sub = _eligible_rows(store, experiment)
+    gaps = run_gaps(store, experiment)
+    reference = _baseline_reference(sub)
+    mapping = dict(task_groups or {})
+    gaps["task_group"] = gaps["task"].map(lambda t: mapping.get(t, t))
+    reference["task_group"] = reference["task"].map(lambda t: mapping.get(t, t))
+    ref_lowest = reference.set_index(["task", "attribute"])["lowest_group"]
+    agents = gaps.loc[~gaps["reference"]].copy()
+    if not by_agent:
+        agents["agent"] = ALL_AGENTS
+    rows = []
+    keys = sorted(
+        set(zip(agents["task_group"], agents["attribute"], strict=True))
+        | set(zip(reference["task_group"], reference["attribute"], strict=True))
+    )
+    for task_group, attribute in keys:
+        mine = agents.loc[(agents["task_group"] == task_group) & (agents["attribute"] == attribute)]
+        for agent in agent_order(mine["agent"]):
+            runs = mine.loc[mine["agent"] == agent]
+            gap_mean, gap_sd = mean_sd(runs["gap"])
+            lowest, share = _mode([group_label(g) for g in runs["lowest_group"]])
+            base = [ref_lowest.get((t, attribute)) for t in runs["task"]]
+            compared = [(low, b) for low, b in zip(runs["lowest_group"], base, strict=True) if b]
+            same = sum(low == b for low, b in compared) / len(compared) if compared else math.nan
+            rows.append(
+                (
+                    task_group,
+                    attribute,
+                    agent,
+                    len(runs),
+                    gap_mean,
+                    gap_sd,
+                    lowest,
+                    share,
+                    same,
+                    len(compared),
+                )
+            )
+        ref = reference.loc[
+            (reference["task_group"] == task_group) & (reference["attribute"] == attribute)
+        ]
+        if len(ref):
+            gap_mean, gap_sd = mean_sd(ref["gap"])
+            lowest, share = _mode([group_label(g) for g in ref["lowest_group"]])
+            baseline = str(sub.loc[sub["reference"], "agent"].iloc[0])
+            rows.append(
+                (
+                    task_group,
+                    attribute,
+                    baseline,
+                    len(ref),
+                    gap_mean,
+                    gap_sd,
+                    lowest,
+                    share,
+                    math.nan,
+                    0,
+                )
+            )
+    columns = [
+        "task_group",
+        "attribute",
+        "agent",
+        "n_runs",
+        "gap_mean",
+        "gap_sd",
+        "lowest_group",
+        "lowest_share",
+        "same_lowest_share",
+        "n_compared",
+    ]
+    out = pd.DataFrame(rows, columns=columns)
+    return out.astype({"n_runs": "int64", "n_compared": "int64"})
+
+
+def subgroup_table(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Full subgroup results: every task, attribute, group and agent.
+
+    Over the agent's valid runs that have a row for the group: ``n_runs`` (runs with the group),
+    ``n_eligible`` (runs where it was eligible), ``mean`` / ``sd`` (sample SD) of the eligible
+    scores, ``n_mean`` (mean group size). Sorted by task, attribute, group, then agent order.
+    """
+    runs = selected_runs(store, experiment)
+    valid = runs.loc[runs["valid"], ["run_id", "agent", "task"]]
+    sub = store.subgroups[["run_id", "attribute", "group", "n", "score_raw", "eligible"]].merge(
+        valid, on="run_id", how="inner"
+    )
+    rows = []
+    order = {a: i for i, a in enumerate(agent_order(sub["agent"]))}
+    for (task, attribute, group, agent), rows_g in sub.groupby(
+        ["task", "attribute", "group", "agent"], sort=True
+    ):
+        eligible = rows_g.loc[rows_g["eligible"], "score_raw"]
+        mean, sd = mean_sd(eligible)
+        rows.append(
+            (
+                task,
+                attribute,
+                group,
+                agent,
+                len(rows_g),
+                int(rows_g["eligible"].sum()),
+                mean,
+                sd,
+                float(pd.to_numeric(rows_g["n"]).mean()),
+            )
+        )
+    columns = [
+        "task",
+        "attribute",
+        "group",
+        "agent",
+        "n_runs",
+        "n_eligible",
+        "mean",
+        "sd",
+        "n_mean",
+    ]
+    out = pd.DataFrame(rows, columns=columns)
+    out["_order"] = out["agent"].map(order)
+    out = out.sort_values(["task", "attribute", "group", "_order"], kind="mergesort")
+    return out.drop(columns="_order").reset_index(drop=True)
+
+
+def subgroup_checks(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """How many valid runs checked performance by subgroup (annotation ``subgroup_checks``).
+
+    Per agent (and a pooled :data:`ALL_AGENTS` row): ``n_valid`` valid runs, ``n_answered`` with an
+    answer, ``n_checked`` answered ``yes``, ``percent`` = 100 * n_checked / n_answered.
+    """
+    runs = selected_runs(store, experiment, include_reference=False)
+    runs = runs.loc[runs["valid"]]
+    answers = annotation_table(store, runs["run_id"])
+    values = (
+        runs["run_id"].map(answers["subgroup_checks"])
+        if "subgroup_checks" in answers.columns
+        else pd.Series([None] * len(runs), index=runs.index, dtype=object)
+    )
+    rows = []
+    groups = [(a, runs["agent"] == a) for a in agent_order(runs["agent"])]
+    groups.append((ALL_AGENTS, pd.Series(True, index=runs.index)))
+    for agent, mask in groups:
+        answered = mask & values.notna()
+        checked = int((answered & (values == "yes")).sum())
+        n_answered = int(answered.sum())
+        percent = 100.0 * checked / n_answered if n_answered else math.nan
+        rows.append((agent, int(mask.sum()), n_answered, checked, percent))
+    return pd.DataFrame(rows, columns=["agent", "n_valid", "n_answered", "n_checked", "percent"])
