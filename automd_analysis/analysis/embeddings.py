@@ -181,7 +181,10 @@ def _chunks(text: str, chunk_chars: int) -> list[str]:
 
 def _embed_minilm(texts: list[str], chunk_chars: int, batch_size: int) -> np.ndarray:
     model = _minilm_model()
-    dim = model.get_sentence_embedding_dimension()
+    get_dim = getattr(model, "get_embedding_dimension", None) or (
+        model.get_sentence_embedding_dimension
+    )
+    dim = int(get_dim())
     chunk_lists = [_chunks(t, chunk_chars) if t.strip() else [] for t in texts]
     flat = [c for chunks in chunk_lists for c in chunks]
     out = np.zeros((len(texts), dim), dtype=np.float64)
