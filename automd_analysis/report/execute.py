@@ -1,0 +1,420 @@
+"""Run the analysis notebooks headlessly with papermill, in parallel, and report failures precisely.
+
+A *notebook directory* holds the report notebooks; every ``*.ipynb`` in it whose name does not
+start with ``.`` or ``_`` is part of the report, in file-name order (``01_...``, ``02_...``), so
+adding a notebook to the report is adding a file. Each notebook must declare a kernelspec and a
+code cell tagged ``parameters`` (papermill injects the run's parameters right after it).
+
+:func:`execute_notebooks` never raises for a failing *notebook*: it returns one
+:class:`NotebookResult` per notebook, each failure described by a :class:`NotebookFailure` that names
+the notebook, the failing cell (its index in the *source* notebook, counting from 0, and the first
+line of its source) and the error. :func:`raise_for_failures` turns failures into a single
+:class:`NotebookExecutionError` (an :class:`~automd_analysis.errors.AutomdError`, so the CLI prints
+it without a traceback). Executed notebooks, including partially executed failing ones, are always
+written, so nothing already computed is lost.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from automd_analysis.errors import AutomdError
+
+__all__ = [
+    "INJECTED_TAG",
+    "PARAMETERS_TAG",
+    "NotebookExecutionError",
+    "NotebookFailure",
+    "NotebookResult",
+    "check_notebook",
+    "discover_notebooks",
+    "execute_notebook",
+    "execute_notebooks",
+    "raise_for_failures",
+]
+
+#: Cell tag marking the notebook's own parameter defaults (papermill convention).
+PARAMETERS_TAG = "parameters"
+#: Cell tag papermill gives the cell it injects after the ``parameters`` cell.
+INJECTED_TAG = "injected-parameters"
+#: Cell tag of the markdown cells papermill inserts to point at a failing cell.
+_PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
+
+#: Default per-cell timeout, seconds. Generous: the demo archive's heaviest cell takes seconds.
+DEFAULT_CELL_TIMEOUT = 900
+
+
+class NotebookExecutionError(AutomdError):
+    """One or more report notebooks failed to execute (or are not valid report notebooks)."""
+
+
+@dataclass(frozen=True)
+class NotebookFailure:
+    """Where and how a notebook failed.
+
+    Attributes
+    ----------
+    notebook : str
+        File name of the source notebook (``02_calibration_and_practices.ipynb``).
+    cell_index : int or None
+        0-based index of the failing cell in the *source* notebook (the injected-parameters cell and
+        papermill's error markers are not counted); ``None`` when the failure is not tied to a cell
+        (kernel did not start, notebook unreadable).
+    cell_first_line : str
+        First non-empty line of the failing cell's source (empty when ``cell_index`` is ``None``).
+    ename, evalue : str
+        Exception class name and message (``"KeyError"``, ``"'ece'"``).
+    """
+
+    notebook: str
+    cell_index: int | None
+    cell_first_line: str
+    ename: str
+    evalue: str
+
+    def describe(self) -> str:
+        """One line: ``NB: cell 3 (`first line`): KeyError: 'x'``."""
+        where = (
+            f"cell {self.cell_index} (`{self.cell_first_line}`)"
+            if self.cell_index is not None
+            else "before any cell ran"
+        )
+        error = f"{self.ename}: {self.evalue}" if self.evalue else self.ename
+        return f"{self.notebook}: {where}: {error}"
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    """Outcome of executing one notebook.
+
+    Attributes
+    ----------
+    source : Path
+        The source notebook.
+    output : Path
+        The executed copy (written even when execution failed, if execution got as far as a cell).
+    failure : NotebookFailure or None
+        ``None`` when every cell ran without error.
+    seconds : float
+        Wall-clock execution time (informational only).
+    """
+
+    source: Path
+    output: Path
+    failure: NotebookFailure | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def name(self) -> str:
+        """The notebook's file stem (``01_primary_scores``)."""
+        return self.source.stem
+
+
+def discover_notebooks(directory: str | Path) -> list[Path]:
+    """The report notebooks of ``directory``, in file-name order.
+
+    Every ``*.ipynb`` file directly in ``directory`` counts, except names starting with ``.`` or
+    ``_`` (scratch copies) and JupyterLab checkpoints.
+
+    Raises
+    ------
+    NotebookExecutionError
+        ``report.no_notebooks`` if the directory does not exist or holds no notebook.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise NotebookExecutionError(
+            "notebook directory not found",
+            path=directory,
+            code="report.no_notebooks",
+            fix="pass the directory that holds the report notebooks (default: <repo>/notebooks)",
+        )
+    found = sorted(
+        p for p in directory.glob("*.ipynb") if p.is_file() and not p.name.startswith((".", "_"))
+    )
+    if not found:
+        raise NotebookExecutionError(
+            "no notebooks (*.ipynb) in the notebook directory",
+            path=directory,
+            code="report.no_notebooks",
+            fix="add the report notebooks or point at the right directory",
+        )
+    return found
+
+
+def check_notebook(path: str | Path) -> nbformat.NotebookNode:
+    """Read a report notebook and check the two things papermill needs.
+
+    A report notebook is valid nbformat, declares a kernelspec (``metadata.kernelspec.name``) and
+    has exactly one code cell tagged ``parameters``.
+
+    Returns
+    -------
+    NotebookNode
+        The parsed notebook.
+
+    Raises
+    ------
+    NotebookExecutionError
+        ``report.notebook_invalid`` naming the file and what is missing.
+    """
+    path = Path(path)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several unrelated types for bad JSON/schema
+        raise NotebookExecutionError(
+            f"notebook is not readable: {type(exc).__name__}: {exc}",
+            path=path,
+            code="report.notebook_invalid",
+            fix="open it in JupyterLab and save it again",
+        ) from None
+    if not nb.metadata.get("kernelspec", {}).get("name"):
+        raise NotebookExecutionError(
+            "notebook has no kernelspec (papermill needs one)",
+            path=path,
+            location="metadata.kernelspec",
+            code="report.notebook_invalid",
+            fix='set metadata.kernelspec to {"name": "python3", "display_name": "Python 3", '
+            '"language": "python"} (JupyterLab: Kernel > Change Kernel, then save)',
+        )
+    tagged = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and PARAMETERS_TAG in cell.get("metadata", {}).get("tags", [])
+    ]
+    if len(tagged) != 1:
+        raise NotebookExecutionError(
+            f"notebook must have exactly one code cell tagged {PARAMETERS_TAG!r} "
+            f"(found {len(tagged)})",
+            path=path,
+            location="cells",
+            code="report.notebook_invalid",
+            fix="tag the first code cell (the parameter defaults) 'parameters' "
+            "(JupyterLab: Property Inspector > Cell Tags)",
+        )
+    return nb
+
+
+def _first_line(source: str) -> str:
+    for line in source.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _source_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """Cells of an executed notebook that come from the source notebook, in order."""
+    return [
+        cell
+        for cell in nb.cells
+        if not {INJECTED_TAG, _PAPERMILL_ERROR_TAG} & set(cell.get("metadata", {}).get("tags", []))
+    ]
+
+
+def _locate_failure(notebook: str, executed: Path, exc: BaseException) -> NotebookFailure:
+    """Find the failing cell in the executed copy; fall back to the exception alone."""
+    ename = getattr(exc, "ename", None) or type(exc).__name__
+    evalue = getattr(exc, "evalue", None)
+    if evalue is None:
+        evalue = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception:  # nothing was written: the kernel never started
+        return NotebookFailure(notebook, None, "", ename, evalue)
+    for index, cell in enumerate(_source_cells(nb)):
+        if cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        marked = cell.get("metadata", {}).get("papermill", {}).get("exception") is True
+        if errors or marked:
+            if errors:
+                ename, evalue = errors[0].get("ename", ename), errors[0].get("evalue", evalue)
+            return NotebookFailure(notebook, index, _first_line(cell.source), ename, evalue)
+    return NotebookFailure(notebook, None, "", ename, evalue)
+
+
+def execute_notebook(
+    source: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, object] | None = None,
+    *,
+    timeout: float | None = DEFAULT_CELL_TIMEOUT,
+    kernel_name: str | None = None,
+    cwd: str | Path | None = None,
+) -> NotebookResult:
+    """Execute one notebook with papermill and describe the outcome (never raises for cell errors).
+
+    Parameters
+    ----------
+    source : path
+        Source notebook (checked with :func:`check_notebook` first).
+    output : path
+        Where the executed copy is written (parent directories are created).
+    parameters : mapping, optional
+        Values papermill injects after the ``parameters`` cell (JSON-compatible values).
+    timeout : float or None
+        Per-cell timeout in seconds (``None``: no limit).
+    kernel_name : str, optional
+        Kernel to use; default: the notebook's kernelspec.
+    cwd : path, optional
+        Working directory of the kernel; default: the source notebook's directory (as in JupyterLab).
+
+    Returns
+    -------
+    NotebookResult
+    """
+    import papermill  # imported lazily: it is slow to import and only needed here
+
+    source, output = Path(source), Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    output.unlink(missing_ok=True)  # never leave a stale copy that looks like this run's result
+    try:
+        check_notebook(source)
+    except NotebookExecutionError as exc:
+        failure = NotebookFailure(source.name, None, "", "NotebookExecutionError", str(exc))
+        return NotebookResult(source, output, failure, time.perf_counter() - start)
+    try:
+        papermill.execute_notebook(
+            str(source),
+            str(output),
+            parameters=dict(parameters or {}),
+            kernel_name=kernel_name,
+            progress_bar=False,
+            log_output=False,
+            cwd=str(cwd if cwd is not None else source.parent),
+            execution_timeout=timeout,
+        )
+    except (
+        Exception
+    ) as exc:  # papermill / nbclient raise many types; all mean "this notebook failed"
+        failure = _locate_failure(source.name, output, exc)
+        return NotebookResult(source, output, failure, time.perf_counter() - start)
+    return NotebookResult(source, output, None, time.perf_counter() - start)
+
+
+def _execute_job(args: tuple) -> NotebookResult:
+    source, output, parameters, timeout, kernel_name = args
+    return execute_notebook(source, output, parameters, timeout=timeout, kernel_name=kernel_name)
+
+
+def execute_notebooks(
+    notebooks: str | Path | Sequence[str | Path],
+    output_dir: str | Path,
+    parameters: Mapping[str, object] | None = None,
+    *,
+    jobs: int = 1,
+    timeout: float | None = DEFAULT_CELL_TIMEOUT,
+    kernel_name: str | None = None,
+    progress: bool = False,
+) -> list[NotebookResult]:
+    """Execute every report notebook, ``jobs`` at a time, and return the results in notebook order.
+
+    Parameters
+    ----------
+    notebooks : path or sequence of paths
+        A notebook directory (see :func:`discover_notebooks`) or an explicit list of notebooks.
+    output_dir : path
+        Executed copies are written to ``output_dir/<name>.ipynb``.
+    parameters : mapping, optional
+        The same parameters are injected into every notebook.
+    jobs : int
+        Notebooks executed concurrently (each in its own process and kernel); ``1`` runs them one
+        after another in this process.
+    timeout, kernel_name
+        See :func:`execute_notebook`.
+    progress : bool
+        Show a tqdm progress bar over notebooks.
+
+    Returns
+    -------
+    list of NotebookResult
+        One per notebook, in file-name order, whatever order they finished in.
+
+    Raises
+    ------
+    NotebookExecutionError
+        Only for a bad notebook *directory* (missing/empty) or ``jobs < 1``; failing notebooks are
+        reported in the results.
+    """
+    if jobs < 1:
+        raise NotebookExecutionError(
+            f"--jobs must be at least 1, got {jobs}", code="report.bad_option", fix="use --jobs 1"
+        )
+    if isinstance(notebooks, (str, os.PathLike)):
+        paths = discover_notebooks(notebooks)
+    else:
+        paths = [Path(p) for p in notebooks]
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    params = dict(parameters or {})
+    job_args = [(p, output_dir / p.name, params, timeout, kernel_name) for p in paths]
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(job_args), desc="notebooks", unit="nb", disable=not progress)
+    results: list[NotebookResult] = []
+    try:
+        if jobs == 1 or len(job_args) == 1:
+            for args in job_args:
+                results.append(_execute_job(args))
+                bar.update()
+        else:
+            # spawn: a fresh interpreter per worker (no forked threads / zmq state from the parent)
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(jobs, len(job_args)), mp_context=ctx) as pool:
+                for result in pool.map(_execute_job, job_args):
+                    results.append(result)
+                    bar.update()
+    finally:
+        bar.close()
+    return results
+
+
+def raise_for_failures(results: Sequence[NotebookResult]) -> None:
+    """Raise one :class:`NotebookExecutionError` describing every failed notebook, if any.
+
+    The error's ``path`` is the first failing source notebook, its ``location`` the failing cell,
+    its message lists every failure (notebook, cell index + first line, error), and its ``fix``
+    points at the executed copies that hold the full tracebacks. ``details["failures"]`` holds the
+    failures as plain data.
+    """
+    failed = [r for r in results if r.failure is not None]
+    if not failed:
+        return
+    first = failed[0]
+    lines = "; ".join(r.failure.describe() for r in failed)
+    raise NotebookExecutionError(
+        f"{len(failed)} of {len(results)} notebook(s) failed: {lines}",
+        path=first.source,
+        location=None if first.failure.cell_index is None else f"cell {first.failure.cell_index}",
+        code="report.notebook_failed",
+        fix="the executed copies with full tracebacks are "
+        + ", ".join(str(r.output) for r in failed)
+        + "; fix the cell (or the analysis it calls) and re-run",
+        details={
+            "failures": [
+                {
+                    "notebook": r.failure.notebook,
+                    "cell_index": r.failure.cell_index,
+                    "cell_first_line": r.failure.cell_first_line,
+                    "ename": r.failure.ename,
+                    "evalue": r.failure.evalue,
+                    "executed_copy": str(r.output),
+                }
+                for r in failed
+            ]
+        },
+    )

@@ -1,0 +1,426 @@
+"""The HTML report site: executed notebooks rendered without code, and an index page.
+
+Layout of a report directory ``OUT`` (SPEC section 6)::
+
+    OUT/index.html          archive name, scorer version, run counts, links to everything below
+    OUT/notebooks/*.ipynb   executed notebooks (papermill output, with outputs and tracebacks)
+    OUT/html/*.html         one page per notebook, code hidden
+    OUT/tables/*            tables exported by the notebooks (CSV + LaTeX + HTML)
+    OUT/figures/*           figures saved by the notebooks (PNG + SVG)
+
+Archives are written by agents, so every string that can come from one is treated as hostile:
+the index escapes everything it prints (:func:`html.escape`), and notebook outputs are sanitised
+before rendering (:func:`sanitize_outputs`): HTML outputs are cleaned with bleach against a
+table-and-text allowlist (anything else is escaped, so a ``<script>`` in a table cell shows as
+text), Markdown outputs have their raw HTML escaped, and active content (JavaScript, SVG outputs,
+widgets) is dropped from the page.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import bleach
+import nbformat
+from bleach.css_sanitizer import CSSSanitizer
+
+from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.report.execute import NotebookResult
+
+__all__ = [
+    "SUBDIRS",
+    "StoreSummary",
+    "build_index",
+    "render_notebook",
+    "render_site",
+    "sanitize_outputs",
+    "summarise_store",
+]
+
+#: Sub-directories of a report directory.
+SUBDIRS = ("tables", "figures", "notebooks", "html")
+
+_ALLOWED_TAGS = frozenset(
+    {
+        *bleach.ALLOWED_TAGS,
+        *("div", "span", "p", "br", "hr", "pre", "code", "sup", "sub", "small", "caption"),
+        *("h1", "h2", "h3", "h4", "h5", "h6", "img", "style"),
+        *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col"),
+    }
+)
+_EMBEDDED_IMAGE = re.compile(r"^data:image/(?:png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*$")
+
+
+def _img_attribute(tag: str, name: str, value: str) -> bool:
+    """Images may only be embedded rasters (no remote fetches, no SVG, no scripts)."""
+    if name == "src":
+        return bool(_EMBEDDED_IMAGE.match(value))
+    return name in {"alt", "width", "height", "class"}
+
+
+def _link_attribute(tag: str, name: str, value: str) -> bool:
+    """Links may not use ``data:`` URLs (bleach separately rejects ``javascript:``)."""
+    if name == "href":
+        return not value.strip().lower().startswith("data:")
+    return name in {"title", "class", "id"}
+
+
+_ALLOWED_ATTRIBUTES = {
+    "*": ["class", "id", "style", "title"],
+    "a": _link_attribute,
+    "img": _img_attribute,
+    "table": ["border", "class", "id"],
+    "th": ["colspan", "rowspan", "class", "id", "style"],
+    "td": ["colspan", "rowspan", "class", "id", "style"],
+}
+_ALLOWED_PROTOCOLS = frozenset({"http", "https", "mailto", "data"})  # data: only passes for <img>
+#: Output MIME types that can run code in the browser; never rendered.
+_ACTIVE_MIME_TYPES = (
+    "application/javascript",
+    "text/javascript",
+    "image/svg+xml",
+    "application/vnd.jupyter.widget-view+json",
+    "application/vnd.jupyter.widget-state+json",
+)
+
+
+def _clean_html(text: str) -> str:
+    return bleach.clean(
+        text,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        protocols=_ALLOWED_PROTOCOLS,
+        css_sanitizer=CSSSanitizer(),
+        strip=False,
+    )
+
+
+def sanitize_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Copy of an executed notebook whose outputs are safe to embed in an HTML page.
+
+    - ``text/html`` outputs are cleaned with bleach: tables, text markup, inline CSS (itself
+      sanitised) and ``data:image/png|jpeg|gif`` images are kept; any other tag is escaped (shown
+      as text), event-handler attributes and ``javascript:`` URLs are removed.
+    - ``text/markdown`` outputs have raw HTML escaped.
+    - JavaScript, SVG and widget outputs are dropped (SVG can carry scripts; figures are shown as
+      PNG and the SVG files are linked from the index).
+    Markdown *cells* are authored in the repository, not by agents, and are left untouched.
+
+    Parameters
+    ----------
+    nb : NotebookNode
+        An executed notebook; it is not modified.
+
+    Returns
+    -------
+    NotebookNode
+    """
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if not data:
+                continue
+            for mime in _ACTIVE_MIME_TYPES:
+                data.pop(mime, None)
+            if "text/html" in data:
+                data["text/html"] = _clean_html(_joined(data["text/html"]))
+            if "text/markdown" in data:
+                data["text/markdown"] = html.escape(_joined(data["text/markdown"]), quote=False)
+    return nb
+
+
+def _joined(value: str | list[str]) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
+def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
+    """The first Markdown heading of a notebook (without ``#``), else ``fallback``."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            match = re.match(r"^\s*#{1,6}\s+(.*\S)\s*$", line)
+            if match:
+                return match.group(1)
+    return fallback
+
+
+def render_notebook(
+    executed: str | Path, dest: str | Path, *, index_href: str | None = None
+) -> str:
+    """Render an executed notebook to a standalone HTML page with code hidden.
+
+    Uses nbconvert's ``HTMLExporter`` (lab template) with ``exclude_input`` and hidden prompts, on
+    the sanitised outputs (:func:`sanitize_outputs`); PNG figures are embedded as data URIs.
+
+    Parameters
+    ----------
+    executed : path
+        An executed notebook (``OUT/notebooks/<name>.ipynb``).
+    dest : path
+        The HTML file to write.
+    index_href : str, optional
+        If given, a "back to the report index" link to this URL is put at the top of the page.
+
+    Returns
+    -------
+    str
+        The notebook's title (first Markdown heading, else its file stem).
+    """
+    from nbconvert import HTMLExporter
+
+    executed, dest = Path(executed), Path(dest)
+    nb = sanitize_outputs(nbformat.read(executed, as_version=4))
+    title = notebook_title(nb, executed.stem)
+    if index_href is not None:
+        back = nbformat.v4.new_markdown_cell(f"[&larr; report index]({index_href})")
+        nb.cells.insert(0, back)
+    exporter = HTMLExporter(
+        template_name="lab",
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(body, encoding="utf-8")
+    return title
+
+
+@dataclass(frozen=True)
+class StoreSummary:
+    """What the index page says about the scored archive.
+
+    Attributes
+    ----------
+    archive : str
+        Archive name (``store.json`` ``archive``).
+    scorer_version : str
+        Version of the scorer that wrote the store.
+    n_runs, n_valid : int
+        Runs (selected submissions) and how many of them are valid, over all experiments.
+    by_experiment : list of (experiment, runs, valid runs)
+    description : str
+        Free-text archive description, if known.
+    """
+
+    archive: str
+    scorer_version: str
+    n_runs: int
+    n_valid: int
+    by_experiment: list[tuple[str, int, int]] = field(default_factory=list)
+    description: str = ""
+
+
+def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
+    """Summarise a loaded score store for the index page.
+
+    A *run* is a selected-submission row (``is_selected``) of ``scores.parquet``; it is valid when
+    ``valid`` is true (docs/score_store.md). The archive name and scorer version come from
+    ``store.json`` (``"unknown"`` when absent).
+
+    Parameters
+    ----------
+    store : ScoreStore
+        From :func:`automd_analysis.analysis.store.load_store`.
+    description : str
+        The archive's free-text description (shown escaped).
+    """
+    selected = store.scores[store.scores["is_selected"]]
+    grouped = selected.groupby("experiment", sort=True)["valid"]
+    by_experiment = [
+        (str(exp), int(n), int(v))
+        for (exp, n), v in zip(grouped.size().items(), grouped.sum(), strict=True)
+    ]
+    fallback = store.path.name if store.path is not None else "unknown"
+    return StoreSummary(
+        archive=str(store.meta.get("archive", fallback)),
+        scorer_version=str(store.meta.get("scorer_version", "unknown")),
+        n_runs=len(selected),
+        n_valid=int(selected["valid"].sum()),
+        by_experiment=by_experiment,
+        description=description,
+    )
+
+
+_INDEX_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
+       color: #222; line-height: 1.45; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; }
+th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.failed { color: #a00; }
+.muted { color: #666; }
+figure { display: inline-block; margin: .5rem; text-align: center; }
+figure img { max-width: 18rem; border: 1px solid #ddd; }
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _href(*parts: str) -> str:
+    return _e("/".join(quote(p) for p in parts))
+
+
+def _artifacts(directory: Path) -> dict[str, list[Path]]:
+    """Files of ``directory`` grouped by stem (``table2_primary`` -> [csv, html, tex])."""
+    groups: dict[str, list[Path]] = {}
+    if directory.is_dir():
+        for path in sorted(p for p in directory.iterdir() if p.is_file()):
+            groups.setdefault(path.stem, []).append(path)
+    return groups
+
+
+def build_index(
+    out_dir: str | Path,
+    summary: StoreSummary,
+    pages: Sequence[tuple[NotebookResult, str | None]],
+) -> Path:
+    """Write ``OUT/index.html``: the archive summary and links to pages, tables and figures.
+
+    Parameters
+    ----------
+    out_dir : path
+        The report directory (layout in the module docstring).
+    summary : StoreSummary
+        Archive name, scorer version and run counts.
+    pages : sequence of (NotebookResult, title or None)
+        Every executed notebook in report order with the title of its HTML page; a failed notebook
+        has no page and is listed with its failure.
+
+    Returns
+    -------
+    Path
+        The index file. Its content depends only on its inputs and the files present (no
+        timestamps), so the same archive gives the same index.
+    """
+    out_dir = Path(out_dir)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Auto-MD-bench report: {_e(summary.archive)}</title>",
+        f"<style>{_INDEX_CSS}</style></head><body>",
+        f"<h1>Auto-MD-bench report: {_e(summary.archive)}</h1>",
+    ]
+    if summary.description:
+        parts.append(f"<p>{_e(summary.description)}</p>")
+    parts.append(
+        "<table><tbody>"
+        f"<tr><th>archive</th><td>{_e(summary.archive)}</td></tr>"
+        f"<tr><th>scorer version</th><td>{_e(summary.scorer_version)}</td></tr>"
+        f'<tr><th>runs</th><td class="num">{summary.n_runs}</td></tr>'
+        f'<tr><th>valid runs</th><td class="num">{summary.n_valid}</td></tr>'
+        "</tbody></table>"
+    )
+    if summary.by_experiment:
+        parts.append(
+            "<table><thead><tr><th>experiment</th><th>runs</th><th>valid</th></tr></thead>"
+        )
+        parts.append("<tbody>")
+        for exp, n, v in summary.by_experiment:
+            parts.append(
+                f'<tr><td>{_e(exp)}</td><td class="num">{n}</td><td class="num">{v}</td></tr>'
+            )
+        parts.append("</tbody></table>")
+
+    parts.append("<h2>Analyses</h2><ol>")
+    for result, title in pages:
+        notebook_link = f'<a href="{_href("notebooks", result.output.name)}">notebook</a>'
+        if result.ok and title is not None:
+            parts.append(
+                f'<li><a href="{_href("html", result.name + ".html")}">{_e(title)}</a> '
+                f'<span class="muted">({_e(result.name)}; {notebook_link})</span></li>'
+            )
+        else:
+            reason = result.failure.describe() if result.failure else "not rendered"
+            parts.append(
+                f'<li class="failed">{_e(result.name)}: FAILED &mdash; {_e(reason)} '
+                f'<span class="muted">({notebook_link})</span></li>'
+            )
+    parts.append("</ol>")
+
+    tables = _artifacts(out_dir / "tables")
+    parts.append("<h2>Tables</h2>")
+    if tables:
+        parts.append("<ul>")
+        for stem, files in tables.items():
+            links = " | ".join(
+                f'<a href="{_href("tables", f.name)}">{_e(f.suffix.lstrip(".").upper())}</a>'
+                for f in files
+            )
+            parts.append(f"<li>{_e(stem)}: {links}</li>")
+        parts.append("</ul>")
+    else:
+        parts.append('<p class="muted">No tables were exported.</p>')
+
+    figures = _artifacts(out_dir / "figures")
+    parts.append("<h2>Figures</h2>")
+    if figures:
+        parts.append("<div>")
+        for stem, files in figures.items():
+            png = next((f for f in files if f.suffix.lower() == ".png"), None)
+            links = " | ".join(
+                f'<a href="{_href("figures", f.name)}">{_e(f.suffix.lstrip(".").upper())}</a>'
+                for f in files
+            )
+            image = (
+                f'<a href="{_href("figures", png.name)}"><img src="{_href("figures", png.name)}" '
+                f'alt="{_e(stem)}"></a><br>'
+                if png
+                else ""
+            )
+            parts.append(f"<figure>{image}<figcaption>{_e(stem)}: {links}</figcaption></figure>")
+        parts.append("</div>")
+    else:
+        parts.append('<p class="muted">No figures were saved.</p>')
+    parts.append("</body></html>")
+
+    index = out_dir / "index.html"
+    index.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return index
+
+
+def render_site(
+    out_dir: str | Path, results: Sequence[NotebookResult], summary: StoreSummary
+) -> Path:
+    """Render every successfully executed notebook to ``OUT/html`` and write ``OUT/index.html``.
+
+    Parameters
+    ----------
+    out_dir : path
+        The report directory.
+    results : sequence of NotebookResult
+        From :func:`automd_analysis.report.execute.execute_notebooks`, in report order. Failed
+        notebooks get no page (their executed copies stay in ``OUT/notebooks``) and are listed as
+        failed on the index.
+    summary : StoreSummary
+
+    Returns
+    -------
+    Path
+        ``OUT/index.html``.
+    """
+    out_dir = Path(out_dir)
+    for sub in SUBDIRS:
+        (out_dir / sub).mkdir(parents=True, exist_ok=True)
+    pages: list[tuple[NotebookResult, str | None]] = []
+    for result in results:
+        page = out_dir / "html" / f"{result.name}.html"
+        if result.ok:
+            title = render_notebook(result.output, page, index_href="../index.html")
+            pages.append((result, title))
+        else:
+            page.unlink(missing_ok=True)  # never leave a previous run's page for a failed notebook
+            pages.append((result, None))
+    return build_index(out_dir, summary, pages)
