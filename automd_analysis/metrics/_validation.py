@@ -1,0 +1,147 @@
+"""Input checks shared by the metric functions, and the warning for undefined metrics.
+
+Every metric validates its inputs up front (the scikit-learn ``sklearn/metrics`` pattern) so that the
+numerical kernels can assume clean arrays. A malformed input raises :class:`ValueError` whose message
+names the argument, the first offending index and what was found there. A *well-formed* input on which
+a metric is mathematically undefined (one class only, no comparable pair, ...) is not an error: the
+metric returns ``nan`` and emits :class:`UndefinedMetricWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "UndefinedMetricWarning",
+    "as_binary",
+    "as_durations",
+    "as_finite_1d",
+    "as_probabilities",
+    "as_surv_matrix",
+    "as_time_grid",
+    "check_same_length",
+    "warn_undefined",
+]
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is mathematically undefined on the given (well-formed) input and was set to ``nan``."""
+
+
+def warn_undefined(metric: str, why: str) -> float:
+    """Emit :class:`UndefinedMetricWarning` for ``metric`` and return ``nan``."""
+    warnings.warn(
+        f"{metric} is undefined ({why}); returning nan.", UndefinedMetricWarning, stacklevel=3
+    )
+    return float("nan")
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _as_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}.")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one observation is required.")
+    return arr
+
+
+def as_finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array; raise if any entry is NaN or infinite."""
+    arr = _as_1d(name, values, allow_empty=allow_empty)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{name} must be finite; {name}[{i}] is {arr[i]!r}.")
+    return arr
+
+
+def as_probabilities(name: str, values) -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array of finite numbers in [0, 1]."""
+    arr = as_finite_1d(name, values)
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{name} must be probabilities in [0, 1]; {name}[{i}] is {arr[i]!r}.")
+    return arr
+
+
+def as_binary(name: str, values) -> np.ndarray:
+    """Return ``values`` as a 1-D int8 array; raise unless every entry is 0 or 1 (bools allowed)."""
+    arr = _as_1d(name, values)
+    if arr.dtype == bool:
+        return arr.astype(np.int8)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must contain only 0 and 1, got dtype {arr.dtype}.")
+    num = arr.astype(np.float64, copy=False)
+    bad = (num != 0.0) & (num != 1.0)  # NaN compares unequal to both, so it is caught here
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{name} must contain only 0 and 1; {name}[{i}] is {arr[i]!r}.")
+    return num.astype(np.int8)
+
+
+def as_durations(name: str, values) -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array of finite, non-negative times."""
+    arr = as_finite_1d(name, values)
+    bad = arr < 0.0
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] is {arr[i]!r}.")
+    return arr
+
+
+def as_time_grid(name: str, values) -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array of finite, strictly increasing times."""
+    arr = as_finite_1d(name, values)
+    bad = np.diff(arr) <= 0.0
+    if bad.any():
+        i = _first(bad) + 1
+        raise ValueError(
+            f"{name} must be strictly increasing (sorted, no duplicates); "
+            f"{name}[{i}] = {arr[i]!r} follows {name}[{i - 1}] = {arr[i - 1]!r}."
+        )
+    return arr
+
+
+def as_surv_matrix(name: str, values, n_patients: int, n_grid: int) -> np.ndarray:
+    """Return a C-contiguous float64 ``(n_patients, n_grid)`` matrix of survival probabilities.
+
+    Raises if the shape is wrong or any entry is NaN, infinite or outside [0, 1]; the message names the
+    first offending ``[patient, grid point]``.
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 2 or arr.shape != (n_patients, n_grid):
+        raise ValueError(
+            f"{name} must have shape (n_patients, n_grid) = ({n_patients}, {n_grid}), "
+            f"got {arr.shape}."
+        )
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    # One pass for the common (valid) case; locate the culprit only when something is wrong.
+    if arr.size and not (np.isfinite(arr).all() and arr.min() >= 0.0 and arr.max() <= 1.0):
+        bad = ~np.isfinite(arr) | (arr < 0.0) | (arr > 1.0)
+        i, k = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} must hold survival probabilities: finite values in [0, 1]; "
+            f"{name}[{i}, {k}] is {arr[i, k]!r}."
+        )
+    return arr
+
+
+def check_same_length(**arrays: np.ndarray) -> int:
+    """Raise unless every array has the same length; return that length."""
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"Inputs must have the same length: {desc}.")
+    return next(iter(lengths.values()))

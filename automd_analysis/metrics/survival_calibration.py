@@ -1,0 +1,192 @@
+"""Calibration of survival curves: Kaplan-Meier ECE at three event-time quantiles (Auto-MD-bench App. F)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from automd_analysis.metrics._validation import (
+    as_binary,
+    as_durations,
+    as_surv_matrix,
+    as_time_grid,
+    check_same_length,
+    warn_undefined,
+)
+from automd_analysis.metrics.survival import _kaplan_meier_unchecked
+
+__all__ = ["SurvivalECEResult", "survival_ece"]
+
+
+@dataclass(frozen=True)
+class SurvivalECEResult:
+    """Survival ECE with the per-time and per-group pieces behind it (for reliability plots).
+
+    Attributes
+    ----------
+    ece : float
+        Mean of ``per_time["ece"]`` (``nan`` if undefined).
+    per_time : dict of numpy.ndarray
+        One entry per quantile: ``quantile``, ``target_time`` (t_q), ``grid_index``, ``time`` (the
+        grid time used), ``n_kept`` (patients in kept groups) and ``ece``.
+    groups : dict of numpy.ndarray
+        One entry per (quantile, group): ``quantile``, ``time``, ``group`` (1 = lowest predicted
+        survival), ``n``, ``mean_pred``, ``km``, ``abs_diff``, ``kept`` and ``weight`` (0 for skipped
+        groups). ``km`` and ``abs_diff`` are ``nan`` for skipped groups.
+    """
+
+    ece: float
+    per_time: dict[str, np.ndarray] = field(repr=False)
+    groups: dict[str, np.ndarray] = field(repr=False)
+
+    def __float__(self) -> float:
+        return float(self.ece)
+
+
+def _nearest_grid_index(grid: np.ndarray, t: float) -> int:
+    """Index of the grid time nearest to t; the earlier one when two are exactly equally near."""
+    return int(np.argmin(np.abs(grid - t)))  # argmin returns the first (earlier) minimiser
+
+
+def survival_ece(
+    durations,
+    events,
+    surv,
+    time_grid,
+    quantiles=(0.25, 0.5, 0.75),
+    n_groups: int = 10,
+    min_group: int = 5,
+) -> SurvivalECEResult:
+    """Expected calibration error of survival curves against Kaplan-Meier (Auto-MD-bench App. F; SPEC §4).
+
+    For each quantile q:
+
+    1. t_q = ``np.quantile(event_times, q)`` (linear interpolation) over the test durations of patients
+       with an event; the evaluation time is the grid point nearest t_q (the earlier one on an exact
+       tie), grid index g.
+    2. Patients are ordered by predicted survival S_i(grid[g]) with a stable sort and split into
+       ``n_groups`` groups with ``np.array_split`` (sizes differ by at most one; group 1 has the lowest
+       predicted survival).
+    3. Groups with fewer than ``min_group`` patients are skipped. For each kept group b,
+       e_b = |mean_i S_i(grid[g]) - KM_b(grid[g])|, where KM_b is the Kaplan-Meier curve of the group's
+       own (T, E) read as a right-continuous step (1 before its first time, last value carried forward).
+    4. ECE_q = Σ_b w_b e_b with w_b = n_b / Σ_kept n_b.
+
+    The result is the mean of ECE_q over the quantiles (a grid point chosen by two quantiles counts
+    twice).
+
+    Parameters
+    ----------
+    durations : array-like of shape (n,)
+        Test follow-up times (finite, >= 0).
+    events : array-like of shape (n,)
+        1 = event, 0 = censored (bool allowed).
+    surv : array-like of shape (n, G)
+        Predicted survival curves on ``time_grid``, finite, in [0, 1].
+    time_grid : array-like of shape (G,)
+        Strictly increasing grid times.
+    quantiles : sequence of float, default (0.25, 0.5, 0.75)
+        Levels in [0, 1] of the test event-time distribution.
+    n_groups : int, default 10
+    min_group : int, default 5
+
+    Returns
+    -------
+    SurvivalECEResult
+        ``ece`` plus ``per_time`` and ``groups`` details. ``ece`` is ``nan`` with
+        :class:`UndefinedMetricWarning` when the test set has no event, or when at some time every group
+        is smaller than ``min_group`` (fewer than ``n_groups * min_group`` patients, roughly).
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch; NaN/inf/negative durations; events other than 0/1; a non-increasing grid;
+        survival values outside [0, 1]; quantiles outside [0, 1]; ``n_groups`` or ``min_group`` not a
+        positive integer.
+    """
+    t = as_durations("durations", durations)
+    e = as_binary("events", events)
+    n = check_same_length(durations=t, events=e)
+    grid = as_time_grid("time_grid", time_grid)
+    s = as_surv_matrix("surv", surv, n, len(grid))
+    qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
+        raise ValueError(
+            f"quantiles must be a non-empty sequence of levels in [0, 1], got {quantiles!r}."
+        )
+    for name, value in (("n_groups", n_groups), ("min_group", min_group)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+
+    event_times = t[e == 1]
+    empty_groups = {
+        k: np.array([])
+        for k in ("quantile", "time", "group", "n", "mean_pred", "km", "abs_diff", "kept", "weight")
+    }
+    if event_times.size == 0:
+        per_time = {k: np.full(qs.size, np.nan) for k in ("target_time", "time", "ece")}
+        per_time |= {
+            "quantile": qs,
+            "grid_index": np.full(qs.size, -1),
+            "n_kept": np.zeros(qs.size, int),
+        }
+        ece = warn_undefined("survival ECE", "the test set has no event")
+        return SurvivalECEResult(ece=ece, per_time=per_time, groups=empty_groups)
+
+    targets = np.quantile(event_times, qs)
+    rows: dict[str, list] = {k: [] for k in empty_groups}
+    per_time: dict[str, list] = {
+        k: [] for k in ("quantile", "target_time", "grid_index", "time", "n_kept", "ece")
+    }
+    for q, target in zip(qs, targets, strict=True):
+        g = _nearest_grid_index(grid, float(target))
+        time = float(grid[g])
+        pred = s[:, g]
+        order = np.argsort(pred, kind="stable")
+        groups = np.array_split(order, int(n_groups))
+        sizes = np.array([len(idx) for idx in groups])
+        kept = sizes >= min_group
+        n_kept = int(sizes[kept].sum())
+        time_ece = 0.0
+        for b, idx in enumerate(groups):
+            mean_pred = float(np.mean(pred[idx])) if len(idx) else np.nan
+            if kept[b]:
+                km = _kaplan_meier_unchecked(t[idx], e[idx]).at(time)
+                diff = abs(mean_pred - km)
+                weight = len(idx) / n_kept
+                time_ece += weight * diff
+            else:
+                km, diff, weight = np.nan, np.nan, 0.0
+            for key, value in (
+                ("quantile", q),
+                ("time", time),
+                ("group", b + 1),
+                ("n", len(idx)),
+                ("mean_pred", mean_pred),
+                ("km", km),
+                ("abs_diff", diff),
+                ("kept", bool(kept[b])),
+                ("weight", weight),
+            ):
+                rows[key].append(value)
+        for key, value in (
+            ("quantile", q),
+            ("target_time", float(target)),
+            ("grid_index", g),
+            ("time", time),
+            ("n_kept", n_kept),
+            ("ece", time_ece if n_kept else np.nan),
+        ):
+            per_time[key].append(value)
+
+    per_time_arr = {k: np.asarray(v) for k, v in per_time.items()}
+    groups_arr = {k: np.asarray(v) for k, v in rows.items()}
+    if np.any(per_time_arr["n_kept"] == 0):
+        ece = warn_undefined(
+            "survival ECE",
+            f"at some time every group has fewer than min_group={min_group} patients (n={n})",
+        )
+    else:
+        ece = float(np.mean(per_time_arr["ece"]))
+    return SurvivalECEResult(ece=ece, per_time=per_time_arr, groups=groups_arr)

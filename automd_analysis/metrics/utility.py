@@ -1,0 +1,244 @@
+"""PhysioNet/CinC 2019 (early sepsis prediction) normalised utility, fully vectorised and exact.
+
+Official definition (``evaluate_sepsis_score.py`` of physionetchallenges/evaluation-2019, parameters
+dt_early = -12, dt_optimal = -6, dt_late = 3, max_u_tp = 1, min_u_fn = -2, u_fp = -0.05, u_tn = 0).
+Within a patient, rows are hours t = 0, 1, ... (the row position, as in the official scorer, which does
+not read ICULOS). A patient is septic when any label is 1; the ``SepsisLabel`` of the challenge data is
+already shifted 6 h early, so onset is t_sepsis = (first row labelled 1) + 6. With Δ = t - t_sepsis the
+utility of one patient-hour is
+
+=================  ====================================  ============================
+row                predicted 1                           predicted 0
+=================  ====================================  ============================
+septic, Δ <= -6    max((Δ + 12) / 6, -0.05)              0
+septic, -6 < Δ <= 3  (3 - Δ) / 9                         -2 (Δ + 6) / 9
+septic, Δ > 3      0                                     0
+not septic         -0.05                                 0
+=================  ====================================  ============================
+
+Every entry is an integer multiple of 1/180 (lcm of 6, 9 and 20), so each row utility is computed as an
+integer number of 1/180 units; cohort sums are then exact and the normalised score
+(U_obs - U_inaction) / (U_best - U_inaction) is one correctly rounded division. (The official float
+implementation can differ from this exact value in the last bits.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from automd_analysis.metrics._validation import (
+    as_binary,
+    as_finite_1d,
+    check_same_length,
+    warn_undefined,
+)
+
+__all__ = ["UTILITY_PARAMETERS", "SepsisUtilityParts", "sepsis_utility", "sepsis_utility_parts"]
+
+#: Official PhysioNet/CinC 2019 utility parameters (the only ones supported).
+UTILITY_PARAMETERS = {
+    "dt_early": -12,
+    "dt_optimal": -6,
+    "dt_late": 3,
+    "max_u_tp": 1.0,
+    "min_u_fn": -2.0,
+    "u_fp": -0.05,
+    "u_tn": 0.0,
+}
+
+_UNIT = 180  # utilities are integer multiples of 1/180
+_ONSET_SHIFT = 6  # t_sepsis = first label-1 row - dt_optimal
+
+
+@dataclass(frozen=True)
+class SepsisUtilityParts:
+    """The pieces of the PhysioNet 2019 normalised utility, for diagnostics.
+
+    Attributes
+    ----------
+    normalized : float
+        (observed - inaction) / (best - inaction); ``nan`` when the cohort has no septic patient.
+    observed, best, inaction : float
+        Cohort sums U_obs (the submitted labels), U_best (label 1 exactly on rows with
+        -12 <= Δ <= 3 of septic patients) and U_inaction (all labels 0).
+    n_rows, n_patients, n_septic : int
+        Patient-hours, patients and septic patients.
+    patient_ids : numpy.ndarray
+        One id per patient, in order of first appearance.
+    patient_observed, patient_best, patient_inaction : numpy.ndarray
+        Per-patient utility sums (aligned with ``patient_ids``).
+    onset_row : numpy.ndarray
+        Per-patient t_sepsis (row index within the patient); -1 for non-septic patients.
+    """
+
+    normalized: float
+    observed: float
+    best: float
+    inaction: float
+    n_rows: int
+    n_patients: int
+    n_septic: int
+    patient_ids: np.ndarray
+    patient_observed: np.ndarray
+    patient_best: np.ndarray
+    patient_inaction: np.ndarray
+    onset_row: np.ndarray
+
+
+def _segments(patient_ids) -> tuple[np.ndarray, np.ndarray]:
+    """Start row of each patient's run; validate that every patient's rows are contiguous."""
+    ids = np.asarray(patient_ids)
+    if ids.ndim != 1:
+        raise ValueError(f"patient_ids must be one-dimensional, got an array of shape {ids.shape}.")
+    if ids.dtype.kind == "f" and np.isnan(ids).any():
+        i = int(np.flatnonzero(np.isnan(ids))[0])
+        raise ValueError(f"patient_ids must not contain NaN; patient_ids[{i}] is nan.")
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    seg_ids = ids[starts]
+    try:
+        _, first_seg = np.unique(seg_ids, return_index=True)
+    except TypeError as exc:
+        raise ValueError(
+            "patient_ids must be mutually comparable (all numbers or all strings)."
+        ) from exc
+    if len(first_seg) < len(seg_ids):
+        repeated = np.ones(len(seg_ids), dtype=bool)
+        repeated[first_seg] = False
+        k = int(np.flatnonzero(repeated)[0])
+        row = int(starts[k])
+        first_row = int(starts[np.flatnonzero(seg_ids[:k] == seg_ids[k])[0]])
+        raise ValueError(
+            f"Rows of one patient must be contiguous; patient_ids[{row}] = {seg_ids[k]!r} starts a second "
+            f"run of that patient (its first run starts at row {first_row}). Sort the rows by patient and "
+            "hour."
+        )
+    return starts, seg_ids
+
+
+def _check_hours(hours, starts: np.ndarray, n_rows: int) -> None:
+    h = as_finite_1d("hours", hours)
+    if len(h) != n_rows:
+        raise ValueError(
+            f"Inputs must have the same length: labels has {n_rows}, hours has {len(h)}."
+        )
+    not_increasing = np.r_[False, h[1:] <= h[:-1]]
+    not_increasing[starts] = False  # a new patient may restart the clock
+    if not_increasing.any():
+        i = int(np.flatnonzero(not_increasing)[0])
+        raise ValueError(
+            f"hours must be strictly increasing within each patient; hours[{i}] = {h[i]!r} does not "
+            f"follow hours[{i - 1}] = {h[i - 1]!r} of the same patient. Sort the rows by patient and "
+            "hour."
+        )
+
+
+def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> SepsisUtilityParts:
+    """PhysioNet/CinC 2019 utility with its unnormalised parts (see :func:`sepsis_utility`).
+
+    Parameters and errors are those of :func:`sepsis_utility`; returns a :class:`SepsisUtilityParts`.
+    With no septic patient, ``normalized`` is ``nan`` and :class:`UndefinedMetricWarning` is emitted.
+    """
+    y = as_binary("labels", labels)
+    pred = as_binary("predicted_labels", predicted_labels)
+    ids = np.asarray(patient_ids)
+    n_rows = check_same_length(patient_ids=ids, labels=y, predicted_labels=pred)
+    starts, seg_ids = _segments(ids)
+    if hours is not None:
+        _check_hours(hours, starts, n_rows)
+
+    n_pat = len(starts)
+    seg_of_row = np.cumsum(np.r_[True, ids[1:] != ids[:-1]]) - 1
+    t = np.arange(n_rows, dtype=np.int64) - starts[seg_of_row]
+    # first labelled row per patient (n_rows as "never")
+    first_label = np.minimum.reduceat(np.where(y == 1, t, n_rows), starts)
+    septic = first_label < n_rows
+    t_sepsis = np.where(septic, first_label + _ONSET_SHIFT, 0)
+    septic_row = septic[seg_of_row]
+    delta = np.where(septic_row, t - t_sepsis[seg_of_row], 0)
+
+    # integer utilities in units of 1/180
+    tp = np.where(
+        delta <= -6, np.maximum(30 * (delta + 12), -9), np.where(delta <= 3, 20 * (3 - delta), 0)
+    )
+    fn = np.where((delta > -6) & (delta <= 3), -40 * (delta + 6), 0)
+    predicted = pred == 1
+    obs_row = np.where(septic_row, np.where(predicted, tp, fn), np.where(predicted, -9, 0))
+    best_row = np.where(septic_row, np.maximum(tp, fn), 0)
+    inaction_row = np.where(septic_row, fn, 0)
+
+    per_obs = np.add.reduceat(obs_row, starts)
+    per_best = np.add.reduceat(best_row, starts)
+    per_inaction = np.add.reduceat(inaction_row, starts)
+    u_obs, u_best, u_inaction = (int(v.sum()) for v in (per_obs, per_best, per_inaction))
+
+    n_septic = int(septic.sum())
+    if n_septic == 0:
+        normalized = warn_undefined(
+            "PhysioNet 2019 utility", "no septic patient, so U_best = U_inaction"
+        )
+    else:
+        normalized = (u_obs - u_inaction) / (u_best - u_inaction)
+    return SepsisUtilityParts(
+        normalized=normalized,
+        observed=u_obs / _UNIT,
+        best=u_best / _UNIT,
+        inaction=u_inaction / _UNIT,
+        n_rows=n_rows,
+        n_patients=n_pat,
+        n_septic=n_septic,
+        patient_ids=seg_ids,
+        patient_observed=per_obs / _UNIT,
+        patient_best=per_best / _UNIT,
+        patient_inaction=per_inaction / _UNIT,
+        onset_row=np.where(septic, t_sepsis, -1),
+    )
+
+
+def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
+    """PhysioNet/CinC 2019 normalised utility score (the official challenge score).
+
+    Primary metric of the sequential sepsis tasks (Auto-MD-bench Sec. 3.3, m0 = 0). Per patient-hour
+    utilities follow the official table (module docstring) with onset t_sepsis = first label-1 row + 6;
+    utilities are summed over *all* patient-hours of the cohort and normalised as
+
+    .. math:: U = \\frac{U_{obs} - U_{inaction}}{U_{best} - U_{inaction}}
+
+    where U_inaction predicts 0 everywhere and U_best predicts 1 exactly on the rows with
+    max(0, t_sepsis - 12) <= t <= t_sepsis + 3 of septic patients. U = 1 for the best predictions, 0 for
+    all-zero predictions; it is unbounded below (eq. (1) clips it to 0 in the normalised score).
+    Computed in exact integer arithmetic (units of 1/180 utility) in O(n) vectorised numpy.
+
+    Parameters
+    ----------
+    patient_ids : array-like of shape (n,)
+        Patient of each row (numbers or strings). Each patient's rows must be contiguous and in time
+        order; rows are hours 0, 1, ... within the patient.
+    labels : array-like of shape (n,)
+        ``SepsisLabel`` (0/1 or bool).
+    predicted_labels : array-like of shape (n,)
+        Submitted ``PredictedLabel`` (0/1 or bool).
+    hours : array-like of shape (n,), optional
+        Hour of each row (e.g. ICULOS). Only used to check that rows are in strictly increasing hour
+        order within each patient; the row position defines t, as in the official scorer.
+
+    Returns
+    -------
+    float
+        The normalised utility; ``nan`` with :class:`UndefinedMetricWarning` when no patient is septic
+        (U_best = U_inaction, the official scorer divides 0 by 0).
+
+    Raises
+    ------
+    ValueError
+        Empty or different-length inputs; labels or predictions other than 0/1; NaN patient ids; a
+        patient whose rows are not contiguous or (with ``hours``) not in strictly increasing hour order
+        -- the message names the first offending row.
+
+    See Also
+    --------
+    sepsis_utility_parts : the same computation, returning U_obs, U_best, U_inaction and per-patient
+        sums.
+    """
+    return sepsis_utility_parts(patient_ids, labels, predicted_labels, hours).normalized
