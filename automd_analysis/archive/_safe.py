@@ -1,0 +1,162 @@
+"""Safe access to untrusted archive files: bounded reads, no path may leave the archive root.
+
+Every archive-supplied path (directory entries, ``code_files``, annotation evidence) goes through
+:func:`resolve_inside`; every file read goes through :func:`read_bounded`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from automd_analysis.errors import ArchiveError
+
+#: Names of experiments, agents, tasks and versions (docs/archive.md).
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+#: Repetition directories.
+REP_PATTERN = re.compile(r"^rep(0|[1-9][0-9]{0,5})$")
+#: Largest ``archive.yaml`` / ``run.json`` / ``meta.json`` / ``annotations.json`` accepted.
+MAX_JSON_BYTES = 1 << 20
+#: Largest file an annotation may cite as evidence (its lines are counted).
+MAX_EVIDENCE_BYTES = 8 << 20
+#: Default limit of :meth:`automd_analysis.archive.Run.read_text`.
+MAX_TEXT_BYTES = 1 << 20
+
+
+def check_name(name: str, path: Path, what: str) -> None:
+    """Raise ``archive.bad_name`` unless ``name`` matches :data:`NAME_PATTERN`."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise ArchiveError(
+            f"{what} name {name!r} is not allowed",
+            path=path,
+            code="archive.bad_name",
+            fix=f"names must match {NAME_PATTERN.pattern}",
+        )
+
+
+def resolve_inside(start: Path, rel: str, *, base: Path, what: str) -> Path:
+    """Resolve the archive-supplied relative path ``rel`` against ``start``, staying in ``base``.
+
+    Parameters
+    ----------
+    start : Path
+        Directory ``rel`` is relative to.
+    rel : str
+        ``/``-separated relative path from the archive (never trusted).
+    base : Path
+        Directory the resolved path must lie in (symlinks resolved).
+    what : str
+        What the path is, for the message (``"evidence"``, ``"code_files"``...).
+
+    Returns
+    -------
+    Path
+        The resolved absolute path (it need not exist).
+
+    Raises
+    ------
+    ArchiveError
+        ``archive.unsafe_path`` if ``rel`` is empty, absolute (POSIX or drive letter), contains
+        ``..``, a backslash or a NUL byte, or resolves (through symlinks) outside ``base``.
+    """
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise ArchiveError(
+            f"{what} path {rel!r} is empty or contains a NUL byte or backslash",
+            path=start,
+            code="archive.unsafe_path",
+            fix="use '/'-separated paths relative to the run directory",
+        )
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or re.match(r"^[A-Za-z]:", rel) or ".." in pure.parts:
+        raise ArchiveError(
+            f"{what} path {rel!r} is absolute or contains '..'",
+            path=start,
+            code="archive.unsafe_path",
+            fix="use paths relative to the run directory, without '..'",
+        )
+    target = (start / pure).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise ArchiveError(
+            f"{what} path {rel!r} resolves outside {base} (to {target})",
+            path=start / pure,
+            code="archive.unsafe_path",
+            fix="archives may not link outside themselves; copy the file into the run",
+        )
+    return target
+
+
+def check_inside_root(path: Path, root: Path) -> Path:
+    """``path`` with symlinks resolved; raise ``archive.unsafe_path`` if it leaves ``root``."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise ArchiveError(
+            f"{path.name!r} resolves outside the archive (to {resolved})",
+            path=path,
+            code="archive.unsafe_path",
+            fix="archives may not link outside themselves; replace the symlink by a copy",
+        )
+    return resolved
+
+
+def read_bounded(path: Path, max_bytes: int, root: Path) -> bytes:
+    """Bytes of the regular file ``path`` inside ``root``, refusing files above ``max_bytes``.
+
+    Raises
+    ------
+    ArchiveError
+        ``archive.unsafe_path``, ``archive.file_missing``, ``archive.not_a_file`` (directory,
+        FIFO, device...) or ``archive.too_large``.
+    """
+    resolved = check_inside_root(path, root)
+    try:
+        st = resolved.stat()
+    except FileNotFoundError:
+        raise ArchiveError(
+            "file not found", path=path, code="archive.file_missing", fix="restore the file"
+        ) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ArchiveError(
+            "not a regular file", path=path, code="archive.not_a_file", fix="remove or replace it"
+        )
+    too_large = ArchiveError(
+        f"file is larger than the limit of {max_bytes} bytes",
+        path=path,
+        code="archive.too_large",
+        fix="archive files must stay below the size limits in docs/archive.md",
+        details={"size": st.st_size, "limit": max_bytes},
+    )
+    if st.st_size > max_bytes:
+        raise too_large
+    with open(resolved, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:  # the file grew after stat
+        raise too_large
+    return data
+
+
+def exists_or_link(path: Path) -> bool:
+    """True if ``path`` exists or is a (possibly dangling) symlink."""
+    return path.exists() or path.is_symlink()
+
+
+def json_loads_strict(data: bytes, path: Path, code: str) -> Any:
+    """Parse JSON bytes (UTF-8); ``NaN``/``Infinity`` are rejected.
+
+    Raises
+    ------
+    ArchiveError
+        With ``code`` when the bytes are not UTF-8 JSON.
+    """
+
+    def _reject(const: str):
+        raise ValueError(f"non-finite number {const} is not allowed")
+
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_reject)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ArchiveError(
+            f"not valid JSON: {exc}", path=path, code=code, fix="fix the JSON syntax"
+        ) from None

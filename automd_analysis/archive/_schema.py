@@ -1,0 +1,124 @@
+"""Strict schemas of the archive's metadata files (docs/archive.md, schema version 1).
+
+Unknown keys are errors, integers are not strings, floats are finite, timestamps carry a zone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from automd_analysis.archive._safe import NAME_PATTERN, read_bounded
+from automd_analysis.errors import ArchiveError
+
+_NAME = NAME_PATTERN.pattern
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class ArchiveYaml(BaseModel):
+    """``archive.yaml`` (YAML gives Python objects, so this model is not strict)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    schema_version: Literal[1]
+    name: str = Field(pattern=_NAME)
+    description: str = ""
+    experiments: dict[str, str] = Field(min_length=1)
+    roles: dict[Literal["main", "objectives", "llm"], str] | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
+class TokensJson(_Strict):
+    prompt: int = Field(ge=0)
+    completion: int = Field(ge=0)
+    total: int = Field(ge=0)
+    simulated: bool = False
+
+
+class SelectionJson(_Strict):
+    rule: str
+    selected_version: str | None = Field(pattern=_NAME)
+
+
+class StepJson(_Strict):
+    step: int = Field(ge=1)
+    ok: bool
+    reported_val_score: float | None = None
+    created_at: AwareDatetime | None = None
+    version: str | None = Field(default=None, pattern=_NAME)
+    node: str | None = Field(default=None, pattern=_NAME)
+    parent: str | None = Field(default=None, pattern=_NAME)
+
+
+class RunJson(_Strict):
+    """``run.json``."""
+
+    schema_version: Literal[1]
+    experiment: str
+    agent: str
+    task: str
+    rep: int = Field(ge=0)
+    llm: str = Field(min_length=1)
+    reference: bool = False
+    search: Literal["linear", "tree", "none"]
+    objective: str | None = None
+    started_at: AwareDatetime
+    ended_at: AwareDatetime
+    budget_minutes: float = Field(gt=0)
+    tokens: TokensJson | None = None
+    selection: SelectionJson
+    reported_val_score: float | None = None
+    steps: list[StepJson] | None = None
+    notes: str | None = None
+
+
+class VersionJson(_Strict):
+    """``versions/<version_id>/meta.json``."""
+
+    version: str
+    created_at: AwareDatetime
+    step: int = Field(ge=1)
+    parent: str | None = Field(default=None, pattern=_NAME)
+    node: str | None = Field(default=None, pattern=_NAME)
+    reported_val_score: float | None = None
+    faulty: bool = False
+    code_files: list[str] = Field(default_factory=list)
+    tokens: int | None = Field(default=None, ge=0)
+    stage: str | None = None
+
+
+def pydantic_error(exc: ValidationError, path: Path, code: str, fix: str) -> ArchiveError:
+    """An :class:`ArchiveError` naming the first failing field (all failures in ``details``)."""
+    errs = exc.errors()
+    first = errs[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+    return ArchiveError(
+        f"{first['msg']} (field {loc})",
+        path=path,
+        location=loc,
+        code=code,
+        fix=fix,
+        details={
+            "errors": [{"loc": ".".join(str(p) for p in e["loc"]), "msg": e["msg"]} for e in errs]
+        },
+    )
+
+
+def load_json_model(path: Path, model: type[BaseModel], root: Path, max_bytes: int, code: str):
+    """Read ``path`` (bounded, inside ``root``) and validate it as ``model``.
+
+    Raises
+    ------
+    ArchiveError
+        From :func:`~automd_analysis.archive._safe.read_bounded`, or ``code`` when the JSON does
+        not match the schema (the message names the field).
+    """
+    data = read_bounded(path, max_bytes, root)
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise pydantic_error(exc, path, code, f"see docs/archive.md ({path.name})") from None
