@@ -347,3 +347,191 @@ def write_store(runs: list[dict], directory: str | Path, **kwargs) -> Path:
         json.dumps({"schema_version": 1, "scorer_version": "0.1.0", "archive": "hand-built"})
     )
     return out
+
+
+_PRACTICE_ANSWERS = {
+    "averaged_ranks": {
+        "averaged_ranks_as_probabilities": "yes",
+        "class_imbalance_handling": "none",
+        "recalibration_after_imbalance": "na",
+        "probability_calibration": "no",
+    },
+    "imbalance": {
+        "averaged_ranks_as_probabilities": "no",
+        "class_imbalance_handling": "class_weight",
+        "recalibration_after_imbalance": "no",
+        "probability_calibration": "no",
+    },
+    "recalibrated": {
+        "averaged_ranks_as_probabilities": "no",
+        "class_imbalance_handling": "oversampling",
+        "recalibration_after_imbalance": "yes",
+        "probability_calibration": "yes",
+    },
+    "plain": {
+        "averaged_ranks_as_probabilities": "no",
+        "class_imbalance_handling": "none",
+        "recalibration_after_imbalance": "na",
+        "probability_calibration": "no",
+    },
+}
+
+
+def complete_runs(seed: int = 0, agents=("aide", "codex", "scientist")) -> dict:
+    """A small store exercising every analysis: main (agents x 8 tasks x 3 reps + baseline x 5),
+    objectives (B, C on ``clf_a``), llm (one agent, two more LLMs), subgroups and bins.
+
+    Values are drawn from a seeded generator; returns ``{"runs", "subgroups", "calibration_bins"}``
+    for :func:`build_store` / :func:`write_store`.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    tasks = sorted(TASKS)
+    runs, subs, bins = [], [], []
+
+    def practice_for(task: str, rep: int, agent: str) -> dict:
+        kind = _task_meta(task)["task_kind"]
+        if kind == "survival":
+            answers = dict(_PRACTICE_ANSWERS["plain"], class_imbalance_handling="na")
+            answers["censoring_handling"] = "censored_as_death" if rep == 2 else "correct"
+        else:
+            name = ("averaged_ranks", "imbalance", "recalibrated", "plain")[
+                (rep + len(agent) + len(task)) % 4
+            ]
+            answers = dict(_PRACTICE_ANSWERS[name])
+        answers["subgroup_checks"] = "yes" if (rep == 0 and agent == agents[0]) else "no"
+        answers["missingness_features"] = "yes" if kind != "survival" else "na"
+        answers["model_families"] = ["gbdt", "linear"] if rep % 2 else ["gbdt"]
+        return answers
+
+    def add_subgroups(agent: str, task: str, rep: int, experiment: str = "main") -> None:
+        if _task_meta(task)["task_kind"] == "sequential":
+            return
+        base = float(rng.uniform(0.6, 0.8))
+        for i, group in enumerate(("age T1 [18, 50)", "age T2 [50, 70)", "age T3 [70, 99]")):
+            subs.append(
+                subgroup(
+                    agent,
+                    task,
+                    rep,
+                    "age",
+                    group,
+                    base - 0.03 * i + rng.normal(0, 0.005),
+                    experiment=experiment,
+                )
+            )
+        for group in ("female", "male"):
+            subs.append(
+                subgroup(
+                    agent,
+                    task,
+                    rep,
+                    "sex",
+                    group,
+                    base + rng.normal(0, 0.02),
+                    experiment=experiment,
+                )
+            )
+
+    def add_bins(agent: str, task: str, rep: int) -> None:
+        if _task_meta(task)["task_kind"] == "survival":
+            for q in (0.25, 0.5, 0.75):
+                for b in range(10):
+                    pred = 0.95 - 0.08 * b
+                    bins.append(
+                        calibration_bin(
+                            agent,
+                            task,
+                            rep,
+                            b,
+                            20,
+                            pred,
+                            pred - rng.uniform(0, 0.1),
+                            kind="survival",
+                            quantile=q,
+                            time=100 * q,
+                        )
+                    )
+        else:
+            for b in range(10):
+                n = int(rng.integers(0, 40))
+                pred = (b + 0.5) / 10 if n else NAN
+                obs = float(np.clip(pred - 0.05, 0, 1)) if n else NAN
+                bins.append(calibration_bin(agent, task, rep, b, n, pred, obs))
+
+    for agent in agents:
+        for task in tasks:
+            for rep in range(3):
+                valid = not (agent == agents[-1] and rep == 1 and task.startswith("s"))
+                score = float(np.clip(rng.normal(0.5, 0.1), 0, 1))
+                runs.append(
+                    run(
+                        agent,
+                        task,
+                        rep,
+                        valid=valid,
+                        score=score,
+                        ece=float(rng.uniform(0.01, 0.3)),
+                        auroc=0.5 + score / 2,
+                        brier=float(rng.uniform(0.05, 0.2)),
+                        tokens=float(rng.integers(1e5, 5e6)),
+                        reason_code=None if valid else "rows.missing",
+                        annotations=practice_for(task, rep, agent),
+                    )
+                )
+                if valid:
+                    add_subgroups(agent, task, rep)
+                    add_bins(agent, task, rep)
+    for task in tasks:
+        for rep in range(5):
+            score = float(np.clip(rng.normal(0.48, 0.05), 0, 1))
+            runs.append(
+                run(
+                    "baseline",
+                    task,
+                    rep,
+                    score=score,
+                    ece=float(rng.uniform(0.005, 0.04)),
+                    auroc=0.5 + score / 2,
+                    brier=float(rng.uniform(0.05, 0.2)),
+                )
+            )
+            add_subgroups("baseline", task, rep)
+            add_bins("baseline", task, rep)
+    # B and C share the experiment and the task, so their repetitions are numbered 0-2 and 3-5.
+    for offset, objective in ((0, "brier"), (3, "auroc+ece")):
+        name = "recalibrated"
+        for agent in agents:
+            for rep in range(offset, offset + 3):
+                runs.append(
+                    run(
+                        agent,
+                        "clf_a",
+                        rep,
+                        experiment="objectives",
+                        objective=objective,
+                        score=float(rng.uniform(0.3, 0.4)),
+                        ece=float(rng.uniform(0.005, 0.05)),
+                        auroc=float(rng.uniform(0.65, 0.7)),
+                        brier=float(rng.uniform(0.08, 0.1)),
+                        annotations=_PRACTICE_ANSWERS[name],
+                    )
+                )
+    # The run path has no LLM level: two LLMs of one agent use repetitions 0-2 and 3-5.
+    for offset, llm_name in ((0, "llm-two"), (3, "llm-three")):
+        for task in tasks:
+            for rep in range(offset, offset + 3):
+                runs.append(
+                    run(
+                        agents[1],
+                        task,
+                        rep,
+                        experiment="llm",
+                        llm=llm_name,
+                        score=float(rng.uniform(0.4, 0.6)),
+                        ece=float(rng.uniform(0.01, 0.1)),
+                        tokens=float(rng.integers(1e5, 5e6)),
+                    )
+                )
+    return {"runs": runs, "subgroups": subs, "calibration_bins": bins}

@@ -20,6 +20,7 @@ Aggregation rules (paper App. E, SPEC section 5):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -181,25 +182,32 @@ def table12(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) ->
     return per_task_summary(runs, "score")
 
 
-def _category_of(code: str) -> str:
-    """Paper category of a reason code via ``automd_analysis.submissions`` when it provides one."""
-    mapping = getattr(submissions, "PAPER_CATEGORIES", None)
-    if isinstance(mapping, dict):
-        return str(mapping.get(code, code))
+def _category_of(code: str, kind: str | None, unit: str | None) -> str:
+    """Paper category of a reason code (``submissions.paper_category`` when it is available)."""
     function = getattr(submissions, "paper_category", None)
     if callable(function):
-        return str(function(code))
+        return str(function(code, kind=kind, unit=unit))
     return code
 
 
 def invalid_breakdown(
-    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    units: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Invalid selected submissions by agent and reason (paper App. E, "Invalid Submissions").
 
     Each invalid run is counted once, under its first failing check (``reason_code``), mapped to the
-    paper's category by ``automd_analysis.submissions`` when that module provides the mapping
-    (otherwise the category is the reason code itself).
+    paper's category by :func:`automd_analysis.submissions.paper_category` (which needs the task
+    kind - from the store - and the task's unit for identifier problems).
+
+    Parameters
+    ----------
+    units : mapping task -> unit, optional
+        Manifest ``sizes.unit`` of each task (``patients``, ``encounters``, ``stays``), so that an
+        identifier problem reads "incorrect encounter identifiers"; the score store does not carry
+        the unit, and tasks not listed default to patients.
 
     Returns
     -------
@@ -215,7 +223,13 @@ def invalid_breakdown(
     if invalid.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     invalid["reason_code"] = invalid["reason_code"].fillna("unknown").astype(str)
-    invalid["category"] = invalid["reason_code"].map(_category_of)
+    unit_of = dict(units or {})
+    invalid["category"] = [
+        _category_of(code, kind, unit_of.get(task))
+        for code, kind, task in zip(
+            invalid["reason_code"], invalid["task_kind"], invalid["task"], strict=True
+        )
+    ]
     counts = (
         invalid.groupby(["agent", "category", "reason_code"], sort=True)
         .size()
