@@ -60,7 +60,7 @@ def as_finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = _first(bad)
-        raise ValueError(f"{name} must be finite; {name}[{i}] is {arr[i]!r}.")
+        raise ValueError(f"{name} must be finite; {name}[{i}] is {arr[i].item()!r}.")
     return arr
 
 
@@ -70,7 +70,9 @@ def as_probabilities(name: str, values) -> np.ndarray:
     bad = (arr < 0.0) | (arr > 1.0)
     if bad.any():
         i = _first(bad)
-        raise ValueError(f"{name} must be probabilities in [0, 1]; {name}[{i}] is {arr[i]!r}.")
+        raise ValueError(
+            f"{name} must be probabilities in [0, 1]; {name}[{i}] is {arr[i].item()!r}."
+        )
     return arr
 
 
@@ -85,7 +87,7 @@ def as_binary(name: str, values) -> np.ndarray:
     bad = (num != 0.0) & (num != 1.0)  # NaN compares unequal to both, so it is caught here
     if bad.any():
         i = _first(bad)
-        raise ValueError(f"{name} must contain only 0 and 1; {name}[{i}] is {arr[i]!r}.")
+        raise ValueError(f"{name} must contain only 0 and 1; {name}[{i}] is {arr[i].item()!r}.")
     return num.astype(np.int8)
 
 
@@ -95,7 +97,7 @@ def as_durations(name: str, values) -> np.ndarray:
     bad = arr < 0.0
     if bad.any():
         i = _first(bad)
-        raise ValueError(f"{name} must be non-negative; {name}[{i}] is {arr[i]!r}.")
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] is {arr[i].item()!r}.")
     return arr
 
 
@@ -107,7 +109,7 @@ def as_time_grid(name: str, values) -> np.ndarray:
         i = _first(bad) + 1
         raise ValueError(
             f"{name} must be strictly increasing (sorted, no duplicates); "
-            f"{name}[{i}] = {arr[i]!r} follows {name}[{i - 1}] = {arr[i - 1]!r}."
+            f"{name}[{i}] = {arr[i].item()!r} follows {name}[{i - 1}] = {arr[i - 1].item()!r}."
         )
     return arr
 
@@ -133,7 +135,7 @@ def as_surv_matrix(name: str, values, n_patients: int, n_grid: int) -> np.ndarra
         i, k = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
             f"{name} must hold survival probabilities: finite values in [0, 1]; "
-            f"{name}[{i}, {k}] is {arr[i, k]!r}."
+            f"{name}[{i}, {k}] is {arr[i, k].item()!r}."
         )
     return arr
 

@@ -229,11 +229,11 @@ def concordance_td(durations, events, surv, time_grid, method: str = "adj_antoli
     steps='post').concordance_td(method)``, including its tie rules, in O(G n log n) time instead of
     pycox's O(n²) (see the module docstring for the algorithm):
 
-    .. math:: C^{td} = \frac{\\sum_{i \ne j} \\mathrm{conc}(i, j)}{\\sum_{i \ne j} \\mathrm{comp}(i, j)},
-              \\qquad \\mathrm{conc}(i, j) \text{ compares } S_i(t_{k_i}) \text{ with } S_j(t_{k_i})
+    .. math:: C^{td} = \\frac{\\sum_{i \\ne j} \\mathrm{conc}(i, j)}
+              {\\sum_{i \\ne j} \\mathrm{comp}(i, j)}
 
-    where t_{k_i} is the last grid time <= T_i (index clipped to the grid, so durations before the grid
-    read the first column and those after it the last).
+    where conc(i, j) compares S_i and S_j at t_{k_i}, the last grid time <= T_i (index clipped to the
+    grid, so durations before the grid read the first column and those after it the last).
 
     - ``'antolini'``: comparable if T_i < T_j and d_i = 1, or T_i = T_j, d_i = 1 and d_j = 0;
       concordant if S_i < S_j strictly (tied predictions score 0, tied event times are never compared).

@@ -109,8 +109,9 @@ def _segments(patient_ids) -> tuple[np.ndarray, np.ndarray]:
         k = int(np.flatnonzero(repeated)[0])
         row = int(starts[k])
         first_row = int(starts[np.flatnonzero(seg_ids[:k] == seg_ids[k])[0]])
+        pid = seg_ids[k].item() if isinstance(seg_ids[k], np.generic) else seg_ids[k]
         raise ValueError(
-            f"Rows of one patient must be contiguous; patient_ids[{row}] = {seg_ids[k]!r} starts a second "
+            f"Rows of one patient must be contiguous; patient_ids[{row}] = {pid!r} starts a second "
             f"run of that patient (its first run starts at row {first_row}). Sort the rows by patient and "
             "hour."
         )
@@ -128,8 +129,8 @@ def _check_hours(hours, starts: np.ndarray, n_rows: int) -> None:
     if not_increasing.any():
         i = int(np.flatnonzero(not_increasing)[0])
         raise ValueError(
-            f"hours must be strictly increasing within each patient; hours[{i}] = {h[i]!r} does not "
-            f"follow hours[{i - 1}] = {h[i - 1]!r} of the same patient. Sort the rows by patient and "
+            f"hours must be strictly increasing within each patient; hours[{i}] = {h[i].item()!r} does not "
+            f"follow hours[{i - 1}] = {h[i - 1].item()!r} of the same patient. Sort the rows by patient and "
             "hour."
         )
 
