@@ -33,6 +33,14 @@ TASKS: dict[str, dict] = {
         "shift": "cohort",
         "internal_counterpart": "surv_a",
     },
+    "surv_b_later": {
+        "task_kind": "survival",
+        "metric": "ctd_adj_antolini",
+        "null_score": 0.5,
+        "validation": "external",
+        "shift": "period",
+        "internal_counterpart": "surv_b",
+    },
     "clf_a": {"task_kind": "classification", "metric": "auroc", "null_score": 0.5},
     "clf_b": {"task_kind": "classification", "metric": "auroc", "null_score": 0.5},
     "clf_b_ext": {
@@ -378,7 +386,7 @@ _PRACTICE_ANSWERS = {
 
 
 def complete_runs(seed: int = 0, agents=("aide", "codex", "scientist")) -> dict:
-    """A small store exercising every analysis: main (agents x 8 tasks x 3 reps + baseline x 5),
+    """A small store exercising every analysis: main (agents x every task of TASKS x 3 reps + baseline x 5),
     objectives (B, C on ``clf_a``), llm (one agent, two more LLMs), subgroups and bins.
 
     Values are drawn from a seeded generator; returns ``{"runs", "subgroups", "calibration_bins"}``

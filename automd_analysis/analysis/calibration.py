@@ -386,7 +386,7 @@ def table20(
 
     ``percent = 100 * n_positive / n_eligible`` where the eligible runs are the agent's valid runs
     of the practice's scope (:class:`Practice`) that have an answer for the field; ``n_missing``
-    counts eligible runs without an answer (excluded from the denominator). Eligibility of
+    counts in-scope runs without an answer, or answered ``na`` (excluded from the denominator). Eligibility of
     ``missingness_features`` (EHR tasks and NHANES in the paper): ``ehr_tasks`` when given, else the
     runs whose answer is ``yes``/``no`` (``na`` marks the other tasks).
 
@@ -408,7 +408,8 @@ def table20(
             if column is not None
             else pd.Series([None] * len(runs), dtype=object)
         )
-        values = values.where(values.notna(), None)
+        # "na" on an eligible run contradicts the eligibility rule: count it as not answered
+        values = values.where(values.notna() & (values != "na"), None)
         in_scope = _scope(practice.eligible, runs, answers, values, ehr)
         if practice.positive is None:
             negative = practice.negative

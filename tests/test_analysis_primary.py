@@ -1,0 +1,230 @@
+"""Paper Table 2, Table 12 and the invalid-submission breakdown on hand-built score stores."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+import storebuilder as sb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import rankdata
+
+from automd_analysis.analysis import primary
+from automd_analysis.analysis.store import load_store
+
+
+def _example_runs():
+    """Agent A: one invalid surv_a run; B: all valid; baseline: five reps.
+
+    Per-rep penalised means of A: (0.6+0.2)/2, (0.7+0)/2, (0.8+0.4)/2 = 0.4, 0.35, 0.6.
+    """
+    runs = []
+    for rep, (clf, surv) in enumerate([(0.6, 0.2), (0.7, None), (0.8, 0.4)]):
+        runs.append(sb.run("A", "clf_a", rep, score=clf))
+        runs.append(sb.run("A", "surv_a", rep, score=surv or 0.0, valid=surv is not None))
+        runs.append(sb.run("B", "clf_a", rep, score=0.7))
+        runs.append(sb.run("B", "surv_a", rep, score=0.3))
+    for rep in range(5):
+        runs.append(sb.run("baseline", "clf_a", rep, score=0.6 + 0.01 * rep))
+        runs.append(sb.run("baseline", "surv_a", rep, score=0.25))
+    return runs
+
+
+@pytest.fixture
+def example():
+    return sb.build_store(_example_runs())
+
+
+def test_table2_columns_and_order(example):
+    table = primary.table2(example)
+    assert tuple(table.columns) == primary.TABLE2_COLUMNS
+    assert list(table["agent"]) == ["A", "B", "baseline"]
+
+
+def test_table2_penalised_counts_invalid_as_zero(example):
+    row = primary.table2(example).set_index("agent").loc["A"]
+    assert row["penalized_mean"] == pytest.approx(statistics.mean([0.4, 0.35, 0.6]), abs=1e-15)
+    assert row["penalized_sd"] == pytest.approx(statistics.stdev([0.4, 0.35, 0.6]), abs=1e-15)
+
+
+def test_table2_nonpenalised_averages_valid_runs_within_task_then_tasks(example):
+    row = primary.table2(example).set_index("agent").loc["A"]
+    # clf_a: mean(0.6, 0.7, 0.8) = 0.7; surv_a: mean(0.2, 0.4) = 0.3 -> (0.7 + 0.3) / 2
+    assert row["nonpenalized_mean"] == pytest.approx(0.5, abs=1e-15)
+
+
+def test_table2_nonpenalised_sd_only_when_all_runs_valid(example):
+    table = primary.table2(example).set_index("agent")
+    assert math.isnan(table.loc["A", "nonpenalized_sd"])
+    assert table.loc["B", "nonpenalized_sd"] == pytest.approx(0.0, abs=1e-15)
+    # all valid: the non-penalised SD is the SD over reps of the per-rep task averages
+    assert table.loc["B", "nonpenalized_sd"] == pytest.approx(table.loc["B", "penalized_sd"])
+
+
+def test_table2_valid_rate(example):
+    row = primary.table2(example).set_index("agent").loc["A"]
+    assert row["valid_rate_mean"] == pytest.approx(statistics.mean([1, 0.5, 1]))
+    assert row["valid_rate_sd"] == pytest.approx(statistics.stdev([1, 0.5, 1]))
+
+
+def test_table2_baseline_averages_five_reps_and_is_never_ranked(example):
+    row = primary.table2(example).set_index("agent").loc["baseline"]
+    per_rep = [(0.6 + 0.01 * k + 0.25) / 2 for k in range(5)]
+    assert row["penalized_mean"] == pytest.approx(statistics.mean(per_rep), abs=1e-15)
+    assert row["penalized_sd"] == pytest.approx(statistics.stdev(per_rep), abs=1e-15)
+    for column in ("rank_penalized_mean", "rank_penalized_sd", "rank_nonpenalized_mean"):
+        assert math.isnan(row[column])
+
+
+def test_ranks_ties_are_averaged_including_floating_point_ties(example):
+    ranks = primary.rank_table(example).set_index(["task", "agent"])
+    # clf_a: A mean 0.7 (from 0.6, 0.7, 0.8), B 0.7 -> tie under both conventions
+    assert ranks.loc[("clf_a", "A"), "rank_penalized"] == 1.5
+    assert ranks.loc[("clf_a", "B"), "rank_penalized"] == 1.5
+    # surv_a penalised: A (0.2 + 0 + 0.4) / 3 = 0.2 < B 0.3
+    assert ranks.loc[("surv_a", "B"), "rank_penalized"] == 1.0
+    assert ranks.loc[("surv_a", "A"), "rank_penalized"] == 2.0
+    # surv_a non-penalised: A (0.2 + 0.4) / 2 = 0.30000000000000004 vs B 0.3: a tie
+    assert (0.2 + 0.4) / 2 != 0.3
+    assert ranks.loc[("surv_a", "A"), "rank_nonpenalized"] == 1.5
+    assert math.isnan(ranks.loc[("surv_a", "baseline"), "rank_penalized"])
+    table = primary.table2(example).set_index("agent")
+    assert table.loc["A", "rank_penalized_mean"] == 1.75
+    assert table.loc["A", "rank_penalized_sd"] == pytest.approx(statistics.stdev([1.5, 2.0]))
+    assert table.loc["A", "rank_nonpenalized_sd"] == 0.0
+
+
+def test_task_without_valid_runs_gives_nan_not_a_crash():
+    runs = [sb.run("A", "clf_a", k, score=0.6) for k in range(3)]
+    runs += [sb.run("A", "surv_a", k, valid=False) for k in range(3)]
+    runs += [sb.run("B", t, k, score=0.5) for t in ("clf_a", "surv_a") for k in range(3)]
+    store = sb.build_store(runs)
+    t12 = primary.table12(store).set_index(["task", "agent"])
+    assert t12.loc[("surv_a", "A"), "n_valid"] == 0
+    assert math.isnan(t12.loc[("surv_a", "A"), "mean"])
+    assert math.isnan(t12.loc[("surv_a", "A"), "sd"])
+    t2 = primary.table2(store).set_index("agent")
+    assert t2.loc["A", "penalized_mean"] == pytest.approx(0.3)
+    assert t2.loc["A", "nonpenalized_mean"] == pytest.approx(0.6)  # tasks with valid runs
+    ranks = primary.rank_table(store).set_index(["task", "agent"])
+    assert ranks.loc[("surv_a", "A"), "rank_penalized"] == 2.0
+    assert math.isnan(ranks.loc[("surv_a", "A"), "rank_nonpenalized"])
+    assert ranks.loc[("surv_a", "B"), "rank_nonpenalized"] == 1.0
+
+
+def test_agent_missing_from_a_task_is_ranked_where_present():
+    runs = [sb.run("A", "clf_a", k, score=0.6) for k in range(3)]
+    runs += [sb.run("B", t, k, score=0.5) for t in ("clf_a", "surv_a") for k in range(3)]
+    store = sb.build_store(runs)
+    t2 = primary.table2(store).set_index("agent")
+    assert t2.loc["A", "penalized_mean"] == pytest.approx(0.6)
+    assert t2.loc["A", "rank_penalized_mean"] == 1.0
+    assert t2.loc["B", "rank_penalized_mean"] == 1.5  # rank 2 on clf_a, 1 on surv_a
+
+
+def test_table12_per_task_statistics(example):
+    table = primary.table12(example)
+    assert tuple(table.columns) == primary.TABLE12_COLUMNS
+    row = table.set_index(["task", "agent"]).loc[("surv_a", "A")]
+    assert row["n_valid"] == 2
+    assert row["mean"] == pytest.approx(0.3)
+    assert row["sd"] == pytest.approx(statistics.stdev([0.2, 0.4]))
+    base = table.set_index(["task", "agent"]).loc[("clf_a", "baseline")]
+    assert base["n_valid"] == 5
+    assert base["mean"] == pytest.approx(statistics.mean([0.6 + 0.01 * k for k in range(5)]))
+
+
+def test_invalid_breakdown_uses_the_paper_categories():
+    runs = [
+        sb.run("S", "surv_a", 0, valid=False, reason_code="columns.grid_missing"),
+        sb.run("S", "surv_a", 1, valid=False, reason_code="columns.extra"),
+        sb.run("S", "seq_a", 0, valid=False, reason_code="rows.missing"),
+        sb.run("S", "clf_a", 0, valid=False, reason_code="ids.missing"),
+        sb.run("S", "clf_b", 0, valid=False, reason_code="ids.extra"),
+        sb.run("S", "clf_b", 1, score=0.4),
+        sb.run("A", "clf_b", 0, score=0.4),
+    ]
+    table = primary.invalid_breakdown(sb.build_store(runs), units={"clf_a": "encounters"})
+    counts = table.groupby("category")["n_invalid"].sum().to_dict()
+    assert counts == {
+        "malformed survival columns": 2,
+        "incorrect patient-hour rows": 1,
+        "incorrect encounter identifiers": 1,
+        "incorrect patient identifiers": 1,
+    }
+    assert set(table["agent"]) == {"S"}
+    assert (table["n_runs"] == 6).all()
+    assert table["share_of_invalid"].sum() == pytest.approx(1.0)
+    assert list(table["n_invalid"]) == sorted(table["n_invalid"], reverse=True)
+
+
+def test_invalid_breakdown_empty_when_all_valid(example):
+    store = sb.build_store([sb.run("A", "clf_a", 0)])
+    table = primary.invalid_breakdown(store)
+    assert table.empty
+    assert list(table.columns)[:3] == ["agent", "category", "reason_code"]
+
+
+def test_tables_from_disk_equal_tables_in_memory(tmp_path, example):
+    directory = sb.write_store(_example_runs(), tmp_path / "store")
+    from_disk = load_store(directory)
+    assert primary.table2(from_disk).equals(primary.table2(example))
+    assert primary.table12(from_disk).equals(primary.table12(example))
+
+
+# --------------------------------------------------------------------------------------------
+# properties
+
+_score = st.floats(0, 1, allow_nan=False).map(lambda x: round(x, 3))
+
+
+@st.composite
+def balanced_runs(draw):
+    n_agents = draw(st.integers(2, 4))
+    n_tasks = draw(st.integers(1, 3))
+    tasks = ["clf_a", "clf_b", "surv_a"][:n_tasks]
+    runs = []
+    for a in range(n_agents):
+        for task in tasks:
+            for rep in range(3):
+                valid = draw(st.booleans()) if draw(st.integers(0, 3)) == 0 else True
+                runs.append(sb.run(f"agent{a}", task, rep, score=draw(_score), valid=valid))
+    return runs
+
+
+@settings(max_examples=25, deadline=None)
+@given(balanced_runs())
+def test_ranks_equal_scipy_rankdata(runs):
+    store = sb.build_store(runs)
+    means = primary.task_means(store)
+    ranks = primary.rank_table(store)
+    for task, group in means.groupby("task"):
+        expected = rankdata(-group["penalized"].round(12).to_numpy(), method="average")
+        got = ranks.loc[ranks["task"] == task, "rank_penalized"].to_numpy()
+        np.testing.assert_array_equal(got, expected)
+        k = len(group)
+        assert got.sum() == k * (k + 1) / 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(balanced_runs())
+def test_penalised_never_exceeds_nonpenalised(runs):
+    table = primary.table2(sb.build_store(runs))
+    for _, row in table.iterrows():
+        if not math.isnan(row["nonpenalized_mean"]):
+            assert row["penalized_mean"] <= row["nonpenalized_mean"] + 1e-12
+        if row["valid_rate_mean"] < 1:
+            assert math.isnan(row["nonpenalized_sd"])
+
+
+@settings(max_examples=15, deadline=None)
+@given(balanced_runs(), st.randoms(use_true_random=False))
+def test_row_order_does_not_change_the_tables(runs, random):
+    shuffled = list(runs)
+    random.shuffle(shuffled)
+    a, b = sb.build_store(runs), sb.build_store(shuffled)
+    assert primary.table2(a).equals(primary.table2(b))
+    assert primary.table12(a).equals(primary.table12(b))
