@@ -1,0 +1,685 @@
+"""FML-bench process-level metrics on Auto-MD-bench runs (FML-bench section 3.4 and App. E).
+
+Per run, from its development steps (``steps.parquet``), versions (``scores.parquet``), run record
+(``runs.parquet``) and, for the exploration metrics, each version's code text:
+
+========================  =====================================================================
+metric                    definition (T = the run's number of development steps)
+========================  =====================================================================
+auc_over_steps            (1/T) sum_t P_best(t), P_best(t) = max(0, max_{s<=t} p_val(s))
+first_improvement_step    first t with p_val(t) > 0; NaN if none
+best_improvement_step     first t whose reported validation score equals the run's best (exact
+                          float equality; ties -> the first); NaN without any score
+late_gain_fraction        (P_best(T) - P_best(floor(T/2))) / P_best(T), P_best(0) = 0; NaN when
+                          P_best(T) = 0
+valid_step_ratio          #valid steps / T
+val_test_gap              p_val(selected) - p_test(selected) (signed); val_test_gap_abs = |.|
+token_cost_m              tokens_total / 1e6
+wall_clock_h              run_minutes / 60
+exploration_spread        mean_t ||e_t - mean(e)||_2
+exploration_reach         max_t ||e_t - e_base||_2, e_base = the run's first version
+exploration_uniqueness    #clusters / n (agglomerative, cosine, average linkage, threshold
+                          0.015; zero vectors form one extra cluster)
+effective_dim             (sum lambda)^2 / sum lambda^2, lambda = covariance eigenvalues
+opportunity_density       phi_opp = sum_{k in P} imp_k / (sum_{k in P} d_k / d_max)
+========================  =====================================================================
+
+**Normalised validation improvement.** FML-bench normalises a validation metric against the task's
+untouched baseline code. Our tasks have no baseline code; the natural zero is the null predictions,
+so ``p_val = clip((v - m0) / (1 - m0), 0, 1)`` - the paper's eq. (1) applied to the agent's
+reported validation score ``v`` with the task's null score ``m0`` (0.5 for AUROC and C^td, 0
+otherwise). ``p_test`` is the score store's normalised test score of the same file.
+
+**Steps.** A step enters the validation trajectory when ``ok`` and its reported score is finite.
+A step is *valid* (valid-step ratio) when ``ok`` and, if it wrote a prediction file, that file
+passed the submission checks (the analogue of FML-bench's "task-specific constraint violation").
+Step indices are 1-based positions in the run's step order.
+
+**Where we follow the paper, not FML-bench's released code** (``metrics_reference.md`` section 5):
+best-improvement step takes the *first* step reaching the best (the code takes the last);
+late-gain uses ``P_best(floor(T/2))`` with ``P_best(0) = 0``, so ``T = 1`` gives 1 when the only
+step improved (the code's index wraps and gives 0); first improvement uses ``> 0`` (the code uses
+``> 1e-15``); the valid-step ratio divides by the run's number of steps; exploration embeddings are
+averaged over chunks, not summed (see :mod:`~automd_analysis.analysis.embeddings`).
+
+**Opportunity density** (the paper gives the formula, not ``imp_k`` / ``d_k``): for step ``k`` whose
+prediction file has a predecessor version (its nearest ancestor version for tree agents, the
+previous version in time for linear agents; any validity), ``imp_k = P_best(k) - P_best(k-1)`` (the
+gain of the best-so-far normalised validation improvement at that step) and ``d_k = ||e_k -
+e_pred(k)||_2`` (the code change). ``P = {k : imp_k > 0}``, ``d_max = max_k d_k`` over steps with a
+predecessor. ``phi_opp = 0`` when no such step improves; NaN when no step has a predecessor or the
+improving steps changed no code (zero denominator). High values = gains come from small code
+changes (dense opportunities). :func:`opportunity_partition` averages per task and splits the tasks
+at the median (``dense`` if above the median, else ``sparse``).
+
+**Pairwise win-rate** (:func:`pairwise_win_rate`): per task, A strictly beats B on a pair of runs
+when A's run is valid and either B's is invalid or A's raw test metric is strictly higher (all
+primary metrics are higher-is-better); ties and invalid-vs-invalid are not wins. A's strict-win
+fraction against B on a task averages over all pairs of their runs (with one run each this is the
+paper's indicator); ``WR(A)`` averages over opponents and tasks where both ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from automd_analysis.analysis.development import (
+    RUN_KEY,
+    _bool,
+    _chronological,
+    _filter_runs,
+    _selected_rows,
+    _version_rows,
+    form_version_pairs,
+    require_columns,
+)
+from automd_analysis.analysis.embeddings import embed_code
+from automd_analysis.errors import ScoreStoreError
+from automd_analysis.tasks import NULL_SCORES, Metric
+
+__all__ = [
+    "METRIC_DIMENSIONS",
+    "PROCESS_METRICS",
+    "UNIQUENESS_THRESHOLD",
+    "auc_over_steps",
+    "best_improvement_step",
+    "best_so_far",
+    "effective_dimension",
+    "exploration_reach",
+    "exploration_spread",
+    "exploration_uniqueness",
+    "first_improvement_step",
+    "late_gain_fraction",
+    "normalised_improvement",
+    "opportunity_density",
+    "opportunity_partition",
+    "pairwise_win_rate",
+    "process_metrics",
+    "process_summary",
+    "read_archive_code",
+    "run_code_texts",
+    "spearman_table",
+    "val_test_gap",
+    "valid_step_ratio",
+]
+
+#: Cosine distance below which two code embeddings merge into one cluster (FML-bench).
+UNIQUENESS_THRESHOLD = 0.015
+
+#: The twelve metrics of FML-bench Table 4 with their analysis dimension, in its row order.
+METRIC_DIMENSIONS: Mapping[str, str] = {
+    "exploration_spread": "Exploration",
+    "exploration_uniqueness": "Exploration",
+    "exploration_reach": "Exploration",
+    "effective_dim": "Exploration",
+    "val_test_gap_abs": "Generalization",
+    "valid_step_ratio": "Reliability",
+    "auc_over_steps": "Efficiency",
+    "first_improvement_step": "Efficiency",
+    "late_gain_fraction": "Efficiency",
+    "best_improvement_step": "Efficiency",
+    "token_cost_m": "Cost",
+    "wall_clock_h": "Cost",
+}
+#: Column names of the twelve metrics.
+PROCESS_METRICS: tuple[str, ...] = tuple(METRIC_DIMENSIONS)
+
+
+# --------------------------------------------------------------------------------------------------
+# trajectory metrics (pure functions on per-step arrays)
+# --------------------------------------------------------------------------------------------------
+
+
+def normalised_improvement(values, null_score: float) -> np.ndarray:
+    """Eq. (1) normalisation ``clip((v - m0) / (1 - m0), 0, 1)``; NaN stays NaN.
+
+    Parameters
+    ----------
+    values : array-like of float
+        Raw metric values (higher is better), NaN where a step has none.
+    null_score : float
+        The task's m0, < 1.
+    """
+    if not null_score < 1:
+        raise ValueError(f"null_score must be < 1, got {null_score}")
+    v = np.asarray(values, dtype=np.float64)
+    return np.clip((v - null_score) / (1.0 - null_score), 0.0, 1.0)
+
+
+def best_so_far(improvement) -> np.ndarray:
+    """``P_best(t) = max(0, max_{s <= t} p(s))`` ignoring NaN steps (0 before any value)."""
+    p = np.asarray(improvement, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("improvement must be 1-D")
+    return np.maximum.accumulate(np.where(np.isnan(p), 0.0, np.maximum(p, 0.0))) if p.size else p
+
+
+def auc_over_steps(improvement) -> float:
+    """AUC-over-steps: ``(1/T) sum_{t=1..T} P_best(t)`` (left Riemann mean); NaN when T = 0.
+
+    >>> auc_over_steps([np.nan, 0.2, 0.1, 0.4])
+    0.2
+    """
+    p = best_so_far(improvement)
+    return float(p.mean()) if p.size else float("nan")
+
+
+def first_improvement_step(improvement) -> float:
+    """First 1-based step with ``p(t) > 0`` (validation beats the null predictions); NaN if none."""
+    p = np.asarray(improvement, dtype=np.float64)
+    hits = np.flatnonzero(np.nan_to_num(p, nan=0.0) > 0)
+    return float(hits[0] + 1) if hits.size else float("nan")
+
+
+def best_improvement_step(values) -> float:
+    """First 1-based step whose value equals the run's best (exact equality); NaN without values.
+
+    ``values`` are the raw reported validation scores (higher is better), NaN for steps without
+    one. Exact ties resolve to the first step (paper); FML-bench's code takes the last.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0 or np.isnan(v).all():
+        return float("nan")
+    return float(np.flatnonzero(v == np.nanmax(v))[0] + 1)
+
+
+def late_gain_fraction(improvement) -> float:
+    """Share of the final best-so-far improvement gained after step ``floor(T/2)``.
+
+    ``(P_best(T) - P_best(floor(T/2))) / P_best(T)`` with ``P_best(0) = 0``; NaN when ``T = 0`` or
+    ``P_best(T) = 0``. For odd T the middle step counts as second half (``floor``); ``T = 1`` gives 1
+    when the single step improved.
+    """
+    p = best_so_far(improvement)
+    if p.size == 0 or p[-1] <= 0:
+        return float("nan")
+    half = p.size // 2
+    at_half = p[half - 1] if half >= 1 else 0.0
+    return float((p[-1] - at_half) / p[-1])
+
+
+def valid_step_ratio(valid) -> float:
+    """``#valid steps / T``; NaN when the run has no steps."""
+    v = np.asarray(valid, dtype=bool)
+    return float(v.mean()) if v.size else float("nan")
+
+
+def val_test_gap(val_value: float, test_score: float, null_score: float) -> tuple[float, float]:
+    """Signed and absolute val-test gap on normalised scores.
+
+    ``p_val = clip((val_value - m0)/(1 - m0), 0, 1)``; ``gap = p_val - test_score`` (positive =
+    validation more optimistic than test). NaN when either input is missing.
+    """
+    if not (math.isfinite(val_value) and math.isfinite(test_score)):
+        return float("nan"), float("nan")
+    gap = float(normalised_improvement(val_value, null_score)) - float(test_score)
+    return gap, abs(gap)
+
+
+# --------------------------------------------------------------------------------------------------
+# exploration metrics (pure functions on an embedding matrix, one row per version)
+# --------------------------------------------------------------------------------------------------
+
+
+def _matrix(embeddings) -> np.ndarray:
+    e = np.asarray(embeddings, dtype=np.float64)
+    if e.ndim != 2:
+        raise ValueError(f"embeddings must be 2-D (versions x dims), got shape {e.shape}")
+    if not np.isfinite(e).all():
+        raise ValueError("embeddings must be finite")
+    return e
+
+
+def exploration_spread(embeddings) -> float:
+    """``D_spread = (1/n) sum_t ||e_t - mean(e)||_2``; NaN for n = 0."""
+    e = _matrix(embeddings)
+    if e.shape[0] == 0:
+        return float("nan")
+    return float(np.linalg.norm(e - e.mean(axis=0), axis=1).mean())
+
+
+def exploration_reach(embeddings, base) -> float:
+    """``D_reach = max_t ||e_t - e_base||_2``; NaN for n = 0."""
+    e = _matrix(embeddings)
+    b = np.asarray(base, dtype=np.float64)
+    if b.shape != (e.shape[1],):
+        raise ValueError(f"base must have shape ({e.shape[1]},), got {b.shape}")
+    if e.shape[0] == 0:
+        return float("nan")
+    return float(np.linalg.norm(e - b, axis=1).max())
+
+
+def exploration_uniqueness(embeddings, threshold: float = UNIQUENESS_THRESHOLD) -> float:
+    """``U = #clusters / n`` (FML-bench App. E).
+
+    Non-zero embeddings (norm > 1e-8) are clustered with scikit-learn's
+    ``AgglomerativeClustering(metric="cosine", linkage="average", distance_threshold=threshold)``
+    (clusters whose average cosine distance is below the threshold merge); all zero embeddings
+    (empty code) count as one extra cluster; with fewer than two non-zero embeddings each is its
+    own cluster. NaN for n = 0.
+    """
+    from sklearn.cluster import AgglomerativeClustering
+
+    e = _matrix(embeddings)
+    n = e.shape[0]
+    if n == 0:
+        return float("nan")
+    nonzero = np.linalg.norm(e, axis=1) > 1e-8
+    k = int(nonzero.sum())
+    if k >= 2:
+        model = AgglomerativeClustering(
+            n_clusters=None, metric="cosine", linkage="average", distance_threshold=threshold
+        )
+        clusters = int(model.fit(e[nonzero]).n_clusters_)
+    else:
+        clusters = k
+    clusters += int((~nonzero).any())
+    return clusters / n
+
+
+def effective_dimension(embeddings) -> float:
+    """Participation ratio ``(sum lambda)^2 / sum lambda^2`` of the covariance eigenvalues.
+
+    ``lambda = s^2 / (n - 1)`` from the singular values ``s`` of the centred embeddings; 0 when
+    ``n < 2`` or all eigenvalues are zero (FML-bench convention).
+    """
+    e = _matrix(embeddings)
+    n = e.shape[0]
+    if n < 2:
+        return 0.0
+    s = np.linalg.svd(e - e.mean(axis=0), compute_uv=False)
+    lam = s**2 / (n - 1)
+    denom = float((lam**2).sum())
+    return float(lam.sum() ** 2 / denom) if denom > 0 else 0.0
+
+
+def opportunity_density(improvement_gain, distance) -> float:
+    """``phi_opp = sum_{k in P} imp_k / (sum_{k in P} d_k / d_max)``, ``P = {k : imp_k > 0}``.
+
+    Parameters
+    ----------
+    improvement_gain : array-like of float
+        ``imp_k`` of each step that has a predecessor version (see module docstring).
+    distance : array-like of float
+        ``d_k``: code-embedding distance of the same steps from their predecessor.
+
+    Returns
+    -------
+    float
+        0 when no step improves; NaN when there are no steps or the denominator is 0.
+    """
+    imp = np.asarray(improvement_gain, dtype=np.float64)
+    d = np.asarray(distance, dtype=np.float64)
+    if imp.shape != d.shape or imp.ndim != 1:
+        raise ValueError("improvement_gain and distance must be 1-D of the same length")
+    keep = np.isfinite(imp) & np.isfinite(d)
+    imp, d = imp[keep], d[keep]
+    if imp.size == 0:
+        return float("nan")
+    improving = imp > 0
+    if not improving.any():
+        return 0.0
+    d_max = d.max()
+    denom = d[improving].sum() / d_max if d_max > 0 else 0.0
+    return float(imp[improving].sum() / denom) if denom > 0 else float("nan")
+
+
+# --------------------------------------------------------------------------------------------------
+# per-run table
+# --------------------------------------------------------------------------------------------------
+
+_STEP_COLS = ("step", "ok", "reported_val_score", "version")
+_RUN_COLS = ("search", "metric", "run_minutes", "tokens_total", "reported_val_score")
+
+
+def _float(value) -> float:
+    """A float, NaN for missing values (None, pd.NA, NaN, non-numbers)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _null_score(metric: str, run_id: str) -> float:
+    try:
+        return NULL_SCORES[Metric(str(metric))]
+    except ValueError:
+        raise ScoreStoreError(
+            f"run {run_id!r} has unknown metric {metric!r}",
+            path="runs.parquet",
+            location="metric",
+            code="store.metric",
+            fix=f"metric must be one of {sorted(m.value for m in Metric)}",
+        ) from None
+
+
+def _exploration(
+    versions: pd.DataFrame,
+    texts: Mapping[str, str],
+    embed: Callable[[Sequence[str]], tuple[np.ndarray, str]],
+) -> tuple[dict, dict[str, np.ndarray], str | None]:
+    """Exploration metrics over the versions that have code, and their embeddings by version."""
+    nan = float("nan")
+    metrics = {
+        "exploration_spread": nan,
+        "exploration_reach": nan,
+        "exploration_uniqueness": nan,
+        "effective_dim": nan,
+        "n_versions_embedded": 0,
+    }
+    ordered = _chronological(versions)
+    ids = [v for v in ordered["version"].astype(str) if v in texts]
+    if not ids:
+        return metrics, {}, None
+    e, backend = embed([texts[v] for v in ids])
+    e = _matrix(e)
+    metrics.update(
+        exploration_spread=exploration_spread(e),
+        exploration_reach=exploration_reach(e, e[0]),
+        exploration_uniqueness=exploration_uniqueness(e),
+        effective_dim=effective_dimension(e),
+        n_versions_embedded=len(ids),
+    )
+    return metrics, dict(zip(ids, e, strict=True)), backend
+
+
+def process_metrics(
+    runs: pd.DataFrame,
+    steps: pd.DataFrame,
+    scores: pd.DataFrame,
+    code: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    backend: str = "auto",
+    embed: Callable[[Sequence[str]], tuple[np.ndarray, str]] | None = None,
+    experiment: str | None = "main",
+    include_reference: bool = False,
+) -> pd.DataFrame:
+    """The FML-bench process metrics of every run (module docstring gives the definitions).
+
+    Parameters
+    ----------
+    runs, steps, scores : DataFrame
+        ``runs.parquet``, ``steps.parquet`` and ``scores.parquet``.
+    code : mapping run_id -> (version -> code text), optional
+        Each version's code (e.g. from :func:`read_archive_code`). Without it the exploration
+        metrics and the opportunity density are NaN and ``embedding_backend`` is ``"none"``.
+    backend : {"auto", "minilm", "hashing"}
+        Embedding backend for :func:`~automd_analysis.analysis.embeddings.embed_code`.
+    embed : callable, optional
+        Replaces ``embed_code`` (texts -> (matrix, backend name)).
+    experiment, include_reference
+        Which runs (default: the main experiment without the simple baselines).
+
+    Returns
+    -------
+    DataFrame
+        One row per run (sorted by ``run_id``): run key, ``n_steps``, the twelve
+        :data:`PROCESS_METRICS`, ``val_test_gap`` (signed), ``opportunity_density``,
+        ``final_score`` (penalised normalised test score of the selected submission: invalid => 0),
+        ``selected_valid``, ``n_versions_embedded`` and ``embedding_backend``.
+    """
+    require_columns(runs, (*RUN_KEY, *_RUN_COLS), "runs.parquet")
+    require_columns(steps, ("run_id", *_STEP_COLS), "steps.parquet")
+    require_columns(
+        scores, ("run_id", "version", "is_selected", "valid", "score", "elapsed_min", "parent"),
+        "scores.parquet",
+    )  # fmt: skip
+    if embed is None:
+
+        def embed(texts):
+            return embed_code(texts, backend=backend)
+
+    runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    scores = scores[scores["run_id"].isin(runs["run_id"])]
+    selected = _selected_rows(scores)
+    selected_valid = _bool(selected["valid"])
+    versions_by_run = dict(tuple(_version_rows(scores).groupby("run_id", sort=False)))
+    steps_by_run = dict(tuple(steps[steps["run_id"].isin(runs["run_id"])].groupby("run_id")))
+    rows = []
+    for run in runs.itertuples(index=False):
+        run_id = run.run_id
+        m0 = _null_score(run.metric, run_id)
+        row = {col: getattr(run, col) for col in RUN_KEY}
+        versions = versions_by_run.get(run_id, scores.iloc[0:0])
+        version_valid = dict(
+            zip(versions["version"].astype(str), _bool(versions["valid"]), strict=True)
+        )
+
+        # --- trajectory over steps
+        st = steps_by_run.get(run_id)
+        if st is None or st.empty:
+            st = steps.iloc[0:0]
+        st = st.sort_values("step", kind="mergesort")
+        ok = _bool(st["ok"]).to_numpy()
+        reported = pd.to_numeric(st["reported_val_score"], errors="coerce").to_numpy(dtype=float)
+        reported = np.where(ok, reported, np.nan)
+        step_version = [v if isinstance(v, str) and v else None for v in st["version"]]
+        file_ok = np.array([v is None or version_valid.get(v, False) for v in step_version])
+        improvement = normalised_improvement(reported, m0)
+        row["n_steps"] = len(st)
+        row["auc_over_steps"] = auc_over_steps(improvement)
+        row["first_improvement_step"] = first_improvement_step(improvement)
+        row["best_improvement_step"] = best_improvement_step(reported)
+        row["late_gain_fraction"] = late_gain_fraction(improvement)
+        row["valid_step_ratio"] = valid_step_ratio(ok & file_ok) if len(st) else float("nan")
+
+        # --- selected submission, generalisation, cost
+        sel_valid = bool(selected_valid.get(run_id, False))
+        test = _float(selected.at[run_id, "score"]) if sel_valid else float("nan")
+        row["selected_valid"] = sel_valid
+        row["final_score"] = test if sel_valid and math.isfinite(test) else 0.0
+        gap, gap_abs = val_test_gap(_float(run.reported_val_score), test, m0)
+        row["val_test_gap"], row["val_test_gap_abs"] = gap, gap_abs
+        row["token_cost_m"] = _float(run.tokens_total) / 1e6
+        row["wall_clock_h"] = _float(run.run_minutes) / 60.0
+
+        # --- exploration and opportunity density (need code)
+        texts = (code or {}).get(run_id) or {}
+        explo, emb, used = _exploration(versions, texts, embed)
+        row.update(explo)
+        row["embedding_backend"] = used or "none"
+        row["opportunity_density"] = float("nan")
+        if emb:
+            with_code = versions[versions["version"].astype(str).isin(emb)]
+            pairs = form_version_pairs(with_code, str(run.search), valid_only=False)
+            predecessor = dict(zip(pairs["later"], pairs["earlier"], strict=True))
+            gain = np.diff(np.concatenate([[0.0], best_so_far(improvement)]))
+            imp_k, d_k = [], []
+            for k, v in enumerate(step_version):
+                if v in predecessor:
+                    imp_k.append(gain[k])
+                    d_k.append(float(np.linalg.norm(emb[v] - emb[predecessor[v]])))
+            row["opportunity_density"] = opportunity_density(imp_k, d_k)
+        rows.append(row)
+    columns = [
+        *RUN_KEY,
+        "n_steps",
+        *PROCESS_METRICS,
+        "val_test_gap",
+        "opportunity_density",
+        "final_score",
+        "selected_valid",
+        "n_versions_embedded",
+        "embedding_backend",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# --------------------------------------------------------------------------------------------------
+# cross-run tables
+# --------------------------------------------------------------------------------------------------
+
+
+def spearman_table(
+    per_run: pd.DataFrame, target: str = "final_score", metrics: Sequence[str] = PROCESS_METRICS
+) -> pd.DataFrame:
+    """Pooled Spearman correlation of each metric with the final score (FML-bench Table 4).
+
+    For each metric, runs where the metric or the target is NaN are dropped (e.g. runs that never
+    improved have no first-improvement step); ``rho, p = scipy.stats.spearmanr(metric, target)``
+    (two-sided p). ``rho`` and ``p`` are NaN when fewer than three runs remain or either column is
+    constant.
+
+    Returns
+    -------
+    DataFrame
+        ``dimension, metric, rho, p, n`` in the order of ``metrics``.
+    """
+    require_columns(per_run, (target, *metrics), "per-run process metrics")
+    rows = []
+    y_all = pd.to_numeric(per_run[target], errors="coerce")
+    for metric in metrics:
+        x = pd.to_numeric(per_run[metric], errors="coerce")
+        keep = x.notna() & y_all.notna()
+        xv, yv = x[keep].to_numpy(dtype=float), y_all[keep].to_numpy(dtype=float)
+        n = int(keep.sum())
+        rho = p = float("nan")
+        if n >= 3 and np.ptp(xv) > 0 and np.ptp(yv) > 0:
+            result = stats.spearmanr(xv, yv)
+            rho, p = float(result.statistic), float(result.pvalue)
+        rows.append(
+            {
+                "dimension": METRIC_DIMENSIONS.get(metric, ""),
+                "metric": metric,
+                "rho": rho,
+                "p": p,
+                "n": n,
+            }
+        )
+    return pd.DataFrame(rows, columns=["dimension", "metric", "rho", "p", "n"])
+
+
+def process_summary(per_run: pd.DataFrame, target: str = "final_score") -> pd.DataFrame:
+    """FML-bench Table 4 layout: per-agent mean of each metric, then pooled Spearman rho, p, n.
+
+    Agent means skip NaN (e.g. runs without an improvement). The backend used for the exploration
+    metrics is repeated in ``embedding_backend`` (joined with ``;`` if runs used several).
+    """
+    require_columns(per_run, ("agent", "embedding_backend", target, *PROCESS_METRICS), "per-run")
+    means = per_run.groupby("agent", sort=True)[list(PROCESS_METRICS)].mean().T
+    means.columns = [str(c) for c in means.columns]
+    corr = spearman_table(per_run, target=target).set_index("metric")
+    out = corr[["dimension"]].join(means).join(corr[["rho", "p", "n"]]).reset_index()
+    backends = sorted(set(per_run["embedding_backend"].astype(str)) - {"none"}) or ["none"]
+    out["embedding_backend"] = ";".join(backends)
+    return out
+
+
+def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:
+    """Per-task opportunity density and the dense/sparse split at the median (FML-bench App. G).
+
+    ``phi_opp`` of a task is the mean over its runs with a defined value; tasks with
+    ``phi_opp > median`` are ``"dense"``, the others ``"sparse"``; tasks without any defined value
+    are ``"undefined"`` and do not enter the median.
+
+    Returns
+    -------
+    DataFrame
+        ``task, phi_opp, n_runs, partition, median`` sorted by task.
+    """
+    require_columns(per_run, ("task", "opportunity_density"), "per-run process metrics")
+    phi = pd.to_numeric(per_run["opportunity_density"], errors="coerce")
+    grouped = phi.groupby(per_run["task"], sort=True)
+    out = pd.DataFrame({"phi_opp": grouped.mean(), "n_runs": grouped.count()})
+    median = float(out["phi_opp"].median()) if out["phi_opp"].notna().any() else float("nan")
+    out["partition"] = np.where(
+        out["phi_opp"].isna(), "undefined", np.where(out["phi_opp"] > median, "dense", "sparse")
+    )
+    out["median"] = median
+    return out.reset_index(names="task")
+
+
+def pairwise_win_rate(
+    scores: pd.DataFrame,
+    *,
+    experiment: str | None = "main",
+    include_reference: bool = False,
+) -> pd.DataFrame:
+    """Pairwise head-to-head win-rate of each agent (FML-bench section 3.3 and App. E).
+
+    ``WR(A) = mean over tasks t and opponents B != A (both with runs on t) of
+    win_t(A, B)``, with ``win_t(A, B)`` the share of (run of A, run of B) pairs on task t where A
+    strictly wins: A's selected submission is valid and B's is invalid or has a strictly lower raw
+    primary metric. Ties and invalid-vs-invalid count as no win. Simple baselines are excluded by
+    default (never ranked).
+
+    Returns
+    -------
+    DataFrame
+        ``agent, win_rate, n_comparisons`` (number of (task, opponent) terms averaged).
+    """
+    require_columns(scores, (*RUN_KEY, "is_selected", "valid", "raw"), "scores.parquet")
+    sel = _filter_runs(scores[_bool(scores["is_selected"])], experiment, include_reference)
+    sel = sel.assign(
+        _valid=_bool(sel["valid"]).to_numpy(),
+        _raw=pd.to_numeric(sel["raw"], errors="coerce").to_numpy(dtype=float),
+    )
+    sel.loc[~np.isfinite(sel["_raw"]), "_valid"] = False
+    agents = sorted(sel["agent"].unique())
+    terms: dict[str, list[float]] = {a: [] for a in agents}
+    for _, task_rows in sel.groupby("task", sort=True):
+        by_agent = {a: g for a, g in task_rows.groupby("agent")}
+        for a, ga in by_agent.items():
+            va, ra = ga["_valid"].to_numpy(), ga["_raw"].to_numpy()
+            for b, gb in by_agent.items():
+                if a == b:
+                    continue
+                vb, rb = gb["_valid"].to_numpy(), gb["_raw"].to_numpy()
+                wins = va[:, None] & (~vb[None, :] | (ra[:, None] > rb[None, :]))
+                terms[a].append(float(wins.mean()))
+    rows = [
+        {
+            "agent": a,
+            "win_rate": float(np.mean(terms[a])) if terms[a] else float("nan"),
+            "n_comparisons": len(terms[a]),
+        }
+        for a in agents
+    ]
+    return pd.DataFrame(rows, columns=["agent", "win_rate", "n_comparisons"])
+
+
+# --------------------------------------------------------------------------------------------------
+# code texts from the archive (thin adapter over automd_analysis.archive)
+# --------------------------------------------------------------------------------------------------
+
+
+def run_code_texts(run, max_bytes: int = 1 << 20) -> dict[str, str]:
+    """Each version's code text of an archive run: its ``code_files`` read and joined with ``\\n``.
+
+    ``run`` is an :class:`automd_analysis.archive.Run` (anything with ``versions`` holding
+    ``version_id`` and ``code_files``, and ``read_text(rel_path, max_bytes)``). Files are read in
+    sorted path order through the reader's safe ``read_text`` (bounded size, no path outside the
+    archive); a version without code files is left out.
+    """
+    texts = {}
+    for version in run.versions:
+        files = sorted(version.code_files or [])
+        if files:
+            texts[str(version.version_id)] = "\n".join(
+                run.read_text(rel, max_bytes=max_bytes) for rel in files
+            )
+    return texts
+
+
+def read_archive_code(
+    archive_path, run_ids: Sequence[str] | None = None, max_bytes: int = 1 << 20
+) -> dict[str, dict[str, str]]:
+    """``{run_id: {version: code text}}`` for the runs of an archive (optionally a subset).
+
+    Uses :func:`automd_analysis.archive.open_archive`; runs the reader reports as problems are
+    skipped (they have no readable versions).
+    """
+    from automd_analysis.archive import open_archive
+
+    archive = open_archive(archive_path)
+    wanted = None if run_ids is None else set(run_ids)
+    return {
+        run.run_id: run_code_texts(run, max_bytes=max_bytes)
+        for run in archive.runs()
+        if wanted is None or run.run_id in wanted
+    }
