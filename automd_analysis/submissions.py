@@ -7,13 +7,79 @@ Contract (used by ``scoring``; keep these names):
   :class:`~automd_analysis.errors.DataError` only when the *task's own* data is missing or corrupt.
 - On success, ``ValidationResult.predictions`` holds arrays **aligned to the row order of the hidden
   labels** (:func:`automd_analysis.tasks.load_labels`), so scoring never re-joins.
+
+The file is read as UTF-8 text (a byte-order mark is dropped) by Python's :mod:`csv` reader in
+strict mode, in batches of rows, so memory stays bounded by the test set rather than the file.
+Quoted cells, CRLF line endings and blank lines are handled as that reader handles them. Reason
+codes and their meaning are listed in :data:`REASON_CODES`; :func:`paper_category` maps them to the
+categories of the paper's invalid-submission breakdown (App. E).
 """
 
 from __future__ import annotations
 
+import csv
+import os
+import re
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+
+from automd_analysis.tasks import (
+    NA_STRINGS,
+    Kind,
+    Task,
+    TaskLabels,
+    canonical_hour,
+    load_labels,
+    parse_floats,
+    read_time_grid,
+    sha256_file,
+)
+
+#: Stable reason codes (the machine-readable part of every invalid verdict) and their meaning.
+REASON_CODES: dict[str, str] = {
+    "file.missing": "the submission file does not exist",
+    "file.not_regular": "the path is a directory, device, FIFO or other non-regular file",
+    "file.outside_root": "the path resolves (through symlinks) outside the allowed directory",
+    "file.unreadable": "the file cannot be opened or read",
+    "file.empty": "the file is empty or has no header row",
+    "file.too_large": "the file exceeds the task's size limit",
+    "file.binary": "the file contains NUL bytes: it is binary (or UTF-16), not a UTF-8 CSV",
+    "file.encoding": "the file is not valid UTF-8 text",
+    "csv.malformed": "the CSV cannot be parsed (bad quoting, oversized field)",
+    "csv.ragged": "a row has a different number of fields than the header",
+    "columns.duplicate": "a column name appears more than once",
+    "columns.missing": "a required column is absent",
+    "columns.extra": "a column that the task does not declare is present",
+    "columns.grid_missing": "a time-grid point has no survival column",
+    "columns.grid_extra": "a survival column header is not a time-grid point",
+    "columns.grid_duplicate": "two survival column headers denote the same grid time",
+    "ids.missing": "test-set identifiers are absent",
+    "ids.extra": "identifiers that are not in the test set are present",
+    "ids.duplicate": "an identifier appears in more than one row",
+    "rows.missing": "test patient-hours (patient id + hour) are absent",
+    "rows.extra": "patient-hours that are not in the test set are present",
+    "rows.duplicate": "a patient-hour appears in more than one row",
+    "values.missing": "a prediction cell is empty or NA",
+    "values.non_numeric": "a prediction cell is not a number",
+    "values.non_finite": "a prediction cell is NaN or infinite",
+    "probability.out_of_range": "a probability is outside [0, 1]",
+    "label.not_binary": "a predicted label is not 0 or 1",
+    "survival.out_of_range": "a survival probability is outside [0, 1]",
+    "survival.increasing": "a survival curve increases along the time grid",
+}
+
+#: Examples kept per reason (offending rows / columns).
+MAX_EXAMPLES = 5
+#: Rows parsed per batch.
+CHUNK_ROWS = 20_000
+#: Longest example value echoed back (submissions are untrusted input).
+_MAX_ECHO = 60
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_SNIFF_BYTES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -61,6 +127,622 @@ class ValidationResult:
         """The ``automd validate --json`` payload."""
         return {"valid": self.valid, "reasons": [r.to_dict() for r in self.reasons]}
 
+    @property
+    def codes(self) -> list[str]:
+        """Reason codes in check order (the first is the score store's ``reason_code``)."""
+        return [r.code for r in self.reasons]
 
-def validate_submission(task, path, labels=None) -> ValidationResult:  # pragma: no cover - stub
-    raise NotImplementedError
+
+# --------------------------------------------------------------------------------------------
+# Paper categories (App. E invalid-submission breakdown)
+
+#: Category of each reason code for the invalid-submission table. ``{unit}`` is filled from the
+#: task's unit (patient / encounter / stay); ``columns.*`` and ``values.*`` depend on the task kind.
+_CATEGORY_BY_PREFIX: dict[str, str] = {
+    "file.": "missing or unreadable file",
+    "csv.": "missing or unreadable file",
+    "rows.": "incorrect patient-hour rows",
+    "ids.": "incorrect {unit} identifiers",
+    "probability.": "invalid probabilities",
+    "label.": "invalid binary predictions",
+    "survival.": "invalid survival curves",
+}
+
+#: Every category :func:`paper_category` can return (with ``{unit}`` unfilled), in table order.
+PAPER_CATEGORIES: tuple[str, ...] = (
+    "missing or unreadable file",
+    "malformed survival columns",
+    "incorrect columns",
+    "incorrect patient-hour rows",
+    "incorrect {unit} identifiers",
+    "invalid probabilities",
+    "invalid binary predictions",
+    "invalid survival curves",
+    "other",
+)
+
+
+def paper_category(code: str, kind: str | None = None, unit: str | None = None) -> str:
+    """Map a reason code to the paper's invalid-submission category (App. E).
+
+    The paper reports e.g. "five had malformed survival columns, five had incorrect patient-hour
+    rows, one had incorrect patient identifiers, and one had incorrect encounter identifiers".
+
+    Parameters
+    ----------
+    code : str
+        A reason code (:data:`REASON_CODES`), typically a run's first failing check.
+    kind : {"survival", "classification", "sequential"}, optional
+        Task kind. Column problems of a survival task are "malformed survival columns"; value
+        problems (missing / non-numeric / non-finite cells) of a survival task are "invalid
+        survival curves", of other tasks "invalid probabilities".
+    unit : str, optional
+        The task's unit (manifest ``sizes.unit``: ``patients``, ``encounters``, ``stays``);
+        identifier problems become "incorrect <unit> identifiers" (default "patient").
+
+    Returns
+    -------
+    str
+        One of :data:`PAPER_CATEGORIES` (``{unit}`` filled in); ``"other"`` for unknown codes.
+    """
+    noun = (unit or "patients").strip().lower()
+    noun = {"patient-hours": "patient"}.get(noun, noun.removesuffix("s")) or "patient"
+    if code.startswith("columns."):
+        return (
+            "malformed survival columns"
+            if kind == "survival" or code.startswith("columns.grid_")
+            else "incorrect columns"
+        )
+    if code.startswith("values."):
+        return "invalid survival curves" if kind == "survival" else "invalid probabilities"
+    for prefix, category in _CATEGORY_BY_PREFIX.items():
+        if code.startswith(prefix):
+            return category.format(unit=noun)
+    return "other"
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+
+
+def default_max_bytes(n_rows: int, n_columns: int) -> int:
+    """Default size limit of a submission: 16 MiB + 64 bytes per expected cell and row.
+
+    A float written with full precision takes at most ~25 characters, so honest files stay far
+    below this; the limit only stops pathological files before any parsing.
+    """
+    return (16 << 20) + n_rows * (64 * n_columns + 64)
+
+
+def validate_submission(
+    task: Task,
+    path: str | os.PathLike,
+    labels: TaskLabels | None = None,
+    *,
+    root: str | os.PathLike | None = None,
+    max_bytes: int | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> ValidationResult:
+    """Check a submission file against a task and align its predictions to the hidden labels.
+
+    Implements the validity rule of paper App. E / SPEC section 3.2: exactly the required
+    columns and test identifiers (sequential: patient-hours), no duplicates, probabilities finite
+    in [0, 1], binary labels in {0, 1}, survival curves in [0, 1] and non-increasing along the
+    grid. Rows may come in any order; survival columns in any order. A survival header matches a
+    grid time when it is a plain decimal number whose float value equals the grid value exactly
+    (``"12.5"`` and ``"12.50"`` both match grid time 12.5; ``"12.4999"`` does not).
+
+    Parameters
+    ----------
+    task : Task
+        The task (manifest bound to a data root).
+    path : path-like
+        The submission CSV.
+    labels : TaskLabels, optional
+        Pre-loaded hidden labels (scoring loads them once per task); loaded if omitted.
+    root : path-like, optional
+        If given, the file must resolve (following symlinks) inside this directory.
+    max_bytes : int, optional
+        Size limit; default ``submission.max_bytes`` of the manifest, else
+        :func:`default_max_bytes` for the test set.
+    chunk_rows : int
+        Rows parsed per batch (memory bound).
+
+    Returns
+    -------
+    ValidationResult
+        ``valid`` with aligned predictions, or the failed checks as :class:`Reason` s in check
+        order (file, CSV, columns, identifiers, values, ranges, monotonicity). Never raises for a
+        bad submission.
+
+    Raises
+    ------
+    DataError
+        Only if the task's own data (labels, time grid) is missing, modified or malformed.
+    """
+    path = Path(path)
+    reason = _check_path(path, root)
+    if reason is not None:
+        return ValidationResult(False, [reason], None, None)
+    if labels is None:
+        labels = load_labels(task)
+    m = task.manifest
+    if m.kind is Kind.survival:
+        grid = labels.time_grid if labels.time_grid is not None else read_time_grid(task)[0]
+        n_cols = len(m.submission.id_columns) + len(grid)
+    else:
+        grid = None
+        n_cols = len(m.submission.id_columns) + 1 + (m.submission.label_column is not None)
+    limit = max_bytes or m.submission.max_bytes or default_max_bytes(len(labels.ids), n_cols)
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            return ValidationResult(
+                False,
+                [
+                    Reason(
+                        "file.too_large",
+                        f"the file is {size:,} bytes, over the limit of {limit:,} bytes for this "
+                        f"task ({len(labels.ids):,} rows x {n_cols} columns expected)",
+                        [{"bytes": size, "limit": limit}],
+                    )
+                ],
+                None,
+                None,
+            )
+        digest = sha256_file(path)
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        return ValidationResult(
+            False, [Reason("file.unreadable", f"cannot read the file: {exc.strerror}")], None, None
+        )
+    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+        return ValidationResult(
+            False, [Reason("file.empty", "the file is empty (no header row)")], None, digest
+        )
+    if b"\x00" in head:
+        offset = head.index(b"\x00")
+        return ValidationResult(
+            False,
+            [
+                Reason(
+                    "file.binary",
+                    "the file contains NUL bytes: it is binary (or UTF-16), not a UTF-8 CSV",
+                    [{"byte_offset": offset}],
+                )
+            ],
+            None,
+            digest,
+        )
+    checker = _Checker(task, labels, grid)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            checker.run(csv.reader(fh, strict=True), chunk_rows)
+    except OSError as exc:
+        checker.fail("file.unreadable", f"cannot read the file: {exc.strerror}")
+    return checker.result(digest)
+
+
+def _check_path(path: Path, root: str | os.PathLike | None) -> Reason | None:
+    try:
+        if not os.path.lexists(path):
+            return Reason("file.missing", "the submission file does not exist", [str(path)[-200:]])
+        resolved = path.resolve(strict=True)
+    except FileNotFoundError:
+        return Reason("file.missing", "the path is a broken symlink", [str(path)[-200:]])
+    except (OSError, RuntimeError) as exc:  # loops, permission errors
+        return Reason("file.unreadable", f"cannot resolve the path: {exc}")
+    if root is not None:
+        root_resolved = Path(root).resolve()
+        if not resolved.is_relative_to(root_resolved):
+            return Reason(
+                "file.outside_root",
+                "the path resolves outside the allowed directory",
+                [{"resolved": str(resolved)[-200:], "root": str(root_resolved)[-200:]}],
+            )
+    try:
+        mode = resolved.stat().st_mode
+    except OSError as exc:
+        return Reason("file.unreadable", f"cannot stat the file: {exc.strerror}")
+    if not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        return Reason("file.not_regular", f"the path is {what}")
+    return None
+
+
+def _bad_number_code(raw: str, value: float) -> str:
+    """Classify a cell that did not parse to a finite number."""
+    if np.isinf(value) or raw.lower().lstrip("+-") in {"inf", "infinity", "nan"}:
+        return "values.non_finite"
+    if raw in NA_STRINGS:
+        return "values.missing"
+    return "values.non_numeric"
+
+
+def _echo(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= _MAX_ECHO else text[: _MAX_ECHO - 3] + "..."
+
+
+class _Tally:
+    """Count of one failed check plus its first few examples."""
+
+    __slots__ = ("count", "examples")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.examples: list = []
+
+    def add(self, n: int, examples: list) -> None:
+        self.count += n
+        room = MAX_EXAMPLES - len(self.examples)
+        if room > 0:
+            self.examples.extend(examples[:room])
+
+
+class _Checker:
+    """Streaming state of one validation: header, id matching, value checks, aligned arrays."""
+
+    def __init__(self, task: Task, labels: TaskLabels, grid) -> None:
+        m = task.manifest
+        self.kind = m.kind
+        self.unit = m.sizes.unit
+        self.sub = m.submission
+        self.labels = labels
+        self.grid = grid
+        self.id_cols = list(m.submission.id_columns)
+        self.sequential = m.kind is Kind.sequential
+        ids = labels.ids
+        if self.sequential:
+            keys = ids.iloc[:, 0].astype(str) + "\x1f" + ids.iloc[:, 1].astype(str)
+        else:
+            keys = ids.iloc[:, 0].astype(str)
+            for col in ids.columns[1:]:
+                keys = keys + "\x1f" + ids[col].astype(str)
+        self.key_index = pd.Index(keys.to_numpy(dtype=object))
+        self.n = len(self.key_index)
+        self.seen = np.zeros(self.n, dtype=bool)
+        self.tallies: dict[str, _Tally] = {}
+        self.messages: dict[str, str] = {}
+        self.complete = True  # False once reading stopped early (parse/encoding error)
+        self.n_rows = 0
+        self.extra_seen: set[str] = set()
+        self.pred_pos: dict[str, int] = {}
+        self.grid_pos: list[int] = []  # header position of each grid column, grid order
+        self.prob = self.label = self.surv = None
+
+    # -- bookkeeping --------------------------------------------------------------------
+    def tally(self, code: str, n: int = 1, examples: list | None = None) -> None:
+        self.tallies.setdefault(code, _Tally()).add(n, examples or [])
+
+    def fail(self, code: str, message: str, examples: list | None = None) -> None:
+        self.tally(code, 1, examples)
+        self.messages[code] = message
+        self.complete = False
+
+    # -- header ---------------------------------------------------------------------------
+    def header(self, columns: list[str]) -> bool:
+        """Check the header; return False when no row can be matched (id column missing)."""
+        counts: dict[str, int] = {}
+        for c in columns:
+            counts[c] = counts.get(c, 0) + 1
+        dups = [c for c, k in counts.items() if k > 1]
+        if dups:
+            self.tally("columns.duplicate", len(dups), [{"column": _echo(c)} for c in dups])
+        first = {}
+        for pos, c in enumerate(columns):
+            first.setdefault(c, pos)
+        missing_ids = [c for c in self.id_cols if c not in first]
+        self.id_pos = [first[c] for c in self.id_cols if c in first]
+        if self.kind is Kind.survival:
+            self._survival_header(columns, first)
+        else:
+            wanted = [self.sub.probability_column]
+            if self.sub.label_column:
+                wanted.append(self.sub.label_column)
+            missing = missing_ids + [c for c in wanted if c not in first]
+            if missing:
+                self.tally("columns.missing", len(missing), [{"column": c} for c in missing])
+            extra = [c for c in first if c not in {*self.id_cols, *wanted}]
+            if extra:
+                self.tally("columns.extra", len(extra), [{"column": _echo(c)} for c in extra])
+            self.pred_pos = {c: first[c] for c in wanted if c in first}
+        if missing_ids and self.kind is Kind.survival:
+            self.tally("columns.missing", len(missing_ids), [{"column": c} for c in missing_ids])
+        return not missing_ids
+
+    def _survival_header(self, columns: list[str], first: dict[str, int]) -> None:
+        grid = self.grid
+        lookup = {float(t): k for k, t in enumerate(grid)}
+        grid_pos = [-1] * len(grid)
+        extra, dup = [], []
+        for c, pos in first.items():
+            if c in self.id_cols:
+                continue
+            text = c.strip()
+            k = lookup.get(float(text)) if _NUMBER.match(text) else None
+            if k is None:
+                extra.append(c)
+            elif grid_pos[k] >= 0:
+                dup.append(c)
+            else:
+                grid_pos[k] = pos
+        if extra:
+            self.tally("columns.grid_extra", len(extra), [{"column": _echo(c)} for c in extra])
+        if dup:
+            self.tally("columns.grid_duplicate", len(dup), [{"column": _echo(c)} for c in dup])
+        missing = [k for k, p in enumerate(grid_pos) if p < 0]
+        if missing:
+            self.tally(
+                "columns.grid_missing",
+                len(missing),
+                [{"grid_time": repr(float(grid[k]))} for k in missing],
+            )
+        self.grid_pos = grid_pos
+        self.surv = np.full((self.n, len(grid)), np.nan)
+
+    # -- rows ---------------------------------------------------------------------------------
+    def run(self, reader, chunk_rows: int) -> None:
+        """Read the header and every row; rows read before a parse error are still checked."""
+        batch: list[list[str]] = []
+        lines: list[int] = []
+        started = False
+        can_match = False
+        try:
+            header = next(reader, None)
+            while header is not None and len(header) == 0:  # leading blank lines
+                header = next(reader, None)
+            if header is None:
+                self.fail("file.empty", "the file has no header row")
+                return
+            self.ncols = len(header)
+            can_match = self.header(header)
+            if self.sub.probability_column in self.pred_pos:
+                self.prob = np.full(self.n, np.nan)
+            if self.sub.label_column in self.pred_pos:
+                self.label = np.full(self.n, np.nan)
+            started = True
+            for row in reader:
+                if not row:
+                    continue
+                batch.append(row)
+                lines.append(reader.line_num)
+                if len(batch) >= chunk_rows:
+                    self.batch(batch, lines, can_match)
+                    batch, lines = [], []
+        except UnicodeDecodeError as exc:
+            self.fail(
+                "file.encoding",
+                "the file is not valid UTF-8 text",
+                [{"line": reader.line_num + 1, "detail": _echo(exc.reason)}],
+            )
+        except csv.Error as exc:
+            self.fail(
+                "csv.malformed",
+                f"the CSV cannot be parsed: {_echo(exc)}",
+                [{"line": reader.line_num, "detail": _echo(exc)}],
+            )
+        if started and batch:
+            self.batch(batch, lines, can_match)
+        if not can_match:
+            self.complete = False
+
+    def batch(self, rows: list[list[str]], lines: list[int], can_match: bool) -> None:
+        self.n_rows += len(rows)
+        ncols = self.ncols
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        ragged = lengths != ncols
+        if ragged.any():
+            bad = np.flatnonzero(ragged)
+            self.tally(
+                "csv.ragged",
+                len(bad),
+                [{"line": lines[i], "fields": int(lengths[i]), "expected": ncols} for i in bad],
+            )
+            rows = [r if len(r) == ncols else (r + [""] * ncols)[:ncols] for r in rows]
+        cells = np.array(rows, dtype=object).reshape(len(rows), ncols)
+        line_arr = np.asarray(lines)
+        pos = self._match(cells, line_arr) if can_match else None
+        ok_rows = ~ragged
+        if self.kind is Kind.survival:
+            self._survival_values(cells, line_arr, pos, ok_rows)
+        else:
+            self._binary_values(cells, line_arr, pos, ok_rows)
+
+    def _match(self, cells: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """Positions of each row in the label order (-1: not a test id; -2: duplicate)."""
+        id_cells = cells[:, self.id_pos]
+        if self.sequential:
+            hours = [canonical_hour(h) for h in id_cells[:, 1]]
+            keys = [
+                f"{p}\x1f{h}" if h is not None else f"{p}\x1e{hr}"
+                for p, h, hr in zip(id_cells[:, 0], hours, id_cells[:, 1], strict=True)
+            ]
+        else:
+            keys = ["\x1f".join(map(str, r)) for r in id_cells]
+        pos = self.key_index.get_indexer(pd.Index(keys, dtype=object))
+        prefix = "rows" if self.sequential else "ids"
+        extra = np.flatnonzero(pos < 0)
+        if len(extra):
+            self.tally(
+                f"{prefix}.extra",
+                len(extra),
+                [{"line": int(lines[i]), **self._id_example(id_cells[i])} for i in extra],
+            )
+            dup_extra = []
+            for i in extra:
+                k = keys[i]
+                if k in self.extra_seen:
+                    dup_extra.append(i)
+                elif len(self.extra_seen) < 100_000:
+                    self.extra_seen.add(k)
+            if dup_extra:
+                self.tally(
+                    f"{prefix}.duplicate",
+                    len(dup_extra),
+                    [{"line": int(lines[i]), **self._id_example(id_cells[i])} for i in dup_extra],
+                )
+        known = np.flatnonzero(pos >= 0)
+        if len(known):
+            p = pos[known]
+            first_in_batch = ~pd.Series(p).duplicated().to_numpy()
+            is_dup = self.seen[p] | ~first_in_batch
+            dup_rows = known[is_dup]
+            if len(dup_rows):
+                self.tally(
+                    f"{prefix}.duplicate",
+                    len(dup_rows),
+                    [{"line": int(lines[i]), **self._id_example(id_cells[i])} for i in dup_rows],
+                )
+                pos[dup_rows] = -2
+            self.seen[p[~is_dup]] = True
+        return pos
+
+    def _id_example(self, row) -> dict:
+        return {c: _echo(v) for c, v in zip(self.id_cols, row, strict=True)}
+
+    def _parse(self, cells: np.ndarray, lines: np.ndarray, column: str, ok: np.ndarray):
+        """Numbers of one column; tallies empty / non-numeric / non-finite cells."""
+        values = parse_floats(cells)
+        bad = ~np.isfinite(values) & ok
+        if bad.any():
+            for i in np.flatnonzero(bad):
+                raw = str(cells[i]).strip()
+                code = _bad_number_code(raw, values[i])
+                self.tally(
+                    code, 1, [{"line": int(lines[i]), "column": column, "value": _echo(raw)}]
+                )
+        return values
+
+    def _binary_values(self, cells, lines, pos, ok) -> None:
+        for column, target in (
+            (self.sub.probability_column, "prob"),
+            (self.sub.label_column, "label"),
+        ):
+            if column is None or column not in self.pred_pos:
+                continue
+            col = self.pred_pos[column]
+            values = self._parse(cells[:, col], lines, column, ok)
+            finite = np.isfinite(values) & ok
+            if target == "prob":
+                bad = finite & ((values < 0) | (values > 1))
+                code = "probability.out_of_range"
+            else:
+                bad = finite & ~np.isin(values, (0.0, 1.0))
+                code = "label.not_binary"
+            if bad.any():
+                idx = np.flatnonzero(bad)
+                self.tally(
+                    code,
+                    len(idx),
+                    [
+                        {"line": int(lines[i]), "column": column, "value": _echo(cells[i, col])}
+                        for i in idx[:MAX_EXAMPLES]
+                    ],
+                )
+            if pos is not None:
+                keep = pos >= 0
+                getattr(self, target)[pos[keep]] = values[keep]
+
+    def _survival_values(self, cells, lines, pos, ok) -> None:
+        present = [(k, p) for k, p in enumerate(self.grid_pos) if p >= 0]
+        if not present:
+            return
+        mat = np.empty((len(cells), len(present)))
+        for j, (k, p) in enumerate(present):
+            mat[:, j] = self._parse(cells[:, p], lines, repr(float(self.grid[k])), ok)
+        finite = np.isfinite(mat) & ok[:, None]
+        out = finite & ((mat < 0) | (mat > 1))
+        if out.any():
+            r, c = np.nonzero(out)
+            self.tally(
+                "survival.out_of_range",
+                int(out.any(axis=1).sum()),
+                [
+                    {
+                        "line": int(lines[i]),
+                        "column": repr(float(self.grid[present[j][0]])),
+                        "value": float(mat[i, j]),
+                    }
+                    for i, j in zip(r[:MAX_EXAMPLES], c[:MAX_EXAMPLES], strict=True)
+                ],
+            )
+        rows_ok = finite.all(axis=1)
+        if mat.shape[1] > 1:
+            rise = (np.diff(mat, axis=1) > 0) & rows_ok[:, None]
+            if rise.any():
+                r, c = np.nonzero(rise)
+                _, first = np.unique(r, return_index=True)
+                self.tally(
+                    "survival.increasing",
+                    len(first),
+                    [
+                        {
+                            "line": int(lines[r[f]]),
+                            "from_time": float(self.grid[present[c[f]][0]]),
+                            "to_time": float(self.grid[present[c[f] + 1][0]]),
+                            "values": [float(mat[r[f], c[f]]), float(mat[r[f], c[f] + 1])],
+                        }
+                        for f in first
+                    ],
+                )
+        if pos is not None:
+            keep = np.flatnonzero(pos >= 0)
+            cols = [k for k, _ in present]
+            self.surv[np.ix_(pos[keep], cols)] = mat[keep]
+
+    # -- verdict ----------------------------------------------------------------------------
+    def result(self, digest: str) -> ValidationResult:
+        if self.complete and not self.seen.all():
+            missing = np.flatnonzero(~self.seen)
+            prefix = "rows" if self.sequential else "ids"
+            ex = [
+                {c: str(v) for c, v in zip(self.id_cols, self.labels.ids.iloc[i], strict=True)}
+                for i in missing[:MAX_EXAMPLES]
+            ]
+            self.tally(f"{prefix}.missing", len(missing), ex)
+        reasons = [
+            Reason(code, self.messages.get(code) or self._message(code, t.count), t.examples)
+            for code, t in sorted(self.tallies.items(), key=lambda kv: _ORDER[kv[0]])
+        ]
+        if reasons:
+            return ValidationResult(False, reasons, None, digest, self.n_rows)
+        preds = AlignedPredictions(
+            probability=self.prob,
+            label=None if self.label is None else self.label.astype(np.int8),
+            surv=self.surv,
+            time_grid=None if self.grid is None else np.asarray(self.grid, dtype=np.float64),
+        )
+        return ValidationResult(True, [], preds, digest, self.n_rows)
+
+    def _message(self, code: str, n: int) -> str:
+        noun = "test patient-hours" if self.sequential else f"test {self.unit}"
+        total = f"{self.n:,}"
+        return {
+            "csv.ragged": f"{n:,} rows have a different number of fields than the header",
+            "columns.duplicate": f"{n} column names appear more than once",
+            "columns.missing": f"{n} required columns are missing",
+            "columns.extra": f"{n} columns are not part of the submission format",
+            "columns.grid_missing": f"{n} of {len(self.grid) if self.grid is not None else 0} "
+            "time-grid points have no survival column (headers must be the grid times as "
+            "written in time_grid.csv)",
+            "columns.grid_extra": f"{n} survival column headers are not time-grid points",
+            "columns.grid_duplicate": f"{n} survival column headers repeat a grid time",
+            "ids.missing": f"{n:,} of {total} {noun} are missing",
+            "ids.extra": f"{n:,} rows have identifiers that are not in the test set",
+            "ids.duplicate": f"{n:,} rows repeat an identifier",
+            "rows.missing": f"{n:,} of {total} {noun} are missing",
+            "rows.extra": f"{n:,} rows are not test patient-hours",
+            "rows.duplicate": f"{n:,} rows repeat a patient-hour",
+            "values.missing": f"{n:,} prediction cells are empty or NA",
+            "values.non_numeric": f"{n:,} prediction cells are not numbers",
+            "values.non_finite": f"{n:,} prediction cells are NaN or infinite",
+            "probability.out_of_range": f"{n:,} probabilities are outside [0, 1]",
+            "label.not_binary": f"{n:,} predicted labels are not 0 or 1",
+            "survival.out_of_range": f"{n:,} survival curves have values outside [0, 1]",
+            "survival.increasing": f"{n:,} survival curves increase along the time grid",
+        }.get(code, REASON_CODES.get(code, code))
+
+
+_ORDER = {code: i for i, code in enumerate(REASON_CODES)}

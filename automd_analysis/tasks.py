@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -96,6 +97,12 @@ class SubmissionSpec(_Strict):
     time_grid: str | None = Field(
         default=None, description="Key in `files` of the survival time grid (one column `time`)."
     )
+    max_bytes: int | None = Field(
+        default=None,
+        ge=1,
+        description="Size limit of a submission file in bytes; default scales with the test set "
+        "(see automd_analysis.submissions.default_max_bytes).",
+    )
 
 
 class LabelsSpec(_Strict):
@@ -146,6 +153,9 @@ class TaskManifest(_Strict):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
     title: str
+    description: str | None = Field(
+        default=None, description="What is predicted, for whom, from what (one paragraph)."
+    )
     origin: Literal["paper", "demo", "fixture"]
     kind: Kind
     outcome: str
@@ -211,6 +221,19 @@ class TaskManifest(_Strict):
             raise ValueError("sequential tasks need id_columns [patient, hour] and a label_column")
         if self.metric is Metric.min_se_ppv and not self.submission.label_column:
             raise ValueError("min_se_ppv tasks need submission.label_column (PredictedLabel)")
+        if self.submission.id_columns != self.labels.id_columns:
+            raise ValueError(
+                "submission.id_columns and labels.id_columns must be the same columns "
+                f"(got {self.submission.id_columns} and {self.labels.id_columns})"
+            )
+        reserved = set(self.submission.id_columns)
+        for col in (self.submission.probability_column, self.submission.label_column):
+            if col is not None and col in reserved:
+                raise ValueError(f"submission column {col!r} is declared twice")
+            if col is not None:
+                reserved.add(col)
+        if self.internal_counterpart == self.id:
+            raise ValueError("internal_counterpart must name a different task")
         return self
 
 
@@ -324,6 +347,7 @@ class Task:
         self.manifest = manifest
         self.root = Path(root)
         self._verified: set[str] = set()
+        self._labels: TaskLabels | None = None
 
     @property
     def id(self) -> str:
@@ -425,6 +449,455 @@ class TaskLabels:
     time_grid: np.ndarray | None = None
 
 
-def load_labels(task: Task) -> TaskLabels:  # pragma: no cover - stub, implemented with issue 3
-    """Load (checksum-verified) hidden labels, subgroup attributes and the time grid of ``task``."""
-    raise NotImplementedError
+#: Strings a CSV reader (pandas' defaults) treats as a missing value.
+NA_STRINGS = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)  # fmt: skip
+
+
+def format_grid_time(value: float) -> str:
+    """The canonical text of a grid time: Python's shortest round-trip ``repr`` of the float.
+
+    ``float(format_grid_time(t)) == t`` exactly, so survival-submission headers written with
+    ``str(t)`` for the grid values read from ``time_grid.csv`` match the grid bit for bit.
+    """
+    return repr(float(value))
+
+
+def canonical_hour(text: str) -> str | None:
+    """Canonical text of an hour key (``"7"``, ``"7.0"``, ``" 7 "`` -> ``"7"``); None if not integral."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(value) or value != int(value):
+        return None
+    return str(int(value))
+
+
+def parse_floats(cells) -> np.ndarray:
+    """Parse text cells to float64 exactly as Python's ``float`` does (correctly rounded).
+
+    pandas' ``to_numeric`` and its default CSV float parser are faster but can land one ulp away
+    from the decimal written in the file; scores must not depend on that, so every number the
+    toolkit reads from a task or submission CSV goes through this function. Cells that are not
+    numbers (including Python-only spellings with ``_`` digit separators) become NaN; callers
+    classify them from the raw text.
+    """
+    arr = np.asarray(cells, dtype=object)
+    try:
+        values = arr.astype(np.float64)
+    except (ValueError, TypeError):
+        values = np.fromiter((_float_or_nan(x) for x in arr), dtype=np.float64, count=len(arr))
+    if len(arr) and "_" in "".join(map(str, arr)):
+        values[np.fromiter(("_" in str(x) for x in arr), dtype=bool, count=len(arr))] = np.nan
+    return values
+
+
+def _float_or_nan(text) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _read_task_csv(path: Path, task_id: str, what: str) -> pd.DataFrame:
+    """Read a task-owned CSV with every cell as text (the file was checksum-verified)."""
+    try:
+        return pd.read_csv(
+            path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig"
+        )
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(
+            f"task {task_id!r}: {what} is not a readable CSV: {exc}",
+            path=path,
+            code="data.unreadable",
+            fix="rebuild the task data (demo: `automd demo data`) or restore the original file",
+        ) from None
+
+
+def _require_columns(df: pd.DataFrame, columns: list[str], path: Path, task_id: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataError(
+            f"task {task_id!r}: columns {missing} declared in the manifest are missing",
+            path=path,
+            location="header",
+            code="data.invalid",
+            fix="fix the file or the manifest's column names",
+        )
+
+
+def _numeric(
+    df: pd.DataFrame, column: str, path: Path, task_id: str, *, binary: bool = False
+) -> np.ndarray:
+    """Parse a label column; raise DataError naming the first bad row."""
+    values = parse_floats(df[column].to_numpy())
+    bad = ~np.isfinite(values)
+    if binary:
+        bad |= ~np.isin(values, (0.0, 1.0))
+    else:
+        bad |= values < 0
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        rule = "0 or 1" if binary else "a finite number >= 0"
+        raise DataError(
+            f"task {task_id!r}: column {column!r} must be {rule}, found {df[column].iloc[row]!r}",
+            path=path,
+            location=f"row {row + 1}, column {column}",
+            code="data.invalid",
+            fix="fix the hidden-label file (and re-pin its sha256)",
+        )
+    return values
+
+
+def read_time_grid(task: Task) -> tuple[np.ndarray, list[str]]:
+    """The survival time grid of ``task`` (checksum-verified), as floats and as written.
+
+    The grid file has one column ``time``; values must be finite, >= 0 and strictly increasing
+    (paper App. A.1: unique quantiles of the training event times at 100 levels, plus 0).
+
+    Returns
+    -------
+    grid : ndarray of float64, shape (G,)
+    texts : list of str
+        The values exactly as written in the file (the expected submission headers).
+
+    Raises
+    ------
+    DataError
+        If the file is missing, modified, or not a valid grid.
+    """
+    key = task.manifest.submission.time_grid
+    if key is None:
+        raise ManifestError(
+            f"task {task.id!r} has no time grid (kind {task.manifest.kind.value!r})",
+            location="submission.time_grid",
+            code="manifest.invalid",
+        )
+    path = task.verified_path(key)
+    df = _read_task_csv(path, task.id, "the time grid")
+    if list(df.columns) != ["time"] or len(df) == 0:
+        raise DataError(
+            f"task {task.id!r}: the time grid must have exactly one column 'time' and >= 1 row",
+            path=path,
+            code="data.invalid",
+            fix="rebuild the task data",
+        )
+    texts = [t.strip() for t in df["time"].tolist()]
+    grid = _numeric(df, "time", path, task.id)
+    if len(grid) > 1 and not np.all(np.diff(grid) > 0):
+        row = int(np.flatnonzero(np.diff(grid) <= 0)[0]) + 1
+        raise DataError(
+            f"task {task.id!r}: the time grid is not strictly increasing",
+            path=path,
+            location=f"row {row + 1}",
+            code="data.invalid",
+            fix="rebuild the task data",
+        )
+    return grid, texts
+
+
+def load_labels(task: Task) -> TaskLabels:
+    """Load the checksum-verified hidden labels, subgroup attributes and time grid of ``task``.
+
+    The labels file (manifest ``labels.file``) is read with every cell as text; id columns stay
+    strings (the hour of a sequential task is canonicalised to an integer string, ``"7.0"`` ->
+    ``"7"``). Survival tasks get float64 ``duration`` (>= 0) and int8 ``event`` in {0, 1};
+    classification and sequential tasks get an int8 ``label`` in {0, 1}. Subgroup attributes
+    (paper App. F) are returned raw, one column per manifest attribute: ``tertiles`` attributes as
+    float64 (NaN when blank), the others as strings. The result is cached on the task.
+
+    Parameters
+    ----------
+    task : Task
+
+    Returns
+    -------
+    TaskLabels
+        Rows in the order of the labels file (the order every aligned prediction uses).
+
+    Raises
+    ------
+    DataError
+        ``data.missing`` / ``checksum.mismatch`` / ``checksum.unpinned`` when a file is absent or
+        not the pinned one; ``data.invalid`` when the file breaks the contract (missing column,
+        duplicate id, outcome not 0/1, negative duration, sequential rows of a patient not
+        contiguous in increasing hour order).
+    """
+    if task._labels is not None:
+        return task._labels
+    m = task.manifest
+    spec = m.labels
+    path = task.verified_path(spec.file)
+    df = _read_task_csv(path, task.id, "the labels file")
+    outcome_cols = [c for c in (spec.duration, spec.event, spec.label) if c]
+    sub_cols = [sg.column for sg in m.subgroups.values() if sg.file == spec.file]
+    _require_columns(df, [*spec.id_columns, *outcome_cols, *sub_cols], path, task.id)
+    if len(df) == 0:
+        raise DataError(
+            f"task {task.id!r}: the labels file has no rows",
+            path=path,
+            code="data.invalid",
+            fix="rebuild the task data",
+        )
+    ids = df[spec.id_columns].copy()
+    if m.kind is Kind.sequential:
+        hour_col = spec.id_columns[1]
+        hours = [canonical_hour(h) for h in ids[hour_col]]
+        if any(h is None for h in hours):
+            row = next(i for i, h in enumerate(hours) if h is None)
+            raise DataError(
+                f"task {task.id!r}: hour {ids[hour_col].iloc[row]!r} is not an integer",
+                path=path,
+                location=f"row {row + 1}, column {hour_col}",
+                code="data.invalid",
+                fix="fix the hidden-label file",
+            )
+        ids[hour_col] = hours
+        _check_sequential_order(ids, path, task.id)
+    dup = ids.duplicated()
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise DataError(
+            f"task {task.id!r}: duplicate id {tuple(ids.iloc[row])} in the labels file",
+            path=path,
+            location=f"row {row + 1}",
+            code="data.invalid",
+            fix="fix the hidden-label file",
+        )
+    duration = event = label = None
+    if m.kind is Kind.survival:
+        duration = _numeric(df, spec.duration, path, task.id)
+        event = _numeric(df, spec.event, path, task.id, binary=True).astype(np.int8)
+    else:
+        label = _numeric(df, spec.label, path, task.id, binary=True).astype(np.int8)
+    subgroups = pd.DataFrame(index=pd.RangeIndex(len(df)))
+    for name, sg in m.subgroups.items():
+        source = (
+            df
+            if sg.file == spec.file
+            else _read_task_csv(task.verified_path(sg.file), task.id, sg.file)
+        )
+        if sg.file != spec.file:
+            _require_columns(source, [*spec.id_columns, sg.column], task.path(sg.file), task.id)
+            source = ids.merge(
+                source[[*spec.id_columns, sg.column]], how="left", on=spec.id_columns
+            )
+        raw = source[sg.column].reset_index(drop=True)
+        if sg.rule == "tertiles":
+            subgroups[name] = parse_floats(raw.fillna("").to_numpy())
+        else:
+            subgroups[name] = raw.fillna("").astype(str).to_numpy()
+    time_grid = read_time_grid(task)[0] if m.kind is Kind.survival else None
+    task._labels = TaskLabels(
+        ids=ids.reset_index(drop=True),
+        duration=duration,
+        event=event,
+        label=label,
+        subgroups=subgroups,
+        time_grid=time_grid,
+    )
+    return task._labels
+
+
+def _check_sequential_order(ids: pd.DataFrame, path: Path, task_id: str) -> None:
+    """Rows of one patient must be contiguous and in strictly increasing hour order."""
+    pid = ids.iloc[:, 0].to_numpy()
+    hour = ids.iloc[:, 1].astype(np.int64).to_numpy()
+    new_patient = np.r_[True, pid[1:] != pid[:-1]]
+    starts = pid[new_patient]
+    if len(set(starts)) != len(starts):
+        seen: set = set()
+        for row in np.flatnonzero(new_patient):
+            if pid[row] in seen:
+                break
+            seen.add(pid[row])
+        raise DataError(
+            f"task {task_id!r}: rows of patient {pid[row]!r} are not contiguous in the labels file",
+            path=path,
+            location=f"row {int(row) + 1}",
+            code="data.invalid",
+            fix="sort the hidden-label file by patient and hour",
+        )
+    bad = ~new_patient[1:] & (hour[1:] <= hour[:-1])
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise DataError(
+            f"task {task_id!r}: hours of patient {pid[row]!r} are not increasing",
+            path=path,
+            location=f"row {row + 1}",
+            code="data.invalid",
+            fix="sort the hidden-label file by patient and hour",
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Data status and pinning (``automd tasks``)
+
+FileState = Literal["present", "missing", "checksum mismatch", "unpinned"]
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """State of one declared file of a task under a data root."""
+
+    key: str
+    path: Path
+    state: FileState
+    sha256: str | None = None
+
+
+def file_statuses(task: Task, *, verify: bool = True) -> list[FileStatus]:
+    """Status of every file a task declares (``verify=False`` skips hashing: present/missing)."""
+    out = []
+    for key, spec in task.manifest.files.items():
+        path = task.path(key)
+        if not path.is_file():
+            out.append(FileStatus(key, path, "missing"))
+            continue
+        if not verify:
+            out.append(FileStatus(key, path, "present" if spec.sha256 else "unpinned"))
+            continue
+        actual = sha256_file(path)
+        if spec.sha256 is None:
+            state: FileState = "unpinned"
+        else:
+            state = "present" if actual == spec.sha256 else "checksum mismatch"
+        out.append(FileStatus(key, path, state, actual))
+    return out
+
+
+def task_status(statuses: list[FileStatus]) -> FileState:
+    """Overall data status of a task: the worst of its files' states.
+
+    Order (worst first): missing, checksum mismatch, unpinned, present.
+    """
+    for state in ("missing", "checksum mismatch", "unpinned"):
+        if any(s.state == state for s in statuses):
+            return state  # type: ignore[return-value]
+    return "present"
+
+
+def pin_manifest(
+    manifest_path: str | Path, root: str | Path, *, overwrite: bool = False
+) -> dict[str, str]:
+    """Write the sha256 of the task's data files (under ``root``) into its manifest file.
+
+    For paper tasks the data is not redistributable, so the shipped manifests carry
+    ``sha256: null``; a user who has prepared the data checks it and pins it once
+    (``automd tasks --pin TASK``). From then on a modified hidden-label file is an error.
+    Only the ``sha256:`` value of each file entry is rewritten (comments and layout are kept).
+
+    Parameters
+    ----------
+    manifest_path : path
+        The manifest YAML file.
+    root : path
+        Data root the manifest paths are resolved against.
+    overwrite : bool
+        Replace hashes that are already pinned (needed to accept a deliberate data change).
+
+    Returns
+    -------
+    dict
+        File key -> the sha256 written.
+
+    Raises
+    ------
+    DataError
+        If a declared file is missing, or a pinned hash differs and ``overwrite`` is False.
+    ManifestError
+        If the manifest is invalid or its ``files`` entries are not one line each.
+    """
+    manifest_path = Path(manifest_path)
+    manifest = load_manifest(manifest_path)
+    task = Task(manifest, root)
+    hashes: dict[str, str] = {}
+    for key, spec in manifest.files.items():
+        path = task.path(key)
+        if not path.is_file():
+            raise DataError(
+                f"task {task.id!r}: file {key!r} not found; nothing was pinned",
+                path=path,
+                code="data.missing",
+                fix="point --data / AUTOMD_DATA at the prepared data root (see docs/tasks.md)",
+            )
+        actual = sha256_file(path)
+        if spec.sha256 not in (None, actual) and not overwrite:
+            raise DataError(
+                f"task {task.id!r}: file {key!r} differs from its pinned sha256; nothing was "
+                "pinned",
+                path=path,
+                code="checksum.mismatch",
+                fix="restore the original file, or re-pin deliberately with --force",
+            )
+        hashes[key] = actual
+    write_manifest_hashes(manifest_path, hashes)
+    return hashes
+
+
+def write_manifest_hashes(manifest_path: str | Path, hashes: dict[str, str]) -> None:
+    """Rewrite the ``sha256:`` values of the given file keys in a manifest, keeping its layout.
+
+    The new text is validated against :class:`TaskManifest` before it atomically replaces the
+    file.
+
+    Raises
+    ------
+    ManifestError
+        If an entry is not a one-line flow mapping, or the result does not validate.
+    """
+    manifest_path = Path(manifest_path)
+    text = manifest_path.read_text(encoding="utf-8")
+    new_text = _replace_file_hashes(text, hashes, manifest_path)
+    try:
+        check = TaskManifest.model_validate(yaml.safe_load(new_text))
+    except ValidationError as exc:  # pragma: no cover - defensive
+        raise ManifestError(
+            f"rewritten manifest does not validate: {exc.errors()[0]['msg']}",
+            path=manifest_path,
+            code="manifest.invalid",
+        ) from None
+    if any(check.files[k].sha256 != v for k, v in hashes.items()):  # pragma: no cover
+        raise ManifestError(
+            "could not rewrite the sha256 entries", path=manifest_path, code="manifest.invalid"
+        )
+    tmp = manifest_path.with_name(f".{manifest_path.name}.tmp{os.getpid()}")
+    tmp.write_text(new_text, encoding="utf-8")
+    os.replace(tmp, manifest_path)
+
+
+_FILE_LINE = re.compile(r"^(?P<indent>\s+)(?P<key>[A-Za-z0-9_\-]+):\s*\{(?P<body>.*)\}\s*$")
+_SHA = re.compile(r"sha256:\s*(null|~|[0-9a-f]{64}|'[0-9a-f]{64}'|\"[0-9a-f]{64}\")")
+
+
+def _replace_file_hashes(text: str, hashes: dict[str, str], path: Path) -> str:
+    """Rewrite ``sha256:`` in the one-line flow mappings under ``files:``."""
+    lines = text.splitlines(keepends=True)
+    in_files = False
+    done: set[str] = set()
+    for i, line in enumerate(lines):
+        if re.match(r"^files:\s*$", line):
+            in_files = True
+            continue
+        if in_files and line.strip() and not line[0].isspace():
+            in_files = False
+        if not in_files:
+            continue
+        m = _FILE_LINE.match(line.rstrip("\n"))
+        if m and m["key"] in hashes and _SHA.search(m["body"]):
+            lines[i] = _SHA.sub(f"sha256: {hashes[m['key']]}", line, count=1)
+            done.add(m["key"])
+    missing = sorted(set(hashes) - done)
+    if missing:
+        raise ManifestError(
+            f"cannot pin files {missing}: each entry under `files:` must be one line "
+            "`key: {path: ..., role: ..., sha256: ...}`",
+            path=path,
+            location="files",
+            code="manifest.invalid",
+            fix="write the entries in that form (see docs/tasks.md)",
+        )
+    return "".join(lines)

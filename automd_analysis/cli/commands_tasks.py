@@ -1,3 +1,185 @@
-"""``automd tasks`` and ``automd validate`` (owned by the tasks/submissions work)."""
+"""``automd tasks``, ``automd validate`` and ``automd demo data`` (tasks/submissions work).
+
+Exit codes: ``validate`` 0 valid, 1 invalid, 2 usage or task-data error; ``tasks`` 0 (``--pin``:
+2 when nothing could be pinned); ``demo data`` 0 when every built file matches its pinned sha256,
+2 otherwise (unless ``--repin``).
+"""
 
 from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, demo_app
+from automd_analysis.errors import AutomdError
+from automd_analysis.tasks import (
+    Task,
+    data_root,
+    file_statuses,
+    get_task,
+    load_manifests,
+    manifest_dir,
+    pin_manifest,
+    task_status,
+)
+
+
+def _fail(exc: AutomdError) -> None:
+    typer.echo(f"automd: error: {exc}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("validate")
+def validate_command(
+    task_id: str = typer.Argument(..., help="Task id (manifest name)."),
+    file: Path = typer.Argument(..., help="Submission CSV to check."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    as_json: bool = typer.Option(
+        False, "--json", help='Print {"valid": bool, "reasons": [{code, message, examples}]}.'
+    ),
+    root: Path | None = typer.Option(
+        None, "--root", help="Refuse a file that resolves (via symlinks) outside this directory."
+    ),
+) -> None:
+    """Check a submission against a task (paper App. E): exit 0 valid, 1 invalid, 2 error."""
+    from automd_analysis.submissions import validate_submission
+
+    try:
+        task = get_task(task_id, data=data, manifests=manifests)
+        result = validate_submission(task, file, root=root)
+    except AutomdError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict()))
+    elif result.valid:
+        typer.echo(f"valid: {file} ({result.n_rows:,} rows, task {task.id})")
+    else:
+        typer.echo(f"INVALID: {file} (task {task.id})")
+        for r in result.reasons:
+            typer.echo(f"  [{r.code}] {r.message}")
+            for ex in r.examples[:3]:
+                typer.echo(f"      e.g. {json.dumps(ex)}")
+    raise typer.Exit(0 if result.valid else 1)
+
+
+@app.command("tasks")
+def tasks_command(
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    pin: str | None = typer.Option(
+        None, "--pin", help="Write the sha256 of TASK's prepared data files into its manifest."
+    ),
+    force: bool = typer.Option(False, "--force", help="With --pin: replace existing hashes."),
+    verify: bool = typer.Option(
+        True, "--verify/--no-verify", help="Hash every file (default) or only check presence."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the listing as JSON."),
+) -> None:
+    """List task manifests with their data status, kind, metric, validation and sizes.
+
+    Status: present (all files there and matching their sha256), missing, checksum mismatch, or
+    unpinned (files there, manifest has no sha256 yet: run --pin after checking the data).
+    """
+    try:
+        if pin is not None:
+            path = manifest_dir(manifests) / f"{pin}.yaml"
+            hashes = pin_manifest(path, data_root(data), overwrite=force)
+            for key, sha in hashes.items():
+                typer.echo(f"pinned {pin}.{key} = {sha}")
+            typer.echo(f"wrote {path}")
+            return
+        found = load_manifests(manifests)
+    except AutomdError as exc:
+        _fail(exc)
+    root = data_root(data)
+    rows = []
+    for task_id, m in found.items():
+        statuses = file_statuses(Task(m, root), verify=verify)
+        rows.append(
+            {
+                "id": task_id,
+                "origin": m.origin,
+                "kind": m.kind.value,
+                "metric": m.metric.value,
+                "validation": m.validation if m.shift == "none" else f"{m.validation} ({m.shift})",
+                "train": m.sizes.train,
+                "extra_train": m.sizes.extra_train,
+                "test": m.sizes.test,
+                "unit": m.sizes.unit,
+                "status": task_status(statuses),
+                "files": {s.key: s.state for s in statuses},
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps({"data_root": str(root), "tasks": rows}, indent=2))
+        return
+    typer.echo(f"data root: {root}")
+    header = f"{'task':<22} {'origin':<6} {'kind':<14} {'metric':<16} {'validation':<21} "
+    header += f"{'train / test':>22}  status"
+    typer.echo(header)
+    for r in rows:
+        train = f"{r['train']:,}" + (f"+{r['extra_train']:,}" if r["extra_train"] else "")
+        sizes = f"{train} / {r['test']:,}"
+        typer.echo(
+            f"{r['id']:<22} {r['origin']:<6} {r['kind']:<14} {r['metric']:<16} "
+            f"{r['validation']:<21} {sizes:>22}  {r['status']}"
+        )
+
+
+@demo_app.command("data")
+def demo_data_command(
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    task: list[str] | None = typer.Option(
+        None, "--task", help="Build only this demo task (repeatable)."
+    ),
+    repin: bool = typer.Option(
+        False, "--repin", help="Write the built files' sha256 into the demo manifests."
+    ),
+) -> None:
+    """Build the demo tasks (real public cohorts + a synthetic sepsis cohort) under the data root.
+
+    Deterministic (seed 42): a rebuild writes byte-identical files whose sha256 match the
+    manifests. Exit 2 if a built file does not match its pinned sha256 (unless --repin).
+    """
+    from automd_analysis.demo.task_files import build_demo_data, repin_demo_manifests
+
+    root = data_root(data)
+    start = time.perf_counter()
+
+    def progress(task_id: str) -> None:
+        print(f"building {task_id} ...", file=sys.stderr, flush=True)
+
+    try:
+        built = build_demo_data(root, manifests, task or None, progress=progress)
+        if repin:
+            changed = repin_demo_manifests(built, manifests)
+            for task_id in changed:
+                typer.echo(f"re-pinned {task_id}")
+    except AutomdError as exc:
+        _fail(exc)
+    elapsed = time.perf_counter() - start
+    tasks = sorted({b.task for b in built})
+    typer.echo(
+        f"built {len(tasks)} demo tasks ({len(built)} files) under {root} in {elapsed:.1f} s"
+    )
+    mismatched = [b for b in built if not b.matches]
+    if mismatched and not repin:
+        for b in mismatched:
+            expected = b.expected[:12] + "..." if b.expected else "unpinned"
+            typer.echo(
+                f"  sha256 mismatch: {b.task}/{b.key}: built {b.sha256[:12]}..., "
+                f"manifest {expected}",
+                err=True,
+            )
+        typer.echo(
+            "automd: error: the build does not reproduce the pinned files; check the SurvSet, "
+            "numpy and pandas versions, or re-pin deliberately with --repin",
+            err=True,
+        )
+        raise typer.Exit(2)
