@@ -1,3 +1,96 @@
-"""Command module (registers on automd_analysis.cli._apps)."""
+"""``automd score ARCHIVE``: score every run of an archive into the Parquet score store."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.errors import AutomdError
+from automd_analysis.scoring import ScoreSummary, score_archive
+
+_MAX_LISTED = 10
+
+
+def _default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def format_summary(s: ScoreSummary) -> str:
+    """The human summary printed after scoring."""
+    lines = [
+        f"automd score: archive {s.archive!r} -> {s.out_dir}",
+        f"  runs scored:   {s.n_runs}"
+        + (f" ({s.n_skipped_runs} skipped)" if s.n_skipped_runs else ""),
+        f"  files:         {s.n_files} ({s.n_unique} distinct contents: "
+        f"{s.n_scored} scored now, {s.n_cached} from cache)",
+        f"  invalid:       {s.n_invalid} files, {s.n_invalid_selected} selected submissions",
+        f"  problems:      {len(s.problems)} (problems.parquet)",
+        f"  time:          {s.seconds:.1f} s",
+    ]
+    for p in s.problems[:_MAX_LISTED]:
+        where = p["run_id"] or p["path"] or "archive"
+        lines.append(f"    - {p['code']} [{p['effect']}] {where}: {p['message']}")
+    if len(s.problems) > _MAX_LISTED:
+        lines.append(f"    ... {len(s.problems) - _MAX_LISTED} more in problems.parquet")
+    for tid, err in s.data_errors.items():
+        lines.append(f"  task {tid!r} not scored: {err['code']}: {err['message']}")
+        if err.get("fix"):
+            lines.append(f"    fix: {err['fix']}")
+    return "\n".join(lines)
+
+
+@app.command("score")
+def score(
+    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    out: Path | None = typer.Option(
+        None, "--out", help="Score store directory (default: scores/<archive name>)."
+    ),
+    jobs: int = typer.Option(
+        _default_jobs(), "--jobs", "-j", min=1, help="Local worker processes."
+    ),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="Dask distributed scheduler address (e.g. tcp://host:8786); workers must see the "
+        "archive, data and --out directories.",
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Score every selected submission and archived version of ARCHIVE (cached, incremental).
+
+    Invalid submissions are results, not errors: the exit code is 0 when everything that could be
+    scored was scored. Exit code 2: the archive or the data root is missing, or a task's manifest
+    or data could not be used (its runs are listed in problems.parquet; everything else is still
+    scored and written). Exit code 1: some files failed unexpectedly (retried on the next run).
+    """
+    summary = score_archive(
+        archive,
+        out=out,
+        data=data,
+        manifests=manifests,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+    )
+    typer.echo(format_summary(summary))
+    if summary.data_errors:
+        first = next(iter(summary.data_errors.values()))
+        raise AutomdError(
+            f"{len(summary.data_errors)} task(s) could not be scored "
+            f"({', '.join(summary.data_errors)}): {first['message']}",
+            path=first.get("path"),
+            code=first.get("code", "data.missing"),
+            fix=first.get("fix"),
+        )
+    if summary.n_errors:
+        typer.echo(
+            f"automd: {summary.n_errors} file(s) failed unexpectedly; see problems.parquet. "
+            "They are not cached and will be retried by the next run.",
+            err=True,
+        )
+        raise typer.Exit(1)

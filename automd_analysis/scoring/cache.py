@@ -1,0 +1,168 @@
+"""Content-addressed score cache with atomic writes (``docs/score_store.md``, section Cache).
+
+One JSON file per scored submission content, ``<dir>/<key[:2]>/<key>.json``. The key is
+
+    sha256(json([submission sha256 | "absent", task content hash, labels sha256,
+                 scorer version, cache format]))
+
+so a changed submission, manifest, hidden-label file or scorer gives a new key, and an unchanged
+archive finds every entry again (no metric work). Entries are written to a temporary file in the
+same directory, then ``os.replace``-d into place: a killed run leaves only
+complete entries (plus temporaries, which are ignored and cleaned up by the next run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
+
+#: Version of the entry layout; part of every key, so a layout change never reads old entries.
+CACHE_FORMAT = 1
+_TMP_PREFIX = ".tmp-"
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes, streamed."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cache_key(
+    submission_sha256: str | None, task_hash: str, labels_sha256: str, scorer_version: str
+) -> str:
+    """The cache key of one submission content scored against one task.
+
+    Parameters
+    ----------
+    submission_sha256 : str or None
+        sha256 of the submission bytes; ``None`` for an absent file (its "invalid: missing" result
+        is cached too).
+    task_hash : str
+        :attr:`automd_analysis.tasks.Task.content_hash` (the canonical manifest JSON).
+    labels_sha256 : str
+        The pinned sha256 of the hidden-label file.
+    scorer_version : str
+        ``automd_analysis.__version__``.
+
+    Returns
+    -------
+    str
+        64 lower-case hex digits.
+    """
+    parts = [submission_sha256 or "absent", task_hash, labels_sha256, scorer_version, CACHE_FORMAT]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-ready copy: numpy scalars/arrays to Python, tuples to lists, other objects to str."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_plain(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, float):
+        return obj
+    return str(obj)
+
+
+class ScoreCache:
+    """The cache directory of a score store.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Created on first write.
+    """
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+
+    def path(self, key: str) -> Path:
+        """Where the entry of ``key`` lives."""
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        """The entry of ``key``, or ``None`` if absent, unreadable or not for this key/format.
+
+        A corrupt entry (impossible through :meth:`put`, but disks fail) is treated as missing, so
+        it is simply scored again.
+        """
+        try:
+            with open(self.path(key), encoding="utf-8") as fh:
+                entry = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        if entry.get("format") != CACHE_FORMAT:
+            return None
+        return entry
+
+    def has(self, key: str) -> bool:
+        """True if a readable entry exists for ``key``."""
+        return self.get(key) is not None
+
+    def put(self, key: str, entry: dict) -> Path:
+        """Write ``entry`` for ``key`` atomically (temporary file + ``os.replace``).
+
+        A killed process leaves either the complete entry or none. There is no ``fsync``: after a
+        power loss an entry could be truncated, which :meth:`get` detects (invalid JSON) and treats
+        as missing, so the file is simply scored again.
+
+        ``entry`` may hold numpy scalars, NaN and infinities (written as JSON ``NaN``/``Infinity``,
+        which :meth:`get` reads back exactly). ``key`` and ``format`` are added.
+        """
+        target = self.path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        doc = _plain({**entry, "key": key, "format": CACHE_FORMAT})
+        data = json.dumps(doc, sort_keys=True, allow_nan=True).encode("utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return target
+
+    def clean_temporaries(self, older_than: float = 0.0) -> int:
+        """Delete temporaries left by killed runs; returns how many were removed.
+
+        Parameters
+        ----------
+        older_than : float, default 0
+            Only temporaries not modified for this many seconds are removed, so a scorer still
+            writing to the same cache is not disturbed. Temporaries are never read either way.
+        """
+        removed = 0
+        if not self.directory.is_dir():
+            return 0
+        now = time.time()
+        for tmp in self.directory.glob(f"*/{_TMP_PREFIX}*"):
+            try:
+                if now - tmp.stat().st_mtime >= older_than:
+                    tmp.unlink()
+                    removed += 1
+            except OSError:
+                pass
+        return removed

@@ -1,0 +1,347 @@
+"""Score a whole archive: plan, run the missing work in parallel, rebuild the score store.
+
+1. **Plan** (:mod:`.plan`): read the archive, load and checksum-verify the manifests/data of the
+   tasks it uses, hash every submission, derive cache keys. No metric work.
+2. **Execute**: only jobs without a cache entry (or a selected file whose entry lacks subgroup and
+   reliability rows) are scored. Jobs are grouped by task and cut into chunks, so each worker loads a
+   task's hidden labels once; chunks run in-process (``jobs=1``), in a local process pool
+   (``jobs>1``) or on a Dask distributed cluster (``scheduler=ADDRESS``; workers must see the same
+   file system). Every result is written to the cache atomically as soon as it exists, so a killed
+   run loses nothing already scored.
+3. **Publish** (:mod:`.store`): the Parquet tables are rebuilt from the cache, deterministically.
+
+Nothing in an archive can stop the whole run: unreadable runs, missing tasks, data that fails its
+checksum and unexpected per-file errors are recorded in ``problems.parquet`` and the rest is scored.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from automd_analysis.archive import Archive, open_archive
+from automd_analysis.errors import DataError, ScoreStoreError
+from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.plan import Job, Plan, make_plan
+from automd_analysis.scoring.store import build_tables, write_store
+from automd_analysis.scoring.worker import ChunkJob, run_chunk
+from automd_analysis.tasks import data_root
+
+__all__ = ["ScoreSummary", "score_archive"]
+
+#: Temporaries older than this (seconds) are left-overs of a killed run and are deleted.
+_STALE_TMP_SECONDS = 600
+
+
+@dataclass
+class ScoreSummary:
+    """What :func:`score_archive` did.
+
+    Attributes
+    ----------
+    out_dir : Path
+        The score store directory.
+    archive : str
+        Archive name.
+    n_runs, n_files : int
+        Runs and files (rows of ``scores.parquet``) published.
+    n_unique : int
+        Distinct (content, task) pairs among the files.
+    n_scored, n_cached : int
+        Distinct contents scored in this call vs found in the cache (an unchanged re-run has
+        ``n_scored == 0``).
+    n_invalid, n_invalid_selected : int
+        Invalid files, and invalid selected submissions.
+    n_skipped_runs : int
+        Runs left out (unreadable, missing task/data, selected file not scored).
+    problems : list of dict
+        The rows of ``problems.parquet``.
+    data_errors : dict
+        Task id -> error dict, for tasks whose manifest or data could not be used.
+    n_errors : int
+        Files whose scoring failed unexpectedly (not cached; retried next time).
+    seconds : float
+        Wall-clock time (not written to the store).
+    """
+
+    out_dir: Path
+    archive: str
+    n_runs: int = 0
+    n_files: int = 0
+    n_unique: int = 0
+    n_scored: int = 0
+    n_cached: int = 0
+    n_invalid: int = 0
+    n_invalid_selected: int = 0
+    n_skipped_runs: int = 0
+    problems: list[dict] = field(default_factory=list)
+    data_errors: dict[str, dict] = field(default_factory=dict)
+    n_errors: int = 0
+    seconds: float = 0.0
+
+
+def _rel(path, root: Path) -> str | None:
+    if path is None:
+        return None
+    p = Path(path)
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return str(p)
+
+
+def _run_fields(run_id: str | None) -> dict:
+    parts = run_id.split("/") if run_id else []
+    if len(parts) == 4 and parts[3].startswith("rep") and parts[3][3:].isdigit():
+        return {
+            "run_id": run_id,
+            "experiment": parts[0],
+            "agent": parts[1],
+            "task": parts[2],
+            "rep": int(parts[3][3:]),
+        }
+    return {"run_id": run_id, "experiment": None, "agent": None, "task": None, "rep": None}
+
+
+def _problem_row(err: dict, run_id, root: Path, effect: str, version=None) -> dict:
+    return _run_fields(run_id) | {
+        "version": version,
+        "effect": effect,
+        "code": err.get("code"),
+        "message": err.get("message"),
+        "path": _rel(err.get("path"), root),
+        "location": err.get("location"),
+        "fix": err.get("fix"),
+    }
+
+
+def _chunks(plan: Plan, todo: list[Job], n_workers: int) -> list[tuple]:
+    """Group jobs by task and cut them into chunks; largest tasks first."""
+    by_task: dict[str, list[Job]] = {}
+    for job in sorted(todo, key=lambda j: (j.task_id, j.key)):
+        by_task.setdefault(job.task_id, []).append(job)
+    size = max(1, math.ceil(len(todo) / max(1, 4 * n_workers)))
+    chunks = []
+    for tid in sorted(by_task, key=lambda t: (-len(by_task[t]), t)):
+        task = plan.tasks[tid]
+        manifest_json = task.manifest.model_dump_json()
+        root = str(task.root.resolve())
+        jobs = by_task[tid]
+        for i in range(0, len(jobs), size):
+            part: list[ChunkJob] = [
+                (j.key, str(j.path.resolve()), j.sha256, j.details) for j in jobs[i : i + size]
+            ]
+            chunks.append((manifest_json, root, part))
+    return chunks
+
+
+def _init_worker() -> None:  # pragma: no cover - runs in child processes
+    import numba
+
+    numba.set_num_threads(1)  # one process per core already: no nested parallelism
+
+
+def _execute(
+    chunks: list[tuple],
+    cache_dir: str,
+    jobs: int,
+    scheduler: str | None,
+    on_done: Callable[[list[dict]], None],
+) -> None:
+    def failed(chunk, exc) -> list[dict]:
+        err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
+        return [{"key": j[0], "status": "error", "error": err} for j in chunk[2]]
+
+    if scheduler:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+
+        with Client(scheduler, set_as_default=False) as client:
+            futures = {
+                client.submit(run_chunk, m, r, cache_dir, part, pure=False): (m, r, part)
+                for m, r, part in chunks
+            }
+            for fut in dask_completed(list(futures)):
+                try:
+                    on_done(fut.result())
+                except Exception as exc:
+                    on_done(failed(futures[fut], exc))
+        return
+    if jobs <= 1 or len(chunks) <= 1:
+        for m, r, part in chunks:
+            on_done(run_chunk(m, r, cache_dir, part))
+        return
+    ctx = get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
+        futures = {
+            pool.submit(run_chunk, m, r, cache_dir, part): (m, r, part) for m, r, part in chunks
+        }
+        for fut in as_completed(futures):
+            try:
+                on_done(fut.result())
+            except Exception as exc:
+                on_done(failed(futures[fut], exc))
+
+
+def _needs_work(entry: dict | None, job: Job) -> bool:
+    if entry is None:
+        return True
+    return job.details and entry["valid"] and entry.get("details") is None
+
+
+def score_archive(
+    archive: str | Path | Archive,
+    out: str | Path | None = None,
+    data: str | Path | None = None,
+    manifests: str | Path | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> ScoreSummary:
+    """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
+
+    Parameters
+    ----------
+    archive : path or Archive
+        The runs archive (``docs/archive.md``).
+    out : path, optional
+        Score store directory; default ``scores/<archive name>``. The cache lives in
+        ``<out>/cache``. It may not lie inside the archive.
+    data, manifests : path, optional
+        Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS`` / the
+        repository's ``data`` and ``data_manifests``).
+    jobs : int, default 1
+        Local worker processes (1 = in this process).
+    scheduler : str, optional
+        Address of a Dask distributed scheduler; when given, ``jobs`` is ignored.
+    progress : bool, default False
+        Show a tqdm progress bar (stderr).
+
+    Returns
+    -------
+    ScoreSummary
+
+    Raises
+    ------
+    ArchiveError
+        The archive directory or its ``archive.yaml`` is missing or invalid.
+    DataError
+        The data root does not exist (``data.missing``).
+    ScoreStoreError
+        ``out`` lies inside the archive.
+    """
+    t0 = time.perf_counter()
+    arch = archive if isinstance(archive, Archive) else open_archive(archive)
+    out_dir = Path(out) if out is not None else Path("scores") / arch.name
+    if out_dir.resolve().is_relative_to(arch.root):
+        raise ScoreStoreError(
+            "the score store may not be written inside the archive",
+            path=out_dir,
+            code="store.inside_archive",
+            fix="choose an --out directory outside the archive (archives are read-only)",
+        )
+    runs = arch.runs()
+    root = data_root(data)
+    if runs and not root.is_dir():
+        raise DataError(
+            "data root not found",
+            path=root,
+            code="data.missing",
+            fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run `automd demo data`)",
+        )
+    plan = make_plan(runs, data=root, manifests=manifests)
+    cache = ScoreCache(out_dir / "cache")
+    cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
+
+    entries = {key: cache.get(key) for key in plan.jobs}
+    todo = [job for key, job in plan.jobs.items() if _needs_work(entries[key], job)]
+    summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
+    summary.n_cached = len(plan.jobs) - len(todo)
+    errors: dict[str, dict] = {}
+    task_errors: dict[str, dict] = {
+        tid: exc.to_dict() for tid, exc in sorted(plan.task_errors.items())
+    }
+
+    if todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), unit="file", desc="scoring", disable=not progress)
+        key_task = {j.key: j.task_id for j in todo}
+
+        def on_done(results: list[dict]) -> None:
+            for res in results:
+                if res["status"] == "scored":
+                    summary.n_scored += 1
+                elif res["status"] == "task_error":
+                    task_errors.setdefault(key_task[res["key"]], res["error"])
+                else:
+                    errors[res["key"]] = res["error"]
+            bar.update(len(results))
+
+        try:
+            _execute(_chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done)
+        finally:
+            bar.close()
+        for job in todo:
+            if job.key not in errors:
+                entries[job.key] = cache.get(job.key)
+
+    problems = [
+        _problem_row(p.to_dict(), p.details.get("run_id"), arch.root, p.details.get("effect"))
+        for p in arch.problems
+    ]
+    published, manifests_by_task = [], {t: task.manifest for t, task in plan.tasks.items()}
+    selected_key = {f.run.run_id: f.key for f in plan.files if f.is_selected}
+    for run in runs:
+        if run.task in task_errors:
+            problems.append(
+                _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
+            )
+            continue
+        sel_key = selected_key[run.run_id]
+        if sel_key is not None and entries.get(sel_key) is None:
+            err = errors.get(sel_key, {"code": "scoring.missing_entry", "message": "not scored"})
+            problems.append(
+                _problem_row(err, run.run_id, arch.root, "run skipped", version="selected")
+            )
+            continue
+        published.append(run)
+    keep = {r.run_id for r in published}
+    files = [f for f in plan.files if f.run.run_id in keep]
+    for f in files:
+        if f.key is not None and entries.get(f.key) is None:
+            err = errors.get(f.key, {"code": "scoring.missing_entry", "message": "not scored"})
+            problems.append(
+                _problem_row(err, f.run.run_id, arch.root, "file skipped", version=f.version_id)
+            )
+    tables = build_tables(published, files, entries, manifests_by_task, problems)
+    scores = tables["scores"]
+    summary.n_runs = len(published)
+    summary.n_files = len(scores)
+    summary.n_invalid = sum(not r["valid"] for r in scores)
+    summary.n_invalid_selected = sum(not r["valid"] for r in scores if r["is_selected"])
+    summary.n_skipped_runs = len(runs) - len(published)
+    summary.problems = tables["problems"]
+    summary.data_errors = task_errors
+    summary.n_errors = len(errors)
+    meta = {
+        "archive": arch.name,
+        "tasks": {t: plan.tasks[t].content_hash for t in sorted(plan.tasks)},
+        "counts": {
+            "runs": summary.n_runs,
+            "files": summary.n_files,
+            "valid_files": summary.n_files - summary.n_invalid,
+            "invalid_files": summary.n_invalid,
+            "invalid_selected": summary.n_invalid_selected,
+            "skipped_runs": summary.n_skipped_runs,
+            "problems": len(tables["problems"]),
+        },
+    }
+    write_store(out_dir, tables, meta)
+    summary.seconds = time.perf_counter() - t0
+    return summary

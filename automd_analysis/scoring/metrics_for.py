@@ -1,0 +1,209 @@
+"""Validated predictions + hidden labels -> the metric record of one file, per task kind.
+
+Pure functions: they take arrays already aligned to the hidden-label row order
+(:class:`~automd_analysis.submissions.AlignedPredictions`, :class:`~automd_analysis.tasks.TaskLabels`)
+and return plain dicts of Python scalars, ready to be cached as JSON. The metrics themselves are
+:mod:`automd_analysis.metrics`; this module only decides which metric applies to which kind
+(paper section 3.3, App. E and F; SPEC section 4):
+
+=============================  ===============================  =====================  ========
+kind / metric                  raw (primary)                    AUROC                  Brier
+=============================  ===============================  =====================  ========
+survival / ctd_adj_antolini    C^td, ``adj_antolini``           -                      -
+classification / auroc         AUROC of PredictedProbability    same                   yes
+classification / min_se_ppv    min(Se, PPV) of PredictedLabel   of the probability     yes
+sequential / utility_2019      PhysioNet 2019 utility           over patient-hours     yes
+=============================  ===============================  =====================  ========
+
+ECE is the 10-equal-width-bin ECE of the probability for binary and sequential tasks (sequential:
+over patient-hours) and the Kaplan-Meier ECE at the 25th/50th/75th event-time percentiles for
+survival (App. F). The normalised score is eq. (1), clipped to [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from automd_analysis import metrics
+from automd_analysis.metrics import UndefinedMetricWarning
+
+__all__ = ["METRIC_FIELDS", "calibration_rows", "metric_record"]
+
+#: Keys of the record :func:`metric_record` returns.
+METRIC_FIELDS = ("raw", "score", "auroc", "ece", "brier", "n", "n_rows", "n_events", "warnings")
+
+_N_BINS = 10
+
+
+def _f(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+class _Warnings:
+    """Run metric calls, collecting :class:`UndefinedMetricWarning` messages instead of printing."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def __call__(self, fn: Callable, *args, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UndefinedMetricWarning)
+            value = fn(*args, **kwargs)
+        for w in caught:
+            if issubclass(w.category, UndefinedMetricWarning):
+                self.messages.append(str(w.message))
+            else:  # pragma: no cover - re-emit anything else unchanged
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return value
+
+
+def _check_aligned(n_expected: int, **arrays: np.ndarray | None) -> None:
+    for name, arr in arrays.items():
+        if arr is not None and len(arr) != n_expected:
+            raise ValueError(
+                f"predictions {name!r} have {len(arr)} rows but the labels have {n_expected}; "
+                "validate_submission must align predictions to the labels"
+            )
+
+
+def metric_record(kind: str, metric: str, null_score: float, labels, predictions) -> dict:
+    """Score one validated submission.
+
+    Parameters
+    ----------
+    kind : {"survival", "classification", "sequential"}
+    metric : {"ctd_adj_antolini", "auroc", "min_se_ppv", "utility_2019"}
+        The task's primary metric m.
+    null_score : float
+        m0 of eq. (1).
+    labels : TaskLabels
+        Hidden outcomes (row order = the order ``predictions`` are aligned to).
+    predictions : AlignedPredictions
+        From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+
+    Returns
+    -------
+    dict
+        ``raw`` (m), ``score`` (eq. (1) of m, clipped to [0, 1]), ``auroc``, ``ece``, ``brier``
+        (NaN where they do not apply), ``n`` (units: patients / encounters / stays; sequential:
+        patients), ``n_rows`` (sequential: patient-hours), ``n_events`` (events, positives, or
+        septic patients) and ``warnings`` (messages of undefined metrics, which are NaN).
+
+    Raises
+    ------
+    ValueError
+        Unknown kind/metric, or predictions not aligned to the labels.
+    """
+    w = _Warnings()
+    nan = float("nan")
+    if kind == "survival":
+        if metric != "ctd_adj_antolini":
+            raise ValueError(f"survival tasks are scored with ctd_adj_antolini, not {metric!r}")
+        t, e = labels.duration, labels.event
+        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
+        surv = predictions.surv
+        _check_aligned(len(t), surv=surv)
+        raw = w(metrics.concordance_td, t, e, surv, grid, method="adj_antolini")
+        ece = w(metrics.survival_ece, t, e, surv, grid).ece
+        record = {"raw": raw, "auroc": nan, "ece": ece, "brier": nan}
+        record |= {"n": len(t), "n_rows": len(t), "n_events": int(np.sum(e))}
+    elif kind in ("classification", "sequential"):
+        y, p = labels.label, predictions.probability
+        _check_aligned(len(y), probability=p, label=predictions.label)
+        if metric == "auroc":
+            raw = w(metrics.auroc, y, p)
+        elif metric == "min_se_ppv":
+            raw = w(metrics.min_se_ppv, y, predictions.label)
+        elif metric == "utility_2019":
+            pid = labels.ids.iloc[:, 0].to_numpy()
+            hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
+            raw = w(metrics.sepsis_utility, pid, y, predictions.label, hours)
+        else:
+            raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
+        record = {
+            "raw": raw,
+            "auroc": w(metrics.auroc, y, p),
+            "ece": w(metrics.ece, y, p, n_bins=_N_BINS),
+            "brier": w(metrics.brier, y, p),
+        }
+        if kind == "sequential":
+            pid = labels.ids.iloc[:, 0].to_numpy()
+            septic = {q for q, lab in zip(pid, y, strict=True) if lab == 1}
+            record |= {"n": len(set(pid)), "n_rows": len(y), "n_events": len(septic)}
+        else:
+            record |= {"n": len(y), "n_rows": len(y), "n_events": int(np.sum(y))}
+    else:
+        raise ValueError(f"unknown task kind {kind!r}")
+    raw = _f(record["raw"])
+    record["raw"] = raw
+    record["score"] = nan if math.isnan(raw) else metrics.normalized_score(raw, null_score)
+    for k in ("auroc", "ece", "brier"):
+        record[k] = _f(record[k])
+    record["warnings"] = sorted(set(w.messages))
+    return record
+
+
+def calibration_rows(kind: str, labels, predictions) -> list[dict]:
+    """Reliability-diagram rows of one valid submission (``calibration_bins.parquet``).
+
+    Binary and sequential tasks: the 10 equal-width bins of
+    :func:`~automd_analysis.metrics.calibration_bins` (``kind = "binary"``, ``bin`` 0-based, empty
+    bins included with ``kept = False``, ``weight = n_b / N``). Survival tasks: the Kaplan-Meier
+    groups of :func:`~automd_analysis.metrics.survival_ece` at each quantile time (``kind =
+    "survival"``, ``bin`` 0-based with 0 = lowest predicted survival, ``observed`` = the group's
+    KM survival, ``kept = False`` for groups under 5 patients, ``weight = n_b / sum of kept n_b``).
+
+    Returns
+    -------
+    list of dict
+        Keys ``kind, quantile, time, bin, lo, hi, n, mean_pred, observed, kept, weight``.
+    """
+    rows = []
+    nan = float("nan")
+    w = _Warnings()
+    if kind == "survival":
+        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
+        res = w(metrics.survival_ece, labels.duration, labels.event, predictions.surv, grid)
+        g = res.groups
+        for i in range(len(g["group"])):
+            rows.append(
+                {
+                    "kind": "survival",
+                    "quantile": float(g["quantile"][i]),
+                    "time": float(g["time"][i]),
+                    "bin": int(g["group"][i]) - 1,
+                    "lo": nan,
+                    "hi": nan,
+                    "n": int(g["n"][i]),
+                    "mean_pred": float(g["mean_pred"][i]),
+                    "observed": float(g["km"][i]),
+                    "kept": bool(g["kept"][i]),
+                    "weight": float(g["weight"][i]),
+                }
+            )
+        return rows
+    bins = metrics.calibration_bins(labels.label, predictions.probability, n_bins=_N_BINS)
+    total = int(np.sum(bins.n))
+    for i in range(len(bins.bin)):
+        n_b = int(bins.n[i])
+        rows.append(
+            {
+                "kind": "binary",
+                "quantile": nan,
+                "time": nan,
+                "bin": int(bins.bin[i]) - 1,
+                "lo": float(bins.lo[i]),
+                "hi": float(bins.hi[i]),
+                "n": n_b,
+                "mean_pred": float(bins.mean_pred[i]),
+                "observed": float(bins.observed[i]),
+                "kept": n_b > 0,
+                "weight": n_b / total if total else nan,
+            }
+        )
+    return rows

@@ -1,0 +1,164 @@
+"""Plan the scoring of an archive: which files, which tasks, which cache keys.
+
+Planning reads the archive and the manifests, checks each task's data once (checksums), hashes
+every submission file and derives its cache key. It does no metric work. Files with identical
+content for the same task share one key, so they are scored once (a selected submission is usually
+a copy of one of its versions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from automd_analysis import __version__
+from automd_analysis.archive import Run, Version
+from automd_analysis.errors import AutomdError, DataError, ManifestError
+from automd_analysis.scoring.cache import cache_key, sha256_file
+from automd_analysis.scoring.worker import validation_entry
+from automd_analysis.submissions import Reason, ValidationResult, validate_submission
+from automd_analysis.tasks import Task, get_task
+
+__all__ = ["FileRef", "Job", "Plan", "check_task_data", "make_plan"]
+
+SELECTED = "selected"
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """One row of ``scores.parquet``: the selected submission or one version of a run.
+
+    Files that cannot be scored from content - absent, or present but unsafe to open (a link
+    leaving the archive) - carry their invalid verdict in ``inline`` (a cache-entry-shaped dict)
+    and have no ``key``. Every other file has the ``sha256`` of its bytes and its cache ``key``.
+    """
+
+    run: Run
+    version: Version | None
+    path: Path
+    sha256: str | None
+    key: str | None
+    inline: dict | None = None
+
+    @property
+    def version_id(self) -> str:
+        return SELECTED if self.version is None else self.version.version_id
+
+    @property
+    def is_selected(self) -> bool:
+        return self.version is None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unique (content, task) to score; ``details`` when any of its files is a selected one."""
+
+    key: str
+    task_id: str
+    path: Path
+    sha256: str | None
+    details: bool
+
+
+@dataclass
+class Plan:
+    """Everything to score: runs with a usable task, their files, and the unique jobs."""
+
+    tasks: dict[str, Task]
+    task_errors: dict[str, AutomdError]
+    runs: list[Run]
+    skipped_runs: list[Run]
+    files: list[FileRef]
+    jobs: dict[str, Job] = field(default_factory=dict)
+
+
+def _unsafe(task: Task, code: str) -> dict:
+    reason = Reason(
+        code,
+        "the submission may not be opened: it is a link leaving the archive, or not a regular "
+        "file (see problems.parquet)",
+    )
+    return validation_entry(task.id, ValidationResult(False, [reason], None, None))
+
+
+def check_task_data(task: Task) -> str:
+    """Verify the task's hidden labels, time grid and subgroup files; return the labels sha256.
+
+    Raises
+    ------
+    DataError
+        ``data.missing``, ``checksum.mismatch`` or ``checksum.unpinned`` (from
+        :meth:`~automd_analysis.tasks.Task.verified_path`).
+    """
+    m = task.manifest
+    keys = {m.labels.file, *(sg.file for sg in m.subgroups.values())}
+    if m.submission.time_grid:
+        keys.add(m.submission.time_grid)
+    for key in sorted(keys):
+        task.verified_path(key)
+    return m.files[m.labels.file].sha256
+
+
+def _load_tasks(task_ids, data, manifests) -> tuple[dict[str, Task], dict, dict[str, str]]:
+    found, errors, labels_sha = {}, {}, {}
+    for tid in sorted(task_ids):
+        try:
+            task = get_task(tid, data=data, manifests=manifests)
+            labels_sha[tid] = check_task_data(task)
+            found[tid] = task
+        except (ManifestError, DataError) as exc:
+            errors[tid] = exc
+    return found, errors, labels_sha
+
+
+def make_plan(runs: list[Run], data=None, manifests=None) -> Plan:
+    """Plan the scoring of ``runs``.
+
+    Parameters
+    ----------
+    runs : list of Run
+        Readable runs of the archive (``Archive.runs()``).
+    data, manifests : path, optional
+        Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS``).
+
+    Returns
+    -------
+    Plan
+        Runs whose task manifest is missing/invalid or whose data fails its checksum are in
+        ``skipped_runs`` (the error per task in ``task_errors``); every other run contributes its
+        selected submission and each version to ``files``.
+    """
+    tasks, errors, labels_sha = _load_tasks({r.task for r in runs}, data, manifests)
+    plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[])
+    for run in runs:
+        if run.task not in tasks:
+            plan.skipped_runs.append(run)
+            continue
+        plan.runs.append(run)
+        task = tasks[run.task]
+        entries = [(None, run.submission_path, run.submission_issue, run.dir / "submission.csv")]
+        entries += [
+            (v, v.submission_path, v.submission_issue, v.dir / "submission.csv")
+            for v in run.versions
+        ]
+        for version, path, issue, expected in entries:
+            if issue is not None:
+                plan.files.append(FileRef(run, version, expected, None, None, _unsafe(task, issue)))
+                continue
+            if path is None:
+                result = validate_submission(task, expected)  # "file.missing", no labels needed
+                if not result.valid:
+                    entry = validation_entry(task.id, result)
+                    plan.files.append(FileRef(run, version, expected, None, None, entry))
+                    continue
+                path = expected  # appeared since the archive was read: score it
+            sha = sha256_file(path)
+            key = cache_key(sha, task.content_hash, labels_sha[run.task], __version__)
+            plan.files.append(FileRef(run, version, expected, sha, key))
+            job = plan.jobs.get(key)
+            selected = version is None
+            if job is None:
+                plan.jobs[key] = Job(key, run.task, expected, sha, selected)
+            elif selected and not job.details:
+                plan.jobs[key] = Job(key, job.task_id, job.path, job.sha256, True)
+    return plan

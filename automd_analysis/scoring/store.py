@@ -1,0 +1,484 @@
+"""Build the Parquet score store from the archive metadata and the score cache.
+
+The tables and their columns are ``docs/score_store.md``; this module is the only writer. Tables
+are built from the cache alone (plus archive metadata), with explicit Arrow schemas, rows in a
+fixed order and no timestamps of the scoring itself, so the same archive and cache always give
+byte-identical files. Each file is written to a temporary name and ``os.replace``-d;
+``store.json`` is written last.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from automd_analysis import __version__
+from automd_analysis.archive import Run
+from automd_analysis.scoring.plan import FileRef
+
+__all__ = ["SCHEMAS", "STORE_SCHEMA_VERSION", "TABLES", "write_store"]
+
+STORE_SCHEMA_VERSION = 1
+
+_STR, _BOOL, _F64, _I64 = pa.string(), pa.bool_(), pa.float64(), pa.int64()
+_TS = pa.timestamp("us", tz="UTC")
+RUN_KEY = [
+    ("run_id", _STR),
+    ("experiment", _STR),
+    ("agent", _STR),
+    ("llm", _STR),
+    ("task", _STR),
+    ("rep", _I64),
+    ("reference", _BOOL),
+]
+_TASK_COLS = [
+    ("task_kind", _STR),
+    ("metric", _STR),
+    ("validation", _STR),
+    ("shift", _STR),
+    ("internal_counterpart", _STR),
+    ("shared_test_set", _STR),
+]
+
+
+def _schema(cols) -> pa.Schema:
+    return pa.schema([pa.field(n, t) for n, t in cols])
+
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "scores": _schema(
+        RUN_KEY
+        + [("version", _STR), ("is_selected", _BOOL), ("source_version", _STR)]
+        + _TASK_COLS
+        + [
+            ("step", _I64),
+            ("parent", _STR),
+            ("created_at", _TS),
+            ("elapsed_min", _F64),
+            ("reported_val", _F64),
+            ("valid", _BOOL),
+            ("reason_code", _STR),
+            ("reason_codes", _STR),
+            ("reason_message", _STR),
+            ("raw", _F64),
+            ("null_score", _F64),
+            ("score", _F64),
+            ("auroc", _F64),
+            ("ece", _F64),
+            ("brier", _F64),
+            ("n", _I64),
+            ("n_rows", _I64),
+            ("n_events", _I64),
+            ("metric_warnings", _STR),
+            ("submission_sha256", _STR),
+            ("cache_key", _STR),
+            ("scorer_version", _STR),
+        ]
+    ),
+    "runs": _schema(
+        RUN_KEY
+        + [
+            ("search", _STR),
+            ("objective", _STR),
+            ("started_at", _TS),
+            ("ended_at", _TS),
+            ("run_minutes", _F64),
+            ("budget_minutes", _F64),
+            ("ended_before_budget", _BOOL),
+            ("tokens_prompt", _I64),
+            ("tokens_completion", _I64),
+            ("tokens_total", _I64),
+            ("tokens_simulated", _BOOL),
+            ("selection_rule", _STR),
+            ("selected_version", _STR),
+            ("reported_val_score", _F64),
+            ("n_versions", _I64),
+            ("has_submission", _BOOL),
+        ]
+        + _TASK_COLS
+        + [("n_steps", _I64), ("n_steps_ok", _I64), ("has_annotations", _BOOL)]
+    ),
+    "steps": _schema(
+        RUN_KEY
+        + [
+            ("step", _I64),
+            ("ok", _BOOL),
+            ("reported_val_score", _F64),
+            ("created_at", _TS),
+            ("elapsed_min", _F64),
+            ("version", _STR),
+            ("node", _STR),
+            ("parent", _STR),
+        ]
+    ),
+    "subgroups": _schema(
+        RUN_KEY
+        + [
+            ("task_kind", _STR),
+            ("attribute", _STR),
+            ("group", _STR),
+            ("group_order", _I64),
+            ("metric", _STR),
+            ("n", _I64),
+            ("n_events", _I64),
+            ("score_raw", _F64),
+            ("eligible", _BOOL),
+            ("reason", _STR),
+        ]
+    ),
+    "calibration_bins": _schema(
+        RUN_KEY
+        + [
+            ("kind", _STR),
+            ("quantile", _F64),
+            ("time", _F64),
+            ("bin", _I64),
+            ("lo", _F64),
+            ("hi", _F64),
+            ("n", _I64),
+            ("mean_pred", _F64),
+            ("observed", _F64),
+            ("kept", _BOOL),
+            ("weight", _F64),
+        ]
+    ),
+    "reasons": _schema(
+        RUN_KEY + [("version", _STR), ("code", _STR), ("message", _STR), ("examples", _STR)]
+    ),
+    "annotations": _schema(
+        RUN_KEY + [("field", _STR), ("value", _STR), ("affected_weight", _F64), ("evidence", _STR)]
+    ),
+    "pairs": _schema(
+        RUN_KEY
+        + [
+            ("pair_index", _I64),
+            ("earlier", _STR),
+            ("later", _STR),
+            ("change", _STR),
+            ("affects_predictions", _BOOL),
+            ("evidence", _STR),
+        ]
+    ),
+    "problems": _schema(
+        [
+            ("run_id", _STR),
+            ("experiment", _STR),
+            ("agent", _STR),
+            ("task", _STR),
+            ("rep", _I64),
+            ("version", _STR),
+            ("effect", _STR),
+            ("code", _STR),
+            ("message", _STR),
+            ("path", _STR),
+            ("location", _STR),
+            ("fix", _STR),
+        ]
+    ),
+}
+#: Table names, in the order they are written (store.json last).
+TABLES = tuple(SCHEMAS)
+
+
+def _nan(x) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _minutes(t: datetime | None, start: datetime) -> float:
+    return math.nan if t is None else (t - start).total_seconds() / 60.0
+
+
+def run_key(run: Run) -> dict:
+    """The run-key columns of ``run``."""
+    return {
+        "run_id": run.run_id,
+        "experiment": run.experiment,
+        "agent": run.agent,
+        "llm": run.llm,
+        "task": run.task,
+        "rep": run.rep,
+        "reference": run.reference,
+    }
+
+
+def _task_cols(manifest) -> dict:
+    return {
+        "task_kind": manifest.kind.value,
+        "metric": manifest.metric.value,
+        "validation": manifest.validation,
+        "shift": manifest.shift,
+        "internal_counterpart": manifest.internal_counterpart,
+        "shared_test_set": manifest.shared_test_set,
+    }
+
+
+def _score_row(ref: FileRef, entry: dict | None, manifest) -> dict:
+    run, v = ref.run, ref.version
+    row = run_key(run) | {
+        "version": ref.version_id,
+        "is_selected": ref.is_selected,
+        "source_version": run.selected_version if ref.is_selected else None,
+    }
+    row |= _task_cols(manifest)
+    row |= {
+        "step": None if v is None else v.step,
+        "parent": None if v is None else v.parent,
+        "created_at": None if v is None else v.created_at,
+        "elapsed_min": math.nan if v is None else _minutes(v.created_at, run.started_at),
+        "reported_val": _nan(run.reported_val_score if v is None else v.reported_val_score),
+    }
+    reasons = _reasons(entry)
+    m = (entry or {}).get("metrics") or {}
+    row |= {
+        "valid": bool(entry and entry["valid"]),
+        "reason_code": reasons[0]["code"] if reasons else None,
+        "reason_codes": "|".join(sorted({r["code"] for r in reasons})) or None,
+        "reason_message": reasons[0]["message"] if reasons else None,
+        "raw": _nan(m.get("raw")),
+        "null_score": float(manifest.null_score),
+        "score": _nan(m.get("score")),
+        "auroc": _nan(m.get("auroc")),
+        "ece": _nan(m.get("ece")),
+        "brier": _nan(m.get("brier")),
+        "n": m.get("n"),
+        "n_rows": m.get("n_rows"),
+        "n_events": m.get("n_events"),
+        "metric_warnings": "; ".join(m.get("warnings") or []) or None,
+        "submission_sha256": ref.sha256,
+        "cache_key": ref.key,
+        "scorer_version": (entry or {}).get("scorer_version", __version__),
+    }
+    return row
+
+
+def _reasons(entry: dict | None) -> list[dict]:
+    return [] if entry is None or entry["valid"] else list(entry["reasons"])
+
+
+def _run_row(run: Run, manifest) -> dict:
+    minutes = (run.ended_at - run.started_at).total_seconds() / 60.0
+    tok = run.tokens or {}
+    if run.steps is not None:
+        n_steps, n_ok = len(run.steps), sum(s.ok for s in run.steps)
+    else:
+        n_steps = len(run.versions)
+        n_ok = sum(1 for v in run.versions if _version_ok(v))
+    return (
+        run_key(run)
+        | {
+            "search": run.search,
+            "objective": run.objective,
+            "started_at": run.started_at,
+            "ended_at": run.ended_at,
+            "run_minutes": minutes,
+            "budget_minutes": run.budget_minutes,
+            "ended_before_budget": minutes < run.budget_minutes - ENDED_EARLY_TOLERANCE_MIN,
+            "tokens_prompt": tok.get("prompt"),
+            "tokens_completion": tok.get("completion"),
+            "tokens_total": tok.get("total"),
+            "tokens_simulated": tok.get("simulated") if run.tokens else None,
+            "selection_rule": run.selection_rule,
+            "selected_version": run.selected_version,
+            "reported_val_score": _nan(run.reported_val_score),
+            "n_versions": len(run.versions),
+            "has_submission": run.submission_path is not None,
+        }
+        | _task_cols(manifest)
+        | {"n_steps": n_steps, "n_steps_ok": n_ok, "has_annotations": run.annotations is not None}
+    )
+
+
+#: A run "ended before the budget" if it stopped at least this many minutes early.
+ENDED_EARLY_TOLERANCE_MIN = 1.0
+
+
+def _version_ok(v) -> bool:
+    return (not v.faulty) and v.reported_val_score is not None
+
+
+def _step_rows(run: Run) -> list[dict]:
+    key = run_key(run)
+    if run.steps is not None:
+        return [
+            key
+            | {
+                "step": s.step,
+                "ok": s.ok,
+                "reported_val_score": _nan(s.reported_val_score),
+                "created_at": s.created_at,
+                "elapsed_min": _minutes(s.created_at, run.started_at),
+                "version": s.version,
+                "node": s.node,
+                "parent": s.parent,
+            }
+            for s in run.steps
+        ]
+    return [
+        key
+        | {
+            "step": v.step,
+            "ok": _version_ok(v),
+            "reported_val_score": _nan(v.reported_val_score),
+            "created_at": v.created_at,
+            "elapsed_min": _minutes(v.created_at, run.started_at),
+            "version": v.version_id,
+            "node": v.node,
+            "parent": v.parent,
+        }
+        for v in sorted(run.versions, key=lambda v: (v.step, v.created_at, v.version_id))
+    ]
+
+
+def _annotation_rows(run: Run) -> tuple[list[dict], list[dict]]:
+    if run.annotations is None:
+        return [], []
+    key = run_key(run)
+    rows = []
+    for name, ans in run.annotations.answers.items():
+        values = ans.value if isinstance(ans.value, tuple) else (ans.value,)
+        for value in values:
+            rows.append(
+                key
+                | {
+                    "field": name,
+                    "value": value,
+                    "affected_weight": _nan(ans.affected_weight),
+                    "evidence": ";".join(ans.evidence) or None,
+                }
+            )
+    pairs = []
+    for i, p in enumerate(run.annotations.pairs):
+        for change in p.changes or ("none",):
+            pairs.append(
+                key
+                | {
+                    "pair_index": i,
+                    "earlier": p.earlier,
+                    "later": p.later,
+                    "change": change,
+                    "affects_predictions": p.affects_predictions,
+                    "evidence": ";".join(p.evidence) or None,
+                }
+            )
+    return rows, pairs
+
+
+def build_tables(
+    runs: list[Run],
+    files: list[FileRef],
+    entries: dict[str, dict],
+    manifests: dict,
+    problems: list[dict],
+) -> dict[str, list[dict]]:
+    """Rows of every table (lists of dicts in final order).
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs to publish, sorted (runs whose selected file could not be scored are left out by
+        the caller).
+    files : list of FileRef
+        The files of those runs (others are ignored), in plan order.
+    entries : dict
+        Cache entries by key (files whose key has no entry are left out).
+    manifests : dict
+        Task id -> TaskManifest.
+    problems : list of dict
+        Rows for ``problems.parquet``.
+    """
+    tables: dict[str, list[dict]] = {name: [] for name in TABLES}
+    by_run: dict[str, list[FileRef]] = {}
+    for ref in files:
+        by_run.setdefault(ref.run.run_id, []).append(ref)
+    for run in runs:
+        manifest = manifests[run.task]
+        tables["runs"].append(_run_row(run, manifest))
+        tables["steps"].extend(_step_rows(run))
+        ann, pairs = _annotation_rows(run)
+        tables["annotations"].extend(ann)
+        tables["pairs"].extend(pairs)
+        for ref in by_run.get(run.run_id, []):
+            entry = ref.inline if ref.inline is not None else entries.get(ref.key)
+            if entry is None:
+                continue  # not scored (an error recorded in problems)
+            row = _score_row(ref, entry, manifest)
+            tables["scores"].append(row)
+            key = run_key(run)
+            for r in _reasons(entry):
+                tables["reasons"].append(
+                    key
+                    | {
+                        "version": ref.version_id,
+                        "code": r["code"],
+                        "message": r["message"],
+                        "examples": json.dumps(r.get("examples", []), sort_keys=True),
+                    }
+                )
+            details = (entry or {}).get("details") if ref.is_selected and row["valid"] else None
+            if details:
+                for sg in details["subgroups"]:
+                    tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
+                for b in details["calibration_bins"]:
+                    tables["calibration_bins"].append(key | b)
+    tables["problems"] = sorted(
+        problems,
+        key=lambda p: tuple(
+            "" if p.get(c) is None else str(p.get(c)) for c in SCHEMAS["problems"].names
+        ),
+    )
+    return tables
+
+
+def _to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    cols = {name: [r.get(name) for r in rows] for name in schema.names}
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_store(out_dir: str | Path, tables: dict[str, list[dict]], meta: dict) -> list[Path]:
+    """Write every table as ``<name>.parquet`` and then ``store.json``, each atomically.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in TABLES:
+        table = _to_table(tables.get(name, []), SCHEMAS[name])
+        path = out / f"{name}.parquet"
+        _atomic_write(
+            path, lambda tmp, t=table: pq.write_table(t, tmp, compression="zstd", version="2.6")
+        )
+        written.append(path)
+    doc = {"schema_version": STORE_SCHEMA_VERSION, "scorer_version": __version__, **meta}
+    data = json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    path = out / "store.json"
+
+    def _write_json(tmp: str) -> None:
+        Path(tmp).write_text(data, encoding="utf-8")
+
+    _atomic_write(path, _write_json)
+    written.append(path)
+    return written

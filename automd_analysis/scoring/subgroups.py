@@ -1,0 +1,191 @@
+"""Subgroup assignment and subgroup scores of a selected, valid submission (paper App. F).
+
+Groups are defined on the **test set** (the hidden labels), one attribute at a time, from the
+task manifest's ``subgroups`` (rule per attribute):
+
+- ``tertiles`` (age): cut points q1, q2 = ``np.quantile(values, [1/3, 2/3])`` (numpy's default
+  linear method) over the units with a recorded value; T1 = [min, q1), T2 = [q1, q2),
+  T3 = [q2, max]. Cutting on values (not ranks) keeps equal ages in one group; with heavy ties a
+  tertile can be small or empty (it is then reported, not eligible).
+- ``categorical`` (sex): one group per recorded value.
+- ``top4_other`` (race/ethnicity): the four most frequent recorded values (ties broken by name)
+  keep their own group; every other recorded value is grouped as ``Other``.
+
+Units with no recorded value (blank or NaN) belong to no group of that attribute.
+
+Scores: AUROC of ``PredictedProbability`` for classification (including min(Se, PPV) tasks);
+plain Antolini C^td (``method='antolini'``, not the adjusted primary score) for survival.
+Eligibility: at least 50 units and both classes for AUROC, at least 80 units for C^td, and a
+defined score (a comparable pair). Ineligible groups are reported with ``score_raw = NaN`` and a
+``reason``. Sequential tasks have no subgroup scores.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis import metrics
+from automd_analysis.metrics import UndefinedMetricWarning
+
+__all__ = ["MIN_AUROC", "MIN_CTD", "assign_groups", "subgroup_rows"]
+
+#: Minimum observations for a subgroup AUROC (paper App. F).
+MIN_AUROC = 50
+#: Minimum observations for a subgroup C^td (paper App. F).
+MIN_CTD = 80
+_RULES = ("tertiles", "categorical", "top4_other")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _missing(values: pd.Series) -> np.ndarray:
+    s = values.astype(object)
+    return s.isna().to_numpy() | (s.astype(str).str.strip() == "").to_numpy()
+
+
+def assign_groups(values, rule: str, attribute: str) -> tuple[np.ndarray, list[str]]:
+    """Assign each unit to a group of one attribute.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        The attribute of each test unit (numbers for ``tertiles``, text otherwise).
+    rule : {"tertiles", "categorical", "top4_other"}
+    attribute : str
+        Attribute name, used in tertile labels (``"age T1 [20, 45)"``).
+
+    Returns
+    -------
+    groups : ndarray of object, shape (n,)
+        The group label of each unit, ``None`` for units without a recorded value.
+    order : list of str
+        Group labels in display order (T1, T2, T3; categories by decreasing size then name, with
+        ``Other`` last).
+
+    Raises
+    ------
+    ValueError
+        Unknown rule, or non-numeric values for ``tertiles``.
+    """
+    if rule not in _RULES:
+        raise ValueError(f"unknown subgroup rule {rule!r}; expected one of {_RULES}")
+    series = pd.Series(values).reset_index(drop=True)
+    n = len(series)
+    groups = np.full(n, None, dtype=object)
+    if rule == "tertiles":
+        x = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64)
+        ok = np.isfinite(x)
+        if not ok.any():
+            return groups, []
+        lo, hi = float(np.min(x[ok])), float(np.max(x[ok]))
+        q1, q2 = (float(q) for q in np.quantile(x[ok], [1 / 3, 2 / 3]))
+        labels = [
+            f"{attribute} T1 [{_fmt(lo)}, {_fmt(q1)})",
+            f"{attribute} T2 [{_fmt(q1)}, {_fmt(q2)})",
+            f"{attribute} T3 [{_fmt(q2)}, {_fmt(hi)}]",
+        ]
+        idx = np.where(x < q1, 0, np.where(x < q2, 1, 2))
+        groups[ok] = np.asarray(labels, dtype=object)[idx[ok]]
+        return groups, labels
+    text = series.astype(object).where(~pd.Series(_missing(series)), None)
+    recorded = text.dropna().astype(str).str.strip()
+    counts = recorded.value_counts()
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if rule == "categorical":
+        order = [k for k, _ in ranked]
+        mapping = {k: k for k in order}
+    else:
+        top = [k for k, _ in ranked[:4]]
+        rest = [k for k, _ in ranked[4:]]
+        mapping = {k: k for k in top} | {k: "Other" for k in rest}
+        order = list(dict.fromkeys([*top, *(["Other"] if rest else [])]))
+    for i, v in recorded.items():
+        groups[i] = mapping[v]
+    return groups, order
+
+
+def _score(kind: str, idx: np.ndarray, labels, predictions) -> tuple[float, str | None]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedMetricWarning)
+        if kind == "survival":
+            grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
+            value = metrics.concordance_td(
+                labels.duration[idx],
+                labels.event[idx],
+                predictions.surv[idx],
+                grid,
+                method="antolini",
+            )
+        else:
+            value = metrics.auroc(labels.label[idx], predictions.probability[idx])
+    reason = next(
+        (str(c.message) for c in caught if issubclass(c.category, UndefinedMetricWarning)), None
+    )
+    return float(value), reason
+
+
+def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions) -> list[dict]:
+    """Subgroup scores of one selected, valid submission (paper App. F).
+
+    Parameters
+    ----------
+    kind : {"survival", "classification", "sequential"}
+    subgroup_rules : dict
+        Attribute name -> rule (the manifest's ``subgroups``).
+    labels : TaskLabels
+        Hidden labels; ``labels.subgroups`` has one column per attribute.
+    predictions : AlignedPredictions
+
+    Returns
+    -------
+    list of dict
+        One row per (attribute, group) in display order, with ``attribute``, ``group``,
+        ``group_order``, ``metric`` (``auroc`` / ``ctd_antolini``), ``n``, ``n_events``,
+        ``score_raw``, ``eligible`` and ``reason`` (None when eligible). Empty for sequential
+        tasks.
+    """
+    if kind == "sequential" or labels.subgroups is None:
+        return []
+    survival = kind == "survival"
+    outcome = labels.event if survival else labels.label
+    minimum = MIN_CTD if survival else MIN_AUROC
+    rows = []
+    for attribute in sorted(subgroup_rules):
+        if attribute not in labels.subgroups.columns:
+            continue
+        groups, order = assign_groups(
+            labels.subgroups[attribute].to_numpy(), subgroup_rules[attribute], attribute
+        )
+        for position, group in enumerate(order):
+            idx = np.flatnonzero(groups == group)
+            n = len(idx)
+            n_events = int(np.sum(outcome[idx])) if n else 0
+            score, reason = math.nan, None
+            if n < minimum:
+                reason = f"fewer than {minimum} observations"
+            elif not survival and n_events in (0, n):
+                reason = "only one outcome class"
+            else:
+                score, undefined = _score(kind, idx, labels, predictions)
+                if math.isnan(score):
+                    reason = f"undefined: {undefined or 'no comparable pair'}"
+            rows.append(
+                {
+                    "attribute": attribute,
+                    "group": group,
+                    "group_order": position,
+                    "metric": "ctd_antolini" if survival else "auroc",
+                    "n": n,
+                    "n_events": n_events,
+                    "score_raw": score,
+                    "eligible": reason is None,
+                    "reason": reason,
+                }
+            )
+    return rows

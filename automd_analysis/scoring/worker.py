@@ -1,0 +1,178 @@
+"""What a worker does: validate and score submission files of one task, and cache the results.
+
+:func:`score_file` is the unit of metric work (validation -> metrics -> optional subgroup and
+reliability rows). :func:`run_chunk` is what the engine ships to a local process or a Dask worker:
+a list of files of **one task**, so the hidden labels are loaded once per worker and task (they are
+kept in a small per-process cache) and never once per file. Nothing here raises for a bad
+submission; an unexpected exception while scoring one file is returned as that file's error and is
+not cached, so the next run retries it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+
+from automd_analysis import __version__, submissions, tasks
+from automd_analysis.errors import AutomdError
+from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.metrics_for import calibration_rows, metric_record
+from automd_analysis.scoring.subgroups import subgroup_rows
+
+__all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
+
+#: Hidden labels kept per process: (manifest JSON, data root) -> (Task, TaskLabels).
+_LABELS: OrderedDict[tuple[str, str], tuple] = OrderedDict()
+_MAX_TASKS = 8
+_LOADS = {"count": 0}
+
+#: One file of a chunk: (cache key, submission path, planned sha256 or None, compute details).
+ChunkJob = tuple[str, str, str | None, bool]
+
+
+class SubmissionChanged(Exception):
+    """The file's bytes changed between planning and scoring; its result is not cached."""
+
+
+def label_loads() -> int:
+    """How many times this process loaded hidden labels from disk (for tests and benchmarks)."""
+    return _LOADS["count"]
+
+
+def _task_and_labels(manifest_json: str, data_root: str):
+    cache_key = (manifest_json, data_root)
+    if cache_key in _LABELS:
+        _LABELS.move_to_end(cache_key)
+        return _LABELS[cache_key]
+    task = tasks.Task(tasks.TaskManifest.model_validate_json(manifest_json), data_root)
+    labels = tasks.load_labels(task)
+    _LOADS["count"] += 1
+    _LABELS[cache_key] = (task, labels)
+    while len(_LABELS) > _MAX_TASKS:
+        _LABELS.popitem(last=False)
+    return task, labels
+
+
+def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
+    """The cache-entry skeleton of a validation result (no metrics yet).
+
+    Parameters
+    ----------
+    task_id : str
+    result : ValidationResult
+    sha256 : str, optional
+        Used when the result carries no digest (absent or unreadable file).
+    """
+    return {
+        "task": task_id,
+        "submission_sha256": result.sha256 if result.sha256 is not None else sha256,
+        "scorer_version": __version__,
+        "valid": bool(result.valid),
+        "reasons": [r.to_dict() for r in result.reasons],
+        "n_rows_read": int(result.n_rows),
+        "metrics": None,
+        "details": None,
+    }
+
+
+def score_file(task, path, labels=None, details: bool = False, sha256: str | None = None) -> dict:
+    """Validate and score one submission file against ``task``.
+
+    Parameters
+    ----------
+    task : Task
+    path : str or Path
+        The submission (it may be absent: that is an invalid result, not an error).
+    labels : TaskLabels, optional
+        Hidden labels of ``task`` (loaded if not given).
+    details : bool, default False
+        Also compute subgroup scores (paper App. F) and reliability rows; the engine asks for them
+        for selected submissions only.
+    sha256 : str, optional
+        The sha256 the caller planned with; if the file now has other bytes,
+        :class:`SubmissionChanged` is raised so that no result is cached under a stale key.
+
+    Returns
+    -------
+    dict
+        The cache entry: ``task``, ``submission_sha256``, ``scorer_version``, ``valid``,
+        ``reasons`` (list of ``{code, message, examples}``), ``n_rows_read``, ``metrics``
+        (:func:`~automd_analysis.scoring.metrics_for.metric_record`, ``None`` when invalid) and
+        ``details`` (``{"subgroups": [...], "calibration_bins": [...]}``; ``None`` when not
+        requested or invalid).
+
+    Raises
+    ------
+    DataError
+        The task's own data is missing or corrupt (from :func:`~automd_analysis.tasks.load_labels`).
+    """
+    if labels is None:
+        labels = tasks.load_labels(task)
+    result = submissions.validate_submission(task, Path(path), labels)
+    if sha256 is not None and result.sha256 is not None and result.sha256 != sha256:
+        raise SubmissionChanged(f"{path} changed while it was being scored")
+    entry = validation_entry(task.id, result, sha256)
+    m = task.manifest
+    if result.valid:
+        kind = m.kind.value
+        preds = result.predictions
+        entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds)
+        if details:
+            rules = {name: sg.rule for name, sg in m.subgroups.items()}
+            entry["details"] = {
+                "subgroups": subgroup_rows(kind, rules, labels, preds),
+                "calibration_bins": calibration_rows(kind, labels, preds),
+            }
+    return entry
+
+
+def run_chunk(
+    manifest_json: str, data_root: str, cache_dir: str, jobs: list[ChunkJob]
+) -> list[dict]:
+    """Score a chunk of files of one task and write each result to the cache.
+
+    Parameters
+    ----------
+    manifest_json : str
+        The task manifest as JSON (``TaskManifest.model_dump_json()``), so workers need no
+        manifest directory.
+    data_root : str
+        The data root the manifest's paths are relative to (must be visible to the worker).
+    cache_dir : str
+        The score cache directory (shared with the engine).
+    jobs : list of (key, path, sha256, details)
+
+    Returns
+    -------
+    list of dict
+        One ``{"key", "status", "error"}`` per job; status ``"scored"``, ``"error"`` (this file;
+        not cached) or ``"task_error"`` (the task's data could not be loaded).
+    """
+    cache = ScoreCache(cache_dir)
+    try:
+        task, labels = _task_and_labels(manifest_json, data_root)
+    except AutomdError as exc:
+        err = exc.to_dict()
+        return [{"key": j[0], "status": "task_error", "error": err} for j in jobs]
+    out = []
+    for key, path, sha, details in jobs:
+        try:
+            entry = score_file(task, path, labels, details=details, sha256=sha)
+            cache.put(key, entry)
+            out.append({"key": key, "status": "scored", "error": None})
+        except Exception as exc:  # one file's failure must not stop the others
+            code = (
+                "archive.file_changed"
+                if isinstance(exc, SubmissionChanged)
+                else "scoring.internal_error"
+            )
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            out.append(
+                {
+                    "key": key,
+                    "status": "error",
+                    "error": {"code": code, "message": tb, "path": path},
+                }
+            )
+    return out
