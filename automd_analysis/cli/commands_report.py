@@ -16,11 +16,14 @@ from pathlib import Path
 import typer
 
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
-from automd_analysis.errors import ArchiveError, AutomdError
+from automd_analysis.errors import AutomdError
 from automd_analysis.report.execute import (
     DEFAULT_CELL_TIMEOUT,
     NotebookResult,
+    check_notebook,
+    discover_notebooks,
     execute_notebooks,
+    missing_requirements,
     raise_for_failures,
 )
 from automd_analysis.report.site import SUBDIRS, StoreSummary, render_site, summarise_store
@@ -45,14 +48,17 @@ class RegenerateResult:
     scores_dir : Path
         The score store the notebooks read.
     notebooks : list of NotebookResult
-        One per notebook, in report order.
+        One per notebook, in report order (skipped ones included).
     summary : StoreSummary
+    scoring : ScoreSummary or None
+        What scoring did (``None`` with ``score=False``).
     """
 
     index: Path
     scores_dir: Path
     notebooks: list[NotebookResult]
     summary: StoreSummary
+    scoring: object | None = None
 
 
 def _prepare_out_dir(out: Path) -> None:
@@ -85,12 +91,19 @@ def _prepare_out_dir(out: Path) -> None:
 
 
 def _score(
-    archive: Path, scores_dir: Path, data: Path | None, manifests: Path | None, jobs: int
-) -> None:
+    archive: Path,
+    scores_dir: Path,
+    data: Path | None,
+    manifests: Path | None,
+    jobs: int,
+    progress: bool,
+):
     """Score the archive incrementally into ``scores_dir`` with the scoring engine."""
     from automd_analysis.scoring import score_archive
 
-    score_archive(archive, scores_dir, data=data, manifests=manifests, jobs=jobs)
+    return score_archive(
+        archive, scores_dir, data=data, manifests=manifests, jobs=jobs, progress=progress
+    )
 
 
 def regenerate_report(
@@ -111,8 +124,10 @@ def regenerate_report(
 
     Steps: (1) score the archive into ``scores`` (incremental; skipped with ``score=False``);
     (2) load the score store (a malformed store fails here, before any notebook runs); (3) execute
-    every notebook of ``notebooks`` with papermill, injecting the parameters below; (4) render the
-    HTML pages and ``OUT/index.html``; (5) raise if a notebook failed (after rendering the others).
+    every notebook of ``notebooks`` with papermill, injecting the parameters below - a notebook
+    whose declared experiment roles (``metadata.automd.requires``) have no runs in the store is
+    skipped and listed as such; (4) render the HTML pages and ``OUT/index.html``; (5) raise if a
+    notebook failed (after rendering the others).
 
     Injected notebook parameters (every report notebook declares them in its ``parameters`` cell):
     ``archive``, ``scores_dir``, ``data_root``, ``manifests_dir``, ``output_dir`` (absolute paths or
@@ -127,7 +142,7 @@ def regenerate_report(
         Report directory; created, or cleared if it holds a previous report (see
         :func:`_prepare_out_dir`); any other non-empty directory is refused.
     scores : path, optional
-        Score-store directory (default ``scores/<archive directory name>``).
+        Score-store directory (default ``scores/<archive name>``, as ``automd score``).
     data, manifests : path, optional
         Data root and manifest directory for scoring (defaults: see :mod:`automd_analysis.tasks`).
     jobs : int
@@ -155,27 +170,20 @@ def regenerate_report(
         notebook(s), cell(s) and error(s).
     """
     from automd_analysis.analysis.store import load_store
+    from automd_analysis.archive import open_archive
 
+    meta = open_archive(archive).meta  # reads archive.yaml only; ArchiveError if missing/invalid
     archive = Path(archive).resolve()
-    if not (archive / "archive.yaml").is_file():
-        raise ArchiveError(
-            "not a runs archive (no archive.yaml)",
-            path=archive,
-            code="archive.missing",
-            fix="pass the archive directory (e.g. runs_archive/demo; build it with "
-            "`automd demo archive`)",
-        )
-    scores_dir = Path(scores if scores is not None else Path("scores") / archive.name).resolve()
+    scores_dir = Path(scores if scores is not None else Path("scores") / meta.name).resolve()
     out = Path(out).resolve()
     notebook_dir = Path(notebooks if notebooks is not None else DEFAULT_NOTEBOOKS).resolve()
     data_dir = Path(data).resolve() if data is not None else None
     manifest_dir = Path(manifests).resolve() if manifests is not None else None
+    paths = discover_notebooks(notebook_dir)  # fail early, before any work, on a bad directory
 
-    if score:
-        _score(archive, scores_dir, data_dir, manifest_dir, jobs)
+    scoring = _score(archive, scores_dir, data_dir, manifest_dir, jobs, progress) if score else None
     store = load_store(scores_dir)
-    roles = _experiment_roles(archive)
-    summary = summarise_store(store, description=roles.pop("_description", ""))
+    summary = summarise_store(store, description=meta.description)
 
     _prepare_out_dir(out)
     parameters = {
@@ -184,32 +192,39 @@ def regenerate_report(
         "data_root": None if data_dir is None else str(data_dir),
         "manifests_dir": None if manifest_dir is None else str(manifest_dir),
         "output_dir": str(out),
-        "main_experiment": roles["main"],
-        "objectives_experiment": roles["objectives"],
-        "llm_experiment": roles["llm"],
+        "main_experiment": meta.roles["main"],
+        "objectives_experiment": meta.roles["objectives"],
+        "llm_experiment": meta.roles["llm"],
         "seed": int(seed),
     }
-    results = execute_notebooks(
-        notebook_dir,
-        out / "notebooks",
-        parameters,
-        jobs=jobs,
-        timeout=timeout,
-        progress=progress,
+    present = set(store.experiments)
+    available = {role: exp in present for role, exp in meta.roles.items()}
+    to_run, skipped = [], {}
+    for path in paths:
+        unmet = missing_requirements(check_notebook(path), available)
+        if unmet:
+            names = ", ".join(f"{r} ({meta.roles.get(r, r)!r})" for r in unmet)
+            skipped[path] = f"the score store has no runs of the experiment role(s) {names}"
+        else:
+            to_run.append(path)
+    executed = iter(
+        execute_notebooks(
+            to_run, out / "notebooks", parameters, jobs=jobs, timeout=timeout, progress=progress
+        )
+        if to_run
+        else []
     )
+    results = [
+        NotebookResult(p, out / "notebooks" / p.name, None, 0.0, skipped=skipped[p])
+        if p in skipped
+        else next(executed)
+        for p in paths
+    ]
     index = render_site(out, results, summary)
     raise_for_failures(results)
-    return RegenerateResult(index=index, scores_dir=scores_dir, notebooks=results, summary=summary)
-
-
-def _experiment_roles(archive: Path) -> dict[str, str]:
-    """Experiment id of each analysis role (and the archive description under ``_description``)."""
-    from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS
-    from automd_analysis.archive import read_archive_meta
-
-    meta = read_archive_meta(archive)
-    roles = {**DEFAULT_EXPERIMENTS, **(meta.roles or {})}
-    return {**roles, "_description": meta.description or ""}
+    return RegenerateResult(
+        index=index, scores_dir=scores_dir, notebooks=results, summary=summary, scoring=scoring
+    )
 
 
 @app.command("regenerate")
@@ -250,7 +265,21 @@ def regenerate_command(
         progress=sys.stderr.isatty(),
     )
     s = result.summary
+    if result.scoring is not None:
+        sc = result.scoring
+        typer.echo(
+            f"Scored {sc.n_runs} runs ({sc.n_files} files; {sc.n_scored} scored, {sc.n_cached} "
+            f"from cache) into {result.scores_dir}"
+            + (
+                f"; {sc.n_skipped_runs} runs skipped (see problems.parquet)"
+                if sc.n_skipped_runs
+                else ""
+            )
+        )
+    for nb in result.notebooks:
+        if nb.skipped is not None:
+            typer.echo(f"Skipped {nb.source.name}: {nb.skipped}")
     typer.echo(
         f"Report for archive {s.archive!r} (scorer {s.scorer_version}; {s.n_runs} runs, "
-        f"{s.n_valid} valid): {len(result.notebooks)} notebooks -> {result.index}"
+        f"{s.n_valid} valid): {sum(nb.ok for nb in result.notebooks)} notebooks -> {result.index}"
     )

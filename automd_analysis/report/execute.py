@@ -38,6 +38,7 @@ __all__ = [
     "discover_notebooks",
     "execute_notebook",
     "execute_notebooks",
+    "missing_requirements",
     "raise_for_failures",
 ]
 
@@ -105,16 +106,20 @@ class NotebookResult:
         ``None`` when every cell ran without error.
     seconds : float
         Wall-clock execution time (informational only).
+    skipped : str or None
+        Why the notebook was not executed (see :func:`missing_requirements`); ``None`` if it ran.
     """
 
     source: Path
     output: Path
     failure: NotebookFailure | None
     seconds: float
+    skipped: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.failure is None
+        """Executed, and every cell ran without error."""
+        return self.failure is None and self.skipped is None
 
     @property
     def name(self) -> str:
@@ -205,6 +210,28 @@ def check_notebook(path: str | Path) -> nbformat.NotebookNode:
             "(JupyterLab: Property Inspector > Cell Tags)",
         )
     return nb
+
+
+def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool]) -> list[str]:
+    """Requirements a notebook declares that are not met.
+
+    A notebook may declare, in ``metadata.automd.requires``, the experiment roles it needs
+    (``["objectives"]``): a report on an archive without that experiment skips the notebook
+    instead of failing it.
+
+    Parameters
+    ----------
+    nb : NotebookNode
+    available : mapping requirement -> bool
+        Whether each requirement is met; a requirement not in the mapping counts as unmet.
+
+    Returns
+    -------
+    list of str
+        The unmet requirements, in declaration order.
+    """
+    declared = nb.metadata.get("automd", {}).get("requires", [])
+    return [str(r) for r in declared if not available.get(str(r), False)]
 
 
 def _first_line(source: str) -> str:

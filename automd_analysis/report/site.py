@@ -342,6 +342,10 @@ def build_index(
                 f'<li><a href="{_href("html", result.name + ".html")}">{_e(title)}</a> '
                 f'<span class="muted">({_e(result.name)}; {notebook_link})</span></li>'
             )
+        elif result.skipped is not None:
+            parts.append(
+                f'<li class="muted">{_e(result.name)}: skipped &mdash; {_e(result.skipped)}</li>'
+            )
         else:
             reason = result.failure.describe() if result.failure else "not rendered"
             parts.append(

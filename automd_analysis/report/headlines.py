@@ -1,0 +1,430 @@
+"""Headline findings: the few numbers a reader should take away from each report notebook.
+
+Each function reads the tables the analyses return (:mod:`automd_analysis.analysis`) and states
+one comparison per :class:`Finding`, as a Markdown sentence plus the numbers in it, so that a
+notebook shows its result at a glance and nbval (which compares the sentences) fails when one of
+them changes. Nothing is computed here that the analyses do not already report: these functions
+only select, compare and phrase (spread = highest - lowest value; ratio = value / baseline value).
+
+Archive-provided names (agents, LLMs, tasks, groups) are escaped for Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from automd_analysis.analysis.store import BASELINE_AGENT
+
+__all__ = [
+    "Finding",
+    "Findings",
+    "calibration_findings",
+    "llm_findings",
+    "objective_findings",
+    "primary_findings",
+    "shift_findings",
+    "subgroup_findings",
+]
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _name(value: object) -> str:
+    """An archive string, safe inside Markdown (and the HTML it becomes)."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=True))
+
+
+def _f(value: float, decimals: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _pct(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * value:.0f}%"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One headline: a Markdown sentence and the numbers it states.
+
+    Attributes
+    ----------
+    key : str
+        Stable identifier (``"ece_spread"``).
+    text : str
+        The sentence (Markdown; archive strings escaped).
+    values : dict
+        The numbers in the sentence, unrounded.
+    """
+
+    key: str
+    text: str
+    values: Mapping[str, float] = field(default_factory=dict)
+
+
+class Findings(list):
+    """A list of :class:`Finding` that Jupyter shows as a bullet list."""
+
+    def _repr_markdown_(self) -> str:
+        if not self:
+            return "_No headline findings: the tables above are empty for this archive._"
+        return "\n".join(f"- {f.text}" for f in self)
+
+    def __repr__(self) -> str:
+        return self._repr_markdown_()
+
+    def by_key(self) -> dict[str, Finding]:
+        return {f.key: f for f in self}
+
+
+def _agents_only(frame: pd.DataFrame, column: str = "agent") -> pd.DataFrame:
+    return frame[frame[column] != BASELINE_AGENT]
+
+
+def _baseline_value(frame: pd.DataFrame, column: str, key: str = "agent") -> float:
+    rows = frame.loc[frame[key] == BASELINE_AGENT, column]
+    return float(rows.iloc[0]) if len(rows) else math.nan
+
+
+def _extremes(frame: pd.DataFrame, value: str, label: str) -> tuple[str, float, str, float] | None:
+    """(label of the lowest, lowest, label of the highest, highest) over finite values; ties:
+    first in row order."""
+    finite = frame[pd.to_numeric(frame[value], errors="coerce").notna()]
+    if finite.empty:
+        return None
+    values = finite[value].astype(float)
+    lo, hi = values.idxmin(), values.idxmax()
+    return (
+        str(finite.at[lo, label]),
+        float(values[lo]),
+        str(finite.at[hi, label]),
+        float(values[hi]),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# 01 primary scores
+
+
+def primary_findings(table2: pd.DataFrame, table12: pd.DataFrame) -> Findings:
+    """Headlines of notebook 01 (paper Table 2, Table 12).
+
+    - ``score_spread``: lowest and highest agent penalised mean score, their difference, and the
+      baseline's penalised mean;
+    - ``tasks_above_baseline``: per agent, the tasks where its mean valid-run score (Table 12)
+      exceeds the baseline's, out of the tasks where both have a mean;
+    - ``invalid_<agent>``: for each agent with invalid runs, its valid-run rate and its
+      non-penalised vs penalised score.
+    """
+    out = Findings()
+    agents = _agents_only(table2).reset_index(drop=True)
+    ext = _extremes(agents, "penalized_mean", "agent")
+    if ext is not None:
+        lo_name, lo, hi_name, hi = ext
+        base = _baseline_value(table2, "penalized_mean")
+        text = (
+            f"Penalised primary scores of the {len(agents)} agents range from {_f(lo)} "
+            f"({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)}), a spread of {_f(hi - lo)}"
+        )
+        text += "." if math.isnan(base) else f"; the simple baseline scores {_f(base)}."
+        out.append(
+            Finding(
+                "score_spread", text, {"low": lo, "high": hi, "spread": hi - lo, "baseline": base}
+            )
+        )
+    if BASELINE_AGENT in set(table12["agent"]):
+        wide = table12.pivot(index="task", columns="agent", values="mean")
+        base = wide[BASELINE_AGENT]
+        parts, values = [], {}
+        for agent in [a for a in wide.columns if a != BASELINE_AGENT]:
+            both = wide[agent].notna() & base.notna()
+            above = int((wide.loc[both, agent] > base[both]).sum())
+            parts.append(f"{_name(agent)} on {above} of {int(both.sum())}")
+            values[agent] = above
+        if parts:
+            out.append(
+                Finding(
+                    "tasks_above_baseline",
+                    "Tasks where the agent's mean valid-run score exceeds the simple baseline's: "
+                    + "; ".join(parts)
+                    + ".",
+                    values,
+                )
+            )
+    for _, row in agents.iterrows():
+        rate = float(row["valid_rate_mean"])
+        if not math.isnan(rate) and rate < 1:
+            out.append(
+                Finding(
+                    f"invalid_{row['agent']}",
+                    f"{_name(row['agent'])} submitted a valid file in {_pct(rate)} of its runs; "
+                    f"counting invalid runs as 0 gives {_f(row['penalized_mean'])}, averaging its "
+                    f"valid runs only gives {_f(row['nonpenalized_mean'])}.",
+                    {
+                        "valid_rate": rate,
+                        "penalized": float(row["penalized_mean"]),
+                        "nonpenalized": float(row["nonpenalized_mean"]),
+                    },
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 02 calibration
+
+
+def calibration_findings(
+    table2: pd.DataFrame,
+    table3: pd.DataFrame,
+    decomposition: pd.DataFrame | None = None,
+    recalibration: pd.DataFrame | None = None,
+) -> Findings:
+    """Headlines of notebook 02 (paper Table 3, Figure 2a/2b).
+
+    - ``ece_spread``: the agents' penalised-score spread (Table 2) next to their lowest and highest
+      mean ECE over all tasks (Table 3 ``all``) and those as multiples of the baseline's ECE;
+    - ``group_<name>``: for the averaged-ranks and imbalance-without-recalibration groups of the
+      ECE decomposition (Figure 2a), their share of valid runs and of the total ECE difference;
+    - ``recalibration``: mean ECE of imbalance-handling runs with vs without recalibration
+      (Figure 2b summary: columns ``recalibrated``, ``n_runs``, ``mean``).
+    """
+    out = Findings()
+    scores = _extremes(_agents_only(table2).reset_index(drop=True), "penalized_mean", "agent")
+    ece = _extremes(_agents_only(table3).reset_index(drop=True), "all", "agent")
+    if scores is not None and ece is not None:
+        spread = scores[3] - scores[1]
+        lo_name, lo, hi_name, hi = ece
+        base = _baseline_value(table3, "all")
+        text = (
+            f"The agents' penalised scores lie within {_f(spread)} of each other, but their mean "
+            f"ECE ranges from {_f(lo)} ({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)})"
+        )
+        values = {"score_spread": spread, "ece_low": lo, "ece_high": hi, "baseline_ece": base}
+        if not math.isnan(base) and base > 0:
+            text += (
+                f", {_f(lo / base, 1)}x to {_f(hi / base, 1)}x the simple baseline's {_f(base)}."
+            )
+            values.update(ratio_low=lo / base, ratio_high=hi / base)
+        else:
+            text += "."
+        out.append(Finding("ece_spread", text, values))
+    labels = {
+        "averaged_ranks": "submit averaged ranks as probabilities",
+        "imbalance_without_recalibration": "handle class imbalance without recalibrating",
+    }
+    if decomposition is not None:
+        for _, row in decomposition.iterrows():
+            if row["group"] not in labels:
+                continue
+            out.append(
+                Finding(
+                    f"group_{row['group']}",
+                    f"Runs that {labels[row['group']]} are {_pct(row['share_of_runs'])} of the "
+                    f"valid runs ({int(row['n_runs'])}) and account for "
+                    f"{_pct(row['share_of_difference'])} of the total ECE difference from the "
+                    "simple baselines.",
+                    {
+                        "share_of_runs": float(row["share_of_runs"]),
+                        "share_of_difference": float(row["share_of_difference"]),
+                    },
+                )
+            )
+    if recalibration is not None and len(recalibration):
+        by = recalibration.set_index("recalibrated")
+        if True in by.index and False in by.index:
+            with_, without = float(by.at[True, "mean"]), float(by.at[False, "mean"])
+            out.append(
+                Finding(
+                    "recalibration",
+                    "Among runs that handle class imbalance (and do not submit averaged ranks), "
+                    f"mean ECE is {_f(with_)} with recalibration ({int(by.at[True, 'n_runs'])} "
+                    f"runs) and {_f(without)} without ({int(by.at[False, 'n_runs'])} runs).",
+                    {"with": with_, "without": without},
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 03 objectives
+
+_OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUROC plus ECE"}
+
+
+def objective_findings(table4: pd.DataFrame) -> Findings:
+    """Headlines of notebook 03 (paper Table 4).
+
+    - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective;
+    - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), the change of
+      mean ECE and mean AUROC (only when both objectives have valid runs).
+    """
+    out = Findings()
+    rows = {str(r["objective"]): r for _, r in table4.iterrows()}
+    for label, row in rows.items():
+        out.append(
+            Finding(
+                f"objective_{label}",
+                f"Objective {_name(label)} ({_OBJECTIVE_NAMES.get(label, _name(label))}): mean "
+                f"AUROC {_f(row['auroc_mean'])}, mean ECE {_f(row['ece_mean'])} over "
+                f"{int(row['n_valid'])} valid runs.",
+                {"auroc": float(row["auroc_mean"]), "ece": float(row["ece_mean"])},
+            )
+        )
+    if "A" in rows and "C" in rows:
+        a, c = rows["A"], rows["C"]
+        if not (math.isnan(float(a["ece_mean"])) or math.isnan(float(c["ece_mean"]))):
+            out.append(
+                Finding(
+                    "ece_change",
+                    f"Adding ECE to the stated objective moves mean ECE from {_f(a['ece_mean'])} "
+                    f"to {_f(c['ece_mean'])}, while mean AUROC moves from {_f(a['auroc_mean'])} "
+                    f"to {_f(c['auroc_mean'])}.",
+                    {
+                        "ece_a": float(a["ece_mean"]),
+                        "ece_c": float(c["ece_mean"]),
+                        "auroc_a": float(a["auroc_mean"]),
+                        "auroc_c": float(c["auroc_mean"]),
+                    },
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 04 population shift
+
+
+def shift_findings(table5: pd.DataFrame) -> Findings:
+    """Headlines of notebook 04 (paper Table 5): per external task, the lowest and highest agent
+    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``)."""
+    out = Findings()
+    for task, rows in table5.groupby("task", sort=True):
+        agents = _agents_only(rows).reset_index(drop=True)
+        ext = _extremes(agents, "ratio", "agent")
+        if ext is None:
+            continue
+        lo_name, lo, hi_name, hi = ext
+        base = _baseline_value(rows, "ratio")
+        internal = str(rows["internal_task"].iloc[0])
+        text = (
+            f"{_name(task)} (shifted from {_name(internal)}): agents keep {_pct(lo)} "
+            f"({_name(lo_name)}) to {_pct(hi)} ({_name(hi_name)}) of their score without the shift"
+        )
+        text += "." if math.isnan(base) else f"; the simple baseline keeps {_pct(base)}."
+        out.append(Finding(f"ratio_{task}", text, {"low": lo, "high": hi, "baseline": base}))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 05 subgroups
+
+
+def _weighted(values: pd.Series, weights: pd.Series) -> float:
+    mask = values.notna() & weights.notna() & (weights > 0)
+    total = float(weights[mask].sum())
+    return float((values[mask] * weights[mask]).sum() / total) if total > 0 else math.nan
+
+
+def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None) -> Findings:
+    """Headlines of notebook 05 (paper Table 14).
+
+    - ``gap_<attribute>``: over task groups and agents, the range of the agents' mean gaps
+      (highest - lowest subgroup score) and of the baseline's;
+    - ``same_lowest_<attribute>``: share of agent runs whose lowest subgroup is the baseline's
+      lowest subgroup (``same_lowest_share`` weighted by ``n_compared``);
+    - ``checks``: valid runs in which an agent checked performance by subgroup (pooled row of
+      :func:`automd_analysis.analysis.subgroups.subgroup_checks`).
+    """
+    out = Findings()
+    for attribute, rows in table14.groupby("attribute", sort=True):
+        agents = _agents_only(rows)
+        base = rows[rows["agent"] == BASELINE_AGENT]
+        gaps = agents["gap_mean"].dropna()
+        if gaps.empty:
+            continue
+        text = (
+            f"By {_name(attribute)}: agents' mean subgroup gaps range from {_f(gaps.min())} to "
+            f"{_f(gaps.max())}"
+        )
+        values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
+        base_gaps = base["gap_mean"].dropna()
+        if len(base_gaps):
+            text += f" (simple baseline: {_f(base_gaps.min())} to {_f(base_gaps.max())})"
+            values.update(baseline_low=float(base_gaps.min()), baseline_high=float(base_gaps.max()))
+        out.append(Finding(f"gap_{attribute}", text + ".", values))
+        same = _weighted(agents["same_lowest_share"], agents["n_compared"])
+        if not math.isnan(same):
+            n = int(agents["n_compared"].fillna(0).sum())
+            out.append(
+                Finding(
+                    f"same_lowest_{attribute}",
+                    f"By {_name(attribute)}: in {_pct(same)} of {n} agent runs the lowest-scoring "
+                    "group is the same as the simple baseline's.",
+                    {"share": same, "n": n},
+                )
+            )
+    if checks is not None and len(checks):
+        pooled = checks[checks["agent"] == "(all agents)"]
+        row = pooled.iloc[0] if len(pooled) else None
+        if row is not None:
+            out.append(
+                Finding(
+                    "checks",
+                    f"Agents checked performance by subgroup in {int(row['n_checked'])} of "
+                    f"{int(row['n_answered'])} annotated valid runs.",
+                    {"n_checked": int(row["n_checked"]), "n_answered": int(row["n_answered"])},
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 06 LLMs
+
+
+def llm_findings(table7: pd.DataFrame) -> Findings:
+    """Headlines of notebook 06 (paper Table 7).
+
+    - ``llm_spread``: with one agent and several LLMs, the spread of penalised mean scores next to
+      the lowest and highest mean ECE (and their ratio).
+    """
+    out = Findings()
+    table = table7.reset_index(drop=True)
+    scores = _extremes(table, "penalized_mean", "llm")
+    ece = _extremes(table, "ece_mean", "llm")
+    if scores is None or ece is None or len(table) < 2:
+        return out
+    spread = scores[3] - scores[1]
+    lo_name, lo, hi_name, hi = ece
+    text = (
+        f"Across {len(table)} LLMs the penalised scores lie within {_f(spread)} of each other "
+        f"({_f(scores[1])} to {_f(scores[3])}), while mean ECE ranges from {_f(lo)} "
+        f"({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)})"
+    )
+    values = {"score_spread": spread, "ece_low": lo, "ece_high": hi}
+    if lo > 0:
+        text += f", a factor of {_f(hi / lo, 1)}."
+        values["ece_ratio"] = hi / lo
+    else:
+        text += "."
+    out.append(Finding("llm_spread", text, values))
+    return out
+
+
+def combine(*groups: Iterable[Finding]) -> Findings:
+    """Concatenate several :class:`Findings` into one list (keeps order)."""
+    out = Findings()
+    for group in groups:
+        out.extend(group)
+    return out

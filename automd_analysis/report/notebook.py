@@ -1,0 +1,257 @@
+"""What the report notebooks share: parameter resolution, the loaded score store, table/figure export.
+
+A report notebook's first code cell holds its parameters (papermill ``parameters`` tag)::
+
+    archive = "runs_archive/demo"   # relative paths are relative to the repository root
+    scores_dir = None               # default: scores/<archive name>
+    data_root = None
+    manifests_dir = None
+    output_dir = "reports"
+    main_experiment = "main"
+    objectives_experiment = "objectives"
+    llm_experiment = "llm"
+    seed = 0
+
+and its second calls :func:`open_report` with them. Relative paths are resolved against the
+repository root, not the working directory, so the same defaults work in JupyterLab (working
+directory ``notebooks/``), under papermill/``automd regenerate`` (absolute paths injected) and under
+nbval (working directory ``tests/nbval/``).
+
+:meth:`Report.table` exports a table with :func:`automd_analysis.report.tables.export_table`
+(CSV + LaTeX + HTML under ``output_dir/tables``) and returns a :class:`TableView` to display: the
+paper-style HTML table for readers, and the numbers at :data:`PLAIN_DECIMALS` decimals as its plain
+text - the representation nbval compares, so a changed number fails CI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis.analysis.store import ScoreStore, load_store
+from automd_analysis.errors import ManifestError
+from automd_analysis.report import figures as _figures
+from automd_analysis.report import tables as _tables
+from automd_analysis.tasks import REPO_ROOT, load_manifests
+
+__all__ = [
+    "PLAIN_DECIMALS",
+    "Report",
+    "TableView",
+    "default_scores_dir",
+    "open_report",
+    "resolve_path",
+]
+
+#: Decimals of the plain-text representation of displayed tables (what nbval compares): fine
+#: enough that any real change of a number shows, coarse enough to ignore floating-point noise.
+PLAIN_DECIMALS = 6
+
+
+def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path | None:
+    """``None`` stays ``None``; an absolute path is kept; a relative one is taken from ``root``.
+
+    ``~`` is expanded. The default ``root`` is the repository root (the directory holding
+    ``notebooks/`` and ``data_manifests/``).
+    """
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(root) / p
+
+
+def default_scores_dir(archive_name: str, root: str | Path = REPO_ROOT) -> Path:
+    """``<root>/scores/<archive name>``: where ``automd score`` writes by default (docs/score_store.md)."""
+    return Path(root) / "scores" / archive_name
+
+
+def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
+    """Every row and column of ``frame`` as text, floats with ``decimals`` decimals.
+
+    ``-0.000000`` is written as ``0.000000`` and NaN as ``NaN``, so the text depends only on the
+    rounded values.
+    """
+
+    def fmt(value: float) -> str:
+        if np.isnan(value):
+            return "NaN"
+        text = f"{value:.{decimals}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+    if frame.empty:
+        return f"(no rows) columns: {', '.join(map(str, frame.columns))}"
+    return frame.to_string(index=False, float_format=fmt, max_rows=None, max_cols=None)
+
+
+@dataclass(frozen=True)
+class TableView:
+    """A displayed table: paper-style HTML for readers, exact-enough numbers as plain text.
+
+    Attributes
+    ----------
+    name : str
+        Export name (file stem under ``tables/``).
+    frame : DataFrame
+        The analysis table (numbers), as written to the CSV.
+    html : str
+        The formatted table (``mean ± SD``, bold best, daggers), escaped, as in ``<name>.html``.
+    paths : dict
+        Written files (``csv``, ``tex``, ``html``).
+    """
+
+    name: str
+    frame: pd.DataFrame
+    html: str
+    paths: Mapping[str, Path]
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return f"{self.name}\n{plain_text(self.frame)}"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A notebook's view of one scored archive; create it with :func:`open_report`.
+
+    Attributes
+    ----------
+    archive : Path
+        The runs archive.
+    archive_name : str
+        Its name (``archive.yaml`` ``name``).
+    scores_dir, output_dir : Path
+        The score store read, and the report directory written (``tables/``, ``figures/``).
+    manifests_dir : Path or None
+        Manifest directory (``None``: the default of :func:`automd_analysis.tasks.manifest_dir`).
+    data_root : Path or None
+        Data root (only recorded; notebooks read the score store, never the hidden labels).
+    seed : int
+        Seed for every random step of the notebook (jitter in figures).
+    store : ScoreStore
+        The loaded, checked score store.
+    """
+
+    archive: Path
+    archive_name: str
+    scores_dir: Path
+    output_dir: Path
+    manifests_dir: Path | None
+    data_root: Path | None
+    seed: int
+    store: ScoreStore
+
+    def table(
+        self,
+        frame: pd.DataFrame,
+        name: str,
+        *,
+        caption: str | None = None,
+        spec: _tables.TableSpec | None = None,
+    ) -> TableView:
+        """Export ``frame`` as ``tables/<name>.{csv,tex,html}`` and return it for display.
+
+        The display spec is :data:`automd_analysis.report.tables.TABLE_SPECS` ``[name]`` unless
+        ``spec`` is given (see :func:`~automd_analysis.report.tables.export_table`).
+        """
+        paths = _tables.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
+        spec = spec if spec is not None else _tables.TABLE_SPECS.get(name)
+        caption = caption if caption is not None else (spec.caption if spec else "")
+        text, bold = _tables.display_frame(frame, spec)
+        html = _tables.render_html(text, bold, name=name, caption=caption)
+        return TableView(name=name, frame=frame, html=html, paths=paths)
+
+    def figure(self, fig, name: str):
+        """Save ``fig`` as ``figures/<name>.png`` and ``.svg`` and return it (Jupyter shows it)."""
+        _figures.save_figure(fig, name, self.output_dir)
+        return fig
+
+    def overview(self) -> TableView:
+        """Runs and valid runs per experiment and agent (selected submissions); exported as
+        ``overview_runs``."""
+        scores = self.store.scores
+        selected = scores[scores["is_selected"]]
+        frame = (
+            selected.groupby(["experiment", "agent"], sort=True)
+            .agg(runs=("run_id", "size"), valid=("valid", "sum"), tasks=("task", "nunique"))
+            .reset_index()
+            .astype({"runs": int, "valid": int, "tasks": int})
+        )
+        spec = _tables.TableSpec(
+            caption=f"Archive {self.archive_name}: runs (selected submissions) and valid runs "
+            "per experiment and agent.",
+            labels=("experiment", "agent"),
+            stats=(
+                _tables.Stat("Tasks", "tasks", integer=True),
+                _tables.Stat("Runs", "runs", integer=True),
+                _tables.Stat("Valid runs", "valid", integer=True),
+            ),
+        )
+        return self.table(frame, "overview_runs", spec=spec)
+
+    def task_units(self) -> dict[str, str]:
+        """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run
+        categories); tasks without a readable manifest are left out (they default to patients)."""
+        try:
+            manifests = load_manifests(self.manifests_dir)
+        except ManifestError:
+            return {}
+        tasks = set(self.store.scores["task"])
+        return {tid: m.sizes.unit for tid, m in sorted(manifests.items()) if tid in tasks}
+
+
+def open_report(
+    *,
+    archive: str | Path,
+    scores_dir: str | Path | None = None,
+    output_dir: str | Path = "reports",
+    data_root: str | Path | None = None,
+    manifests_dir: str | Path | None = None,
+    seed: int = 0,
+) -> Report:
+    """Resolve a notebook's parameters and load the score store.
+
+    Parameters
+    ----------
+    archive : path
+        The runs archive (only its ``archive.yaml`` is read, for the name).
+    scores_dir : path, optional
+        Score store; default :func:`default_scores_dir` of the archive name.
+    output_dir : path
+        Report directory; ``tables/`` and ``figures/`` are created in it.
+    data_root, manifests_dir : path, optional
+        As for ``automd score``.
+    seed : int
+
+    Relative paths are resolved by :func:`resolve_path` (repository root).
+
+    Raises
+    ------
+    ArchiveError
+        The archive or its ``archive.yaml`` is missing or invalid.
+    ScoreStoreError
+        The score store is missing or malformed (the message says how to build it).
+    """
+    from automd_analysis.archive import open_archive
+
+    archive_path = resolve_path(archive)
+    meta = open_archive(archive_path).meta
+    store_dir = resolve_path(scores_dir) or default_scores_dir(meta.name)
+    out = resolve_path(output_dir)
+    for sub in ("tables", "figures"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    return Report(
+        archive=archive_path,
+        archive_name=meta.name,
+        scores_dir=store_dir,
+        output_dir=out,
+        manifests_dir=resolve_path(manifests_dir),
+        data_root=resolve_path(data_root),
+        seed=int(seed),
+        store=load_store(store_dir),
+    )

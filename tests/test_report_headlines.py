@@ -1,0 +1,227 @@
+"""automd_analysis.report.headlines: hand-computed findings from small analysis tables."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from automd_analysis.report import headlines as h
+
+NAN = math.nan
+
+
+def _table2(rows):
+    cols = ["agent", "penalized_mean", "nonpenalized_mean", "valid_rate_mean"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_primary_spread_baseline_and_invalid_runs():
+    t2 = _table2(
+        [
+            ("codex", 0.517, 0.517, 1.0),
+            ("scientist", 0.355, 0.467, 0.7333333),
+            ("aide", 0.474, 0.474, 1.0),
+            ("baseline", 0.487, 0.487, 1.0),
+        ]
+    )
+    t12 = pd.DataFrame(
+        [
+            ("t1", "codex", 0.6),
+            ("t1", "aide", 0.4),
+            ("t1", "scientist", NAN),
+            ("t1", "baseline", 0.5),
+            ("t2", "codex", 0.7),
+            ("t2", "aide", 0.7),
+            ("t2", "scientist", 0.9),
+            ("t2", "baseline", 0.65),
+        ],
+        columns=["task", "agent", "mean"],
+    )
+    found = h.primary_findings(t2, t12).by_key()
+    spread = found["score_spread"]
+    assert spread.values == pytest.approx(
+        {"low": 0.355, "high": 0.517, "spread": 0.162, "baseline": 0.487}
+    )
+    assert "0.355 (scientist) to 0.517 (codex), a spread of 0.162" in spread.text
+    assert "baseline scores 0.487" in spread.text
+    above = found["tasks_above_baseline"]
+    # codex beats 0.5 and 0.65; aide only 0.7 > 0.65; scientist has one comparable task
+    assert above.values == {"aide": 1, "codex": 2, "scientist": 1}
+    assert "codex on 2 of 2" in above.text and "scientist on 1 of 1" in above.text
+    invalid = found["invalid_scientist"]
+    assert "73% of its runs" in invalid.text
+    assert invalid.values["nonpenalized"] == pytest.approx(0.467)
+    assert "invalid_codex" not in found
+
+
+def test_primary_without_baseline_or_agents():
+    t2 = _table2([("codex", 0.5, 0.5, 1.0)])
+    t12 = pd.DataFrame([("t1", "codex", 0.5)], columns=["task", "agent", "mean"])
+    found = h.primary_findings(t2, t12)
+    assert [f.key for f in found] == ["score_spread"]
+    assert found[0].text.endswith("a spread of 0.000.")
+    assert h.primary_findings(_table2([]), t12.iloc[:0]) == []
+
+
+def test_calibration_ratios_groups_and_recalibration():
+    t2 = _table2([("a", 0.50, 0.5, 1), ("b", 0.52, 0.52, 1), ("baseline", 0.49, 0.49, 1)])
+    t3 = pd.DataFrame({"agent": ["a", "b", "baseline"], "all": [0.086, 0.075, 0.025]})
+    dec = pd.DataFrame(
+        {
+            "group": ["averaged_ranks", "imbalance_without_recalibration", "other"],
+            "n_runs": [14, 9, 77],
+            "share_of_runs": [0.14, 0.09, 0.77],
+            "share_of_difference": [0.75, 0.18, 0.07],
+        }
+    )
+    recal = pd.DataFrame({"recalibrated": [False, True], "n_runs": [6, 4], "mean": [0.16, 0.008]})
+    found = h.calibration_findings(t2, t3, dec, recal).by_key()
+    spread = found["ece_spread"]
+    assert spread.values["score_spread"] == pytest.approx(0.02)
+    assert spread.values["ratio_low"] == pytest.approx(3.0)
+    assert spread.values["ratio_high"] == pytest.approx(3.44)
+    assert "0.075 (b) to 0.086 (a), 3.0x to 3.4x the simple baseline's 0.025" in spread.text
+    assert (
+        "are 14% of the valid runs (14) and account for 75%" in found["group_averaged_ranks"].text
+    )
+    assert "group_other" not in found
+    assert found["recalibration"].values == {"with": 0.008, "without": 0.16}
+    assert (
+        "0.008 with recalibration (4 runs) and 0.160 without (6 runs)"
+        in found["recalibration"].text
+    )
+
+
+def test_calibration_without_baseline_has_no_ratio():
+    t2 = _table2([("a", 0.5, 0.5, 1), ("b", 0.6, 0.6, 1)])
+    t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.1, 0.2]})
+    [finding] = h.calibration_findings(t2, t3)
+    assert "ratio_low" not in finding.values and finding.text.endswith("(b).")
+
+
+def test_objectives_and_ece_change():
+    t4 = pd.DataFrame(
+        {
+            "objective": ["A", "B", "C"],
+            "n_valid": [12, 11, 11],
+            "auroc_mean": [0.683, 0.640, 0.676],
+            "ece_mean": [0.172, 0.061, 0.016],
+        }
+    )
+    found = h.objective_findings(t4).by_key()
+    assert "Objective B (the Brier score): mean AUROC 0.640, mean ECE 0.061 over 11" in (
+        found["objective_B"].text
+    )
+    assert found["ece_change"].values == {
+        "ece_a": 0.172,
+        "ece_c": 0.016,
+        "auroc_a": 0.683,
+        "auroc_c": 0.676,
+    }
+    assert "from 0.172 to 0.016" in found["ece_change"].text
+    assert "ece_change" not in h.objective_findings(t4.iloc[:2]).by_key()
+
+
+def test_shift_ratios_per_task():
+    t5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "baseline", "a", "b"],
+            "task": ["ext1", "ext1", "ext1", "ext2", "ext2"],
+            "internal_task": ["int1", "int1", "int1", "int2", "int2"],
+            "ratio": [0.85, 0.99, 0.97, 0.41, NAN],
+        }
+    )
+    found = h.shift_findings(t5).by_key()
+    assert found["ratio_ext1"].values == {"low": 0.85, "high": 0.99, "baseline": 0.97}
+    assert "agents keep 85% (a) to 99% (b)" in found["ratio_ext1"].text
+    assert "baseline keeps 97%" in found["ratio_ext1"].text
+    assert found["ratio_ext2"].values["low"] == found["ratio_ext2"].values["high"] == 0.41
+    assert found["ratio_ext2"].text.endswith("without the shift.")
+
+
+def test_subgroup_gaps_same_lowest_and_checks():
+    t14 = pd.DataFrame(
+        {
+            "task_group": ["icu", "icu", "icu", "icu"],
+            "attribute": ["age", "age", "age", "sex"],
+            "agent": ["a", "b", "baseline", "a"],
+            "gap_mean": [0.065, 0.084, 0.07, 0.02],
+            "same_lowest_share": [1.0, 0.5, NAN, NAN],
+            "n_compared": [3, 1, 0, 0],
+        }
+    )
+    checks = pd.DataFrame(
+        {"agent": ["a", "(all agents)"], "n_checked": [6, 6], "n_answered": [100, 168]}
+    )
+    found = h.subgroup_findings(t14, checks).by_key()
+    assert found["gap_age"].values == {
+        "agent_low": 0.065,
+        "agent_high": 0.084,
+        "baseline_low": 0.07,
+        "baseline_high": 0.07,
+    }
+    # weighted by runs compared: (3 * 1.0 + 1 * 0.5) / 4
+    assert found["same_lowest_age"].values == {"share": pytest.approx(0.875), "n": 4}
+    assert "in 88% of 4 agent runs" in found["same_lowest_age"].text
+    assert "same_lowest_sex" not in found
+    assert found["checks"].text == (
+        "Agents checked performance by subgroup in 6 of 168 annotated valid runs."
+    )
+
+
+def test_llm_spread_and_factor():
+    t7 = pd.DataFrame(
+        {
+            "llm": ["qwen", "gpt", "gemini"],
+            "penalized_mean": [0.517, 0.520, 0.518],
+            "ece_mean": [0.086, 0.041, 0.029],
+        }
+    )
+    [finding] = h.llm_findings(t7)
+    assert finding.values["score_spread"] == pytest.approx(0.003)
+    assert finding.values["ece_ratio"] == pytest.approx(0.086 / 0.029)
+    assert "from 0.029 (gemini) to 0.086 (qwen), a factor of 3.0." in finding.text
+    assert h.llm_findings(t7.iloc[:1]) == []
+
+
+def test_archive_names_are_escaped():
+    t7 = pd.DataFrame(
+        {
+            "llm": ["<script>x</script>", "a_b*c*"],
+            "penalized_mean": [0.5, 0.6],
+            "ece_mean": [0.1, 0.2],
+        }
+    )
+    [finding] = h.llm_findings(t7)
+    assert "<script>" not in finding.text and "&lt;script&gt;" in finding.text
+    assert r"a\_b\*c\*" in finding.text
+
+
+def test_findings_display():
+    empty = h.Findings()
+    assert "No headline findings" in empty._repr_markdown_()
+    two = h.combine([h.Finding("a", "one")], [h.Finding("b", "two")])
+    assert repr(two) == "- one\n- two"
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(min_value=0, max_value=1, allow_nan=False), min_size=2, max_size=6).filter(
+        lambda xs: min(xs) > 0
+    )
+)
+def test_llm_spread_is_max_minus_min(values):
+    t7 = pd.DataFrame(
+        {
+            "llm": [f"m{i}" for i in range(len(values))],
+            "penalized_mean": values,
+            "ece_mean": values,
+        }
+    )
+    [finding] = h.llm_findings(t7)
+    assert finding.values["score_spread"] == pytest.approx(max(values) - min(values))
+    assert finding.values["ece_ratio"] == pytest.approx(max(values) / min(values))

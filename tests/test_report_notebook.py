@@ -1,0 +1,157 @@
+"""automd_analysis.report.notebook: parameter resolution, store loading, table display/export."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import storebuilder
+import yaml
+
+from automd_analysis.errors import ArchiveError, ScoreStoreError
+from automd_analysis.report import notebook as nbk
+from automd_analysis.tasks import REPO_ROOT
+
+
+def _archive(path, name="tiny"):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "archive.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "name": name,
+                "description": "test archive",
+                "experiments": {"main": "main experiment"},
+                "provenance": {},
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def report(tmp_path):
+    archive = _archive(tmp_path / "arch")
+    runs = [
+        storebuilder.run("codex", "clf_a", 0, score=0.6),
+        storebuilder.run("codex", "clf_a", 1, valid=False),
+        storebuilder.run("codex", "clf_b", 0, score=0.4),
+        storebuilder.run("baseline", "clf_a", 0, score=0.5),
+    ]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    return nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out", seed=7)
+
+
+def test_resolve_path_is_relative_to_repository_root(tmp_path):
+    assert nbk.resolve_path(None) is None
+    assert nbk.resolve_path("runs_archive/demo") == REPO_ROOT / "runs_archive" / "demo"
+    assert nbk.resolve_path(tmp_path) == tmp_path
+    assert nbk.resolve_path("x", root=tmp_path) == tmp_path / "x"
+
+
+def test_default_scores_dir():
+    assert nbk.default_scores_dir("demo") == REPO_ROOT / "scores" / "demo"
+
+
+def test_plain_text_rounds_and_normalises():
+    frame = pd.DataFrame({"agent": ["a", "b"], "score": [0.1234567891, -1e-12], "n": [3, 4]})
+    text = nbk.plain_text(frame)
+    assert "0.123457" in text
+    assert "-0.000000" not in text and "0.000000" in text
+    assert "NaN" in nbk.plain_text(pd.DataFrame({"x": [math.nan]}))
+    assert nbk.plain_text(frame.iloc[:0]) == "(no rows) columns: agent, score, n"
+
+
+def test_plain_text_shows_every_row():
+    frame = pd.DataFrame({"i": range(500), "v": [0.5] * 500})
+    assert len(nbk.plain_text(frame).splitlines()) == 501
+
+
+def test_open_report_resolves_and_loads(report, tmp_path):
+    assert report.archive_name == "tiny"
+    assert report.seed == 7
+    assert report.output_dir == tmp_path / "out"
+    assert (tmp_path / "out" / "tables").is_dir() and (tmp_path / "out" / "figures").is_dir()
+    assert len(report.store.runs) == 4
+
+
+def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
+    archive = _archive(tmp_path / "arch", name="no-such-store-xyz")
+    with pytest.raises(ScoreStoreError) as info:
+        nbk.open_report(archive=archive, output_dir=tmp_path / "out")
+    assert info.value.path == REPO_ROOT / "scores" / "no-such-store-xyz"
+    assert "automd score" in info.value.fix
+
+
+def test_open_report_missing_archive_is_structured(tmp_path):
+    with pytest.raises(ArchiveError) as info:
+        nbk.open_report(archive=tmp_path / "nope", scores_dir=tmp_path, output_dir=tmp_path / "o")
+    assert info.value.code == "archive.missing"
+
+
+def test_table_exports_and_displays(report, tmp_path):
+    frame = pd.DataFrame(
+        {
+            "agent": ["codex", "<b>x</b>"],
+            "penalized_mean": [0.51234567, 0.4],
+            "penalized_sd": [0.01, math.nan],
+        }
+    )
+    view = report.table(frame, "my_table", caption="Caption & more")
+    for kind in ("csv", "tex", "html"):
+        assert view.paths[kind] == tmp_path / "out" / "tables" / f"my_table.{kind}"
+        assert view.paths[kind].is_file()
+    assert view._repr_html_() == view.paths["html"].read_text()
+    assert "&lt;b&gt;x&lt;/b&gt;" in view._repr_html_() and "<b>x</b>" not in view._repr_html_()
+    plain = repr(view)
+    assert plain.splitlines()[0] == "my_table"
+    assert "0.512346" in plain and "NaN" in plain
+
+
+def test_table_uses_paper_spec_by_name(report):
+    from automd_analysis.analysis import primary
+
+    view = report.table(primary.table2(report.store), "table2_primary_scores")
+    assert "Penalized score" in view.html  # the display spec's column title
+    assert "\N{PLUS-MINUS SIGN}" in view.html or "–" in view.html
+
+
+def test_overview_counts_runs_and_valid_runs(report):
+    view = report.overview()
+    frame = view.frame.set_index("agent")
+    assert frame.loc["codex", "runs"] == 3
+    assert frame.loc["codex", "valid"] == 2
+    assert frame.loc["codex", "tasks"] == 2
+    assert frame.loc["baseline", "runs"] == 1
+    assert view.paths["csv"].name == "overview_runs.csv"
+
+
+def test_figure_is_saved_and_returned(report, tmp_path):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    fig.add_subplot().plot([0, 1])
+    assert report.figure(fig, "fig_x") is fig
+    assert (tmp_path / "out" / "figures" / "fig_x.png").is_file()
+    assert (tmp_path / "out" / "figures" / "fig_x.svg").is_file()
+
+
+def test_task_units_from_manifests(report, tmp_path):
+    # no manifest directory -> no units, not an error
+    missing = nbk.Report(**{**report.__dict__, "manifests_dir": tmp_path / "none"})
+    assert missing.task_units() == {}
+
+
+def test_task_units_read_for_the_tasks_in_the_store(tmp_path):
+    archive = _archive(tmp_path / "arch")
+    runs = [storebuilder.run("codex", "fx_cls", 0), storebuilder.run("codex", "fx_icu", 0)]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    report = nbk.open_report(
+        archive=archive,
+        scores_dir=scores,
+        output_dir=tmp_path / "out",
+        manifests_dir=REPO_ROOT / "tests" / "fixtures" / "small" / "manifests",
+    )
+    # fx_seq, fx_surv, ... have manifests but no runs: left out
+    assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
