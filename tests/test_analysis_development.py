@@ -412,3 +412,32 @@ def test_table19_hand_values(sampled_and_annotations):
     assert np.isnan(t.loc["hyperparameter_tuning", "sd"])
     assert t.loc["feature_engineering", "n"] == 0
     assert np.isnan(t.loc["feature_engineering", "mean"])
+
+
+def test_tree_pairs_walk_through_nodes_without_files_via_steps():
+    # n2 saved no prediction file (failed step); only the steps know its parent n1
+    v = _versions(
+        [
+            ("n1", 1, 1, None, True, None),
+            ("n3", 3, 3, "n2", True, None),
+            ("v4", 4, 4, "n3", True, None),
+        ]
+    ).drop(columns="node")
+    steps = pd.DataFrame(
+        {
+            "step": [1, 2, 3, 4],
+            "version": ["n1", None, "n3", "v4"],
+            "node": ["n1", "n2", "n3", "node4"],
+            "parent": [None, "n1", "n2", "n3"],
+        }
+    )
+    without = form_version_pairs(v, "tree")
+    assert list(zip(without["earlier"], without["later"], strict=True)) == [("n3", "v4")]
+    with_steps = form_version_pairs(v, "tree", steps=steps)
+    assert list(zip(with_steps["earlier"], with_steps["later"], strict=True)) == [
+        ("n1", "n3"),
+        ("n3", "v4"),
+    ]
+    # steps without node/parent columns are ignored
+    same = form_version_pairs(v, "tree", steps=steps[["step", "version"]])
+    assert same.equals(without)

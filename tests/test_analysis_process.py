@@ -382,3 +382,18 @@ def test_run_code_texts_reads_code_files_through_the_reader():
     texts = run_code_texts(run, max_bytes=100)
     assert texts == {"v1": "<code/v1/a.py>\n<code/v1/b.py>"}
     assert reads == [("code/v1/a.py", 100), ("code/v1/b.py", 100)]
+
+
+def test_read_archive_code_on_the_fixture_archive():
+    from pathlib import Path
+
+    from automd_analysis.analysis.process import read_archive_code
+
+    root = Path(__file__).parent / "fixtures" / "small" / "archive"
+    run_id = "main/beta/fx_cls/rep0"
+    code = read_archive_code(root, run_ids=[run_id])
+    assert list(code) == [run_id]
+    texts = code[run_id]
+    assert sorted(texts) == ["n1", "n2", "n3", "n4"]
+    run_dir = root / run_id
+    assert texts["n3"] == (run_dir / "code" / "n3" / "train.py").read_text()

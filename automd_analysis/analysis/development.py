@@ -139,6 +139,11 @@ def _chronological(versions: pd.DataFrame) -> pd.DataFrame:
     return versions.loc[order]
 
 
+def _text(value) -> bool:
+    """A non-empty string (not None / NaN / pd.NA)."""
+    return isinstance(value, str) and bool(value)
+
+
 def _mean_sd(values: pd.Series) -> tuple[float, float, int]:
     """Mean and sample SD (ddof=1; NaN with fewer than two values) of the non-missing values."""
     v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
@@ -419,7 +424,11 @@ def figure5_curves(
 
 
 def form_version_pairs(
-    versions: pd.DataFrame, search: str, *, valid_only: bool = True
+    versions: pd.DataFrame,
+    search: str,
+    *,
+    valid_only: bool = True,
+    steps: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Pair each version with the version it is compared against (paper App. H).
 
@@ -427,8 +436,9 @@ def form_version_pairs(
       *nearest ancestor node that saved one*: walk parent links from the version's node; at each
       ancestor look for eligible versions of that node created earlier; the first ancestor that has
       one supplies the latest of them. Ancestors that saved only ineligible (invalid) files are
-      skipped; a parent that is not in ``versions`` ends the walk (its own parent is unknown);
-      cyclic links end the walk.
+      skipped; nodes that saved no file are walked through when ``steps`` records their parent
+      (``run.json`` ``steps[].node/parent``, docs/archive.md), otherwise an unknown parent ends
+      the walk; cyclic links end the walk.
     - **linear** agents: consecutive eligible versions in time; the earlier one need not be the
       basis of the later one.
     - any other ``search`` (``"none"``: baselines): no pairs.
@@ -442,6 +452,11 @@ def form_version_pairs(
     valid_only : bool
         Only valid versions are eligible (the paper's rule). ``False`` pairs every version with its
         predecessor whatever its validity (used for code-change distances).
+    steps : DataFrame, optional
+        The run's steps with ``node`` and ``parent`` (and ``version``) columns: the search tree
+        including nodes that saved no prediction file. Version links take precedence; steps fill
+        in the nodes of versions without a ``node`` and the parents of nodes the versions do not
+        describe. Ignored when it lacks those columns.
 
     Returns
     -------
@@ -461,16 +476,32 @@ def form_version_pairs(
         chosen = [i for i, e in zip(ids, eligible, strict=True) if e]
         return pd.DataFrame({"earlier": chosen[:-1], "later": chosen[1:]}, columns=columns)
 
-    nodes = (
-        v["node"].where(v["node"].notna(), v["version"]).astype(str).tolist()
-        if "node" in v
-        else list(ids)
-    )
+    step_node: dict[str, str] = {}
+    step_parent: list[tuple[str, str]] = []
+    if steps is not None and {"node", "parent"} <= set(steps.columns):
+        for version, node, parent in zip(
+            steps["version"] if "version" in steps else [None] * len(steps),
+            steps["node"],
+            steps["parent"],
+            strict=True,
+        ):
+            if _text(node):
+                if _text(version):
+                    step_node.setdefault(str(version), str(node))
+                if _text(parent):
+                    step_parent.append((str(node), str(parent)))
+    explicit = v["node"].tolist() if "node" in v else [None] * len(ids)
+    nodes = [
+        str(n) if _text(n) else step_node.get(vid, vid)
+        for vid, n in zip(ids, explicit, strict=True)
+    ]
     node_of = dict(zip(ids, nodes, strict=True))
     parent_of_node: dict[str, str] = {}
     for node, parent in zip(nodes, v["parent"].tolist(), strict=True):
-        if node not in parent_of_node and isinstance(parent, str) and parent:
-            parent_of_node[node] = node_of.get(parent, parent)
+        if node not in parent_of_node and _text(parent):
+            parent_of_node[node] = node_of.get(str(parent), str(parent))
+    for node, parent in step_parent:
+        parent_of_node.setdefault(node, node_of.get(parent, parent))
     # eligible versions of each node with their chronological position
     by_node: dict[str, list[int]] = {}
     for pos, (node, e) in enumerate(zip(nodes, eligible, strict=True)):
@@ -496,6 +527,7 @@ def form_version_pairs(
 def version_pairs(
     scores: pd.DataFrame,
     runs: pd.DataFrame,
+    steps: pd.DataFrame | None = None,
     *,
     experiment: str | None = "main",
     valid_runs_only: bool = True,
@@ -504,7 +536,9 @@ def version_pairs(
     """All version pairs of every run (App. H rule), with the normalised test-score change.
 
     Only runs whose selected submission is valid are used (``valid_runs_only``; the paper compares
-    valid versions from valid runs). The search type of each run comes from ``runs.search``.
+    valid versions from valid runs). The search type of each run comes from ``runs.search``;
+    ``steps`` (``steps.parquet``, optional) supplies the tree links of nodes that saved no file
+    when it has ``node``/``parent`` columns (see :func:`form_version_pairs`).
 
     Returns
     -------
@@ -526,12 +560,13 @@ def version_pairs(
         runs = runs[runs["run_id"].map(ok).fillna(False).astype(bool)]
     versions = _version_rows(scores)
     by_run = dict(tuple(versions.groupby("run_id", sort=False)))
+    steps_by_run = {} if steps is None else dict(tuple(steps.groupby("run_id", sort=False)))
     frames = []
     for run in runs.itertuples(index=False):
         v = by_run.get(run.run_id)
         if v is None:
             continue
-        pairs = form_version_pairs(v, str(run.search))
+        pairs = form_version_pairs(v, str(run.search), steps=steps_by_run.get(run.run_id))
         if pairs.empty:
             continue
         lookup = v.set_index(v["version"].astype(str))

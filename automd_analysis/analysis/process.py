@@ -486,7 +486,9 @@ def process_metrics(
         row["opportunity_density"] = float("nan")
         if emb:
             with_code = versions[versions["version"].astype(str).isin(emb)]
-            pairs = form_version_pairs(with_code, str(run.search), valid_only=False)
+            pairs = form_version_pairs(
+                with_code, str(run.search), valid_only=False, steps=steps_by_run.get(run_id)
+            )
             predecessor = dict(zip(pairs["later"], pairs["earlier"], strict=True))
             gain = np.diff(np.concatenate([[0.0], best_so_far(improvement)]))
             imp_k, d_k = [], []
