@@ -84,11 +84,16 @@ _SNIFF_BYTES = 1 << 16
 
 @dataclass(frozen=True)
 class Reason:
-    """One failed check: stable machine code, human message and a few offending rows/columns."""
+    """One failed check: stable machine code, human message and a few offending rows/columns.
+
+    ``count`` is how many rows / cells / columns failed the check (``examples`` holds at most
+    :data:`MAX_EXAMPLES` of them); it is not part of the ``--json`` payload.
+    """
 
     code: str
     message: str
     examples: list = field(default_factory=list)
+    count: int = 1
 
     def to_dict(self) -> dict:
         return {"code": self.code, "message": self.message, "examples": list(self.examples)}
@@ -703,7 +708,9 @@ class _Checker:
             ]
             self.tally(f"{prefix}.missing", len(missing), ex)
         reasons = [
-            Reason(code, self.messages.get(code) or self._message(code, t.count), t.examples)
+            Reason(
+                code, self.messages.get(code) or self._message(code, t.count), t.examples, t.count
+            )
             for code, t in sorted(self.tallies.items(), key=lambda kv: _ORDER[kv[0]])
         ]
         if reasons:

@@ -547,7 +547,7 @@ def _numeric(
             path=path,
             location=f"row {row + 1}, column {column}",
             code="data.invalid",
-            fix="fix the hidden-label file (and re-pin its sha256)",
+            fix="fix the task data file (and re-pin its sha256 with `automd tasks --pin`)",
         )
     return values
 
