@@ -5,8 +5,9 @@ The analyses read **only** the Parquet tables that ``automd score`` writes (``do
 column the analyses rely on is present (a missing one is a
 :class:`~automd_analysis.errors.ScoreStoreError` naming the file and the fix), coerces the flag and
 key columns to clean dtypes and checks the cross-table invariants the aggregation rules depend on
-(one selected row per run). :meth:`ScoreStore.from_frames` does the same for in-memory frames (tests,
-notebooks that build a store by hand).
+(one selected row per run), then puts every table in a canonical row order so that results do not
+depend on the order in which rows were written. :meth:`ScoreStore.from_frames` does the same for
+in-memory frames (tests, notebooks that build a store by hand).
 
 Shared helpers:
 
@@ -108,6 +109,18 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
 }
 
 _OPTIONAL_TABLES = frozenset({"steps"})
+#: Every table is put in this canonical row order on load, so that sums (and therefore every
+#: derived float) do not depend on the order in which the scorer wrote the rows.
+_SORT_KEYS: Mapping[str, tuple[str, ...]] = {
+    "scores": ("run_id", "version"),
+    "runs": ("run_id",),
+    "subgroups": ("run_id", "attribute", "group"),
+    "calibration_bins": ("run_id", "kind", "quantile", "bin"),
+    "reasons": ("run_id", "version", "code"),
+    "annotations": ("run_id", "field", "value"),
+    "pairs": ("run_id", "earlier", "later", "change"),
+    "steps": ("run_id", "step"),
+}
 _BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok")
 _FLOAT_COLUMNS = (
     "raw",
@@ -324,7 +337,10 @@ def _check_table(name: str, frame: pd.DataFrame, where: str | Path) -> pd.DataFr
             code="store.missing_column",
             details={"missing": missing},
         )
-    return _coerce(frame.reset_index(drop=True).copy(), name, where)
+    checked = _coerce(frame.reset_index(drop=True).copy(), name, where)
+    order = [c for c in _SORT_KEYS[name] if c in checked.columns]
+    checked = checked.sort_values(order, kind="mergesort", na_position="last")
+    return checked.reset_index(drop=True)
 
 
 def _coerce(frame: pd.DataFrame, name: str, where: str | Path) -> pd.DataFrame:

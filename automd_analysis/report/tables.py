@@ -271,18 +271,22 @@ def display_frame(
     Without a spec every column is shown, numbers with three decimals, nothing bold.
     """
     if spec is None:
-        text = df.apply(
-            lambda col: [
-                format_number(v)
-                if isinstance(v, float | np.floating)
-                else (MISSING if _is_missing(v) else str(v))
-                for v in col
-            ]
+        frame = df.reset_index(drop=True)
+        text = pd.DataFrame(
+            {
+                column: [
+                    format_number(v)
+                    if isinstance(v, float | np.floating)
+                    else (MISSING if _is_missing(v) else str(v))
+                    for v in frame[column]
+                ]
+                for column in frame.columns
+            },
+            index=frame.index,
+            columns=frame.columns,
+            dtype=object,
         )
-        text = pd.DataFrame(text, columns=df.columns) if len(df) else df.astype(object)
-        return text.reset_index(drop=True), pd.DataFrame(
-            False, index=range(len(df)), columns=df.columns
-        )
+        return text, pd.DataFrame(False, index=frame.index, columns=frame.columns)
     display = _pivot_display if spec.pivot else _wide_display
     text, bold = display(df.reset_index(drop=True), spec)
     return text.reset_index(drop=True), bold.reset_index(drop=True)
@@ -330,10 +334,14 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     so the HTML is reproducible.
     """
     escape = html.escape if target == "html" else escape_latex
-    cells = text.map(escape)
-    if target == "latex":
-        cells = cells.where(~bold.to_numpy(), "\\textbf{" + cells + "}")
-    cells.columns = [escape(str(c)) for c in text.columns]
+    flags = bold.to_numpy(dtype=bool)
+    rows = []
+    for i, record in enumerate(text.to_numpy(dtype=object)):
+        row = [escape(str(value)) for value in record]
+        if target == "latex":
+            row = [f"\\textbf{{{v}}}" if flags[i, j] else v for j, v in enumerate(row)]
+        rows.append(row)
+    cells = pd.DataFrame(rows, columns=[escape(str(c)) for c in text.columns], dtype=object)
     styler = Styler(cells, uuid=_uuid(name), cell_ids=False)
     styler.hide(axis="index")
     if target == "html":
