@@ -258,7 +258,7 @@ def flchain_cohort() -> Cohort:
 def rhc_cohort() -> Cohort:
     """Right heart catheterization study (SurvSet ``rhc``): 5,735 ICU patients, death in days.
 
-    All 52 baseline covariates are kept (names without SurvSet's ``num_``/``fac_`` prefixes;
+    All 53 baseline covariates are kept (names without SurvSet's ``num_``/``fac_`` prefixes;
     categorical levels lower-cased); ``urin1`` and ``adld3p`` keep their missing values.
     """
     raw = load_survset("rhc")
