@@ -62,38 +62,60 @@ __all__ = ["CONCORDANCE_METHODS", "concordance_td"]
 
 CONCORDANCE_METHODS = ("adj_antolini", "antolini")
 
-_N_CHUNKS = 256  # interleaved row chunks of the suffix kernel (load balance across threads)
+_N_CHUNKS = 256  # interleaved row chunks of the parallel suffix kernel (load balance)
+# Threads only pay off on large inputs: a parallel region costs from tens of microseconds (idle
+# machine) to milliseconds (busy machine), so below this many (patient, column) visits the kernels
+# run serially. Scoring parallelises over submissions with processes anyway.
+_PARALLEL_MIN_WORK = 1_000_000
+
+
+@numba.njit(cache=True, nogil=True)
+def _suffix_rows(
+    surv, order, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted, first, step
+):
+    """Half-points of case-1 pairs for the sorted rows first, first + step, ... (module docstring)."""
+    n = order.shape[0]
+    acc = 0
+    for p in range(first, n, step):
+        row = order[p]
+        for c in range(col_sorted[p]):  # the columns of the blocks before p's own
+            a0 = anchor_off[c]
+            a1 = anchor_off[c + 1]
+            if a0 == a1:
+                continue
+            v = surv[row, c]
+            # lower bound: first anchor >= v
+            lo = a0
+            hi = a1
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if anchor_vals[mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            acc += 2 * (lo - a0)  # anchors strictly below j's value: concordant, 1 each
+            if adjusted and lo < a1 and anchor_vals[lo] == v:
+                acc += anchor_run_end[lo] - lo  # tied predictions: ½ each
+    return acc
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
-def _suffix_half_points(surv, order, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted):
-    """Half-points of the pairs whose partner j lies in a later block than the anchor (case 1)."""
-    n = order.shape[0]
-    n_chunks = min(_N_CHUNKS, n)
+def _suffix_parallel(surv, order, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted):
+    """:func:`_suffix_rows` over all rows, in interleaved chunks spread over the numba threads."""
+    n_chunks = min(_N_CHUNKS, order.shape[0])
     partial = np.zeros(n_chunks, dtype=np.int64)
     for chunk in numba.prange(n_chunks):
-        acc = 0
-        for p in range(chunk, n, n_chunks):
-            row = order[p]
-            for c in range(col_sorted[p]):
-                a0 = anchor_off[c]
-                a1 = anchor_off[c + 1]
-                if a0 == a1:
-                    continue
-                v = surv[row, c]
-                # lower bound: first anchor >= v
-                lo = a0
-                hi = a1
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if anchor_vals[mid] < v:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                acc += 2 * (lo - a0)  # anchors strictly below j: concordant
-                if adjusted and lo < a1 and anchor_vals[lo] == v:
-                    acc += anchor_run_end[lo] - lo  # tied predictions: ½ each
-        partial[chunk] = acc
+        partial[chunk] = _suffix_rows(
+            surv,
+            order,
+            col_sorted,
+            anchor_vals,
+            anchor_run_end,
+            anchor_off,
+            adjusted,
+            chunk,
+            n_chunks,
+        )
     return partial.sum()
 
 
@@ -187,21 +209,35 @@ def _block_half_points(values, times, events, adjusted):
     return total
 
 
+@numba.njit(cache=True, nogil=True)
+def _one_block(surv, order, t_sorted, d_sorted, c, s0, s1, adjusted):
+    """:func:`_block_half_points` of the block of column c, sorted positions s0 .. s1 - 1."""
+    values = np.empty(s1 - s0, dtype=np.float64)
+    for p in range(s0, s1):
+        values[p - s0] = surv[order[p], c]
+    return _block_half_points(values, t_sorted[s0:s1], d_sorted[s0:s1], adjusted)
+
+
+@numba.njit(cache=True, nogil=True)
+def _blocks_serial(surv, order, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted):
+    """Sum of :func:`_one_block` over the blocks that contain at least one event."""
+    total = 0
+    for k in range(block_cols.shape[0]):
+        total += _one_block(
+            surv, order, t_sorted, d_sorted, block_cols[k], block_start[k], block_end[k], adjusted
+        )
+    return total
+
+
 @numba.njit(parallel=True, cache=True, nogil=True)
-def _all_blocks_half_points(
-    surv, order, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted
-):
-    """Sum of :func:`_block_half_points` over the blocks that contain at least one event."""
+def _blocks_parallel(surv, order, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted):
+    """:func:`_blocks_serial` with the blocks spread over the numba threads."""
     n_blocks = block_cols.shape[0]
     partial = np.zeros(n_blocks, dtype=np.int64)
     for k in numba.prange(n_blocks):
-        c = block_cols[k]
-        s0 = block_start[k]
-        s1 = block_end[k]
-        values = np.empty(s1 - s0, dtype=np.float64)
-        for p in range(s0, s1):
-            values[p - s0] = surv[order[p], c]
-        partial[k] = _block_half_points(values, t_sorted[s0:s1], d_sorted[s0:s1], adjusted)
+        partial[k] = _one_block(
+            surv, order, t_sorted, d_sorted, block_cols[k], block_start[k], block_end[k], adjusted
+        )
     return partial.sum()
 
 
@@ -314,15 +350,12 @@ def concordance_td(durations, events, surv, time_grid, method: str = "adj_antoli
     block_end = np.searchsorted(col_sorted, block_cols, side="right").astype(np.int64)
 
     order64 = order.astype(np.int64)
-    half_points = int(
-        _suffix_half_points(
-            s, order64, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted
-        )
-    ) + int(
-        _all_blocks_half_points(
-            s, order64, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted
-        )
-    )
+    suffix_args = (s, order64, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted)
+    block_args = (s, order64, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted)
+    if int(col_sorted.sum()) >= _PARALLEL_MIN_WORK and numba.get_num_threads() > 1:
+        half_points = int(_suffix_parallel(*suffix_args)) + int(_blocks_parallel(*block_args))
+    else:
+        half_points = int(_suffix_rows(*suffix_args, 0, 1)) + int(_blocks_serial(*block_args))
     # half_points / 2 and the denominator are exact in float64 (< 2**53), so this single division is
     # the correctly rounded value of the exact fraction, as is pycox's float sum / float sum.
     return (half_points / 2) / denominator
