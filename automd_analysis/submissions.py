@@ -320,7 +320,7 @@ def validate_submission(
             None,
             digest,
         )
-    checker = _Checker(task, labels, grid)
+    checker = _Checker(task, labels, grid, path)
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             checker.run(csv.reader(fh, strict=True), chunk_rows)
@@ -365,6 +365,28 @@ def _bad_number_code(raw: str, value: float) -> str:
     return "values.non_numeric"
 
 
+def _first_invalid_utf8(path: Path, block: int = 1 << 16) -> dict:
+    """Line (1-based) and byte offset of the first byte that is not valid UTF-8."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line = 0, 1
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                good = chunk[: max(exc.start, 0)]
+                return {"line": line + good.count(b"\n"), "byte_offset": offset + exc.start}
+            line += chunk.count(b"\n")
+            offset += len(chunk)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return {"line": line, "byte_offset": offset}
+    return {"line": line, "byte_offset": offset}  # pragma: no cover - only called on error
+
+
 def _echo(value: object) -> str:
     text = str(value)
     return text if len(text) <= _MAX_ECHO else text[: _MAX_ECHO - 3] + "..."
@@ -389,8 +411,9 @@ class _Tally:
 class _Checker:
     """Streaming state of one validation: header, id matching, value checks, aligned arrays."""
 
-    def __init__(self, task: Task, labels: TaskLabels, grid) -> None:
+    def __init__(self, task: Task, labels: TaskLabels, grid, path: Path) -> None:
         m = task.manifest
+        self.path = path
         self.kind = m.kind
         self.unit = m.sizes.unit
         self.sub = m.submission
@@ -520,7 +543,7 @@ class _Checker:
             self.fail(
                 "file.encoding",
                 "the file is not valid UTF-8 text",
-                [{"line": reader.line_num + 1, "detail": _echo(exc.reason)}],
+                [{**_first_invalid_utf8(self.path), "detail": _echo(exc.reason)}],
             )
         except csv.Error as exc:
             self.fail(
@@ -724,32 +747,66 @@ class _Checker:
         return ValidationResult(True, [], preds, digest, self.n_rows)
 
     def _message(self, code: str, n: int) -> str:
-        noun = "test patient-hours" if self.sequential else f"test {self.unit}"
-        total = f"{self.n:,}"
-        return {
-            "csv.ragged": f"{n:,} rows have a different number of fields than the header",
-            "columns.duplicate": f"{n} column names appear more than once",
-            "columns.missing": f"{n} required columns are missing",
-            "columns.extra": f"{n} columns are not part of the submission format",
-            "columns.grid_missing": f"{n} of {len(self.grid) if self.grid is not None else 0} "
-            "time-grid points have no survival column (headers must be the grid times as "
-            "written in time_grid.csv)",
-            "columns.grid_extra": f"{n} survival column headers are not time-grid points",
-            "columns.grid_duplicate": f"{n} survival column headers repeat a grid time",
-            "ids.missing": f"{n:,} of {total} {noun} are missing",
-            "ids.extra": f"{n:,} rows have identifiers that are not in the test set",
-            "ids.duplicate": f"{n:,} rows repeat an identifier",
-            "rows.missing": f"{n:,} of {total} {noun} are missing",
-            "rows.extra": f"{n:,} rows are not test patient-hours",
-            "rows.duplicate": f"{n:,} rows repeat a patient-hour",
-            "values.missing": f"{n:,} prediction cells are empty or NA",
-            "values.non_numeric": f"{n:,} prediction cells are not numbers",
-            "values.non_finite": f"{n:,} prediction cells are NaN or infinite",
-            "probability.out_of_range": f"{n:,} probabilities are outside [0, 1]",
-            "label.not_binary": f"{n:,} predicted labels are not 0 or 1",
-            "survival.out_of_range": f"{n:,} survival curves have values outside [0, 1]",
-            "survival.increasing": f"{n:,} survival curves increase along the time grid",
-        }.get(code, REASON_CODES.get(code, code))
+        unit = "patient-hour" if self.sequential else self.unit.removesuffix("s")
+        grid_size = 0 if self.grid is None else len(self.grid)
+        templates = {
+            "csv.ragged": ("row has", "rows have", "a different number of fields than the header"),
+            "columns.duplicate": ("column name appears", "column names appear", "more than once"),
+            "columns.missing": ("required column is", "required columns are", "missing"),
+            "columns.extra": ("column is", "columns are", "not part of the submission format"),
+            "columns.grid_missing": (
+                f"of {grid_size} time-grid points has",
+                f"of {grid_size} time-grid points have",
+                "no survival column (headers must be the grid times as written in time_grid.csv)",
+            ),
+            "columns.grid_extra": (
+                "survival column header is",
+                "survival column headers are",
+                "not a time-grid point",
+            ),
+            "columns.grid_duplicate": (
+                "survival column header repeats",
+                "survival column headers repeat",
+                "a grid time",
+            ),
+            "ids.missing": (
+                f"of {self.n:,} test {unit}s is",
+                f"of {self.n:,} test {unit}s are",
+                "missing",
+            ),
+            "ids.extra": (
+                f"row has an identifier that is not a test {unit}",
+                f"rows have identifiers that are not test {unit}s",
+                "",
+            ),
+            "ids.duplicate": ("row repeats", "rows repeat", "an identifier"),
+            "rows.missing": (
+                f"of {self.n:,} test patient-hours is",
+                f"of {self.n:,} test patient-hours are",
+                "missing",
+            ),
+            "rows.extra": ("row is not a test patient-hour", "rows are not test patient-hours", ""),
+            "rows.duplicate": ("row repeats", "rows repeat", "a patient-hour"),
+            "values.missing": ("prediction cell is", "prediction cells are", "empty or NA"),
+            "values.non_numeric": ("prediction cell is", "prediction cells are", "not a number"),
+            "values.non_finite": ("prediction cell is", "prediction cells are", "NaN or infinite"),
+            "probability.out_of_range": ("probability is", "probabilities are", "outside [0, 1]"),
+            "label.not_binary": ("predicted label is", "predicted labels are", "not 0 or 1"),
+            "survival.out_of_range": (
+                "survival curve has",
+                "survival curves have",
+                "values outside [0, 1]",
+            ),
+            "survival.increasing": (
+                "survival curve increases",
+                "survival curves increase",
+                "along the time grid",
+            ),
+        }
+        if code not in templates:
+            return REASON_CODES.get(code, code)
+        one, many, rest = templates[code]
+        return f"{n:,} {one if n == 1 else many} {rest}".rstrip()
 
 
 _ORDER = {code: i for i, code in enumerate(REASON_CODES)}
