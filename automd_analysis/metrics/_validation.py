@@ -83,12 +83,13 @@ def as_binary(name: str, values) -> np.ndarray:
         return arr.astype(np.int8)
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must contain only 0 and 1, got dtype {arr.dtype}.")
-    num = arr.astype(np.float64, copy=False)
-    bad = (num != 0.0) & (num != 1.0)  # NaN compares unequal to both, so it is caught here
+    if arr.dtype.kind in "iu" and arr.min() >= 0 and arr.max() <= 1:  # fast path, no copy to float
+        return arr.astype(np.int8)
+    bad = (arr != 0) & (arr != 1)  # NaN compares unequal to both, so it is caught here
     if bad.any():
         i = _first(bad)
         raise ValueError(f"{name} must contain only 0 and 1; {name}[{i}] is {arr[i].item()!r}.")
-    return num.astype(np.int8)
+    return arr.astype(np.int8)
 
 
 def as_durations(name: str, values) -> np.ndarray:

@@ -19,13 +19,15 @@ not septic         -0.05                                 0
 Every entry is an integer multiple of 1/180 (lcm of 6, 9 and 20), so each row utility is computed as an
 integer number of 1/180 units; cohort sums are then exact and the normalised score
 (U_obs - U_inaction) / (U_best - U_inaction) is one correctly rounded division. (The official float
-implementation can differ from this exact value in the last bits.)
+implementation can differ from this exact value in the last bits.) The rows are scanned once by a
+compiled (numba) kernel, with no Python-level loop; validation is vectorised numpy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from automd_analysis.metrics._validation import (
@@ -85,6 +87,58 @@ class SepsisUtilityParts:
     patient_best: np.ndarray
     patient_inaction: np.ndarray
     onset_row: np.ndarray
+
+
+@numba.njit(cache=True, nogil=True)
+def _patient_utilities(starts, ends, labels, predicted):
+    """Per-patient U_obs, U_best, U_inaction (units of 1/180) and onset row, in one pass over the rows.
+
+    With Δ = t - t_sepsis: TP = max(30 (Δ + 12), -9) for Δ <= -6, 20 (3 - Δ) for -6 < Δ <= 3, else 0;
+    FN = -40 (Δ + 6) for -6 < Δ <= 3, else 0; FP = -9; TN = 0 (the module docstring table x 180).
+    The best prediction on a septic row is the larger of TP and FN (1 exactly when -12 <= Δ <= 3).
+    """
+    n_pat = starts.shape[0]
+    obs = np.zeros(n_pat, dtype=np.int64)
+    best = np.zeros(n_pat, dtype=np.int64)
+    inaction = np.zeros(n_pat, dtype=np.int64)
+    onset = np.full(n_pat, -1, dtype=np.int64)
+    for k in range(n_pat):
+        s0 = starts[k]
+        s1 = ends[k]
+        first = -1
+        for r in range(s0, s1):
+            if labels[r] == 1:
+                first = r - s0
+                break
+        if first < 0:  # never septic: every alarm is a false positive
+            fp = 0
+            for r in range(s0, s1):
+                fp += predicted[r]
+            obs[k] = -9 * fp
+            continue
+        t_sepsis = first + _ONSET_SHIFT
+        onset[k] = t_sepsis
+        o = 0
+        b = 0
+        z = 0
+        for r in range(s0, s1):
+            delta = r - s0 - t_sepsis
+            if delta <= -6:
+                tp = max(30 * (delta + 12), -9)
+                fn = 0
+            elif delta <= 3:
+                tp = 20 * (3 - delta)
+                fn = -40 * (delta + 6)
+            else:
+                tp = 0
+                fn = 0
+            o += tp if predicted[r] == 1 else fn
+            b += max(tp, fn)
+            z += fn
+        obs[k] = o
+        best[k] = b
+        inaction[k] = z
+    return obs, best, inaction, onset
 
 
 def _segments(patient_ids) -> tuple[np.ndarray, np.ndarray]:
@@ -149,29 +203,11 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
     if hours is not None:
         _check_hours(hours, starts, n_rows)
 
-    n_pat = len(starts)
-    seg_of_row = np.cumsum(np.r_[True, ids[1:] != ids[:-1]]) - 1
-    t = np.arange(n_rows, dtype=np.int64) - starts[seg_of_row]
-    # first labelled row per patient (n_rows as "never")
-    first_label = np.minimum.reduceat(np.where(y == 1, t, n_rows), starts)
-    septic = first_label < n_rows
-    t_sepsis = np.where(septic, first_label + _ONSET_SHIFT, 0)
-    septic_row = septic[seg_of_row]
-    delta = np.where(septic_row, t - t_sepsis[seg_of_row], 0)
-
-    # integer utilities in units of 1/180
-    tp = np.where(
-        delta <= -6, np.maximum(30 * (delta + 12), -9), np.where(delta <= 3, 20 * (3 - delta), 0)
+    ends = np.r_[starts[1:], n_rows].astype(np.int64)
+    per_obs, per_best, per_inaction, onset_row = _patient_utilities(
+        starts.astype(np.int64), ends, y, pred
     )
-    fn = np.where((delta > -6) & (delta <= 3), -40 * (delta + 6), 0)
-    predicted = pred == 1
-    obs_row = np.where(septic_row, np.where(predicted, tp, fn), np.where(predicted, -9, 0))
-    best_row = np.where(septic_row, np.maximum(tp, fn), 0)
-    inaction_row = np.where(septic_row, fn, 0)
-
-    per_obs = np.add.reduceat(obs_row, starts)
-    per_best = np.add.reduceat(best_row, starts)
-    per_inaction = np.add.reduceat(inaction_row, starts)
+    septic = onset_row >= 0
     u_obs, u_best, u_inaction = (int(v.sum()) for v in (per_obs, per_best, per_inaction))
 
     n_septic = int(septic.sum())
@@ -187,13 +223,13 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
         best=u_best / _UNIT,
         inaction=u_inaction / _UNIT,
         n_rows=n_rows,
-        n_patients=n_pat,
+        n_patients=len(starts),
         n_septic=n_septic,
         patient_ids=seg_ids,
         patient_observed=per_obs / _UNIT,
         patient_best=per_best / _UNIT,
         patient_inaction=per_inaction / _UNIT,
-        onset_row=np.where(septic, t_sepsis, -1),
+        onset_row=onset_row,
     )
 
 
