@@ -27,9 +27,10 @@ anchor i and a partner j with T_j >= T_i, compared in column c = k_i. Either
    anchors' values S_i(grid[c]) are sorted once; every later patient j binary-searches its own value
    S_j(grid[c]) in that sorted list to learn how many anchors lie strictly below it (concordant) and how
    many tie it (half credit). Each patient touches only the columns before its own block, reading its
-   curve row contiguously: O(Σ_j k_j · log a) = O(G n log n) with a = anchors per column. Rows are
-   processed in interleaved chunks in parallel (numba ``prange``), so the work is balanced across
-   threads.
+   curve row contiguously: O(Σ_j k_j · log a) = O(G n log n) with a = anchors per column. On large
+   inputs (>= ``_PARALLEL_MIN_WORK`` patient-column visits) rows are processed in interleaved chunks
+   on the numba threads (``prange``), which balances the work; small inputs run serially, because a
+   parallel region costs more than it saves there.
 2. j lies in the same block. This is a one-dimensional problem in column c. Walk the block's tie groups
    from the latest time to the earliest, keeping a Fenwick (binary indexed) tree of the dense ranks of
    the values already visited. For each event of a tie group, "greater" and "equal" counts against the
