@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
+from automd_analysis.demo.task_files import render_validator
 from automd_analysis.submissions import validate_submission
-from automd_analysis.tasks import Task, get_task, load_labels, pin_manifest, sha256_file
+from automd_analysis.tasks import (
+    Task,
+    TaskManifest,
+    get_task,
+    load_labels,
+    pin_manifest,
+    sha256_file,
+)
 
 #: (kind, metric, needs PredictedLabel)
 FORMATS = {
@@ -33,6 +42,7 @@ class TinyTask:
     manifests: Path
     data: Path
     sample: Path  # a valid submission
+    validator: Path  # the task's standalone validate.py
     labels: pd.DataFrame
     grid: np.ndarray | None
 
@@ -120,6 +130,10 @@ def make_tiny_task(base: Path, fmt: str, n: int = 12, task_id: str | None = None
         }
         sizes = {"train": 0, "test": n_patients, "test_rows": len(labels)}
     labels.to_csv(data / "labels" / task_id / "test_labels.csv", index=False, lineterminator="\n")
+    id_cols = submission["id_columns"]
+    labels[id_cols].to_csv(
+        data / "tasks" / task_id / "test_features.csv", index=False, lineterminator="\n"
+    )
     sample_path = data / "tasks" / task_id / "sample_submission.csv"
     sample.to_csv(sample_path, index=False, lineterminator="\n")
     for spec in files.values():
@@ -151,11 +165,20 @@ def make_tiny_task(base: Path, fmt: str, n: int = 12, task_id: str | None = None
     (manifests / f"{task_id}.yaml").write_text(
         yaml.safe_dump(manifest, sort_keys=False, default_flow_style=None)
     )
+    # the standalone checker an agent would get, configured for this task
+    files_for_validator = {
+        **files,
+        "test_features": {"path": f"tasks/{task_id}/test_features.csv", "role": "public"},
+    }
+    parsed = TaskManifest.model_validate({**manifest, "files": files_for_validator})
+    tables = SimpleNamespace(time_grid=grid, labels=labels)
+    (data / "tasks" / task_id / "validate.py").write_text(render_validator(parsed, tables))
     return TinyTask(
         get_task(task_id, data=data, manifests=manifests),
         manifests,
         data,
         sample_path,
+        data / "tasks" / task_id / "validate.py",
         labels,
         grid,
     )

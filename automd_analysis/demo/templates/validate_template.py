@@ -177,7 +177,7 @@ def check(path):
         except csv.Error:
             report.add("csv.malformed")
             complete = False
-    if header is None:
+    if not header:  # the error came before a header row was read
         return report
 
     # Columns.
