@@ -168,7 +168,7 @@ def _pycox_ctd(t, e, s, grid, method):
 def test_matches_pycox_on_randomised_cases(method):
     rng = np.random.default_rng(7 if method == "antolini" else 8)
     max_diff, compared = 0.0, 0
-    for _ in range(300):
+    for _ in range(200):
         t, e, s, grid = random_case(rng)
         ref = _pycox_ctd(t, e, s, grid, method)
         with warnings.catch_warnings():
@@ -179,7 +179,7 @@ def test_matches_pycox_on_randomised_cases(method):
             continue
         max_diff = max(max_diff, abs(got - ref))
         compared += 1
-    assert compared >= 200
+    assert compared >= 140
     assert max_diff <= 1e-12
 
 
