@@ -161,7 +161,7 @@ def _execute(
         from distributed import Client
         from distributed import as_completed as dask_completed
 
-        with Client(scheduler, set_as_default=False) as client:
+        with Client(scheduler, set_as_default=False) as client, client.as_current():
             futures = {
                 client.submit(run_chunk, m, r, cache_dir, part, pure=False): (m, r, part)
                 for m, r, part in chunks

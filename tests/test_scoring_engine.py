@@ -1,0 +1,276 @@
+"""Scoring engine: caching, resumption after failures, parallel backends, recorded problems."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import OrderedDict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from automd_analysis.errors import ArchiveError, DataError, ScoreStoreError
+from automd_analysis.scoring import engine, metrics_for, score_archive, worker
+from automd_analysis.scoring.store import TABLES
+
+SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
+DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
+#: A subset of the fixture: every task, agent alpha and beta (rep 0, 1) and baseline (rep 0).
+SUBSET = [
+    f"main/{a}/{t}/rep{r}"
+    for a in ("alpha", "beta")
+    for t in ("fx_cls", "fx_icu", "fx_seq", "fx_surv", "fx_surv_ext")
+    for r in (0, 1)
+]
+SUBSET += [f"main/baseline/{t}/rep0" for t in ("fx_cls", "fx_seq", "fx_surv")]
+
+
+def _mini_archive(dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    shutil.copy(SMALL / "archive" / "archive.yaml", dest / "archive.yaml")
+    for run_id in SUBSET:
+        shutil.copytree(SMALL / "archive" / run_id, dest / run_id)
+    return dest
+
+
+def _store_bytes(out: Path) -> dict[str, bytes]:
+    files = [f"{t}.parquet" for t in TABLES] + ["store.json"]
+    return {f: (out / f).read_bytes() for f in files}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The mini archive scored once, in-process, from an empty cache."""
+    base = tmp_path_factory.mktemp("engine")
+    arch = _mini_archive(base / "arch")
+    out = base / "ref"
+    summary = score_archive(arch, out=out, data=DATA, manifests=MANIFESTS, jobs=1)
+    return arch, out, summary
+
+
+def _fresh_labels(monkeypatch):
+    monkeypatch.setattr(worker, "_LABELS", OrderedDict())
+
+
+def test_reference_run_counts(reference):
+    arch, out, s = reference
+    assert s.n_runs == len(SUBSET) and s.n_skipped_runs == 0 and s.problems == []
+    assert s.n_scored == s.n_unique and s.n_cached == 0
+    scores = pd.read_parquet(out / "scores.parquet")
+    assert len(scores) == s.n_files
+    assert s.n_unique < s.n_files  # selected submissions are copies of versions: scored once
+    assert scores.is_selected.sum() == len(SUBSET)
+    meta = json.loads((out / "store.json").read_text())
+    assert meta["counts"]["runs"] == len(SUBSET) and "seconds" not in json.dumps(meta)
+
+
+def test_selected_copy_shares_the_cache_key_of_its_version(reference):
+    _, out, _ = reference
+    scores = pd.read_parquet(out / "scores.parquet")
+    sel = scores[scores.is_selected & scores.source_version.notna()]
+    assert len(sel) > 0
+    for _, row in sel.iterrows():
+        src = scores[(scores.run_id == row.run_id) & (scores.version == row.source_version)].iloc[0]
+        assert src.submission_sha256 == row.submission_sha256
+        assert src.cache_key == row.cache_key
+        assert src.raw == row.raw or (pd.isna(src.raw) and pd.isna(row.raw))
+
+
+def test_unchanged_rerun_does_no_metric_work(reference, tmp_path, monkeypatch):
+    arch, out, _ = reference
+    rerun = tmp_path / "rerun"
+    shutil.copytree(out, rerun)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("metric work on an unchanged archive")
+
+    monkeypatch.setattr(worker, "score_file", forbidden)
+    monkeypatch.setattr(metrics_for, "metric_record", forbidden)
+    monkeypatch.setattr(worker.tasks, "load_labels", forbidden)
+    s = score_archive(arch, out=rerun, data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s.n_scored == 0 and s.n_cached == s.n_unique and s.n_errors == 0
+    assert _store_bytes(rerun) == _store_bytes(out)
+
+
+def test_labels_loaded_once_per_task(reference, tmp_path, monkeypatch):
+    arch, _, s_ref = reference
+    _fresh_labels(monkeypatch)
+    before = worker.label_loads()
+    monkeypatch.setattr(engine, "_chunks", _tiny_chunks(engine._chunks))
+    s = score_archive(arch, out=tmp_path / "o", data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s.n_scored == s_ref.n_unique
+    assert worker.label_loads() - before == 5  # five tasks, many chunks each
+
+
+def _tiny_chunks(original):
+    def chunks(plan, todo, n_workers):
+        return original(plan, todo, n_workers=len(todo))  # ~one file per chunk
+
+    return chunks
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL: not an Exception, so nothing in the engine catches it."""
+
+
+def test_interrupted_run_resumes_to_identical_store(reference, tmp_path, monkeypatch):
+    arch, out, s_ref = reference
+    _fresh_labels(monkeypatch)
+    target = tmp_path / "resumed"
+    real = worker.score_file
+    calls = {"n": 0}
+
+    def dies_after_seven(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 7:
+            raise Killed
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(worker, "score_file", dies_after_seven)
+    with pytest.raises(Killed):
+        score_archive(arch, out=target, data=DATA, manifests=MANIFESTS, jobs=1)
+    entries = list((target / "cache").glob("*/*.json"))
+    assert len(entries) == 7  # everything scored before the kill was kept
+    assert not (target / "scores.parquet").exists()
+    monkeypatch.setattr(worker, "score_file", real)
+    s = score_archive(arch, out=target, data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s.n_cached == 7 and s.n_scored == s_ref.n_unique - 7
+    assert _store_bytes(target) == _store_bytes(out)
+
+
+def test_internal_error_is_recorded_not_cached_and_retried(reference, tmp_path, monkeypatch):
+    arch, out, _ = reference
+    _fresh_labels(monkeypatch)
+    target = tmp_path / "flaky"
+    real = worker.metric_record
+
+    def broken_for_sequential(kind, *args, **kwargs):
+        if kind == "sequential":
+            raise ValueError("simulated bug")
+        return real(kind, *args, **kwargs)
+
+    monkeypatch.setattr(worker, "metric_record", broken_for_sequential)
+    s = score_archive(arch, out=target, data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s.n_errors > 0 and s.data_errors == {}
+    problems = pd.read_parquet(target / "problems.parquet")
+    assert set(problems.code) == {"scoring.internal_error"}
+    assert problems.message.str.contains("simulated bug").all()
+    assert set(problems.task) == {"fx_seq"}
+    runs = pd.read_parquet(target / "runs.parquet")
+    skipped = set(problems.loc[problems.effect == "run skipped", "run_id"])
+    assert skipped and skipped.isdisjoint(runs.run_id)
+    assert "fx_cls" in set(runs.task)
+    monkeypatch.setattr(worker, "metric_record", real)
+    s2 = score_archive(arch, out=target, data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s2.n_errors == 0 and s2.n_scored == s.n_errors
+    assert _store_bytes(target) == _store_bytes(out)
+
+
+def test_changed_submission_is_rescored_alone(reference, tmp_path):
+    arch, out, s_ref = reference
+    arch2 = tmp_path / "arch2"
+    shutil.copytree(arch, arch2)
+    target = tmp_path / "out2"
+    shutil.copytree(out, target)
+    sub = arch2 / "main" / "baseline" / "fx_cls" / "rep0" / "submission.csv"
+    lines = sub.read_text().splitlines()
+    head, first = lines[0], lines[1].split(",")
+    first[1] = "0.9999" if first[1] != "0.9999" else "0.0001"
+    sub.write_text("\n".join([head, ",".join(first), *lines[2:]]) + "\n")
+    s = score_archive(arch2, out=target, data=DATA, manifests=MANIFESTS, jobs=1)
+    assert s.n_scored == 1 and s.n_cached == s_ref.n_unique - 1 + (s.n_unique - s_ref.n_unique)
+    new = pd.read_parquet(target / "scores.parquet").set_index(["run_id", "version"])
+    old = pd.read_parquet(out / "scores.parquet").set_index(["run_id", "version"])
+    changed = new.submission_sha256 != old.submission_sha256
+    assert list(changed[changed].index) == [("main/baseline/fx_cls/rep0", "selected")]
+
+
+def test_process_pool_gives_identical_store(reference, tmp_path):
+    arch, out, _ = reference
+    s = score_archive(arch, out=tmp_path / "pool", data=DATA, manifests=MANIFESTS, jobs=2)
+    assert s.n_errors == 0
+    assert _store_bytes(tmp_path / "pool") == _store_bytes(out)
+
+
+def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
+    import distributed
+
+    arch, out, _ = reference
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        s = score_archive(
+            arch,
+            out=tmp_path / "dask",
+            data=DATA,
+            manifests=MANIFESTS,
+            scheduler=cluster.scheduler_address,
+        )
+    assert s.n_errors == 0 and s.n_scored == s.n_unique
+    assert _store_bytes(tmp_path / "dask") == _store_bytes(out)
+
+
+def test_archive_problems_missing_task_and_bad_data_are_recorded(reference, tmp_path):
+    arch, out, _ = reference
+    arch2, manifests, data = tmp_path / "a", tmp_path / "m", tmp_path / "d"
+    shutil.copytree(arch, arch2)
+    shutil.copytree(MANIFESTS, manifests)
+    shutil.copytree(DATA, data)
+    (arch2 / "main" / "alpha" / "fx_cls" / "rep1" / "run.json").write_text("{broken")
+    (manifests / "fx_seq.yaml").unlink()
+    labels = data / "fx_icu" / "labels.csv"
+    labels.write_bytes(labels.read_bytes() + b"\n")  # any change breaks the pinned sha256
+    target = tmp_path / "o"
+    s = score_archive(arch2, out=target, data=data, manifests=manifests, jobs=1)
+    assert set(s.data_errors) == {"fx_seq", "fx_icu"}
+    assert s.data_errors["fx_seq"]["code"] == "manifest.missing"
+    assert s.data_errors["fx_icu"]["code"] == "checksum.mismatch"
+    problems = pd.read_parquet(target / "problems.parquet")
+    bad_run = problems[problems.code == "archive.run_invalid"]
+    assert list(bad_run.run_id) == ["main/alpha/fx_cls/rep1"]
+    assert list(bad_run.path) == ["main/alpha/fx_cls/rep1/run.json"]  # archive-relative
+    assert set(problems.loc[problems.code == "manifest.missing", "task"]) == {"fx_seq"}
+    assert set(problems.loc[problems.code == "checksum.mismatch", "task"]) == {"fx_icu"}
+    runs = pd.read_parquet(target / "runs.parquet")
+    assert set(runs.task) == {"fx_cls", "fx_surv", "fx_surv_ext"}
+    assert "main/alpha/fx_cls/rep1" not in set(runs.run_id)
+    # everything that could be scored is identical to the clean store
+    ref = pd.read_parquet(out / "scores.parquet")
+    got = pd.read_parquet(target / "scores.parquet")
+    keep = ref.run_id.isin(runs.run_id)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), ref[keep].reset_index(drop=True))
+
+
+def test_unsafe_submission_is_invalid_with_archive_code(reference, tmp_path):
+    arch, _, _ = reference
+    arch2 = tmp_path / "a"
+    shutil.copytree(arch, arch2)
+    secret = tmp_path / "secret.csv"
+    secret.write_text("encounter_id,PredictedProbability\n")
+    sub = arch2 / "main" / "alpha" / "fx_cls" / "rep0" / "submission.csv"
+    sub.unlink()
+    os.symlink(secret, sub)
+    s = score_archive(arch2, out=tmp_path / "o", data=DATA, manifests=MANIFESTS, jobs=1)
+    scores = pd.read_parquet(tmp_path / "o" / "scores.parquet")
+    row = scores[(scores.run_id == "main/alpha/fx_cls/rep0") & scores.is_selected].iloc[0]
+    assert not row.valid and row.reason_code == "archive.unsafe_path"
+    assert row.cache_key is None and row.submission_sha256 is None
+    problems = pd.read_parquet(tmp_path / "o" / "problems.parquet")
+    assert list(problems.effect) == ["submission unreadable"]
+    assert s.n_errors == 0
+
+
+def test_missing_archive_data_root_and_out_inside_archive(reference, tmp_path):
+    arch, _, _ = reference
+    with pytest.raises(ArchiveError) as exc:
+        score_archive(tmp_path / "nope", out=tmp_path / "o", data=DATA, manifests=MANIFESTS)
+    assert exc.value.code == "archive.missing"
+    with pytest.raises(DataError) as exc:
+        score_archive(arch, out=tmp_path / "o", data=tmp_path / "nodata", manifests=MANIFESTS)
+    assert exc.value.code == "data.missing"
+    with pytest.raises(ScoreStoreError) as exc:
+        score_archive(arch, out=arch / "scores", data=DATA, manifests=MANIFESTS)
+    assert exc.value.code == "store.inside_archive"
+    assert not (arch / "scores").exists()
