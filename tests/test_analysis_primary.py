@@ -209,7 +209,7 @@ def test_ranks_equal_scipy_rankdata(runs):
         assert got.sum() == k * (k + 1) / 2
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(balanced_runs())
 def test_penalised_never_exceeds_nonpenalised(runs):
     table = primary.table2(sb.build_store(runs))
@@ -220,7 +220,7 @@ def test_penalised_never_exceeds_nonpenalised(runs):
             assert math.isnan(row["nonpenalized_sd"])
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(balanced_runs(), st.randoms(use_true_random=False))
 def test_row_order_does_not_change_the_tables(runs, random):
     shuffled = list(runs)

@@ -85,27 +85,21 @@ def run_gaps(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
         repetitions appear individually here (Table 14 uses their averaged scores instead).
     """
     sub = _eligible_rows(store, experiment)
-    rows = []
-    for (run_id, attribute), group in sub.groupby(["run_id", "attribute"], sort=True):
-        if len(group) < 2:
-            continue
-        scores = group.set_index("group")["score_raw"]
-        low, high, gap = _lowest(scores)
-        first = group.iloc[0]
-        rows.append(
-            (
-                run_id,
-                first["agent"],
-                bool(first["reference"]),
-                first["task"],
-                int(first["rep"]),
-                attribute,
-                len(group),
-                low,
-                high,
-                gap,
-            )
-        )
+    keys = ["run_id", "attribute"]
+    sub = sub.assign(n_groups=sub.groupby(keys)["group"].transform("size"))
+    sub = sub.loc[sub["n_groups"] >= 2]
+    # lowest: smallest score, ties -> alphabetically first group; highest: largest score, same
+    low = sub.sort_values([*keys, "score_raw", "group"], kind="mergesort")
+    low = low.drop_duplicates(keys, keep="first").set_index(keys)
+    high = sub.assign(_neg=-sub["score_raw"]).sort_values(
+        [*keys, "_neg", "group"], kind="mergesort"
+    )
+    high = high.drop_duplicates(keys, keep="first").set_index(keys)
+    out = low[["agent", "reference", "task", "rep", "n_groups"]].copy()
+    out["lowest_group"] = low["group"]
+    out["highest_group"] = high["group"].reindex(out.index)
+    out["gap"] = high["score_raw"].reindex(out.index) - low["score_raw"]
+    out = out.reset_index()
     columns = [
         "run_id",
         "agent",
@@ -118,7 +112,7 @@ def run_gaps(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
         "highest_group",
         "gap",
     ]
-    out = pd.DataFrame(rows, columns=columns)
+    out = out[columns].astype({"rep": "int64", "n_groups": "int64", "reference": bool})
     return out.sort_values(["task", "attribute", "run_id"], kind="mergesort").reset_index(drop=True)
 
 

@@ -161,8 +161,9 @@ def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
 def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
     """Reliability diagrams: observed vs mean predicted per bin, one panel per agent.
 
-    Marker area grows with the bin count and the count is printed next to each point; the
-    diagonal is perfect calibration. Survival bins are drawn per time quantile.
+    Grey bars along the bottom show each bin's count (scaled to a quarter of the panel; the largest
+    count is printed in the corner); the dashed diagonal is perfect calibration. Survival groups are
+    drawn per time quantile (their counts are near-equal by construction).
 
     Parameters
     ----------
@@ -177,10 +178,25 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
         nrows = -(-len(agents) // ncols)
         fig = _figure(3.4 * ncols, 3.2 * nrows)
         axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-        total = float(bins["n"].max()) or 1.0
         for ax, agent in zip(axes, agents, strict=False):
             mine = bins.loc[bins["agent"] == agent]
             ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
+            binary = mine.loc[mine["quantile"].isna()]
+            if len(binary):
+                counts = binary["n"].to_numpy(float)
+                top = counts.max() if counts.max() > 0 else 1.0
+                centres = (binary["lo"].to_numpy(float) + binary["hi"].to_numpy(float)) / 2
+                widths = binary["hi"].to_numpy(float) - binary["lo"].to_numpy(float)
+                ax.bar(centres, 0.25 * counts / top, width=0.9 * widths, color="#cccccc")
+                ax.text(
+                    0.98,
+                    0.02,
+                    f"max n = {int(top)}",
+                    ha="right",
+                    va="bottom",
+                    fontsize=7,
+                    transform=ax.transAxes,
+                )
             for quantile, part in mine.groupby(mine["quantile"].fillna(-1.0), sort=True):
                 part = part.loc[part["n"] > 0]
                 label = (
@@ -188,27 +204,21 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
                     if quantile < 0
                     else f"t at q={quantile:g} (n/group {int(part['n'].median())})"
                 )
-                ax.plot(part["mean_pred"], part["observed"], marker=None, linewidth=0.8)
-                ax.scatter(
+                ax.plot(
                     part["mean_pred"],
                     part["observed"],
-                    s=15 + 120 * part["n"].to_numpy(float) / total,
+                    marker="o",
+                    markersize=3.5,
+                    linewidth=0.9,
                     label=label,
-                    zorder=3,
                 )
-                if quantile >= 0:
-                    continue  # survival groups are near-equal in size: the legend says so
-                for x, y, n in zip(part["mean_pred"], part["observed"], part["n"], strict=True):
-                    ax.annotate(
-                        str(int(n)), (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6
-                    )
             ax.set_title(str(agent))
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
             ax.set_xlabel("Mean predicted")
             ax.set_ylabel("Observed")
             if mine["quantile"].notna().any():
-                ax.legend(fontsize=7)
+                ax.legend(fontsize=7, loc="upper left")
         for ax in axes[len(agents) :]:
             ax.set_axis_off()
     return fig

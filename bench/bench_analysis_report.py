@@ -1,0 +1,74 @@
+"""Speed of the score-store analyses and the report layer (tables + figures).
+
+Run: ``python bench/bench_analysis_report.py [--repeat 3]``. Prints a Markdown table of the median
+wall time of each operation (see docs/performance.md, section "Analysis tables and figures").
+
+Input: the hand-built complete store of the test suite (``tests/storebuilder.complete_runs``:
+every task kind, external tasks, objectives and LLM experiments, subgroups, calibration bins,
+annotations) at two sizes: 4 agents (paper-like: 4 agents x 9 tasks x 3 reps + baseline x 5 +
+24 objective runs + 54 LLM runs = 231 runs) and 12 agents (three times the agents: 495 runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import storebuilder as sb  # noqa: E402
+
+from automd_analysis.analysis import primary  # noqa: E402
+from automd_analysis.analysis.store import load_store  # noqa: E402
+from automd_analysis.report import figures, tables  # noqa: E402
+
+
+def _median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print("| operation | runs | median s |")
+    print("|---|---|---|")
+    for n_agents in (4, 12):
+        data = sb.complete_runs(seed=0, agents=tuple(f"agent{i:02d}" for i in range(n_agents)))
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = sb.write_store(
+                data["runs"],
+                Path(tmp) / "store",
+                subgroups=data["subgroups"],
+                calibration_bins=data["calibration_bins"],
+            )
+            store = load_store(directory)
+            n = len(store.runs)
+            rows = [
+                ("load_store (Parquet)", lambda d=directory: load_store(d)),
+                ("primary.table2", lambda s=store: primary.table2(s)),
+                (
+                    "export_paper_tables (20 tables x CSV/TeX/HTML)",
+                    lambda s=store, t=tmp: tables.export_paper_tables(s, Path(t) / "out"),
+                ),
+                (
+                    "export_paper_figures (PNG + SVG)",
+                    lambda s=store, t=tmp: figures.export_paper_figures(s, Path(t) / "out"),
+                ),
+            ]
+            for label, fn in rows:
+                print(f"| {label} | {n:,} | {_median_time(fn, args.repeat):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
