@@ -8,6 +8,8 @@ table (copied into docs/performance.md, section "Metrics"):
 - the PhysioNet 2019 utility vs a per-row Python loop written here from the official definition, at
   1.5 M patient-hours;
 - AUROC vs ``sklearn.metrics.roc_auc_score`` and the binary ECE at the same 1.5 M rows;
+- survival ECE and the IPCW Brier curve + IBS at n = 49,291 (no reference timing: pycox's
+  ``censor_surv='km'`` path runs out of memory at that size);
 - the numba JIT cost of C^td: cold compile (empty cache) and loading from the on-disk cache, each in a
   fresh process.
 
@@ -34,7 +36,9 @@ from automd_analysis.metrics import (
     auroc,
     concordance_td,
     ece,
+    integrated_brier_score,
     sepsis_utility,
+    survival_ece,
     survival_time_grid,
 )
 
@@ -217,6 +221,23 @@ def main(argv=None) -> int:
                 )  # fmt: skip
             else:
                 rows.append((f"C^td {method}", f"n={n:,}, G=101", ours_t, "-", float("nan"), "-"))
+
+    case = survival_case(sizes[-1], seed=sizes[-1])
+    sece_t, _ = timed(lambda: survival_ece(*case), args.repeat)
+    rows.append(
+        ("survival ECE (App. F)", f"n={sizes[-1]:,}, G=101", sece_t, "-", float("nan"), "-")
+    )
+    ibs_t, _ = timed(lambda: integrated_brier_score(*case), args.repeat)
+    rows.append(
+        (
+            "IPCW Brier curve + IBS (101 times)",
+            f"n={sizes[-1]:,}, G=101",
+            ibs_t,
+            "-",
+            float("nan"),
+            "-",
+        )
+    )
 
     ids, labels, preds = sepsis_case(n_rows)
     ours_t, ours = timed(lambda: sepsis_utility(ids, labels, preds), args.repeat)

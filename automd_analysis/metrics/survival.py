@@ -54,11 +54,23 @@ def survival_time_grid(train_durations, train_events, n_levels: int = 100) -> np
 
 
 def grid_index_post(time_grid: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """Row of a step-function curve that holds at ``times``: the last grid time <= t, clipped.
+    """Grid index whose value a right-continuous step curve holds at each time: last grid time <= t.
 
     ``clip(searchsorted(grid, t, side="right") - 1, 0, G - 1)``, i.e. pycox ``idx_at_times`` with
-    ``steps='post'`` (right-continuous curves). A time before the first grid point reads row 0 and one
-    after the last reads row G - 1 (nothing is extrapolated). ``time_grid`` must be sorted.
+    ``steps='post'``, the reading rule of C^td (SPEC §4). A time before the first grid point reads
+    index 0 and one after the last reads G - 1 (nothing is extrapolated).
+
+    Parameters
+    ----------
+    time_grid : numpy.ndarray of shape (G,)
+        Sorted grid times (not validated here; callers validate).
+    times : numpy.ndarray
+        Times to look up.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Indices in [0, G - 1], same shape as ``times``.
     """
     idx = np.searchsorted(time_grid, times, side="right") - 1
     return np.clip(idx, 0, len(time_grid) - 1)
