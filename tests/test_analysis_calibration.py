@@ -263,3 +263,14 @@ def test_decomposition_shares_add_up(spec):
     assert table["share_of_runs"].sum() == pytest.approx(1.0)
     if table["share_of_difference"].notna().all():
         assert table["share_of_difference"].sum() == pytest.approx(1.0)
+
+
+def test_reliability_table_covers_every_task_with_bins():
+    bins = [sb.calibration_bin("A", task, 0, 0, 10, 0.05, 0.1) for task in ("clf_a", "seq_a")]
+    store = sb.build_store(
+        [sb.run("A", "clf_a", 0), sb.run("A", "seq_a", 0)], calibration_bins=bins
+    )
+    table = cal.reliability_table(store)
+    assert list(table["task"]) == ["clf_a", "seq_a"]
+    assert list(table.columns) == ["task", *cal.RELIABILITY_COLUMNS]
+    assert cal.reliability_table(sb.build_store([sb.run("A", "clf_a", 0)])).empty

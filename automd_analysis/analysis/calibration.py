@@ -60,6 +60,7 @@ __all__ = [
     "recalibration_effect",
     "recalibration_summary",
     "reliability_bins",
+    "reliability_table",
     "table3",
     "table13",
     "table20",
@@ -80,6 +81,19 @@ GROUP_AVERAGED_RANKS = "averaged_ranks"
 GROUP_IMBALANCE_NO_RECAL = "imbalance_without_recalibration"
 GROUP_OTHER = "other"
 GROUP_UNANNOTATED = "unannotated"
+RELIABILITY_COLUMNS: tuple[str, ...] = (
+    "agent",
+    "kind",
+    "quantile",
+    "time",
+    "bin",
+    "lo",
+    "hi",
+    "n",
+    "n_runs",
+    "mean_pred",
+    "observed",
+)
 _GROUP_ORDER = (GROUP_AVERAGED_RANKS, GROUP_IMBALANCE_NO_RECAL, GROUP_OTHER, GROUP_UNANNOTATED)
 
 #: ``class_imbalance_handling`` values that mean "no imbalance handling".
@@ -505,19 +519,7 @@ def reliability_bins(
     bins = bins.loc[bins["run_id"].isin(set(valid)) & bins["kept"]].copy()
     if agents is not None:
         bins = bins.loc[bins["agent"].isin(set(agents))]
-    columns = [
-        "agent",
-        "kind",
-        "quantile",
-        "time",
-        "bin",
-        "lo",
-        "hi",
-        "n",
-        "n_runs",
-        "mean_pred",
-        "observed",
-    ]
+    columns = list(RELIABILITY_COLUMNS)
     if bins.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     n = bins["n"].to_numpy(float)
@@ -547,3 +549,21 @@ def reliability_bins(
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["_order", "kind", "_q", "bin"], kind="mergesort")
     return out[columns].reset_index(drop=True)
+
+
+def reliability_table(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """:func:`reliability_bins` of every task with calibration bins, with a leading ``task`` column.
+
+    Sorted by task, then as :func:`reliability_bins`.
+    """
+    frames = []
+    for task in sorted(set(store.calibration_bins["task"])):
+        bins = reliability_bins(store, task, experiment)
+        if len(bins):
+            frames.append(bins.assign(task=task))
+    columns = ["task", *RELIABILITY_COLUMNS]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.concat(frames, ignore_index=True)[columns]

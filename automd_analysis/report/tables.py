@@ -618,6 +618,7 @@ def export_paper_tables(
         ("fig2a_ece_decomposition", lambda: calibration.ece_decomposition(store, **main)),
         ("fig2b_recalibration", lambda: calibration.recalibration_effect(store, **main)),
         ("table20_practices", lambda: calibration.table20(store, **main)),
+        ("reliability_bins", lambda: calibration.reliability_table(store, **main)),
         ("table5_external", lambda: shift.table5(store, **main)),
         ("table5_external_detail", lambda: shift.table5_detail(store, **main)),
         (
