@@ -150,6 +150,22 @@ def test_matches_brute_force_definition(method):
     assert checked > 100
 
 
+@pytest.mark.parametrize("method", ["adj_antolini", "antolini"])
+def test_threaded_kernels_match_brute_force(monkeypatch, method):
+    # Large inputs use the prange kernels; force them on small cases to check them exactly.
+    from automd_analysis.metrics import concordance
+
+    monkeypatch.setattr(concordance, "_PARALLEL_MIN_WORK", 0)
+    rng = np.random.default_rng(77)
+    for _ in range(40):
+        t, e, s, grid = random_case(rng, n_max=25)
+        expected = brute_force_ctd(t, e, s, grid, method)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            got = concordance_td(t, e, s, grid, method)
+        assert np.isnan(got) if expected is None else got == float(expected)
+
+
 # --- the real pycox ---------------------------------------------------------------------------
 
 

@@ -230,18 +230,6 @@ def _blocks_serial(surv, order, t_sorted, d_sorted, block_cols, block_start, blo
     return total
 
 
-@numba.njit(parallel=True, cache=True, nogil=True)
-def _blocks_parallel(surv, order, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted):
-    """:func:`_blocks_serial` with the blocks spread over the numba threads."""
-    n_blocks = block_cols.shape[0]
-    partial = np.zeros(n_blocks, dtype=np.int64)
-    for k in numba.prange(n_blocks):
-        partial[k] = _one_block(
-            surv, order, t_sorted, d_sorted, block_cols[k], block_start[k], block_end[k], adjusted
-        )
-    return partial.sum()
-
-
 def _comparable_pairs(t_sorted: np.ndarray, d_sorted: np.ndarray, adjusted: bool) -> int:
     """Σ comp(i, j) in closed form from the tie groups of the sorted durations."""
     n = len(t_sorted)
@@ -353,10 +341,11 @@ def concordance_td(durations, events, surv, time_grid, method: str = "adj_antoli
     order64 = order.astype(np.int64)
     suffix_args = (s, order64, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted)
     block_args = (s, order64, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted)
-    if int(col_sorted.sum()) >= _PARALLEL_MIN_WORK and numba.get_num_threads() > 1:
-        half_points = int(_suffix_parallel(*suffix_args)) + int(_blocks_parallel(*block_args))
+    if int(col_sorted.sum()) >= _PARALLEL_MIN_WORK:  # threads only when worth it
+        half_points = int(_suffix_parallel(*suffix_args))
     else:
-        half_points = int(_suffix_rows(*suffix_args, 0, 1)) + int(_blocks_serial(*block_args))
+        half_points = int(_suffix_rows(*suffix_args, 0, 1))
+    half_points += int(_blocks_serial(*block_args))  # O(n log n): never worth a parallel region
     # half_points / 2 and the denominator are exact in float64 (< 2**53), so this single division is
     # the correctly rounded value of the exact fraction, as is pycox's float sum / float sum.
     return (half_points / 2) / denominator
