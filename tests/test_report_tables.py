@@ -4,6 +4,9 @@ contract CSV columns and byte-identical output."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -223,3 +226,82 @@ def test_export_table_without_spec_and_bad_names(tmp_path):
     for bad in ("../escape", "a/b", "", ".hidden"):
         with pytest.raises(ValueError):
             tb.export_table(frame, bad, tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# end to end: `automd score` on the committed fixture archive -> load_store -> exported tables
+
+SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
+
+
+@pytest.fixture(scope="module")
+def scored_fixture(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("e2e") / "scores"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "automd_analysis",
+            "score",
+            str(SMALL / "archive"),
+            "--data",
+            str(SMALL / "data"),
+            "--manifests",
+            str(SMALL / "manifests"),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.slow
+def test_end_to_end_from_automd_score(scored_fixture, tmp_path):
+    store = load_store(scored_fixture)
+    results = tb.export_paper_tables(store, tmp_path)
+    assert all(not isinstance(v, str) for v in results.values()), results
+    for name, header in CONTRACT.items():
+        assert (tmp_path / "tables" / f"{name}.csv").read_text().splitlines()[0] == header
+
+    # independent recomputation from the raw Parquet file with plain pandas
+    scores = pd.read_parquet(scored_fixture / "scores.parquet")
+    main = scores[scores["is_selected"] & (scores["experiment"] == "main")].copy()
+    main["pen"] = main["score"].where(main["valid"], 0.0).fillna(0.0)
+    table2 = pd.read_csv(
+        tmp_path / "tables" / "table2_primary_scores.csv", float_precision="round_trip"
+    ).set_index("agent")
+    for agent, runs in main.groupby("agent"):
+        per_rep = runs.groupby("rep")["pen"].mean()
+        assert table2.loc[agent, "penalized_mean"] == pytest.approx(per_rep.mean(), abs=1e-12)
+        assert table2.loc[agent, "valid_rate_mean"] == pytest.approx(
+            runs.groupby("rep")["valid"].mean().mean(), abs=1e-12
+        )
+    table5 = pd.read_csv(tmp_path / "tables" / "table5_external.csv").set_index("agent")
+    external = main[main["validation"] == "external"]
+    for agent, ext in external.groupby("agent"):
+        internal_task = ext["internal_counterpart"].iloc[0]
+        internal = main[(main["agent"] == agent) & (main["task"] == internal_task)]
+        internal = internal.set_index("rep")
+        if agent == "baseline":
+            expected = (
+                ext.loc[ext["valid"], "score"].mean()
+                / internal.loc[internal["valid"], "score"].mean()
+            )
+        else:
+            ratios = [
+                row.score / internal.loc[row.rep, "score"]
+                for row in ext.itertuples()
+                if row.valid
+                and row.rep in internal.index
+                and internal.loc[row.rep, "valid"]
+                and internal.loc[row.rep, "score"] > 0
+            ]
+            expected = sum(ratios) / len(ratios) if ratios else math.nan
+        assert table5.loc[agent, "ratio"] == pytest.approx(expected, abs=1e-12, nan_ok=True)
