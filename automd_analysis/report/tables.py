@@ -40,6 +40,7 @@ __all__ = [
     "best_mask",
     "csv_text",
     "dagger",
+    "display_frame",
     "escape_latex",
     "export_paper_tables",
     "export_table",
