@@ -600,16 +600,23 @@ def write_csv_atomic(frame: pd.DataFrame, out) -> Path:
 
 
 def _default_rerun() -> Callable:
-    try:
-        from automd_analysis.demo.harness import rerun_submission  # type: ignore[attr-defined]
-    except ImportError:
-        raise MaskingError(
-            "no re-run function available: the demo harness (automd_analysis.demo.harness) "
-            "does not provide rerun_submission",
-            code="masking.no_rerun",
-            fix="pass rerun=callable(run_dir, test_features_csv, out_csv)",
-        ) from None
-    return rerun_submission
+    """The demo harness's ``rerun_submission`` (exported by the package or its ``rerun`` module)."""
+    import importlib
+
+    for module_name in ("automd_analysis.demo.harness", "automd_analysis.demo.harness.rerun"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        rerun = getattr(module, "rerun_submission", None)
+        if callable(rerun):
+            return rerun
+    raise MaskingError(
+        "no re-run function available: the demo harness (automd_analysis.demo.harness) "
+        "does not provide rerun_submission",
+        code="masking.no_rerun",
+        fix="pass rerun=callable(run_dir, test_features_csv, out_csv)",
+    )
 
 
 def _safe_name(run_dir: Path) -> str:

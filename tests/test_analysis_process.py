@@ -119,6 +119,14 @@ def test_spread_reach_effective_dim_hand_values():
     assert math.isnan(exploration_spread(np.zeros((0, 3))))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 12), st.integers(1, 40), st.integers(0, 10_000))
+def test_effective_dimension_equals_the_covariance_participation_ratio(n, d, seed):
+    e = np.random.default_rng(seed).normal(size=(n, d))
+    lam = np.linalg.eigvalsh(np.atleast_2d(np.cov(e, rowvar=False)))
+    assert effective_dimension(e) == pytest.approx(lam.sum() ** 2 / (lam**2).sum(), rel=1e-9)
+
+
 def test_uniqueness_near_duplicates_average_linkage_and_zero_vectors():
     # cosine distances: d(a,b) = 0.00496, d(b,c) = 0.00477, d(a,c) = 0.0194. Average linkage
     # merges {b,c} then a at (0.00496 + 0.0194)/2 = 0.0122 < 0.015 -> one cluster (complete

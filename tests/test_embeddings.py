@@ -118,11 +118,50 @@ def test_missing_extra_falls_back_or_raises(monkeypatch):
     assert emb.available_backends() == ["hashing"]
 
 
-def test_chunks_respect_the_size_and_keep_all_text():
-    text = "a = 1\n" * 50 + "b" * 2500 + "\nc = 3\n"
-    pieces = emb._chunks(text, 100)
-    assert all(len(p) <= 100 for p in pieces)
-    assert "".join(pieces) == text
+def test_windows_cut_by_word_pieces_and_keep_everything():
+    class Tokenizer:  # one "word piece" per whitespace-separated word
+        def __call__(self, text, add_special_tokens, verbose):
+            assert add_special_tokens is False
+            return {"input_ids": text.split()}
+
+        def decode(self, ids):
+            return " ".join(ids)
+
+    words = [f"w{i}" for i in range(10)]
+    pieces = emb._windows(" ".join(words), Tokenizer(), window=4)
+    assert pieces == ["w0 w1 w2 w3", "w4 w5 w6 w7", "w8 w9"]
+
+
+def test_duplicates_are_embedded_once(monkeypatch):
+    calls = []
+    real = emb._embed_hashing
+
+    def spy(texts):
+        calls.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(emb, "_embed_hashing", spy)
+    e, _ = embed_code([CODE[0], CODE[1], CODE[0]], backend="hashing")
+    assert calls == [[CODE[0], CODE[1]]]
+    np.testing.assert_array_equal(e[0], e[2])
+
+
+def test_disk_cache_reuses_and_repairs_entries(tmp_path, monkeypatch):
+    first, _ = embed_code(CODE, backend="hashing", cache_dir=tmp_path)
+    files = sorted(tmp_path.rglob("*.npy"))
+    assert len(files) == 4  # one per distinct text (the empty text included)
+    assert not list(tmp_path.rglob("*.tmp"))
+    files[0].write_bytes(b"not an array")  # a damaged entry is recomputed
+
+    calls = []
+    real = emb._embed_hashing
+    monkeypatch.setattr(emb, "_embed_hashing", lambda t: calls.append(len(t)) or real(t))
+    second, _ = embed_code(CODE, backend="hashing", cache_dir=tmp_path)
+    np.testing.assert_array_equal(first, second)
+    assert calls == [1]
+    third, _ = embed_code(CODE, backend="hashing", cache_dir=tmp_path)
+    np.testing.assert_array_equal(first, third)
+    assert calls == [1]
 
 
 @pytest.mark.slow
@@ -140,3 +179,8 @@ def test_minilm_backend_offline():
     sim = e1 @ e1.T
     assert sim[0, 3] > sim[0, 1]
     assert resolve_backend("auto") == "minilm"
+    # a long script is embedded whole (several 254-piece windows), not truncated at 256 pieces
+    head = "\n".join(f"feature_{i} = df['lab_{i}'].fillna(0)" for i in range(40))
+    tail = "\n".join(f"model_{i} = LogisticRegression(C={i})" for i in range(40))
+    (h, ht), _ = embed_code([head, head + "\n" + tail], backend="minilm")
+    assert float(h @ ht) < 0.999

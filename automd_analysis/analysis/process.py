@@ -285,17 +285,20 @@ def exploration_uniqueness(embeddings, threshold: float = UNIQUENESS_THRESHOLD) 
 def effective_dimension(embeddings) -> float:
     """Participation ratio ``(sum lambda)^2 / sum lambda^2`` of the covariance eigenvalues.
 
-    ``lambda = s^2 / (n - 1)`` from the singular values ``s`` of the centred embeddings; 0 when
-    ``n < 2`` or all eigenvalues are zero (FML-bench convention).
+    ``lambda`` are the eigenvalues of the sample covariance ``C = Xc' Xc / (n - 1)`` of the centred
+    embeddings ``Xc``. Since ``sum lambda = tr C`` and ``sum lambda^2 = ||C||_F^2``, and ``Xc' Xc``
+    and the n x n Gram matrix ``G = Xc Xc'`` share their non-zero eigenvalues, the ratio is computed
+    exactly as ``tr(G)^2 / ||G||_F^2`` (no eigen-decomposition; O(n^2 d)). 0 when ``n < 2`` or all
+    eigenvalues are zero (FML-bench convention).
     """
     e = _matrix(embeddings)
     n = e.shape[0]
     if n < 2:
         return 0.0
-    s = np.linalg.svd(e - e.mean(axis=0), compute_uv=False)
-    lam = s**2 / (n - 1)
-    denom = float((lam**2).sum())
-    return float(lam.sum() ** 2 / denom) if denom > 0 else 0.0
+    centred = e - e.mean(axis=0)
+    gram = centred @ centred.T
+    denom = float((gram * gram).sum())
+    return float(np.trace(gram) ** 2 / denom) if denom > 0 else 0.0
 
 
 def opportunity_density(improvement_gain, distance) -> float:
@@ -395,6 +398,7 @@ def process_metrics(
     code: Mapping[str, Mapping[str, str]] | None = None,
     *,
     backend: str = "auto",
+    embedding_cache: str | None = None,
     embed: Callable[[Sequence[str]], tuple[np.ndarray, str]] | None = None,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -410,6 +414,8 @@ def process_metrics(
         metrics and the opportunity density are NaN and ``embedding_backend`` is ``"none"``.
     backend : {"auto", "minilm", "hashing"}
         Embedding backend for :func:`~automd_analysis.analysis.embeddings.embed_code`.
+    embedding_cache : path, optional
+        ``cache_dir`` of ``embed_code``: reuse code vectors across calls (notebook re-runs).
     embed : callable, optional
         Replaces ``embed_code`` (texts -> (matrix, backend name)).
     experiment, include_reference
@@ -432,7 +438,7 @@ def process_metrics(
     if embed is None:
 
         def embed(texts):
-            return embed_code(texts, backend=backend)
+            return embed_code(texts, backend=backend, cache_dir=embedding_cache)
 
     runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
     scores = scores[scores["run_id"].isin(runs["run_id"])]
