@@ -24,6 +24,9 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from automd_analysis.scoring.store import TABLES
 
+#: The module shares one scored store: keep its tests on one xdist worker.
+pytestmark = pytest.mark.xdist_group("scoring_cli")
+
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 ARCHIVE, DATA, MANIFESTS = SMALL / "archive", SMALL / "data", SMALL / "manifests"
 EXPECTED = json.loads((SMALL / "expected.json").read_text())

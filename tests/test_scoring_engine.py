@@ -15,6 +15,9 @@ from automd_analysis.errors import ArchiveError, DataError, ScoreStoreError
 from automd_analysis.scoring import engine, metrics_for, score_archive, worker
 from automd_analysis.scoring.store import TABLES
 
+#: The module shares one scored store: keep its tests on one xdist worker.
+pytestmark = pytest.mark.xdist_group("scoring_engine")
+
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
 #: A subset of the fixture: every task, agent alpha and beta (rep 0, 1) and baseline (rep 0).
