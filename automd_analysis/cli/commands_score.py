@@ -63,10 +63,11 @@ def score(
 ) -> None:
     """Score every selected submission and archived version of ARCHIVE (cached, incremental).
 
-    Invalid submissions are results, not errors: the exit code is 0 when everything that could be
-    scored was scored. Exit code 2: the archive or the data root is missing, or a task's manifest
-    or data could not be used (its runs are listed in problems.parquet; everything else is still
-    scored and written). Exit code 1: some files failed unexpectedly (retried on the next run).
+    Invalid submissions are results, not errors: exit code 0 means everything that could be scored was scored.
+
+    Exit code 2: the archive or data root is missing, or a task's manifest or data could not be used (its runs are listed in problems.parquet; everything else is still scored and written).
+
+    Exit code 1: some files failed unexpectedly; they are retried by the next run.
     """
     summary = score_archive(
         archive,
