@@ -80,6 +80,11 @@ def _score_args(out: Path, *extra: str) -> list[str]:
     ]
 
 
+def _entries(out: Path) -> list[Path]:
+    """Complete cache entries (temporaries start with a dot)."""
+    return [p for p in (out / "cache").glob("*/*.json") if not p.name.startswith(".")]
+
+
 def _store_bytes(out: Path) -> dict[str, bytes]:
     return {f: (out / f).read_bytes() for f in [f"{t}.parquet" for t in TABLES] + ["store.json"]}
 
@@ -616,7 +621,7 @@ def test_sigkill_midway_then_rerun_gives_identical_store(store, tmp_path):
     )
     deadline = time.monotonic() + 300
     try:
-        while len(list((out / "cache").glob("*/*.json"))) < 5:
+        while len(_entries(out)) < 5:
             assert proc.poll() is None, "the scorer finished before it could be killed"
             assert time.monotonic() < deadline, "no cache entries appeared"
             time.sleep(0.05)
@@ -625,8 +630,8 @@ def test_sigkill_midway_then_rerun_gives_identical_store(store, tmp_path):
         proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     assert not (out / "scores.parquet").exists()
-    n_before = len(list((out / "cache").glob("*/*.json")))
-    for entry in (out / "cache").glob("*/*.json"):  # every entry left behind is complete
+    n_before = len(_entries(out))
+    for entry in _entries(out):  # every entry left behind is complete
         json.loads(entry.read_text())
     done = automd(*_score_args(out, "--jobs", "1", "--no-progress"))
     assert done.returncode == 0, done.stderr
