@@ -194,6 +194,71 @@ def _needs_work(entry: dict | None, job: Job) -> bool:
     return job.details and entry["valid"] and entry.get("details") is None
 
 
+def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary):
+    """Score every job without a (complete) cache entry; return entries, file and task errors."""
+    entries = {key: cache.get(key) for key in plan.jobs}
+    todo = [job for key, job in plan.jobs.items() if _needs_work(entries[key], job)]
+    summary.n_cached = len(plan.jobs) - len(todo)
+    errors: dict[str, dict] = {}
+    task_errors = {tid: exc.to_dict() for tid, exc in sorted(plan.task_errors.items())}
+    if not todo:
+        return entries, errors, task_errors
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(todo), unit="file", desc="scoring", disable=not progress)
+    key_task = {j.key: j.task_id for j in todo}
+
+    def on_done(results: list[dict]) -> None:
+        for res in results:
+            if res["status"] == "scored":
+                summary.n_scored += 1
+            elif res["status"] == "task_error":
+                task_errors.setdefault(key_task[res["key"]], res["error"])
+            else:
+                errors[res["key"]] = res["error"]
+        bar.update(len(results))
+
+    try:
+        _execute(_chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done)
+    finally:
+        bar.close()
+    for job in todo:  # a failed job may have left an older entry without details: not usable
+        entries[job.key] = None if job.key in errors else cache.get(job.key)
+    return entries, errors, dict(sorted(task_errors.items()))
+
+
+def _select_publishable(arch: Archive, plan: Plan, entries, errors, task_errors):
+    """Runs to publish (usable task, scored selected file), their files, and the problem rows."""
+    problems = [
+        _problem_row(p.to_dict(), p.details.get("run_id"), arch.root, p.details.get("effect"))
+        for p in arch.problems
+    ]
+    missing = {"code": "scoring.missing_entry", "message": "not scored"}
+    selected_key = {f.run.run_id: f.key for f in plan.files if f.is_selected}
+    published = []
+    for run in arch.runs():
+        if run.task in task_errors:
+            problems.append(
+                _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
+            )
+            continue
+        key = selected_key[run.run_id]
+        if key is not None and entries.get(key) is None:
+            err = errors.get(key, missing)
+            problems.append(_problem_row(err, run.run_id, arch.root, "run skipped", "selected"))
+            continue
+        published.append(run)
+    keep = {r.run_id for r in published}
+    files = [f for f in plan.files if f.run.run_id in keep]
+    for f in files:
+        if f.key is not None and entries.get(f.key) is None:
+            err = errors.get(f.key, missing)
+            problems.append(
+                _problem_row(err, f.run.run_id, arch.root, "file skipped", f.version_id)
+            )
+    return published, files, problems
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -257,69 +322,12 @@ def score_archive(
     plan = make_plan(runs, data=root, manifests=manifests)
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
-
-    entries = {key: cache.get(key) for key in plan.jobs}
-    todo = [job for key, job in plan.jobs.items() if _needs_work(entries[key], job)]
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
-    summary.n_cached = len(plan.jobs) - len(todo)
-    errors: dict[str, dict] = {}
-    task_errors: dict[str, dict] = {
-        tid: exc.to_dict() for tid, exc in sorted(plan.task_errors.items())
-    }
-
-    if todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), unit="file", desc="scoring", disable=not progress)
-        key_task = {j.key: j.task_id for j in todo}
-
-        def on_done(results: list[dict]) -> None:
-            for res in results:
-                if res["status"] == "scored":
-                    summary.n_scored += 1
-                elif res["status"] == "task_error":
-                    task_errors.setdefault(key_task[res["key"]], res["error"])
-                else:
-                    errors[res["key"]] = res["error"]
-            bar.update(len(results))
-
-        try:
-            _execute(_chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done)
-        finally:
-            bar.close()
-        for job in todo:
-            if job.key not in errors:
-                entries[job.key] = cache.get(job.key)
-
-    problems = [
-        _problem_row(p.to_dict(), p.details.get("run_id"), arch.root, p.details.get("effect"))
-        for p in arch.problems
-    ]
-    published, manifests_by_task = [], {t: task.manifest for t, task in plan.tasks.items()}
-    selected_key = {f.run.run_id: f.key for f in plan.files if f.is_selected}
-    for run in runs:
-        if run.task in task_errors:
-            problems.append(
-                _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
-            )
-            continue
-        sel_key = selected_key[run.run_id]
-        if sel_key is not None and entries.get(sel_key) is None:
-            err = errors.get(sel_key, {"code": "scoring.missing_entry", "message": "not scored"})
-            problems.append(
-                _problem_row(err, run.run_id, arch.root, "run skipped", version="selected")
-            )
-            continue
-        published.append(run)
-    keep = {r.run_id for r in published}
-    files = [f for f in plan.files if f.run.run_id in keep]
-    for f in files:
-        if f.key is not None and entries.get(f.key) is None:
-            err = errors.get(f.key, {"code": "scoring.missing_entry", "message": "not scored"})
-            problems.append(
-                _problem_row(err, f.run.run_id, arch.root, "file skipped", version=f.version_id)
-            )
-    tables = build_tables(published, files, entries, manifests_by_task, problems)
+    entries, errors, task_errors = _score_missing(plan, cache, jobs, scheduler, progress, summary)
+    published, files, problems = _select_publishable(arch, plan, entries, errors, task_errors)
+    tables = build_tables(
+        published, files, entries, {t: k.manifest for t, k in plan.tasks.items()}, problems
+    )
     scores = tables["scores"]
     summary.n_runs = len(published)
     summary.n_files = len(scores)
@@ -331,7 +339,9 @@ def score_archive(
     summary.n_errors = len(errors)
     meta = {
         "archive": arch.name,
-        "tasks": {t: plan.tasks[t].content_hash for t in sorted(plan.tasks)},
+        "tasks": {
+            t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
+        },
         "counts": {
             "runs": summary.n_runs,
             "files": summary.n_files,

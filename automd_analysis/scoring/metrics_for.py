@@ -133,8 +133,9 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
         }
         if kind == "sequential":
             pid = labels.ids.iloc[:, 0].to_numpy()
-            septic = {q for q, lab in zip(pid, y, strict=True) if lab == 1}
-            record |= {"n": len(set(pid)), "n_rows": len(y), "n_events": len(septic)}
+            patients = np.unique(pid)
+            septic = np.unique(pid[np.asarray(y) == 1])
+            record |= {"n": len(patients), "n_rows": len(y), "n_events": len(septic)}
         else:
             record |= {"n": len(y), "n_rows": len(y), "n_events": int(np.sum(y))}
     else:
