@@ -385,7 +385,7 @@ def test_dangling_references_are_reported_but_kept(arch):
     _rewrite(
         run_json,
         selection={"rule": "best", "selected_version": "v9"},
-        steps=[{"step": 1, "ok": True, "version": "v8"}],
+        steps=[{"step": 1, "ok": True, "version": "v8", "node": "v8"}],
     )
     _rewrite(_run_dir(arch) / "versions" / "v2" / "meta.json", parent="ghost")
     archive = open_archive(arch)
@@ -397,6 +397,13 @@ def test_dangling_references_are_reported_but_kept(arch):
         "archive.step_version_unknown",
     ]
     assert {p.details["effect"] for p in archive.problems} == {"reference dangling"}
+
+
+def test_parent_without_step_nodes_is_not_checked(arch):
+    _rewrite(_run_dir(arch) / "versions" / "v2" / "meta.json", parent="failed-node")
+    archive = open_archive(arch)
+    (run,) = archive.runs()
+    assert archive.problems == [] and run.version("v2").parent == "failed-node"
 
 
 def test_parent_may_be_a_node_listed_in_steps(arch):

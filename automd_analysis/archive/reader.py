@@ -316,9 +316,11 @@ def _read_run(rep_dir: Path, root: Path, problems: list, run_id: str) -> Run:
                 f"steps[{i}].version",
                 "archive.step_version_unknown",
             )
-    nodes = ids | {v.node for v in versions} | {s.node for s in rj.steps or []}
+    # A parent may be a node that saved no file; it can only be checked when steps list nodes.
+    step_nodes = {s.node for s in rj.steps or [] if s.node is not None}
+    nodes = ids | {v.node for v in versions} | step_nodes
     for v in versions:
-        if v.parent is not None and v.parent not in nodes:
+        if step_nodes and v.parent is not None and v.parent not in nodes:
             _dangling(
                 problems,
                 run_id,
