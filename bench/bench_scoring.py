@@ -240,6 +240,38 @@ def build(work: Path, version_scale: float, size_scale: float) -> tuple[Path, Pa
     return arch, data_root, man_dir, dict(stats)
 
 
+def _per_file(arch: Path, data: Path, manifests: Path, repeat: int = 3) -> dict[str, dict]:
+    """Median single-file cost per task (validation alone, validation + metrics), one process."""
+    from automd_analysis.scoring.worker import score_file
+    from automd_analysis.submissions import validate_submission
+    from automd_analysis.tasks import get_task, load_labels
+
+    out = {}
+    for man in sorted(manifests.glob("*.yaml")):
+        task = get_task(man.stem, data=data, manifests=manifests)
+        labels = load_labels(task)
+        path = next(
+            (arch / "main" / "codex" / man.stem / "rep0" / "versions").glob("*/submission.csv")
+        )
+        score_file(task, path, labels)  # warm-up (numba, caches)
+        t_val, t_all = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            validate_submission(task, path, labels)
+            t1 = time.perf_counter()
+            score_file(task, path, labels)
+            t_all.append(time.perf_counter() - t1)
+            t_val.append(t1 - t0)
+        out[man.stem] = {"validate_s": float(np.median(t_val)), "score_s": float(np.median(t_all)),
+                         "mb": path.stat().st_size / 1e6}  # fmt: skip
+    return out
+
+
+def _paper_files_per_task() -> float:
+    """Distinct files per task in the paper-scale archive (versions + baselines)."""
+    return REPS * sum(mean for _, mean in AGENTS.values()) + 5
+
+
 def _time_score(arch, data, manifests, out, jobs) -> tuple[float, object]:
     t0 = time.perf_counter()
     summary = score_archive(arch, out=out, data=data, manifests=manifests, jobs=jobs, progress=True)
@@ -271,6 +303,9 @@ def main(argv=None) -> int:
         "--demo", type=Path, default=None, help="also time `automd score` on this archive"
     )
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    ap.add_argument(
+        "--per-file", action="store_true", help="also time one file per task and extrapolate"
+    )
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="automd-bench-scoring-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -307,6 +342,17 @@ def main(argv=None) -> int:
         print("\nper task: files, MB")
         for t, s in sorted(stats.items(), key=lambda kv: -kv[1]["bytes"]):
             print(f"  {t:16s} {s['files']:5d} {s['bytes'] / 1e6:9.1f}")
+        if args.per_file:
+            costs = _per_file(arch, data, manifests)
+            n_paper = _paper_files_per_task()
+            estimate = sum(c["score_s"] for c in costs.values()) * n_paper / args.jobs
+            report["per_file"], report["paper_scale_estimate_s"] = costs, estimate
+            print("\nper-file cost at these test sizes (median of 3, one process):")
+            print("  task              MB   validate_s  validate+metrics_s")
+            for t, c in sorted(costs.items(), key=lambda kv: -kv[1]["score_s"]):
+                print(f"  {t:16s} {c['mb']:6.1f} {c['validate_s']:10.3f} {c['score_s']:12.3f}")
+            print(f"estimated full paper scale ({n_paper:.0f} distinct files per task, "
+                  f"--jobs {args.jobs}): {estimate / 60:.1f} min of scoring")  # fmt: skip
         if args.demo:
             report["demo_s"] = _demo(args.demo, args.jobs)
             print(f"\ndemo archive via CLI: first {report['demo_s'][0]:.1f} s, "
