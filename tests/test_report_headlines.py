@@ -78,7 +78,7 @@ def test_calibration_ratios_groups_and_recalibration():
             "share_of_difference": [0.75, 0.18, 0.07],
         }
     )
-    recal = pd.DataFrame({"recalibrated": [False, True], "n_runs": [6, 4], "mean": [0.16, 0.008]})
+    recal = pd.DataFrame({"recalibrated": [False, True], "n_runs": [6, 1], "mean": [0.16, 0.008]})
     found = h.calibration_findings(t2, t3, dec, recal).by_key()
     spread = found["ece_spread"]
     assert spread.values["score_spread"] == pytest.approx(0.02)
@@ -91,8 +91,7 @@ def test_calibration_ratios_groups_and_recalibration():
     assert "group_other" not in found
     assert found["recalibration"].values == {"with": 0.008, "without": 0.16}
     assert (
-        "0.008 with recalibration (4 runs) and 0.160 without (6 runs)"
-        in found["recalibration"].text
+        "0.008 with recalibration (1 run) and 0.160 without (6 runs)" in found["recalibration"].text
     )
 
 
@@ -166,7 +165,8 @@ def test_subgroup_gaps_same_lowest_and_checks():
     }
     # weighted by runs compared: (3 * 1.0 + 1 * 0.5) / 4
     assert found["same_lowest_age"].values == {"share": pytest.approx(0.875), "n": 4}
-    assert "in 88% of 4 agent runs" in found["same_lowest_age"].text
+    assert "in 88% of 4 runs by agents" in found["same_lowest_age"].text
+    assert "0.065 to 0.084 (simple baseline: 0.070)." in found["gap_age"].text
     assert "same_lowest_sex" not in found
     assert found["checks"].text == (
         "Agents checked performance by subgroup in 6 of 168 annotated valid runs."

@@ -211,8 +211,6 @@ def regenerate_report(
         execute_notebooks(
             to_run, out / "notebooks", parameters, jobs=jobs, timeout=timeout, progress=progress
         )
-        if to_run
-        else []
     )
     results = [
         NotebookResult(p, out / "notebooks" / p.name, None, 0.0, skipped=skipped[p])

@@ -333,7 +333,17 @@ def execute_notebook(
 
 
 def _execute_job(args: tuple) -> NotebookResult:
+    """Run one notebook in a worker process, with the process's (and so the kernel's) stderr
+    going to ``<output>.log`` instead of the terminal: kernels print start-up and shutdown
+    chatter there that is not about the notebook."""
     source, output, parameters, timeout, kernel_name = args
+    log = Path(output).with_suffix(".log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.dup2(fd, 2)
+    finally:
+        os.close(fd)
     return execute_notebook(source, output, parameters, timeout=timeout, kernel_name=kernel_name)
 
 
@@ -358,8 +368,8 @@ def execute_notebooks(
     parameters : mapping, optional
         The same parameters are injected into every notebook.
     jobs : int
-        Notebooks executed concurrently (each in its own process and kernel); ``1`` runs them one
-        after another in this process.
+        Notebooks executed concurrently, each in a worker process with its own kernel. A worker's
+        stderr (kernel start-up/shutdown messages) goes to ``output_dir/<name>.log``.
     timeout, kernel_name
         See :func:`execute_notebook`.
     progress : bool
@@ -388,23 +398,20 @@ def execute_notebooks(
     output_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
     job_args = [(p, output_dir / p.name, params, timeout, kernel_name) for p in paths]
+    if not job_args:
+        return []
 
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(job_args), desc="notebooks", unit="nb", disable=not progress)
     results: list[NotebookResult] = []
     try:
-        if jobs == 1 or len(job_args) == 1:
-            for args in job_args:
-                results.append(_execute_job(args))
+        # spawn: a fresh interpreter per worker (no forked threads / zmq state from the parent)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(job_args)), mp_context=ctx) as pool:
+            for result in pool.map(_execute_job, job_args):
+                results.append(result)
                 bar.update()
-        else:
-            # spawn: a fresh interpreter per worker (no forked threads / zmq state from the parent)
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(jobs, len(job_args)), mp_context=ctx) as pool:
-                for result in pool.map(_execute_job, job_args):
-                    results.append(result)
-                    bar.update()
     finally:
         bar.close()
     return results

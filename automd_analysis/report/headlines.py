@@ -47,6 +47,10 @@ def _f(value: float, decimals: int = 3) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
 def _pct(value: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
@@ -248,8 +252,9 @@ def calibration_findings(
                 Finding(
                     "recalibration",
                     "Among runs that handle class imbalance (and do not submit averaged ranks), "
-                    f"mean ECE is {_f(with_)} with recalibration ({int(by.at[True, 'n_runs'])} "
-                    f"runs) and {_f(without)} without ({int(by.at[False, 'n_runs'])} runs).",
+                    f"mean ECE is {_f(with_)} with recalibration "
+                    f"({_runs(int(by.at[True, 'n_runs']))}) and {_f(without)} without "
+                    f"({_runs(int(by.at[False, 'n_runs']))}).",
                     {"with": with_, "without": without},
                 )
             )
@@ -360,7 +365,12 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
         values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
         base_gaps = base["gap_mean"].dropna()
         if len(base_gaps):
-            text += f" (simple baseline: {_f(base_gaps.min())} to {_f(base_gaps.max())})"
+            lo_b, hi_b = _f(base_gaps.min()), _f(base_gaps.max())
+            text += (
+                f" (simple baseline: {lo_b})"
+                if lo_b == hi_b
+                else (f" (simple baseline: {lo_b} to {hi_b})")
+            )
             values.update(baseline_low=float(base_gaps.min()), baseline_high=float(base_gaps.max()))
         out.append(Finding(f"gap_{attribute}", text + ".", values))
         same = _weighted(agents["same_lowest_share"], agents["n_compared"])
@@ -369,7 +379,7 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
             out.append(
                 Finding(
                     f"same_lowest_{attribute}",
-                    f"By {_name(attribute)}: in {_pct(same)} of {n} agent runs the lowest-scoring "
+                    f"By {_name(attribute)}: in {_pct(same)} of {_runs(n)} by agents the lowest-scoring "
                     "group is the same as the simple baseline's.",
                     {"share": same, "n": n},
                 )

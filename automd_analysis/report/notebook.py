@@ -171,6 +171,26 @@ class Report:
         _figures.save_figure(fig, name, self.output_dir)
         return fig
 
+    def reliability_figures(self, experiment: str) -> list:
+        """One reliability-diagram figure per task with calibration bins, saved as
+        ``figures/reliability_<task>`` and titled with the task id; tasks in sorted order.
+
+        Uses :func:`automd_analysis.analysis.calibration.reliability_bins` and
+        :func:`automd_analysis.report.figures.reliability_figure`.
+        """
+        from automd_analysis.analysis import calibration
+
+        bins = self.store.calibration_bins
+        tasks = sorted(set(bins.loc[bins["experiment"] == experiment, "task"]))
+        out = []
+        for task in tasks:
+            fig = _figures.reliability_figure(
+                calibration.reliability_bins(self.store, task, experiment=experiment)
+            )
+            fig.suptitle(f"Reliability: {task}")
+            out.append(self.figure(fig, f"reliability_{task}"))
+        return out
+
     def overview(self) -> TableView:
         """Runs and valid runs per experiment and agent (selected submissions); exported as
         ``overview_runs``."""

@@ -1,0 +1,63 @@
+"""Where the nbval copies of the report notebooks get their data: the small committed fixture.
+
+Shared by ``conftest.py`` (scores the fixture before nbval runs the notebooks), ``update.py``
+(regenerates the executed copies) and ``tests/test_nbval_sync.py``. Paths are relative to the
+repository root, which is how the notebooks resolve them (``automd_analysis.report.notebook``), so
+the committed copies hold no machine-specific path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = "tests/fixtures/small"
+#: Score store and report directory of the nbval runs (git-ignored ``build/``).
+SCORES_DIR = "build/nbval/scores"
+OUTPUT_DIR = "build/nbval/report"
+
+#: The parameters injected into every executed copy (``automd regenerate`` injects the same names).
+PARAMETERS: dict[str, object] = {
+    "archive": f"{FIXTURE}/archive",
+    "scores_dir": SCORES_DIR,
+    "data_root": f"{FIXTURE}/data",
+    "manifests_dir": f"{FIXTURE}/manifests",
+    "output_dir": OUTPUT_DIR,
+    "main_experiment": "main",
+    "objectives_experiment": "objectives",
+    "llm_experiment": "llm",
+    "seed": 0,
+}
+
+#: Directory of the executed copies and of the source notebooks.
+COPIES = REPO_ROOT / "tests" / "nbval"
+SOURCES = REPO_ROOT / "notebooks"
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def score_fixture(jobs: int = 1):
+    """Score the fixture archive into :data:`SCORES_DIR` (incremental; safe to call from several
+    processes at once: they take turns, and the store files are replaced atomically)."""
+    from automd_analysis.scoring import score_archive
+
+    scores = REPO_ROOT / SCORES_DIR
+    with _locked(scores.parent / ".score.lock"):
+        return score_archive(
+            REPO_ROOT / FIXTURE / "archive",
+            scores,
+            data=REPO_ROOT / FIXTURE / "data",
+            manifests=REPO_ROOT / FIXTURE / "manifests",
+            jobs=jobs,
+        )

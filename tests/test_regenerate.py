@@ -1,0 +1,254 @@
+"""`automd regenerate` end to end on the committed fixture archive (through the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from notebook_factory import code, markdown, parameters_cell, write_notebook
+
+from automd_analysis.cli.commands_report import REPORT_MARKER
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "small"
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9]*.ipynb"))
+#: Tables the notebooks must export (the CSV contract of docs/tables.md / export_paper_tables).
+CONTRACT_TABLES = [
+    "table2_primary_scores",
+    "table12_task_scores",
+    "invalid_submissions",
+    "table3_ece",
+    "table13_task_ece",
+    "fig2a_ece_decomposition",
+    "fig2b_recalibration",
+    "table20_practices",
+    "table4_objectives",
+    "table15_objectives_by_agent",
+    "table16_objective_practices",
+    "fig4_objectives",
+    "table5_external",
+    "table5_external_detail",
+    "table14_subgroup_gaps",
+    "subgroup_results",
+    "subgroup_checks",
+    "table7_llm",
+    "table22_llm",
+    "table11_tokens",
+]
+EVIL = "<script>alert('archive')</script>"
+
+
+def _regenerate(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "automd_analysis", "regenerate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory) -> Path:
+    """The fixture archive, copied, with an archive string that must be escaped in HTML."""
+    target = tmp_path_factory.mktemp("archive") / "small"
+    shutil.copytree(FIXTURE / "archive", target)
+    meta = yaml.safe_load((target / "archive.yaml").read_text())
+    meta["description"] = f"Fixture copy {EVIL} & friends"
+    (target / "archive.yaml").write_text(yaml.safe_dump(meta))
+    return target
+
+
+@pytest.fixture(scope="module")
+def two_reports(archive, tmp_path_factory):
+    """The same archive regenerated twice (the second run re-scores from the cache)."""
+    base = tmp_path_factory.mktemp("regen")
+    scores = base / "scores"
+    common = [
+        "--data",
+        FIXTURE / "data",
+        "--manifests",
+        FIXTURE / "manifests",
+        "--scores",
+        scores,
+        "--jobs",
+        "2",
+    ]
+    runs = [_regenerate(archive, "--out", base / name, *common) for name in ("first", "second")]
+    return base, scores, runs
+
+
+@pytest.mark.slow
+def test_regenerate_builds_the_whole_report(two_reports):
+    base, scores, runs = two_reports
+    first = runs[0]
+    assert first.returncode == 0, first.stderr
+    out = base / "first"
+    assert "Report for archive 'small'" in first.stdout
+    assert (out / "index.html").is_file() and (out / REPORT_MARKER).is_file()
+    assert (scores / "scores.parquet").is_file()
+
+    for name in NOTEBOOKS:
+        page = out / "html" / f"{name}.html"
+        assert page.is_file(), name
+        text = page.read_text()
+        assert "open_report(" not in text and "report.table(" not in text  # code hidden
+        executed = nbformat.read(out / "notebooks" / f"{name}.ipynb", as_version=4)
+        errors = [
+            o
+            for c in executed.cells
+            if c.cell_type == "code"
+            for o in c.outputs
+            if o.output_type == "error"
+        ]
+        assert not errors, f"{name}: {errors}"
+        assert all(c.execution_count is not None for c in executed.cells if c.cell_type == "code")
+
+    for table in CONTRACT_TABLES:
+        for ext in ("csv", "tex", "html"):
+            assert (out / "tables" / f"{table}.{ext}").is_file(), f"{table}.{ext}"
+    for figure in ("fig2a_ece_decomposition", "fig2b_recalibration", "fig4_objectives"):
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{figure}.{ext}").is_file()
+    page = (out / "html" / "02_calibration_and_practices.html").read_text()
+    assert "data:image/png;base64," in page  # figures embedded in the page
+
+    index = (out / "index.html").read_text()
+    assert EVIL not in index and "&lt;script&gt;alert(&#x27;archive&#x27;)&lt;/script&gt;" in index
+    for name in NOTEBOOKS:
+        assert f'href="html/{name}.html"' in index
+    assert 'href="tables/table2_primary_scores.csv"' in index
+    assert 'src="figures/fig2a_ece_decomposition.png"' in index
+    store = json.loads((scores / "store.json").read_text())
+    assert f">{store['scorer_version']}<" in index
+
+
+@pytest.mark.slow
+def test_same_archive_twice_gives_byte_identical_tables(two_reports):
+    base, _, runs = two_reports
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    first, second = base / "first" / "tables", base / "second" / "tables"
+    names = sorted(p.name for p in first.glob("*.csv"))
+    assert names == sorted(p.name for p in second.glob("*.csv"))
+    assert len(names) >= len(CONTRACT_TABLES)
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    assert "0 scored" in runs[1].stdout  # the second run did no metric work
+    # the index holds only relative links and no timestamp: identical too
+    assert (base / "first" / "index.html").read_bytes() == (
+        base / "second" / "index.html"
+    ).read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# failure handling, skipping and the output directory (tiny notebooks, pre-scored store)
+
+
+@pytest.fixture(scope="module")
+def scored(archive, tmp_path_factory) -> Path:
+    from automd_analysis.scoring import score_archive
+
+    scores = tmp_path_factory.mktemp("scored") / "scores"
+    score_archive(archive, scores, data=FIXTURE / "data", manifests=FIXTURE / "manifests")
+    return scores
+
+
+def _tiny_notebooks(directory: Path, broken: bool = True, requires: list | None = None) -> Path:
+    write_notebook(
+        directory / "01_fine.ipynb",
+        [
+            markdown("# Fine"),
+            parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
+            code(
+                "from automd_analysis.report.notebook import open_report\n"
+                "report = open_report(archive=archive, scores_dir=scores_dir, "
+                "output_dir=output_dir)\n"
+                "report.overview()"
+            ),
+        ],
+    )
+    if broken:
+        write_notebook(
+            directory / "02_broken.ipynb",
+            [
+                markdown("# Broken"),
+                parameters_cell("archive = None"),
+                code("x = 1"),
+                code("# this cell fails\n{}['no_such_column']"),
+            ],
+        )
+    if requires is not None:
+        path = write_notebook(
+            directory / "03_needs_role.ipynb", [markdown("# Needs"), parameters_cell("x = 1")]
+        )
+        nb = nbformat.read(path, as_version=4)
+        nb.metadata["automd"] = {"requires": requires}
+        nbformat.write(nb, path)
+    return directory
+
+
+def test_failing_notebook_fails_the_command_naming_the_cell(archive, scored, tmp_path):
+    notebooks = _tiny_notebooks(tmp_path / "nbs", requires=["no_such_role"])
+    out = tmp_path / "out"
+    result = _regenerate(
+        archive, "--scores", scored, "--no-score", "--notebooks", notebooks, "--out", out
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "02_broken.ipynb: cell 3 (`# this cell fails`): KeyError: 'no_such_column'" in (
+        result.stderr
+    )
+    assert str(out / "notebooks" / "02_broken.ipynb") in result.stderr
+    # the rest of the report is still built; the failure and the skipped notebook are listed
+    assert (out / "html" / "01_fine.html").is_file()
+    assert not (out / "html" / "02_broken.html").exists()
+    index = (out / "index.html").read_text()
+    assert "02_broken: FAILED" in index
+    assert "03_needs_role: skipped" in index and "no_such_role" in index
+    assert not (out / "notebooks" / "03_needs_role.ipynb").exists()
+    assert (out / "tables" / "overview_runs.csv").is_file()
+
+
+def test_refuses_to_overwrite_a_directory_it_did_not_write(archive, scored, tmp_path):
+    notebooks = _tiny_notebooks(tmp_path / "nbs", broken=False)
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "thesis.tex").write_text("do not delete")
+    result = _regenerate(
+        archive, "--scores", scored, "--no-score", "--notebooks", notebooks, "--out", out
+    )
+    assert result.returncode == 2
+    assert "not written by `automd regenerate`" in result.stderr
+    assert (out / "thesis.tex").read_text() == "do not delete"
+    assert not (out / "index.html").exists()
+
+
+def test_rebuilding_a_report_clears_its_old_outputs(archive, scored, tmp_path):
+    notebooks = _tiny_notebooks(tmp_path / "nbs", broken=False)
+    out = tmp_path / "out"
+    args = [archive, "--scores", scored, "--no-score", "--notebooks", notebooks, "--out", out]
+    assert _regenerate(*args).returncode == 0
+    stale = out / "tables" / "from_an_old_notebook.csv"
+    stale.write_text("old")
+    (out / "notes.txt").write_text("mine")  # not part of the report layout: kept
+    assert _regenerate(*args).returncode == 0
+    assert not stale.exists()
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "tables" / "overview_runs.csv").is_file()
+
+
+def test_missing_archive_and_missing_store_are_clear_errors(archive, tmp_path):
+    result = _regenerate(tmp_path / "nope", "--out", tmp_path / "o")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "archive directory not found" in result.stderr
+    result = _regenerate(
+        archive, "--scores", tmp_path / "empty", "--no-score", "--out", tmp_path / "o"
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "score store directory not found" in result.stderr
+    assert "automd score" in result.stderr
