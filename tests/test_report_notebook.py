@@ -155,3 +155,17 @@ def test_task_units_read_for_the_tasks_in_the_store(tmp_path):
     )
     # fx_seq, fx_surv, ... have manifests but no runs: left out
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
+
+
+def test_reliability_figures_one_per_task_with_bins(tmp_path):
+    archive = _archive(tmp_path / "arch")
+    complete = storebuilder.complete_runs(seed=3)
+    runs = complete.pop("runs")
+    scores = storebuilder.write_store(runs, tmp_path / "scores", **complete)
+    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
+    figs = report.reliability_figures(experiment="main")
+    tasks = sorted({b["task"] for b in complete["calibration_bins"]})
+    assert [f.texts[0].get_text() for f in figs] == [f"Reliability: {t}" for t in tasks]
+    for task in tasks:
+        assert (tmp_path / "out" / "figures" / f"reliability_{task}.png").is_file()
+    assert report.reliability_figures(experiment="llm") == []  # no bins in that experiment
