@@ -6,6 +6,7 @@ import math
 import statistics
 
 import numpy as np
+import pandas as pd
 import pytest
 import storebuilder as sb
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import rankdata
 
 from automd_analysis.analysis import primary
-from automd_analysis.analysis.store import load_store
+from automd_analysis.analysis.store import load_store, skipped_runs
 
 
 def _example_runs():
@@ -228,3 +229,46 @@ def test_row_order_does_not_change_the_tables(runs, random):
     a, b = sb.build_store(runs), sb.build_store(shuffled)
     assert primary.table2(a).equals(primary.table2(b))
     assert primary.table12(a).equals(primary.table12(b))
+
+
+def _problem(run_id, effect="run skipped", code="archive.run_invalid"):
+    experiment, agent, task, rep = run_id.split("/")
+    return {
+        "run_id": run_id,
+        "experiment": experiment,
+        "agent": agent,
+        "task": task,
+        "rep": int(rep.removeprefix("rep")),
+        "version": None,
+        "effect": effect,
+        "code": code,
+        "message": "run.json is malformed",
+        "location": None,
+        "fix": None,
+        "path": f"{run_id}/run.json",
+    }
+
+
+def test_coverage_reports_runs_the_scorer_skipped(tmp_path):
+    runs = [sb.run("A", "clf_a", 0), sb.run("A", "clf_a", 1, valid=False), sb.run("B", "clf_a", 0)]
+    problems = pd.DataFrame(
+        [
+            _problem("main/B/clf_a/rep1"),
+            _problem("main/C/surv_a/rep0"),
+            _problem("objectives/A/clf_a/rep0"),
+            _problem("main/A/clf_a/rep0", effect="version skipped", code="archive.unsafe_path"),
+        ]
+    )
+    directory = sb.write_store(runs, tmp_path / "store")
+    problems.to_parquet(directory / "problems.parquet")
+    store = load_store(directory)
+    assert len(store.problems) == 4
+    assert list(skipped_runs(store, "main")["run_id"]) == [
+        "main/B/clf_a/rep1",
+        "main/C/surv_a/rep0",
+    ]
+    table = primary.coverage(store).set_index(["task", "agent"])
+    assert table.loc[("clf_a", "A")].tolist() == [2, 1, 0]
+    assert table.loc[("clf_a", "B")].tolist() == [1, 1, 1]
+    assert table.loc[("surv_a", "C")].tolist() == [0, 0, 1]
+    assert skipped_runs(sb.build_store(runs)).empty  # no problems table at all

@@ -217,3 +217,15 @@ def test_per_task_summary_counts_only_finite_valid_values():
     assert table.loc[("clf_a", "A"), "mean"] == 0.6
     assert math.isnan(table.loc[("clf_a", "A"), "sd"])
     assert list(table.index.get_level_values("agent")[:2]) == ["A", "baseline"]
+
+
+def test_problems_table_is_optional_and_checked(tmp_path):
+    directory = sb.write_store(_runs(), tmp_path / "store")
+    assert load_store(directory).problems is None
+    pd.DataFrame({"run_id": ["main/x/y/rep0"], "code": ["archive.run_invalid"]}).to_parquet(
+        directory / "problems.parquet"
+    )
+    with pytest.raises(ScoreStoreError) as info:
+        load_store(directory)
+    assert info.value.code == "store.missing_column"
+    assert str(info.value.path).endswith("problems.parquet")

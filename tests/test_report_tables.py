@@ -175,7 +175,7 @@ def test_export_is_byte_identical_and_row_order_free(tmp_path, complete, store):
     )
     tb.export_paper_tables(shuffled, tmp_path / "c")
     files = sorted(p.name for p in (tmp_path / "a" / "tables").iterdir())
-    assert len(files) == 3 * 21
+    assert len(files) == 3 * 22
     for name in files:
         a = (tmp_path / "a" / "tables" / name).read_bytes()
         assert a == (tmp_path / "b" / "tables" / name).read_bytes(), name

@@ -33,11 +33,13 @@ from automd_analysis.analysis.store import (
     mean_sd,
     per_task_summary,
     selected_runs,
+    skipped_runs,
 )
 
 __all__ = [
     "TABLE2_COLUMNS",
     "TABLE12_COLUMNS",
+    "coverage",
     "invalid_breakdown",
     "rank_table",
     "table2",
@@ -245,3 +247,25 @@ def invalid_breakdown(
         kind="mergesort",
     )
     return counts[columns].reset_index(drop=True)
+
+
+def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+    """Which runs the tables rest on: per (task, agent) ``n_runs``, ``n_valid`` and ``n_skipped``.
+
+    ``n_skipped`` counts runs of the experiment that the scorer could not read
+    (``problems.parquet``, :func:`~automd_analysis.analysis.store.skipped_runs`): they are missing
+    from every table (not counted as invalid), so a non-zero value flags an incomplete archive.
+    Sorted by task, then agent (baseline last).
+    """
+    runs = selected_runs(store, experiment)
+    counts = runs.groupby(["task", "agent"], sort=True).agg(
+        n_runs=("run_id", "size"), n_valid=("valid", "sum")
+    )
+    skipped = skipped_runs(store, experiment)
+    extra = skipped.dropna(subset=["task", "agent"]).groupby(["task", "agent"]).size()
+    table = counts.join(extra.rename("n_skipped"), how="outer").fillna(0).astype("int64")
+    table = table.reset_index()
+    order = {a: i for i, a in enumerate(agent_order(table["agent"]))}
+    table["_order"] = table["agent"].map(order)
+    table = table.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
+    return table.reset_index(drop=True)

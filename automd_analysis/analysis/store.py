@@ -48,6 +48,7 @@ __all__ = [
     "mean_sd",
     "per_task_summary",
     "selected_runs",
+    "skipped_runs",
     "task_classes",
 ]
 
@@ -153,6 +154,9 @@ class ScoreStore:
         The tables of ``docs/score_store.md``.
     steps : DataFrame or None
         ``steps.parquet`` when present (FML-bench process metrics), else ``None``.
+    problems : DataFrame or None
+        ``problems.parquet`` when present: what the scorer could not read or score (runs listed
+        there are absent from the other tables; see :func:`skipped_runs`), else ``None``.
     meta : dict
         ``store.json`` (empty when the file is absent).
     path : Path or None
@@ -167,6 +171,7 @@ class ScoreStore:
     annotations: pd.DataFrame
     pairs: pd.DataFrame
     steps: pd.DataFrame | None = None
+    problems: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     path: Path | None = None
 
@@ -182,6 +187,7 @@ class ScoreStore:
         annotations: pd.DataFrame | None = None,
         pairs: pd.DataFrame | None = None,
         steps: pd.DataFrame | None = None,
+        problems: pd.DataFrame | None = None,
         meta: Mapping | None = None,
         path: str | Path | None = None,
     ) -> ScoreStore:
@@ -214,6 +220,8 @@ class ScoreStore:
                 checked[name] = None if name in _OPTIONAL_TABLES else _empty_table(name)
             else:
                 checked[name] = _check_table(name, frame, where)
+        where = (base / "problems.parquet") if base is not None else "problems.parquet"
+        checked["problems"] = None if problems is None else _check_problems(problems, where)
         store = cls(**checked, meta=dict(meta or {}), path=base)
         _check_consistency(store)
         return store
@@ -228,7 +236,8 @@ def load_store(directory: str | Path) -> ScoreStore:
     """Read a score store directory written by ``automd score``.
 
     Reads ``scores``, ``runs``, ``subgroups``, ``calibration_bins``, ``reasons``, ``annotations`` and
-    ``pairs`` (``.parquet``; all required), ``steps.parquet`` (optional) and ``store.json``
+    ``pairs`` (``.parquet``; all required), ``steps.parquet`` and ``problems.parquet`` (optional)
+    and ``store.json``
     (optional; when present its ``schema_version`` must be 1).
 
     Checks: every required column of :data:`REQUIRED_COLUMNS` plus the run key :data:`RUN_KEY`;
@@ -274,16 +283,44 @@ def load_store(directory: str | Path) -> ScoreStore:
                 fix=SCORE_FIX,
                 code="store.missing_table",
             )
-        try:
-            frames[name] = pd.read_parquet(file)
-        except Exception as exc:  # pyarrow raises several unrelated types for corrupt files
-            raise ScoreStoreError(
-                f"cannot read score-store table {file.name}: {type(exc).__name__}: {exc}",
-                path=file,
-                fix=SCORE_FIX,
-                code="store.unreadable",
-            ) from exc
-    return ScoreStore.from_frames(**frames, meta=meta, path=root)
+        frames[name] = _read_table(file)
+    problems = None
+    if (root / "problems.parquet").is_file():
+        problems = _read_table(root / "problems.parquet")
+    return ScoreStore.from_frames(**frames, problems=problems, meta=meta, path=root)
+
+
+def _read_table(file: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(file)
+    except Exception as exc:  # pyarrow raises several unrelated types for corrupt files
+        raise ScoreStoreError(
+            f"cannot read score-store table {file.name}: {type(exc).__name__}: {exc}",
+            path=file,
+            fix=SCORE_FIX,
+            code="store.unreadable",
+        ) from exc
+
+
+_PROBLEM_COLUMNS = ("run_id", "experiment", "agent", "task", "rep", "effect", "code", "message")
+
+
+def _check_problems(frame: pd.DataFrame, where) -> pd.DataFrame:
+    missing = [c for c in _PROBLEM_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ScoreStoreError(
+            f"score-store table problems.parquet lacks column(s) {', '.join(missing)}",
+            path=where,
+            location="columns",
+            fix=SCORE_FIX,
+            code="store.missing_column",
+            details={"missing": missing},
+        )
+    out = frame.reset_index(drop=True).copy()
+    keys = [c for c in _PROBLEM_COLUMNS if c != "rep"]
+    text = out[keys].astype(object).where(out[keys].notna(), "")
+    order = text.astype(str).sort_values(keys, kind="mergesort").index
+    return out.loc[order].reset_index(drop=True)
 
 
 def _read_meta(file: Path) -> dict:
@@ -643,3 +680,25 @@ def per_task_summary(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
     return out.reset_index(drop=True)
+
+
+def skipped_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:
+    """Runs the scorer left out (``problems.parquet`` rows with ``effect == "run skipped"``).
+
+    These runs are absent from every other table, so no analysis counts them (not even as
+    invalid); list them next to the tables so that the gap is visible.
+
+    Returns
+    -------
+    DataFrame
+        ``run_id``, ``experiment``, ``agent``, ``task``, ``rep``, ``code``, ``message``; empty when
+        the store has no ``problems.parquet`` or nothing was skipped.
+    """
+    columns = ["run_id", "experiment", "agent", "task", "rep", "code", "message"]
+    problems = store.problems
+    if problems is None or problems.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    rows = problems.loc[problems["effect"] == "run skipped"]
+    if experiment is not None:
+        rows = rows.loc[rows["experiment"] == experiment]
+    return rows[columns].reset_index(drop=True)

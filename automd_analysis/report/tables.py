@@ -614,6 +614,7 @@ def export_paper_tables(
         ("table2_primary_scores", lambda: primary.table2(store, **main)),
         ("table12_task_scores", lambda: primary.table12(store, **main)),
         ("invalid_submissions", lambda: primary.invalid_breakdown(store, **main, units=units)),
+        ("run_coverage", lambda: primary.coverage(store, **main)),
         ("table3_ece", lambda: calibration.table3(store, **main)),
         ("table13_task_ece", lambda: calibration.table13(store, **main)),
         ("fig2a_ece_decomposition", lambda: calibration.ece_decomposition(store, **main)),
