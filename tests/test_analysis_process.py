@@ -319,6 +319,7 @@ def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
     const = t.set_index("metric").loc["first_improvement_step"]
     assert math.isnan(const["rho"]) and const["n"] == 5
     assert t.loc[0, "dimension"] == "Efficiency"
+    assert (t["embedding_backend"] == "none").all()  # no embedding column in this per-run table
 
 
 def test_process_summary_layout(frames):
@@ -331,6 +332,8 @@ def test_process_summary_layout(frames):
     auc = s.set_index("metric").loc["auc_over_steps"]
     assert auc["B"] == pytest.approx((0 + 0.7) / 2)
     assert set(s["embedding_backend"]) == {"test-vectors"}
+    assert set(spearman_table(m)["embedding_backend"]) == {"test-vectors"}
+    assert set(opportunity_partition(m)["embedding_backend"]) == {"test-vectors"}
 
 
 def test_opportunity_partition_at_the_median():
@@ -343,6 +346,7 @@ def test_opportunity_partition_at_the_median():
     p = opportunity_partition(per_run).set_index("task")
     assert p.loc["t1", "phi_opp"] == pytest.approx(0.3)
     assert p.loc["t1", "median"] == pytest.approx(0.3)
+    assert (p["embedding_backend"] == "none").all()
     assert p["partition"].to_dict() == {
         "t1": "sparse",
         "t2": "sparse",

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -398,7 +399,7 @@ def process_metrics(
     code: Mapping[str, Mapping[str, str]] | None = None,
     *,
     backend: str = "auto",
-    embedding_cache: str | None = None,
+    embedding_cache: str | Path | None = None,
     embed: Callable[[Sequence[str]], tuple[np.ndarray, str]] | None = None,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -523,6 +524,14 @@ def process_metrics(
 # --------------------------------------------------------------------------------------------------
 
 
+def _backends(per_run: pd.DataFrame) -> str:
+    """The embedding backend(s) behind a per-run table, ``;``-joined (``"none"`` without code)."""
+    if "embedding_backend" not in per_run:
+        return "none"
+    used = sorted(set(per_run["embedding_backend"].dropna().astype(str)) - {"none"})
+    return ";".join(used) or "none"
+
+
 def spearman_table(
     per_run: pd.DataFrame, target: str = "final_score", metrics: Sequence[str] = PROCESS_METRICS
 ) -> pd.DataFrame:
@@ -536,7 +545,8 @@ def spearman_table(
     Returns
     -------
     DataFrame
-        ``dimension, metric, rho, p, n`` in the order of ``metrics``.
+        ``dimension, metric, rho, p, n, embedding_backend`` in the order of ``metrics``
+        (``embedding_backend``: the backend(s) behind the exploration metrics, from ``per_run``).
     """
     require_columns(per_run, (target, *metrics), "per-run process metrics")
     rows = []
@@ -559,7 +569,9 @@ def spearman_table(
                 "n": n,
             }
         )
-    return pd.DataFrame(rows, columns=["dimension", "metric", "rho", "p", "n"])
+    out = pd.DataFrame(rows, columns=["dimension", "metric", "rho", "p", "n"])
+    out["embedding_backend"] = _backends(per_run)
+    return out
 
 
 def process_summary(per_run: pd.DataFrame, target: str = "final_score") -> pd.DataFrame:
@@ -573,8 +585,7 @@ def process_summary(per_run: pd.DataFrame, target: str = "final_score") -> pd.Da
     means.columns = [str(c) for c in means.columns]
     corr = spearman_table(per_run, target=target).set_index("metric")
     out = corr[["dimension"]].join(means).join(corr[["rho", "p", "n"]]).reset_index()
-    backends = sorted(set(per_run["embedding_backend"].astype(str)) - {"none"}) or ["none"]
-    out["embedding_backend"] = ";".join(backends)
+    out["embedding_backend"] = _backends(per_run)
     return out
 
 
@@ -588,7 +599,7 @@ def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``task, phi_opp, n_runs, partition, median`` sorted by task.
+        ``task, phi_opp, n_runs, partition, median, embedding_backend`` sorted by task.
     """
     require_columns(per_run, ("task", "opportunity_density"), "per-run process metrics")
     phi = pd.to_numeric(per_run["opportunity_density"], errors="coerce")
@@ -599,6 +610,7 @@ def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:
         out["phi_opp"].isna(), "undefined", np.where(out["phi_opp"] > median, "dense", "sparse")
     )
     out["median"] = median
+    out["embedding_backend"] = _backends(per_run)
     return out.reset_index(names="task")
 
 
