@@ -486,13 +486,20 @@ def parse_floats(cells) -> np.ndarray:
     classify them from the raw text.
     """
     arr = np.asarray(cells, dtype=object)
+    flat = arr.ravel()  # row-major: cells in file order, which keeps string memory local
     try:
-        values = arr.astype(np.float64)
+        values = flat.astype(np.float64)
     except (ValueError, TypeError):
-        values = np.fromiter((_float_or_nan(x) for x in arr), dtype=np.float64, count=len(arr))
-    if len(arr) and "_" in "".join(map(str, arr)):
-        values[np.fromiter(("_" in str(x) for x in arr), dtype=bool, count=len(arr))] = np.nan
-    return values
+        values = np.fromiter((_float_or_nan(x) for x in flat), dtype=np.float64, count=len(flat))
+    texts = flat.tolist()
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        texts = [str(x) for x in texts]
+        joined = "".join(texts)
+    if "_" in joined:
+        values[np.fromiter(("_" in x for x in texts), dtype=bool, count=len(texts))] = np.nan
+    return values.reshape(arr.shape)
 
 
 def _float_or_nan(text) -> float:

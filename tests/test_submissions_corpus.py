@@ -412,6 +412,13 @@ def test_corpus_reason_codes(demo_root, tmp_path, case):
         assert result.predictions is not None
     else:
         assert result.predictions is None
+    # the fast reader (default) and the strict csv path give the same verdict, reasons and values
+    strict = validate_submission(task, path, engine="python", **dict(case.kwargs))
+    assert strict.to_dict() == result.to_dict()
+    if result.valid:
+        for field in ("probability", "label", "surv", "time_grid"):
+            x, y = getattr(result.predictions, field), getattr(strict.predictions, field)
+            assert (x is None and y is None) or np.array_equal(x, y)
 
 
 def test_corpus_covers_every_format_and_many_cases():

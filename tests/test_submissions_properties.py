@@ -66,9 +66,17 @@ def _validate(tiny, fmt, data: bytes, chunk_rows=5):
         path = Path(d) / "sub.csv"
         path.write_bytes(data)
         result = validate_submission(t.task, path, labels=labels, chunk_rows=chunk_rows)
+        strict = validate_submission(t.task, path, labels=labels, engine="python")
         standalone = module.check(str(path))
     _check_result(result, labels, t.task.manifest.kind.value)
     assert {r.code: r.count for r in result.reasons} == standalone.counts
+    # the fast reader never changes a verdict, a reason or a value
+    assert result.to_dict() == strict.to_dict()
+    assert [r.count for r in result.reasons] == [r.count for r in strict.reasons]
+    if result.valid:
+        for field in ("probability", "label", "surv", "time_grid"):
+            x, y = getattr(result.predictions, field), getattr(strict.predictions, field)
+            assert (x is None and y is None) or (x.dtype == y.dtype and np.array_equal(x, y))
     return result
 
 
@@ -197,6 +205,38 @@ def test_row_order_does_not_matter(tiny, fmt, seed):
     for field in ("probability", "surv", "label"):
         x, y = getattr(a.predictions, field), getattr(b.predictions, field)
         assert (x is None and y is None) or np.array_equal(x, y)
+
+
+NUMBERISH = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.tuples(st.floats(0, 1), st.integers(1, 25)).map(lambda t: f"{t[0]:.{t[1]}g}"),
+    st.from_regex(
+        r"[ +\-]?[0-9]{0,3}(\.[0-9]{0,4})?([eEdD][+\-]?[0-9]{0,3})?[ \t]?", fullmatch=True
+    ),
+    st.sampled_from(
+        ["1_0", "0x1", "١", "infinity", "-Infinity", "+nan", "1e400", ".", "-", "0.", ".5"]
+    ),
+)
+
+
+@SETTINGS
+@given(
+    fmt=st.sampled_from(sorted(FORMATS)),
+    row=st.integers(0, 50),
+    col=st.integers(0, 9),
+    cell=NUMBERISH,
+)
+def test_fast_reader_agrees_on_odd_numbers(tiny, fmt, row, col, cell):
+    """Any cell text the fast reader accepts must mean exactly what Python's float says."""
+    t = tiny[fmt][0]
+    lines = t.sample.read_text().splitlines()
+    r = 1 + row % (len(lines) - 1)
+    fields = lines[r].split(",")
+    n_id = len(t.task.manifest.submission.id_columns)
+    c = n_id + col % (len(fields) - n_id) if fmt != "sequential" or col % 2 else 1
+    fields[c] = cell
+    lines[r] = ",".join(fields)
+    _validate(tiny, fmt, ("\n".join(lines) + "\n").encode())
 
 
 @settings(max_examples=200, deadline=None)
