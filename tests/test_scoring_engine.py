@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from automd_analysis.errors import ArchiveError, DataError, ScoreStoreError
 from automd_analysis.scoring import engine, metrics_for, score_archive, worker
@@ -277,3 +279,52 @@ def test_missing_archive_data_root_and_out_inside_archive(reference, tmp_path):
         score_archive(arch, out=arch / "scores", data=DATA, manifests=MANIFESTS)
     assert exc.value.code == "store.inside_archive"
     assert not (arch / "scores").exists()
+
+
+class _FakeManifest:
+    def __init__(self, tid):
+        self.tid = tid
+
+    def model_dump_json(self):
+        return json.dumps({"id": self.tid})
+
+
+class _FakeTask:
+    def __init__(self, tid, root):
+        self.manifest, self.root = _FakeManifest(tid), root
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(
+        st.tuples(st.sampled_from(["big", "mid", "tiny"]), st.integers(0, 50_000_000)),
+        min_size=1,
+        max_size=60,
+    ),
+    workers=st.integers(1, 4),
+)
+def test_chunks_partition_jobs_by_task_biggest_first(sizes, workers):
+    from automd_analysis.scoring.plan import Job, Plan
+
+    root = Path("/data")
+    tasks = {t: _FakeTask(t, root) for t in ("big", "mid", "tiny")}
+    jobs = [
+        Job(f"{i:064x}", tid, Path(f"/a/{i}.csv"), None, i % 3 == 0, size)
+        for i, (tid, size) in enumerate(sizes)
+    ]
+    plan = Plan(tasks=tasks, task_errors={}, runs=[], skipped_runs=[], files=[])
+    chunks = engine._chunks(plan, jobs, workers)
+    seen = [j[0] for _, _, part in chunks for j in part]
+    assert sorted(seen) == sorted(j.key for j in jobs)  # each job exactly once
+    by_key = {j.key: j for j in jobs}
+    costs = []
+    for manifest_json, data_root, part in chunks:
+        tids = {by_key[k].task_id for k, *_ in part}
+        assert tids == {json.loads(manifest_json)["id"]} and data_root == str(root.resolve())
+        assert all(details == by_key[k].details for k, _, _, details in part)
+        costs.append(sum(by_key[k].size + engine._FILE_OVERHEAD_BYTES for k, *_ in part))
+    assert costs == sorted(costs, reverse=True)
+    target = sum(costs) / (4 * workers)
+    for _, _, part in chunks:  # a chunk only exceeds the target by its last file
+        last = by_key[part[-1][0]].size + engine._FILE_OVERHEAD_BYTES
+        assert sum(by_key[k].size + engine._FILE_OVERHEAD_BYTES for k, *_ in part) - last < target

@@ -16,7 +16,6 @@ checksum and unexpected per-file errors are recorded in ``problems.parquet`` and
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -120,23 +119,39 @@ def _problem_row(err: dict, run_id, root: Path, effect: str, version=None) -> di
     }
 
 
+#: Fixed cost of one file, in bytes of CSV, when balancing chunks (opening, small-task metrics).
+_FILE_OVERHEAD_BYTES = 256 << 10
+
+
 def _chunks(plan: Plan, todo: list[Job], n_workers: int) -> list[tuple]:
-    """Group jobs by task and cut them into chunks; largest tasks first."""
+    """Cut the jobs into chunks of one task each, balanced by file size; biggest chunks first.
+
+    Each chunk holds about 1 / (4 x workers) of the total bytes (plus a fixed cost per file), so a
+    task with huge files (SEER) is spread over every worker while tiny tasks stay in one chunk;
+    running the largest chunks first keeps the workers busy until the end.
+    """
     by_task: dict[str, list[Job]] = {}
     for job in sorted(todo, key=lambda j: (j.task_id, j.key)):
         by_task.setdefault(job.task_id, []).append(job)
-    size = max(1, math.ceil(len(todo) / max(1, 4 * n_workers)))
+    cost = {j.key: j.size + _FILE_OVERHEAD_BYTES for j in todo}
+    target = sum(cost.values()) / (4 * max(1, n_workers))
+    groups: list[tuple[float, str, list[Job]]] = []
+    for tid, jobs in by_task.items():
+        part, acc = [], 0
+        for job in jobs:
+            part.append(job)
+            acc += cost[job.key]
+            if acc >= target:
+                groups.append((acc, tid, part))
+                part, acc = [], 0
+        if part:
+            groups.append((acc, tid, part))
+    groups.sort(key=lambda g: (-g[0], g[1], g[2][0].key))
     chunks = []
-    for tid in sorted(by_task, key=lambda t: (-len(by_task[t]), t)):
+    for _, tid, part in groups:
         task = plan.tasks[tid]
-        manifest_json = task.manifest.model_dump_json()
-        root = str(task.root.resolve())
-        jobs = by_task[tid]
-        for i in range(0, len(jobs), size):
-            part: list[ChunkJob] = [
-                (j.key, str(j.path.resolve()), j.sha256, j.details) for j in jobs[i : i + size]
-            ]
-            chunks.append((manifest_json, root, part))
+        jobs: list[ChunkJob] = [(j.key, str(j.path.resolve()), j.sha256, j.details) for j in part]
+        chunks.append((task.manifest.model_dump_json(), str(task.root.resolve()), jobs))
     return chunks
 
 

@@ -58,6 +58,7 @@ class Job:
     path: Path
     sha256: str | None
     details: bool
+    size: int = 0
 
 
 @dataclass
@@ -158,7 +159,7 @@ def make_plan(runs: list[Run], data=None, manifests=None) -> Plan:
             job = plan.jobs.get(key)
             selected = version is None
             if job is None:
-                plan.jobs[key] = Job(key, run.task, expected, sha, selected)
+                plan.jobs[key] = Job(key, run.task, expected, sha, selected, path.stat().st_size)
             elif selected and not job.details:
-                plan.jobs[key] = Job(key, job.task_id, job.path, job.sha256, True)
+                plan.jobs[key] = Job(key, job.task_id, job.path, job.sha256, True, job.size)
     return plan
