@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
 
@@ -76,7 +77,7 @@ def test_hashing_backend_same_in_a_fresh_process():
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONHASHSEED": "123", "PATH": ""},
+        env={**os.environ, "PYTHONHASHSEED": "123"},
     ).stdout.split()
     assert out[0] == digest and int(out[1]) == int((here > 0).sum()) > 0
 
