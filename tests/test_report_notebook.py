@@ -163,9 +163,12 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
     runs = complete.pop("runs")
     scores = storebuilder.write_store(runs, tmp_path / "scores", **complete)
     report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
-    figs = report.reliability_figures(experiment="main")
+    from automd_analysis.analysis import calibration
+
+    table = calibration.reliability_table(report.store, experiment="main")
+    figs = report.reliability_figures(table)
     tasks = sorted({b["task"] for b in complete["calibration_bins"]})
     assert [f.texts[0].get_text() for f in figs] == [f"Reliability: {t}" for t in tasks]
     for task in tasks:
         assert (tmp_path / "out" / "figures" / f"reliability_{task}.png").is_file()
-    assert report.reliability_figures(experiment="llm") == []  # no bins in that experiment
+    assert report.reliability_figures(table.iloc[:0]) == []

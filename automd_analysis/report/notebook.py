@@ -171,22 +171,20 @@ class Report:
         _figures.save_figure(fig, name, self.output_dir)
         return fig
 
-    def reliability_figures(self, experiment: str) -> list:
-        """One reliability-diagram figure per task with calibration bins, saved as
-        ``figures/reliability_<task>`` and titled with the task id; tasks in sorted order.
+    def reliability_figures(self, reliability: pd.DataFrame) -> list:
+        """One reliability-diagram figure per task, saved as ``figures/reliability_<task>`` and
+        titled with the task id; tasks in sorted order.
 
-        Uses :func:`automd_analysis.analysis.calibration.reliability_bins` and
-        :func:`automd_analysis.report.figures.reliability_figure`.
+        Parameters
+        ----------
+        reliability : DataFrame
+            :func:`automd_analysis.analysis.calibration.reliability_table` (a ``task`` column plus
+            the :func:`~automd_analysis.analysis.calibration.reliability_bins` columns), drawn
+            with :func:`automd_analysis.report.figures.reliability_figure`.
         """
-        from automd_analysis.analysis import calibration
-
-        bins = self.store.calibration_bins
-        tasks = sorted(set(bins.loc[bins["experiment"] == experiment, "task"]))
         out = []
-        for task in tasks:
-            fig = _figures.reliability_figure(
-                calibration.reliability_bins(self.store, task, experiment=experiment)
-            )
+        for task, bins in reliability.groupby("task", sort=True):
+            fig = _figures.reliability_figure(bins.drop(columns="task").reset_index(drop=True))
             fig.suptitle(f"Reliability: {task}")
             out.append(self.figure(fig, f"reliability_{task}"))
         return out
