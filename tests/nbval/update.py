@@ -22,17 +22,19 @@ from pathlib import Path
 import nbformat
 from nbval_params import COPIES, PARAMETERS, SOURCES, score_fixture
 
-from automd_analysis.report.execute import execute_notebooks, raise_for_failures
+from automd_analysis.report.execute import INJECTED_TAG, execute_notebooks, raise_for_failures
 
 
 def strip_run_metadata(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Drop what differs between two runs with the same results: papermill's timings, input and
-    output paths and environment, and per-cell execution metadata."""
+    output paths and environment, per-cell execution metadata and the injected cell's random id."""
     papermill = nb.metadata.get("papermill", {})
     nb.metadata["papermill"] = {"parameters": papermill.get("parameters", {})}
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        if INJECTED_TAG in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill draws a random id
     return nb
 
 
