@@ -34,7 +34,6 @@ from automd_analysis.tasks import (
     Kind,
     Task,
     TaskLabels,
-    canonical_hour,
     load_labels,
     parse_floats,
     read_time_grid,
@@ -392,6 +391,65 @@ def _label_keys(labels: TaskLabels, sequential: bool) -> _LabelKeys:
         out,
     )
     return out
+
+
+def canonical_hours(texts: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`automd_analysis.tasks.canonical_hour` (object array; None if not
+    an integer)."""
+    values = parse_floats(texts)
+    integral = np.isfinite(values) & (values == np.trunc(values))
+    small = integral & (np.abs(values) < 2**53)
+    out = np.full(len(values), None, dtype=object)
+    if small.any():
+        out[small] = values[small].astype(np.int64).astype(str).astype(object)
+    for i in np.flatnonzero(integral & ~small):
+        out[i] = str(int(values[i]))
+    return out
+
+
+def _positions(labels: TaskLabels, sequential: bool, id_cells: np.ndarray):
+    """Label position of each row's key (-1 if not a test key), and a key-text function.
+
+    Patient ids are looked up with pyarrow's hash join (``index_in``) and, for sequential
+    tasks, combined with the canonical hour into an integer key found by binary search.
+    ``key(i)`` gives row ``i``'s key text (used to find repeated unknown keys).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lk = _label_keys(labels, sequential)
+    n = len(labels.ids)
+    first = id_cells[:, 0]
+    value_set = pa.array(lk.first_values, type=pa.string())
+    codes = pc.index_in(pa.array(first.tolist(), type=pa.string()), value_set=value_set)
+    codes = codes.to_numpy(zero_copy_only=False)
+    codes = np.where(np.isnan(codes), -1, codes).astype(np.int64)
+    if sequential:
+        raw = id_cells[:, 1]
+        canon = canonical_hours(raw)
+        ok = (codes >= 0) & np.array([c is not None and len(c) < 11 for c in canon], dtype=bool)
+        pos = np.full(len(first), -1, dtype=np.int64)
+        if ok.any():
+            hours = np.array([int(c) for c in canon[ok]], dtype=np.int64)
+            k = codes[ok] * (1 << 32) + hours
+            valid_hour = (hours >= 0) & (hours < (1 << 32))
+            i = np.searchsorted(lk.int_keys_sorted, k)
+            i_clip = np.minimum(i, n - 1)
+            hit = valid_hour & (i < n) & (lk.int_keys_sorted[i_clip] == k)
+            sub = np.full(len(k), -1, dtype=np.int64)
+            sub[hit] = lk.int_order[i_clip[hit]]
+            pos[ok] = sub
+
+        def key(i: int) -> str:
+            h = canon[i]
+            return f"{first[i]}\x1f{h}" if h is not None else f"{first[i]}\x1e{raw[i]}"
+
+        return pos, key
+    if id_cells.shape[1] == 1:
+        return codes, lambda i: str(first[i])
+    joined = ["\x1f".join(map(str, r)) for r in id_cells]  # pragma: no cover - 2 id columns
+    pos = lk.index.get_indexer(pd.Index(joined, dtype=object))  # pragma: no cover
+    return pos, lambda i: joined[i]  # pragma: no cover
 
 
 def _fast_positions(pa, pc, keys: _LabelKeys, cols: list, sequential: bool, n: int):
@@ -779,15 +837,7 @@ class _Checker:
     def _match(self, cells: np.ndarray, lines: np.ndarray) -> np.ndarray:
         """Positions of each row in the label order (-1: not a test id; -2: duplicate)."""
         id_cells = cells[:, self.id_pos]
-        if self.sequential:
-            hours = [canonical_hour(h) for h in id_cells[:, 1]]
-            keys = [
-                f"{p}\x1f{h}" if h is not None else f"{p}\x1e{hr}"
-                for p, h, hr in zip(id_cells[:, 0], hours, id_cells[:, 1], strict=True)
-            ]
-        else:
-            keys = ["\x1f".join(map(str, r)) for r in id_cells]
-        pos = self.key_index.get_indexer(pd.Index(keys, dtype=object))
+        pos, keys = _positions(self.labels, self.sequential, id_cells)
         prefix = "rows" if self.sequential else "ids"
         extra = np.flatnonzero(pos < 0)
         dups: list[int] = []
@@ -801,7 +851,7 @@ class _Checker:
                 ],
             )
             for i in extra:
-                k = keys[i]
+                k = keys(int(i))
                 if k in self.extra_seen:
                     dups.append(int(i))
                 elif len(self.extra_seen) < 100_000:

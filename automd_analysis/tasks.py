@@ -466,10 +466,15 @@ def format_grid_time(value: float) -> str:
 
 
 def canonical_hour(text: str) -> str | None:
-    """Canonical text of an hour key (``"7"``, ``"7.0"``, ``" 7 "`` -> ``"7"``); None if not integral."""
+    """Canonical text of an hour key (``"7"``, ``"7.0"``, ``" 7 "`` -> ``"7"``); None if not integral.
+
+    Digit separators (``"1_0"``) are not numbers here, as in :func:`parse_floats`.
+    """
     try:
         value = float(text)
     except (TypeError, ValueError):
+        return None
+    if "_" in str(text):
         return None
     if not np.isfinite(value) or value != int(value):
         return None

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tasks_tiny import FORMATS, make_tiny_task
 
-from automd_analysis.submissions import REASON_CODES, validate_submission
+from automd_analysis.submissions import REASON_CODES, canonical_hours, validate_submission
 from automd_analysis.tasks import canonical_hour, load_labels, parse_floats
 
 SETTINGS = settings(
@@ -254,5 +254,18 @@ def test_parse_floats_rejects_non_numbers():
 
 
 def test_canonical_hour():
-    assert [canonical_hour(h) for h in ["7", "7.0", " 07 ", "1e1"]] == ["7", "7", "7", "10"]
-    assert [canonical_hour(h) for h in ["7.5", "", "x", "nan", "inf"]] == [None] * 5
+    assert [canonical_hour(h) for h in ["7", "7.0", " 07 ", "1e1", "-0"]] == [
+        "7",
+        "7",
+        "7",
+        "10",
+        "0",
+    ]
+    assert [canonical_hour(h) for h in ["7.5", "", "x", "nan", "inf", "1_0"]] == [None] * 6
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(CELL, st.integers(-(2**70), 2**70).map(str)), max_size=12))
+def test_vectorised_canonical_hours(texts):
+    expected = [canonical_hour(t) for t in texts]
+    assert list(canonical_hours(np.array(texts, dtype=object))) == expected

@@ -47,6 +47,8 @@ def canonical_hour(text):
         value = float(text)
     except (TypeError, ValueError):
         return None
+    if "_" in str(text):
+        return None
     if not np.isfinite(value) or value != int(value):
         return None
     return str(int(value))
