@@ -1,3 +1,178 @@
-"""Command module (registers on automd_analysis.cli._apps)."""
+"""``automd demo archive`` (scripted-agent demo archive) and ``automd baselines`` (paper App. D).
+
+Exit codes: 0 success; 2 usage, data or archive error (message names the file and the fix).
+"""
 
 from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import typer
+import yaml
+
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, demo_app
+from automd_analysis.errors import ArchiveError, AutomdError
+
+DEFAULT_DEMO_ARCHIVE = Path("runs_archive/demo")
+DEFAULT_BASELINE_ARCHIVE = Path("runs_archive/baselines")
+
+
+def _fail(exc: AutomdError) -> None:
+    typer.echo(f"automd: error: {exc}", err=True)
+    raise typer.Exit(2)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0-4"`` -> [0, 1, 2, 3, 4]; ``"0,2,7"``; ``"3"``. Raises ValueError on anything else."""
+    seeds: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise ValueError(f"bad seed list {text!r}: use e.g. 0-4 or 0,1,2")
+        lo = int(m[1])
+        hi = int(m[2]) if m[2] else lo
+        if hi < lo or hi - lo > 999:
+            raise ValueError(f"bad seed range {part!r}")
+        seeds.update(range(lo, hi + 1))
+    return sorted(seeds)
+
+
+@demo_app.command("archive")
+def demo_archive_command(
+    archive: Path = typer.Option(DEFAULT_DEMO_ARCHIVE, "--archive", help="Archive directory."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    size: str = typer.Option(
+        "small", "--size", help="small (default, a few minutes), medium or large (more steps/reps)."
+    ),
+    jobs: int = typer.Option(2, "--jobs", min=1, help="Worker processes."),
+    seed: int = typer.Option(
+        42, "--seed", help="Archive seed (every random step derives from it)."
+    ),
+) -> None:
+    """Build the scripted-agent demo archive on the demo tasks (after `automd demo data`).
+
+    The agents are scripted policies that really fit models on the public task files; no LLM is
+    used; timestamps and token counts are simulated. Same command => byte-identical archive.
+    """
+    from tqdm import tqdm
+
+    from automd_analysis.demo.harness.build import build_archive, plan
+
+    try:
+        specs = plan(size)
+    except KeyError:
+        _fail(ArchiveError(f"unknown size {size!r}", code="archive.size",
+                           fix="use small, medium or large"))  # fmt: skip
+    start = time.perf_counter()
+    bar = tqdm(total=len(specs), desc="demo archive", unit="run", file=sys.stderr)
+
+    def progress(summary: dict) -> None:
+        bar.update(1)
+        bar.set_postfix_str(summary["run"], refresh=False)
+
+    try:
+        result = build_archive(
+            archive, data=data, manifests=manifests, size=size, jobs=jobs, seed=seed,
+            specs=specs, progress=progress,
+        )  # fmt: skip
+    except AutomdError as exc:
+        bar.close()
+        _fail(exc)
+    bar.close()
+    runs = result["runs"]
+    agents = Counter(r["agent"] for r in runs)
+    versions = sum(r.get("versions", 1) for r in runs)
+    invalid = sum(1 for r in runs if r["agent"] != "baseline" and not r["expected_valid"])
+    violations = sum(1 for r in runs if r.get("real_time_violation"))
+    typer.echo(
+        f"built {result['archive']}: {len(runs)} runs "
+        f"({', '.join(f'{a} {n}' for a, n in sorted(agents.items()))}), {versions} versions, "
+        f"{invalid} runs with a malformed selected submission, {violations} real-time-rule "
+        f"violation(s), in {time.perf_counter() - start:.0f} s"
+    )
+
+
+@app.command("baselines")
+def baselines_command(
+    task_id: str = typer.Argument(..., help="Task id (any task with a manifest and public files)."),
+    seeds: str = typer.Option("0-4", "--seeds", help="Seeds = repetitions, e.g. 0-4 or 0,2."),
+    archive: Path = typer.Option(DEFAULT_BASELINE_ARCHIVE, "--archive", help="Archive directory."),
+    experiment: str = typer.Option("main", "--experiment", help="Experiment of the runs."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    force: bool = typer.Option(False, "--force", help="Refit seeds whose run already exists."),
+) -> None:
+    """Fit the simple baseline of paper App. D and write runs of agent `baseline` (reference).
+
+    Runs go to <archive>/<experiment>/baseline/<task>/rep<seed>; existing reps are kept unless
+    --force. archive.yaml is created (or the experiment added to it) when needed.
+    """
+    from automd_analysis.archive._safe import NAME_PATTERN
+    from automd_analysis.demo.harness.baseline_runs import write_baseline_run
+    from automd_analysis.tasks import get_task
+
+    try:
+        seed_list = parse_seeds(seeds)
+    except ValueError as exc:
+        _fail(AutomdError(str(exc), location="--seeds", code="usage.seeds", fix="e.g. --seeds 0-4"))
+    if not NAME_PATTERN.match(experiment):
+        _fail(AutomdError(f"bad experiment name {experiment!r}", location="--experiment",
+                          code="usage.experiment", fix="letters, digits, '_', '.', '-'"))  # fmt: skip
+    try:
+        task = get_task(task_id, data=data, manifests=manifests)
+        ensure_archive_yaml(archive, experiment)
+        for seed in seed_list:
+            run_dir = archive / experiment / "baseline" / task.id / f"rep{seed}"
+            if run_dir.exists() and not force:
+                typer.echo(f"kept {run_dir} (exists; --force refits it)")
+                continue
+            info = write_baseline_run(task, seed, run_dir, experiment=experiment)
+            extra = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in sorted(info["details"].items()))  # fmt: skip
+            typer.echo(
+                f"wrote {run_dir} (fit {info['fit_seconds']:.1f} s{', ' + extra if extra else ''})"
+            )
+    except AutomdError as exc:
+        _fail(exc)
+
+
+def ensure_archive_yaml(archive: Path, experiment: str) -> None:
+    """Create ``archive.yaml`` (or declare ``experiment`` in it) - written atomically."""
+    import os
+    import tempfile
+
+    from automd_analysis._version import __version__
+
+    path = archive / "archive.yaml"
+    if path.exists():
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ArchiveError(f"archive.yaml is not readable YAML: {exc}", path=path,
+                               code="archive.invalid_yaml") from None  # fmt: skip
+        if not isinstance(doc, dict) or not isinstance(doc.get("experiments"), dict):
+            raise ArchiveError("archive.yaml has no `experiments:` mapping", path=path,
+                               code="archive.invalid_yaml",
+                               fix="see docs/archive.md")  # fmt: skip
+        if experiment in doc["experiments"]:
+            return
+        doc["experiments"][experiment] = "Simple baselines (paper App. D)"
+    else:
+        archive.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "schema_version": 1,
+            "name": archive.resolve().name,
+            "description": "Simple baseline runs (paper App. D) written by `automd baselines`.",
+            "experiments": {experiment: "Simple baselines (paper App. D)"},
+            "provenance": {"built_by": "automd baselines", "version": __version__},
+        }
+    fd, tmp = tempfile.mkstemp(dir=archive, prefix=".archive.yaml.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(yaml.safe_dump(doc, sort_keys=True))
+    os.replace(tmp, path)
