@@ -74,8 +74,9 @@ REASON_CODES: dict[str, str] = {
 
 #: Examples kept per reason (offending rows / columns).
 MAX_EXAMPLES = 5
-#: Rows parsed per batch.
-CHUNK_ROWS = 20_000
+#: Cells parsed per batch by the strict path (rows per batch = this / columns, at least 1,000):
+#: about 100 MB of peak memory whatever the width of the file.
+CHUNK_CELLS = 500_000
 #: Longest example value echoed back (submissions are untrusted input).
 _MAX_ECHO = 60
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -226,7 +227,7 @@ def validate_submission(
     *,
     root: str | os.PathLike | None = None,
     max_bytes: int | None = None,
-    chunk_rows: int = CHUNK_ROWS,
+    chunk_rows: int | None = None,
     engine: str = "auto",
 ) -> ValidationResult:
     """Check a submission file against a task and align its predictions to the hidden labels.
@@ -251,8 +252,9 @@ def validate_submission(
     max_bytes : int, optional
         Size limit; default ``submission.max_bytes`` of the manifest, else
         :func:`default_max_bytes` for the test set.
-    chunk_rows : int
-        Rows parsed per batch (memory bound).
+    chunk_rows : int, optional
+        Rows parsed per batch by the strict path (memory bound); default
+        ``max(1000, CHUNK_CELLS // columns)``. Results do not depend on it.
     engine : {"auto", "python"}
         ``"python"`` reads every file with the strict :mod:`csv` path, which defines the
         semantics and produces the reasons. ``"auto"`` (default) first tries a fast reader
@@ -767,7 +769,7 @@ class _Checker:
         self.surv = np.full((self.n, len(grid)), np.nan)
 
     # -- rows ---------------------------------------------------------------------------------
-    def run(self, reader, chunk_rows: int) -> None:
+    def run(self, reader, chunk_rows: int | None) -> None:
         """Read the header and every row; rows read before a parse error are still checked."""
         batch: list[list[str]] = []
         lines: list[int] = []
@@ -781,6 +783,8 @@ class _Checker:
                 self.fail("file.empty", "the file has no header row")
                 return
             self.ncols = len(header)
+            if chunk_rows is None:
+                chunk_rows = max(1_000, CHUNK_CELLS // max(1, self.ncols))
             can_match = self.header(header)
             if self.sub.probability_column in self.pred_pos:
                 self.prob = np.full(self.n, np.nan)
