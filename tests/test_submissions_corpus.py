@@ -450,6 +450,15 @@ def test_standalone_validator_agrees(demo_root, tmp_path, case):
     assert {r.code: r.count for r in result.reasons} == report.counts
 
 
+def test_standalone_validator_shares_the_codes(demo_root):
+    from automd_analysis.tasks import NA_STRINGS
+
+    module = _load_validator(demo_root, SEQ)
+    assert module.ORDER == list(REASON_CODES)
+    assert module.NA_STRINGS == set(NA_STRINGS)
+    assert module.CONFIG["id_columns"] == ["patient_id", "ICULOS"]
+
+
 def test_standalone_validator_cli(demo_root, tmp_path):
     import subprocess
     import sys

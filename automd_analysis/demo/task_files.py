@@ -104,8 +104,13 @@ def _features_text(df: pd.DataFrame, exclude: list[str]) -> tuple[int, str]:
     return len(cols), ", ".join(parts)
 
 
-def render_description(manifest: TaskManifest, tables: TaskTables) -> str:
-    """``description.md`` of a demo task: target, metric, files, submission format, rules."""
+def render_description(
+    manifest: TaskManifest, tables: TaskTables, shared_with: list[str] | None = None
+) -> str:
+    """``description.md`` of a demo task: target, metric, files, submission format, rules.
+
+    ``shared_with`` lists the other tasks that test on the same patients.
+    """
     m = manifest
     f = tables.facts
     sub = m.submission
@@ -158,15 +163,23 @@ def render_description(manifest: TaskManifest, tables: TaskTables) -> str:
         )
         sample = "the training prevalence of the hourly label, no alarms (valid, uninformative)"
         grid_row = ""
+    where = {"hospital": "hospital", "period": "period", "cohort": "cohort"}.get(m.shift, "")
     if m.validation == "external":
         validation_note = (
             f"**External validation ({m.shift} shift).** The test patients come from a different "
-            f"{'hospital' if m.shift == 'hospital' else 'period' if m.shift == 'period' else 'cohort'} "
-            f"than most or all of the training data; the same test set is used by "
-            f"`{m.internal_counterpart}` and its sibling tasks."
+            f"{where} than most or all of the training data. The internal-validation "
+            f"counterpart of this task is `{m.internal_counterpart}`."
         )
     else:
-        validation_note = "**Internal validation.** Test patients are a random held-out sample of the same population."
+        validation_note = (
+            "**Internal validation.** The test patients are a random held-out sample of the "
+            "same population as the training data."
+        )
+    if shared_with:
+        validation_note += " The same test patients are used by " + ", ".join(
+            f"`{t}`" for t in sorted(shared_with)
+        )
+        validation_note += "."
     extra_rules = ""
     if m.kind is Kind.sequential:
         extra_rules = (
@@ -236,15 +249,25 @@ def render_validator(manifest: TaskManifest, tables: TaskTables) -> str:
     return text.replace(marker, "CONFIG = " + pprint.pformat(config, sort_dicts=False, width=96))
 
 
-def task_file_contents(manifest: TaskManifest) -> dict[str, bytes]:
-    """Bytes of every file of a demo task, keyed by manifest file key."""
+def task_file_contents(
+    manifest: TaskManifest, others: dict[str, TaskManifest] | None = None
+) -> dict[str, bytes]:
+    """Bytes of every file of a demo task, keyed by manifest file key.
+
+    ``others`` (all demo manifests) lets the description name the tasks sharing the test set.
+    """
     tables = build_tables(manifest)
+    shared_with = [
+        k
+        for k, o in (others or {}).items()
+        if k != manifest.id and o.shared_test_set == manifest.shared_test_set
+    ]
     contents = {
         "train": csv_bytes(tables.train),
         "test_features": csv_bytes(tables.test_features),
         "sample_submission": csv_bytes(tables.sample_submission),
         LABELS_KEY: csv_bytes(tables.labels),
-        "description": render_description(manifest, tables).encode("utf-8"),
+        "description": render_description(manifest, tables, shared_with).encode("utf-8"),
         "validate": render_validator(manifest, tables).encode("utf-8"),
     }
     if manifest.kind is Kind.survival:
@@ -328,7 +351,7 @@ def build_demo_data(
             progress(task_id)
         manifest = found[task_id]
         task = Task(manifest, root)
-        for key, data in task_file_contents(manifest).items():
+        for key, data in task_file_contents(manifest, found).items():
             path = task.path(key)
             _atomic_write(path, data)
             out.append(
