@@ -312,7 +312,7 @@ def validate_submission(
         return ValidationResult(
             False, [Reason("file.unreadable", f"cannot read the file: {exc.strerror}")], None, None
         )
-    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+    if size <= len(head) and not head.removeprefix(b"\xef\xbb\xbf").strip(b" \t\r\n"):
         return ValidationResult(
             False, [Reason("file.empty", "the file is empty (no header row)")], None, digest
         )

@@ -306,6 +306,7 @@ CASES = [
     Case(AUROC, "gzip", text_case(lambda t: gzip.compress(t.encode(), mtime=0)), ("file.binary",)),
     Case(AUROC, "empty file", text_case(lambda t: b""), ("file.empty",)),
     Case(AUROC, "only blank lines", text_case(lambda t: "\n\r\n \n"), ("file.empty",)),
+    Case(AUROC, "70,000 blank lines before the header", text_case(lambda t: "\n" * 70_000 + t), ()),
     Case(
         AUROC,
         "file does not exist",

@@ -151,7 +151,9 @@ def check(path):
         return report
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
-    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+    if os.path.getsize(path) <= len(head) and not head.removeprefix(b"\xef\xbb\xbf").strip(
+        b" \t\r\n"
+    ):
         report.add("file.empty")
         return report
     if b"\x00" in head:
