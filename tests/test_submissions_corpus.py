@@ -455,8 +455,8 @@ def test_standalone_validator_shares_the_codes(demo_root):
     from automd_analysis.tasks import NA_STRINGS
 
     module = _load_validator(demo_root, SEQ)
-    assert module.ORDER == list(REASON_CODES)
-    assert module.NA_STRINGS == set(NA_STRINGS)
+    assert list(REASON_CODES) == module.ORDER
+    assert set(NA_STRINGS) == module.NA_STRINGS
     assert module.CONFIG["id_columns"] == ["patient_id", "ICULOS"]
 
 
