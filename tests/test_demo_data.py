@@ -275,6 +275,7 @@ def test_time_grid_rule_matches_metrics_and_local(demo_root):
     np.testing.assert_array_equal(survival_time_grid(train["duration"], train["event"]), local)
 
 
+@pytest.mark.reference
 def test_kaplan_meier_matches_lifelines():
     from lifelines import KaplanMeierFitter
 
