@@ -162,7 +162,8 @@ def test_tasks_lists_the_shipped_manifests(tmp_path):
     res = _run("tasks", "--data", tmp_path, "--no-verify", "--json")
     assert res.exit_code == 0
     rows = {r["id"]: r for r in json.loads(res.stdout)["tasks"]}
-    assert len(rows) == 24
+    assert sum(r["origin"] == "paper" for r in rows.values()) == 15
+    assert sum(r["origin"] == "demo" for r in rows.values()) == 9
     assert rows["seer"]["train"] == 232625 and rows["seer"]["status"] == "missing"
     assert rows["sepsis_local"]["extra_train"] == 500
     assert rows["eicu_newhosp"]["validation"] == "external (hospital)"
