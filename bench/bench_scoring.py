@@ -332,12 +332,15 @@ def main(argv=None) -> int:
         report |= {
             "runs": s1.n_runs, "files": s1.n_files, "distinct": s1.n_unique, "gb": n_bytes / 1e9,
             "invalid_files": s1.n_invalid, "cold_s": cold, "rerun_s": warm,
+            "cold_phases_s": s1.timings, "rerun_phases_s": s2.timings,
             "peak_rss_worker_mb": peak, "peak_rss_main_mb": own,
             "per_task": {t: {**s, "mb": s["bytes"] / 1e6} for t, s in stats.items()},
         }  # fmt: skip
         print(f"\nscored {s1.n_runs} runs / {s1.n_files} files ({s1.n_unique} distinct, "
               f"{s1.n_invalid} invalid): {cold:.1f} s with --jobs {args.jobs}")  # fmt: skip
+        print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s1.timings.items()))
         print(f"unchanged re-run: {warm:.1f} s ({s2.n_cached} cached, {s2.n_scored} scored)")
+        print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s2.timings.items()))
         print(f"peak RSS: main {own:.0f} MB, largest worker {peak:.0f} MB")
         print("\nper task: files, MB")
         for t, s in sorted(stats.items(), key=lambda kv: -kv[1]["bytes"]):

@@ -63,6 +63,7 @@ def test_reference_run_counts(reference):
     arch, out, s = reference
     assert s.n_runs == len(SUBSET) and s.n_skipped_runs == 0 and s.problems == []
     assert s.n_scored == s.n_unique and s.n_cached == 0
+    assert set(s.timings) == {"plan", "score", "publish"} and min(s.timings.values()) >= 0
     scores = pd.read_parquet(out / "scores.parquet")
     assert len(scores) == s.n_files
     assert s.n_unique < s.n_files  # selected submissions are copies of versions: scored once

@@ -66,6 +66,9 @@ class ScoreSummary:
         Files whose scoring failed unexpectedly (not cached; retried next time).
     seconds : float
         Wall-clock time (not written to the store).
+    timings : dict
+        Wall-clock seconds of the phases ``plan`` (read archive, check task data, hash files),
+        ``score`` (metric work) and ``publish`` (build and write the tables).
     """
 
     out_dir: Path
@@ -82,6 +85,7 @@ class ScoreSummary:
     data_errors: dict[str, dict] = field(default_factory=dict)
     n_errors: int = 0
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def _rel(path, root: Path) -> str | None:
@@ -338,7 +342,9 @@ def score_archive(
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
+    t_plan = time.perf_counter()
     entries, errors, task_errors = _score_missing(plan, cache, jobs, scheduler, progress, summary)
+    t_score = time.perf_counter()
     published, files, problems = _select_publishable(arch, plan, entries, errors, task_errors)
     tables = build_tables(
         published, files, entries, {t: k.manifest for t, k in plan.tasks.items()}, problems
@@ -368,5 +374,7 @@ def score_archive(
         },
     }
     write_store(out_dir, tables, meta)
-    summary.seconds = time.perf_counter() - t0
+    end = time.perf_counter()
+    summary.seconds = end - t0
+    summary.timings = {"plan": t_plan - t0, "score": t_score - t_plan, "publish": end - t_score}
     return summary
