@@ -468,13 +468,14 @@ def format_grid_time(value: float) -> str:
 def canonical_hour(text: str) -> str | None:
     """Canonical text of an hour key (``"7"``, ``"7.0"``, ``" 7 "`` -> ``"7"``); None if not integral.
 
-    Digit separators (``"1_0"``) are not numbers here, as in :func:`parse_floats`.
+    Digit separators (``"1_0"``) and non-ASCII digits are not numbers here, as in
+    :func:`parse_floats`.
     """
     try:
         value = float(text)
     except (TypeError, ValueError):
         return None
-    if "_" in str(text):
+    if "_" in str(text) or not str(text).isascii():
         return None
     if not np.isfinite(value) or value != int(value):
         return None
@@ -487,8 +488,8 @@ def parse_floats(cells) -> np.ndarray:
     pandas' ``to_numeric`` and its default CSV float parser are faster but can land one ulp away
     from the decimal written in the file; scores must not depend on that, so every number the
     toolkit reads from a task or submission CSV goes through this function. Cells that are not
-    numbers (including Python-only spellings with ``_`` digit separators) become NaN; callers
-    classify them from the raw text.
+    numbers become NaN, including the spellings only Python accepts (``_`` digit separators,
+    non-ASCII digits or spaces); callers classify them from the raw text.
     """
     arr = np.asarray(cells, dtype=object)
     flat = arr.ravel()  # row-major: cells in file order, which keeps string memory local
@@ -502,8 +503,11 @@ def parse_floats(cells) -> np.ndarray:
     except TypeError:
         texts = [str(x) for x in texts]
         joined = "".join(texts)
-    if "_" in joined:
-        values[np.fromiter(("_" in x for x in texts), dtype=bool, count=len(texts))] = np.nan
+    if "_" in joined or not joined.isascii():
+        odd = np.fromiter(
+            ("_" in x or not x.isascii() for x in texts), dtype=bool, count=len(texts)
+        )
+        values[odd] = np.nan
     return values.reshape(arr.shape)
 
 

@@ -248,8 +248,8 @@ def test_parse_floats_is_exact(values):
 
 
 def test_parse_floats_rejects_non_numbers():
-    out = parse_floats(["1_000", "abc", "", " 2.5 ", "1e3", "-0", "NaN"])
-    assert np.isnan(out[[0, 1, 2, 6]]).all()
+    out = parse_floats(["1_000", "abc", "", " 2.5 ", "1e3", "-0", "NaN", "\u0661", "\u2003 1"])
+    assert np.isnan(out[[0, 1, 2, 6, 7, 8]]).all()
     assert list(out[[3, 4, 5]]) == [2.5, 1000.0, 0.0]
 
 

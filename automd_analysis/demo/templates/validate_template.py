@@ -47,7 +47,7 @@ def canonical_hour(text):
         value = float(text)
     except (TypeError, ValueError):
         return None
-    if "_" in str(text):
+    if "_" in str(text) or not str(text).isascii():
         return None
     if not np.isfinite(value) or value != int(value):
         return None
@@ -104,8 +104,9 @@ def parse_floats(cells):
         values = arr.astype(np.float64)
     except (ValueError, TypeError):
         values = np.array([float_or_nan(x) for x in arr], dtype=np.float64)
-    if len(arr) and "_" in "".join(map(str, arr)):
-        values[np.array(["_" in str(x) for x in arr], dtype=bool)] = np.nan
+    joined = "".join(map(str, arr))
+    if "_" in joined or not joined.isascii():
+        values[np.array(["_" in str(x) or not str(x).isascii() for x in arr], dtype=bool)] = np.nan
     return values
 
 
