@@ -344,6 +344,14 @@ def _public(task, keys: tuple[str, ...], what: str):
 
 
 def fit_baseline(task, seed: int, *, test_features=None) -> BaselineFit:
+    """Fit the App. D baseline of ``task`` with ``seed`` (BLAS/OpenMP limited to one thread)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _fit_baseline(task, seed, test_features=test_features)
+
+
+def _fit_baseline(task, seed: int, *, test_features=None) -> BaselineFit:
     """Fit the App. D baseline of ``task`` with ``seed`` and predict its test features.
 
     Parameters

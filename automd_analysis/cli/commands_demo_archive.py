@@ -54,6 +54,9 @@ def demo_archive_command(
     seed: int = typer.Option(
         42, "--seed", help="Archive seed (every random step derives from it)."
     ),
+    task: list[str] | None = typer.Option(
+        None, "--task", help="Only these tasks (repeatable; default: every demo task)."
+    ),
 ) -> None:
     """Build the scripted-agent demo archive on the demo tasks (after `automd demo data`).
 
@@ -62,13 +65,12 @@ def demo_archive_command(
     """
     from tqdm import tqdm
 
-    from automd_analysis.demo.harness.build import build_archive, plan
+    from automd_analysis.demo.harness.build import DEMO_TASKS, SIZES, build_archive, plan
 
-    try:
-        specs = plan(size)
-    except KeyError:
-        _fail(ArchiveError(f"unknown size {size!r}", code="archive.size",
+    if size not in SIZES:
+        _fail(ArchiveError(f"unknown size {size!r}", location="--size", code="archive.size",
                            fix="use small, medium or large"))  # fmt: skip
+    specs = plan(size, tasks=tuple(task) if task else DEMO_TASKS)
     start = time.perf_counter()
     bar = tqdm(total=len(specs), desc="demo archive", unit="run", file=sys.stderr)
 

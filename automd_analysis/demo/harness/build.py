@@ -64,8 +64,10 @@ LLM_AGENT = "codex"
 BUILT_BY = "automd demo archive"
 DEFAULT_SEED = 42
 
-#: Search effort per size: ``small`` (default, <= 5 min on 2 cores), ``medium``, ``large``.
+#: Search effort per size: ``small`` (the default), ``medium``, ``large``; ``tiny`` is for smoke
+#: tests (one repetition, a handful of steps).
 SIZES: dict[str, Sizes] = {
+    "tiny": Sizes(reps=1, aide_max_nodes=6, ais_max_nodes=8, linear_max_steps=5, patience=(1, 2)),
     "small": Sizes(reps=3),
     "medium": Sizes(
         reps=3,

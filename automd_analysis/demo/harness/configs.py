@@ -53,7 +53,7 @@ NEEDS_IMPUTATION = {"logistic", "cox", "weibull", "discrete_logistic"}
 
 DEFAULT_PARAMS = {
     "gbdt": {
-        "max_iter": 100,
+        "max_iter": 60,
         "learning_rate": 0.1,
         "max_leaf_nodes": 31,
         "l2_regularization": 0.0,

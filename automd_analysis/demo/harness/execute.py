@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from automd_analysis.demo.harness.render import Script
 
@@ -211,7 +212,11 @@ def run_script(
     source_lines = script.text.split("\n")
     buffer = io.StringIO()
     frames = {k: (v.copy() if isinstance(v, pd.DataFrame) else v) for k, v in data.items()}
-    with warnings.catch_warnings(), contextlib.redirect_stdout(buffer):
+    with (
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(buffer),
+        threadpool_limits(limits=1),  # deterministic and no oversubscription of shared cores
+    ):
         warnings.simplefilter("ignore")
         try:
             exec(compile(script.text, filename, "exec"), namespace)

@@ -641,9 +641,7 @@ def draft(kind: str, style: str, profile: TaskProfile) -> Proposal:
     impute = "median" if needs and style != "raw" else "none"
     cfg = base_config(kind, fam, impute=impute, scale=fam in ("logistic", "cox", "weibull"))
     if style == "boosting_cv" and kind != "sequential":  # hourly data: holdout is cheaper
-        cfg["validation"] = {"design": "kfold", "k": 5, "fraction": 0.2}
-    if kind == "sequential" and fam == "gbdt":
-        cfg["members"][0]["params"]["max_iter"] = 60
+        cfg["validation"] = {"design": "kfold", "k": 3, "fraction": 0.2}
     if kind == "sequential" or profile.label_column is not None:
         cfg["threshold"] = "fixed"
     if style == "alt" and kind == "sequential":
