@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -272,10 +273,17 @@ def _paper_files_per_task() -> float:
     return REPS * sum(mean for _, mean in AGENTS.values()) + 5
 
 
-def _time_score(arch, data, manifests, out, jobs) -> tuple[float, object]:
-    t0 = time.perf_counter()
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children (the workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _time_score(arch, data, manifests, out, jobs) -> tuple[float, float, object]:
+    t0, c0 = time.perf_counter(), _cpu_seconds()
     summary = score_archive(arch, out=out, data=data, manifests=manifests, jobs=jobs, progress=True)
-    return time.perf_counter() - t0, summary
+    return time.perf_counter() - t0, _cpu_seconds() - c0, summary
 
 
 def _demo(demo: Path, jobs: int) -> list[float]:
@@ -324,20 +332,26 @@ def main(argv=None) -> int:
             f"built {n_files} submission files ({n_bytes / 1e9:.2f} GB) in {report['build_s']:.0f} s"
         )
         out = work / "scores"
-        cold, s1 = _time_score(arch, data, manifests, out, args.jobs)
-        warm, s2 = _time_score(arch, data, manifests, out, args.jobs)
+        load_before = os.getloadavg()[0]
+        cold, cold_cpu, s1 = _time_score(arch, data, manifests, out, args.jobs)
+        warm, warm_cpu, s2 = _time_score(arch, data, manifests, out, args.jobs)
         assert s2.n_scored == 0, "the unchanged re-run did metric work"
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         report |= {
             "runs": s1.n_runs, "files": s1.n_files, "distinct": s1.n_unique, "gb": n_bytes / 1e9,
             "invalid_files": s1.n_invalid, "cold_s": cold, "rerun_s": warm,
+            "cold_cpu_s": cold_cpu, "rerun_cpu_s": warm_cpu,
+            "load_avg_1min": [load_before, os.getloadavg()[0]],
             "cold_phases_s": s1.timings, "rerun_phases_s": s2.timings,
             "peak_rss_worker_mb": peak, "peak_rss_main_mb": own,
             "per_task": {t: {**s, "mb": s["bytes"] / 1e6} for t, s in stats.items()},
         }  # fmt: skip
         print(f"\nscored {s1.n_runs} runs / {s1.n_files} files ({s1.n_unique} distinct, "
               f"{s1.n_invalid} invalid): {cold:.1f} s with --jobs {args.jobs}")  # fmt: skip
+        print(f"  CPU (main + workers): {cold_cpu:.0f} s = {cold_cpu / args.jobs:.0f} s of wall "
+              f"time on {args.jobs} otherwise idle cores; 1-min load average before/after: "
+              f"{report['load_avg_1min'][0]:.1f}/{report['load_avg_1min'][1]:.1f}")  # fmt: skip
         print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s1.timings.items()))
         print(f"unchanged re-run: {warm:.1f} s ({s2.n_cached} cached, {s2.n_scored} scored)")
         print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s2.timings.items()))

@@ -338,7 +338,7 @@ def score_archive(
             code="data.missing",
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run `automd demo data`)",
         )
-    plan = make_plan(runs, data=root, manifests=manifests)
+    plan = make_plan(runs, data=root, manifests=manifests, hash_workers=max(1, jobs))
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))

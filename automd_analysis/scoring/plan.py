@@ -8,6 +8,7 @@ a copy of one of its versions).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,7 +113,20 @@ def _load_tasks(task_ids, data, manifests) -> tuple[dict[str, Task], dict, dict[
     return found, errors, labels_sha
 
 
-def make_plan(runs: list[Run], data=None, manifests=None) -> Plan:
+def _hash_all(paths: list[Path], workers: int) -> list[tuple[str, int]]:
+    """(sha256, size) of each file, in order; hashed on ``workers`` threads (hashlib releases the
+    GIL on large buffers, so this scales with cores)."""
+
+    def one(path: Path) -> tuple[str, int]:
+        return sha256_file(path), path.stat().st_size
+
+    if workers <= 1 or len(paths) < 2:
+        return [one(p) for p in paths]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, paths))
+
+
+def make_plan(runs: list[Run], data=None, manifests=None, hash_workers: int = 1) -> Plan:
     """Plan the scoring of ``runs``.
 
     Parameters
@@ -121,16 +135,19 @@ def make_plan(runs: list[Run], data=None, manifests=None) -> Plan:
         Readable runs of the archive (``Archive.runs()``).
     data, manifests : path, optional
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS``).
+    hash_workers : int, default 1
+        Threads hashing the submission files.
 
     Returns
     -------
     Plan
         Runs whose task manifest is missing/invalid or whose data fails its checksum are in
         ``skipped_runs`` (the error per task in ``task_errors``); every other run contributes its
-        selected submission and each version to ``files``.
+        selected submission and each version to ``files``, in archive order.
     """
     tasks, errors, labels_sha = _load_tasks({r.task for r in runs}, data, manifests)
     plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[])
+    pending: list[tuple[Run, Version | None, Path] | FileRef] = []
     for run in runs:
         if run.task not in tasks:
             plan.skipped_runs.append(run)
@@ -144,22 +161,29 @@ def make_plan(runs: list[Run], data=None, manifests=None) -> Plan:
         ]
         for version, path, issue, expected in entries:
             if issue is not None:
-                plan.files.append(FileRef(run, version, expected, None, None, _unsafe(task, issue)))
+                pending.append(FileRef(run, version, expected, None, None, _unsafe(task, issue)))
                 continue
             if path is None:
                 result = validate_submission(task, expected)  # "file.missing", no labels needed
                 if not result.valid:
                     entry = validation_entry(task.id, result)
-                    plan.files.append(FileRef(run, version, expected, None, None, entry))
+                    pending.append(FileRef(run, version, expected, None, None, entry))
                     continue
-                path = expected  # appeared since the archive was read: score it
-            sha = sha256_file(path)
-            key = cache_key(sha, task.content_hash, labels_sha[run.task], __version__)
-            plan.files.append(FileRef(run, version, expected, sha, key))
-            job = plan.jobs.get(key)
-            selected = version is None
-            if job is None:
-                plan.jobs[key] = Job(key, run.task, expected, sha, selected, path.stat().st_size)
-            elif selected and not job.details:
-                plan.jobs[key] = Job(key, job.task_id, job.path, job.sha256, True, job.size)
+            pending.append((run, version, expected))  # (appeared since the archive was read)
+    to_hash = [p[2] for p in pending if not isinstance(p, FileRef)]
+    hashes = iter(_hash_all(to_hash, hash_workers))
+    for item in pending:
+        if isinstance(item, FileRef):
+            plan.files.append(item)
+            continue
+        run, version, path = item
+        sha, size = next(hashes)
+        key = cache_key(sha, tasks[run.task].content_hash, labels_sha[run.task], __version__)
+        plan.files.append(FileRef(run, version, path, sha, key))
+        job = plan.jobs.get(key)
+        selected = version is None
+        if job is None:
+            plan.jobs[key] = Job(key, run.task, path, sha, selected, size)
+        elif selected and not job.details:
+            plan.jobs[key] = Job(key, job.task_id, job.path, job.sha256, True, job.size)
     return plan
