@@ -100,7 +100,7 @@ class Sizes:
     ais_max_nodes: int = 20
     linear_max_steps: int = 10
     patience: tuple[int, int] = (2, 4)
-    hourly_factor: float = 0.7
+    hourly_factor: float = 0.5
 
     def cap(self, value: int, kind: str) -> int:
         """Step caps are scaled down on hourly (sequential) tasks, whose fits are the slowest."""

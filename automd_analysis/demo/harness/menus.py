@@ -644,8 +644,9 @@ def draft(kind: str, style: str, profile: TaskProfile) -> Proposal:
         cfg["validation"] = {"design": "kfold", "k": 3, "fraction": 0.2}
     if kind == "sequential" or profile.label_column is not None:
         cfg["threshold"] = "fixed"
+    if kind == "sequential" and fam == "gbdt":  # ~50k patient-hours: a lighter first model
+        cfg["members"][0]["params"].update(max_iter=40, max_leaf_nodes=15)
     if style == "alt" and kind == "sequential":
-        cfg["members"][0]["params"]["max_leaf_nodes"] = 15
         cfg["threshold"] = "tuned"
     text = {
         "simple": f"baseline: {fam} on all features, 20% holdout",

@@ -1,0 +1,83 @@
+"""Benchmark: build time of the scripted-agent demo archive, and time per simple-baseline fit.
+
+Usage::
+
+    python bench/bench_demo_archive.py [--size small] [--jobs 2] [--data DIR] [--manifests DIR]
+                                       [--skip-archive] [--skip-baselines]
+
+Needs the demo tasks (``automd demo data``). Prints wall time, the CPU time of the worker
+processes, run and version counts, and per-fit seconds of the App. D baselines (one seed per demo
+task). Numbers and the machine they came from go to docs/performance.md ("Demo archive").
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def bench_archive(size: str, jobs: int, data, manifests) -> None:
+    from automd_analysis.demo.harness.build import build_archive
+
+    with tempfile.TemporaryDirectory(prefix="bench-demo-archive-") as tmp:
+        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self_before = resource.getrusage(resource.RUSAGE_SELF)
+        result = build_archive(Path(tmp) / "demo", data=data, manifests=manifests, size=size,
+                               jobs=jobs)  # fmt: skip
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self_after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) + (
+            self_after.ru_utime + self_after.ru_stime - self_before.ru_utime - self_before.ru_stime
+        )
+        runs = result["runs"]
+        versions = sum(r.get("versions", 1) for r in runs)
+        files = sum(1 for _ in (Path(tmp) / "demo").rglob("*") if _.is_file())
+        mbytes = sum(p.stat().st_size for p in (Path(tmp) / "demo").rglob("*") if p.is_file())
+        by_agent = Counter(r["agent"] for r in runs)
+        invalid = sum(1 for r in runs if r["agent"] != "baseline" and not r["expected_valid"])
+        print(f"demo archive, size {size}, --jobs {jobs}")
+        print(f"  wall {wall:.0f} s, CPU {cpu:.0f} s (all processes)")
+        print(f"  {len(runs)} runs {dict(sorted(by_agent.items()))}, {versions} versions, "
+              f"{files} files, {mbytes / 1e6:.0f} MB")  # fmt: skip
+        print(f"  {invalid} agent runs with a malformed selected submission, "
+              f"{sum(r.get('real_time_violation', False) for r in runs)} real-time violations")  # fmt: skip
+
+
+def bench_baselines(data, manifests) -> None:
+    from automd_analysis.baselines import fit_baseline
+    from automd_analysis.demo.harness.build import DEMO_TASKS
+    from automd_analysis.tasks import get_task
+
+    print("simple baselines (paper App. D), seed 0, one thread")
+    print(f"  {'task':<22} {'kind':<15} {'fit s':>7}")
+    for task_id in DEMO_TASKS:
+        task = get_task(task_id, data, manifests)
+        fit = fit_baseline(task, 0)
+        print(f"  {task_id:<22} {task.manifest.kind.value:<15} {fit.fit_seconds:7.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="small")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--manifests", default=None)
+    parser.add_argument("--skip-archive", action="store_true")
+    parser.add_argument("--skip-baselines", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.skip_baselines:
+        bench_baselines(args.data, args.manifests)
+    if not args.skip_archive:
+        bench_archive(args.size, args.jobs, args.data, args.manifests)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
