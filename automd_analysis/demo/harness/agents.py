@@ -104,7 +104,7 @@ class Sizes:
 
     def cap(self, value: int, kind: str) -> int:
         """Step caps are scaled down on hourly (sequential) tasks, whose fits are the slowest."""
-        return max(3, round(value * self.hourly_factor)) if kind == "sequential" else value
+        return max(5, round(value * self.hourly_factor)) if kind == "sequential" else value
 
 
 @dataclass

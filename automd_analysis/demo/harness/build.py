@@ -176,19 +176,34 @@ def _worker_init() -> None:
     threadpool_limits(1)
 
 
+def realtime_violations(cfg: dict) -> list[str]:
+    """Why a sequential config's prediction at hour t depends on rows after t (paper App. G).
+
+    ``whole_stay_max``: a feature computed over each patient's whole stay; ``test_set_ranks``:
+    member predictions rank-transformed over the whole test file, so every hour's value depends
+    on all other rows (including later hours of the same patient).
+    """
+    out = []
+    if cfg["features"]["whole_stay_max"]:
+        out.append("whole_stay_max")
+    if cfg["combine"] == "rank_mean":
+        out.append("test_set_ranks")
+    return out
+
+
 def harness_facts(spec: RunSpec, outcome, profile) -> dict:
     """Harness-side ground truth that the codebook has no field for (``logs/harness.json``)."""
     selected = next((s for s in outcome.steps if s.version == outcome.selected), None)
     cfg = selected.config if selected is not None else None
+    reasons = realtime_violations(cfg) if cfg is not None and profile.kind == "sequential" else []
     return {
         "schema": "automd-demo-harness/1",
         "objective": spec.objective,
         "selected_version": outcome.selected,
         "selected_output_bug": cfg["output_bug"] if cfg else None,
         "expected_valid": bool(cfg is not None and cfg["output_bug"] is None),
-        "real_time_violation": bool(
-            cfg is not None and profile.kind == "sequential" and cfg["features"]["whole_stay_max"]
-        ),
+        "real_time_violation": bool(reasons),
+        "real_time_violation_reasons": reasons,
         "versions_with_output_bugs": [
             s.version for s in outcome.steps if s.ok and s.config["output_bug"] is not None
         ],

@@ -475,12 +475,12 @@ def _items() -> list[MenuItem]:
                 "add each patient's maximum of the main vitals over the stay",
                 kinds=("sequential",),
             ),
-            0.0,
-        ),  # fmt: skip
+            1.0,  # only agents with an explicit bias propose it (see weights_for)
+        ),
         MenuItem("target_site", _target_site, 1.5),
         MenuItem("feature_typo", _bug("typo_column", "add a ratio feature"), 0.25),
         MenuItem("train_only_feature", _bug("train_only_feature", "add a squared term"), 0.2),
-        MenuItem("output_refactor", _output_refactor, 0.0),
+        MenuItem("output_refactor", _output_refactor, 1.0),  # idem
     ]
 
 
