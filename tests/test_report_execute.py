@@ -244,7 +244,7 @@ def test_cell_timeout_names_the_cell(tmp_path):
         tmp_path / "01_slow.ipynb",
         [parameters_cell("x = 1"), code("import time\ntime.sleep(60)")],
     )
-    [result] = ex.execute_notebooks([source], tmp_path / "o", timeout=2)
+    [result] = ex.execute_notebooks([source], tmp_path / "o", timeout=5)
     assert not result.ok
     assert result.failure.cell_index == 1
     assert result.failure.cell_first_line == "import time"
