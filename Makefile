@@ -27,7 +27,8 @@ demo: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval tests/nbval --nbval-sanitize-with tests/nbval/sanitize.cfg
 
 lint: install
 	$(BIN)/ruff check .
