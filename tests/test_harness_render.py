@@ -245,3 +245,15 @@ def test_objectives_shift_propensities_towards_calibration():
         assert menus.weights_for("sim-llm-a", agent, None)["output_refactor"] == 0
     for agent in ("autoresearch", "codex", "aiscientist"):
         assert menus.weights_for("sim-llm-a", agent, None)["whole_stay_max"] == 0
+
+
+def test_agents_cannot_open_hidden_files(toy):
+    from automd_analysis.demo.harness.taskdata import public_path
+    from automd_analysis.errors import DataError
+
+    root, man, _ = toy
+    task = get_task("toy_label", root, man)
+    assert public_path(task, "train").name == "train.csv"
+    with pytest.raises(DataError) as err:
+        public_path(task, "labels")
+    assert err.value.code == "harness.hidden_file"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -202,8 +202,6 @@ class AgentRun:
             changed_lines=changed,
             rng=self.rng,
         )
-        from datetime import timedelta
-
         created = started + timedelta(seconds=round(minutes * 60))
         if start is None:
             self.clock.now = created
@@ -423,8 +421,6 @@ def aide(run: AgentRun) -> RunOutcome:
         node = run.run_step(cfg, "; ".join(texts), items, parent=parent.version, stretch=stretch)
         node.decision = f"improve {parent.version}"
     best = _best(run.steps)
-    from datetime import timedelta
-
     end = max(run.clock.now, run.clock.start + timedelta(minutes=BUDGET_MINUTES))
     return RunOutcome(steps=run.steps, selected=best.version if best else None, ended_at=end)
 
@@ -435,8 +431,6 @@ def aiscientist(run: AgentRun) -> RunOutcome:
     Stage time is split 20:12:12:18, re-divided among the remaining stages at each stage start;
     a stage waits for its running nodes, and every stage gets at least one node per worker.
     """
-    from datetime import timedelta
-
     rng = run.rng
     stretch = run.sizes.ais_stretch
     start = run.clock.start

@@ -27,7 +27,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -438,13 +438,4 @@ def subset(specs: list[RunSpec], **filters) -> list[RunSpec]:
     return out
 
 
-__all__ = [
-    "DEMO_TASKS",
-    "SIZES",
-    "RunSpec",
-    "build_archive",
-    "plan",
-    "replace",
-    "run_job",
-    "subset",
-]
+__all__ = ["DEMO_TASKS", "SIZES", "RunSpec", "build_archive", "plan", "run_job", "subset"]
