@@ -93,12 +93,12 @@ class Sizes:
     """
 
     reps: int = 3
-    aide_stretch: float = 3.0
-    ais_stretch: float = 3.5
+    aide_stretch: float = 4.0
+    ais_stretch: float = 4.5
     ais_workers: int = 2
-    aide_max_nodes: int = 14
-    ais_max_nodes: int = 20
-    linear_max_steps: int = 10
+    aide_max_nodes: int = 10
+    ais_max_nodes: int = 14
+    linear_max_steps: int = 8
     patience: tuple[int, int] = (2, 4)
     hourly_factor: float = 0.5
 

@@ -64,7 +64,7 @@ DEFAULT_PARAMS = {
     "cox": {"penalizer": 0.01},
     "weibull": {"penalizer": 0.01},
     "discrete_gbdt": {
-        "max_iter": 60,
+        "max_iter": 40,
         "learning_rate": 0.1,
         "max_leaf_nodes": 15,
         "max_features": 0.8,
@@ -114,7 +114,7 @@ def base_config(kind: str, family: str, *, impute: str = "median", scale: bool =
         "threshold": "none",
         "subgroup_check": False,
         "output_bug": None,
-        "intervals": 8,
+        "intervals": 6,
     }
     return normalise(cfg)
 

@@ -132,6 +132,8 @@ def _drop_member(cfg, profile, rng):
 def _rank_average(cfg, profile, rng):
     if profile.kind == "survival" or cfg["combine"] == "rank_mean":
         return None
+    if profile.kind == "sequential" and rng.random() < 0.7:  # rarer with hourly alarms
+        return None
     new = clone(cfg)
     text = "average member ranks instead of probabilities (robust to scale differences)"
     if len(new["members"]) < 2:
@@ -496,9 +498,9 @@ MENUS: dict[str, dict[str, float]] = {
 #: Agent styles: multipliers on top of the menu.
 AGENT_BIAS: dict[str, dict[str, float]] = {
     "autoresearch": {"seed_average": 1.5, "kfold": 1.3, "add_member": 1.2},
-    "codex": {"seed_average": 2.0, "kfold": 2.0, "add_member": 1.3, "holdout": 0.0},
+    "codex": {"seed_average": 1.4, "kfold": 2.0, "add_member": 1.3, "holdout": 0.0},
     "aide": {
-        "whole_stay_max": 2.2,
+        "whole_stay_max": 6.0,
         "seed_average": 0.6,
         "kfold": 0.6,
         "gbdt_iterations": 1.3,
@@ -513,7 +515,7 @@ AGENT_BIAS: dict[str, dict[str, float]] = {
         "calibrate": 0.6,
         "feature_typo": 2.0,
         "train_only_feature": 2.0,
-        "output_refactor": 0.55,
+        "output_refactor": 0.3,
         "censoring_member": 1.3,
     },
 }
