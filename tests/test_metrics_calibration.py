@@ -280,3 +280,15 @@ def test_survival_ece_malformed(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         survival_ece(**args)
+
+
+def test_decimal_edges_follow_numpy_histogram():
+    # 0.3, 0.6 and 0.7 are below their float64 linspace edges (0.30000000000000004, ...), so they
+    # fall in the lower bin, exactly as numpy.histogram bins them (docs/decisions.md item 12).
+    p = np.array([0.3, 0.6, 0.7, 0.2, 0.5])
+    bins = calibration_bins(np.zeros(5, dtype=int), p, n_bins=10)
+    counts, _ = np.histogram(p, bins=np.linspace(0, 1, 11))
+    got = np.zeros(10, dtype=int)
+    got[np.asarray(bins.bin) - 1] = np.asarray(bins.n)
+    np.testing.assert_array_equal(got, counts)
+    assert got[2] == 2 and got[3] == 0  # 0.2 and 0.3 share [0.2, 0.3)
