@@ -104,7 +104,12 @@ def test_fixture_tree_agent_has_parents_and_failed_steps():
     failed = [s for s in run.steps if not s.ok]
     assert all(s.version is None and s.parent is not None for s in failed)
     assert run.selected_version == "n3"
-    assert run.annotations is not None and len(run.annotations.pairs) == 3
+    # version pairs follow paper App. H: n2 is invalid by design, so n3 and n4 (whose parent n2
+    # saved only an invalid file) both pair with their nearest valid ancestor n1
+    design = json.loads((SMALL / "expected.json").read_text())[run.run_id]
+    assert design["n2"] != "valid" and design["n1"] == design["n3"] == design["n4"] == "valid"
+    assert run.annotations is not None
+    assert [(p.earlier, p.later) for p in run.annotations.pairs] == [("n1", "n3"), ("n1", "n4")]
 
 
 def test_fixture_objectives_and_llm_experiments():
