@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "nbval"))
-from nbval_params import COPIES, PARAMETERS, SOURCES  # noqa: E402
+from nbval_params import COPIES, PARAMETERS, SOURCES, parameters_for  # noqa: E402
 
 from automd_analysis.report.execute import INJECTED_TAG, PARAMETERS_TAG  # noqa: E402
 
@@ -57,7 +57,19 @@ def test_copy_has_the_source_cells(name):
 
 @pytest.mark.parametrize("name", SOURCE_NAMES)
 def test_copy_is_parameterised_for_the_fixture(name):
-    assert _injected(COPIES / name) == PARAMETERS, f"{name}: wrong parameters. Fix: {FIX}"
+    injected = _injected(COPIES / name)
+    assert injected == parameters_for(SOURCES / name), f"{name}: wrong parameters. Fix: {FIX}"
+    # every injected value comes from the fixture parameters and the shared ones are all there
+    assert injected.items() <= PARAMETERS.items()
+    assert {"archive", "scores_dir", "output_dir", "seed"} <= set(injected), name
+
+
+def test_notebook_07_pins_the_deterministic_embedding_backend():
+    """CI has no MiniLM; a development machine may: the stored outputs must not depend on it."""
+    [name] = [n for n in SOURCE_NAMES if n.startswith("07_")]
+    injected = _injected(COPIES / name)
+    assert injected["embedding_backend"] == "hashing"
+    assert str(injected["embedding_cache"]).startswith("build/")
 
 
 @pytest.mark.parametrize("name", SOURCE_NAMES)

@@ -1,12 +1,14 @@
-"""``automd masking make`` and ``automd masking compare`` (real-time-rule masking test, paper App. G).
+"""``automd masking make|compare|run`` (real-time-rule masking test, paper App. G).
 
 Exit codes of ``compare``: 0 no violation, 1 violation flagged, 2 bad input (via the CLI's
-:class:`~automd_analysis.errors.AutomdError` handler).
+:class:`~automd_analysis.errors.AutomdError` handler). ``run`` tests a whole archive
+(:mod:`automd_analysis.masking_step`): 0 every eligible run tested, 1 some could not be re-run.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -108,3 +110,94 @@ def compare_command(
         typer.echo(result.summary())
     if result.violation:
         raise typer.Exit(code=1)
+
+
+@masking_app.command("run")
+def run_command(
+    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    scores: Path | None = typer.Option(
+        None,
+        "--scores",
+        "--out",
+        help="Score-store directory: read for validity, masking.parquet is written into it "
+        "(default: scores/<archive name>).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the masked test files."),
+    agents: list[str] | None = typer.Option(
+        None,
+        "--agents",
+        help="Agents to test (repeatable or comma-separated; default: the tree-search agents).",
+    ),
+    experiment: str | None = typer.Option(
+        None, "--experiment", help="Experiment to test (default: the archive's main role)."
+    ),
+    threshold: float = typer.Option(
+        FLAG_THRESHOLD, "--threshold", help="Flag when a changed fraction exceeds this (0.001)."
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Tasks tested in parallel."),
+    force: bool = typer.Option(False, "--force", help="Re-run runs whose result is cached."),
+) -> None:
+    """Run the masking test on every eligible run of ARCHIVE (paper App. G) -> masking.parquet.
+
+    Eligible: valid selected submissions of the main experiment on sequential tasks, by the
+    tree-search agents (or --agents). Only archives built by `automd demo archive` can be re-run:
+    the toolkit never executes archive code. Results are cached by content.
+
+    Exit code 0: every eligible run was tested (flagged violations are results). 1: some runs
+    could not be re-run (status error in masking.parquet). 2: bad input.
+    """
+    from automd_analysis.analysis.store import load_store
+    from automd_analysis.archive import open_archive
+    from automd_analysis.masking_step import (
+        RERUNNABLE_BUILDERS,
+        agents_option,
+        is_rerunnable,
+        run_masking_step,
+    )
+
+    if not 0 <= threshold < 1:
+        raise AutomdError(
+            f"--threshold must be in [0, 1), got {threshold}", code="usage", fix="e.g. 0.001"
+        )
+    meta = open_archive(archive).meta
+    if not is_rerunnable(meta.provenance):
+        raise MaskingError(
+            "this toolkit can re-run only archives built by "
+            + " or ".join(f"`{b}`" for b in sorted(RERUNNABLE_BUILDERS))
+            + f" (archive.yaml provenance.built_by is {meta.provenance.get('built_by')!r}); "
+            "archive code is never executed",
+            path=Path(archive) / "archive.yaml",
+            location="provenance.built_by",
+            code="masking.not_rerunnable",
+            fix="run the masking test where the agents' code may run and pass its results to "
+            "notebook 07 (parameter masking_results; format in docs/tables.md)",
+        )
+    scores_dir = scores if scores is not None else Path("scores") / meta.name
+    store = load_store(scores_dir)
+    summary = run_masking_step(
+        archive,
+        store,
+        scores_dir,
+        seed=seed,
+        experiment=experiment or meta.roles["main"],
+        agents=agents_option(agents),
+        threshold=threshold,
+        data=data,
+        manifests=manifests,
+        jobs=jobs,
+        force=force,
+        progress=sys.stderr.isatty(),
+    )
+    typer.echo(
+        f"{summary.describe()}; {summary.n_rerun} re-run now, {summary.n_cached} from cache "
+        f"-> {summary.path}"
+    )
+    if summary.n_errors:
+        typer.echo(
+            f"automd: {summary.n_errors} run(s) could not be tested; see the reason column of "
+            f"{summary.path}",
+            err=True,
+        )
+        raise typer.Exit(1)

@@ -2,8 +2,10 @@
 
 The command is a thin wrapper around :func:`regenerate_report`, which chains the public pieces in
 the one direction data flows: the scoring engine (incremental: an unchanged archive does no metric
-work), :func:`automd_analysis.report.execute.execute_notebooks` (papermill, ``--jobs`` at a time)
-and :func:`automd_analysis.report.site.render_site` (HTML without code + ``index.html``).
+work), the masking test of the real-time rule for archives whose runs the toolkit can re-run
+(:func:`automd_analysis.masking_step.run_masking_step`, cached by content),
+:func:`automd_analysis.report.execute.execute_notebooks` (papermill, ``--jobs`` at a time) and
+:func:`automd_analysis.report.site.render_site` (HTML without code + ``index.html``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from automd_analysis.report.execute import (
 from automd_analysis.report.site import SUBDIRS, StoreSummary, render_site, summarise_store
 from automd_analysis.tasks import REPO_ROOT
 
-__all__ = ["DEFAULT_NOTEBOOKS", "REPORT_MARKER", "RegenerateResult", "regenerate_report"]
+__all__ = [
+    "DEFAULT_NOTEBOOKS",
+    "EMBEDDING_BACKENDS",
+    "REPORT_MARKER",
+    "RegenerateResult",
+    "regenerate_report",
+]
 
 #: The report notebooks shipped with the repository.
 DEFAULT_NOTEBOOKS = REPO_ROOT / "notebooks"
@@ -52,6 +60,10 @@ class RegenerateResult:
     summary : StoreSummary
     scoring : ScoreSummary or None
         What scoring did (``None`` with ``score=False``).
+    masking : MaskingStepSummary or None
+        What the masking step did (``None`` when it did not run).
+    notes : list of str
+        Pipeline notes shown on the index (e.g. why the masking test did not run).
     """
 
     index: Path
@@ -59,6 +71,12 @@ class RegenerateResult:
     notebooks: list[NotebookResult]
     summary: StoreSummary
     scoring: object | None = None
+    masking: object | None = None
+    notes: tuple[str, ...] = ()
+
+
+#: Embedding backends notebook 07 accepts.
+EMBEDDING_BACKENDS = ("auto", "minilm", "hashing")
 
 
 def _prepare_out_dir(out: Path) -> None:
@@ -106,6 +124,54 @@ def _score(
     )
 
 
+def _masking_step(
+    meta,
+    archive: Path,
+    store,
+    scores_dir: Path,
+    *,
+    enabled: bool | None,
+    supplied: Path | None,
+    seed: int,
+    data: Path | None,
+    manifests: Path | None,
+    jobs: int,
+    progress: bool,
+) -> tuple[object | None, str]:
+    """Run the masking test when the archive's runs can be re-run; return (summary, note).
+
+    Never raises for the test itself: a failure becomes the note (and a message on stderr), so
+    the rest of the report is still built.
+    """
+    from automd_analysis.masking_step import is_rerunnable, run_masking_step
+
+    if supplied is not None:
+        return None, f"masking test: results supplied in {supplied.name} (not re-run)"
+    if enabled is False:
+        return None, "masking test: not run (--no-masking)"
+    if not is_rerunnable(meta.provenance):
+        return None, (
+            "masking test: not run - the archive was not built by `automd demo archive`, and "
+            "archive code is never executed (supply results with --masking-results)"
+        )
+    try:
+        summary = run_masking_step(
+            archive,
+            store,
+            scores_dir,
+            seed=seed,
+            experiment=meta.roles["main"],
+            data=data,
+            manifests=manifests,
+            jobs=jobs,
+            progress=progress,
+        )
+    except AutomdError as exc:
+        print(f"automd: masking test failed: {exc}", file=sys.stderr)
+        return None, f"masking test: failed ({exc.message})"
+    return summary, summary.describe()
+
+
 def regenerate_report(
     archive: str | Path,
     *,
@@ -119,20 +185,28 @@ def regenerate_report(
     timeout: float | None = DEFAULT_CELL_TIMEOUT,
     score: bool = True,
     progress: bool = False,
+    masking: bool | None = None,
+    masking_results: str | Path | None = None,
+    embedding_backend: str = "auto",
+    embedding_cache: str | Path | None = None,
 ) -> RegenerateResult:
     """Regenerate every table, figure and HTML page of the report from a runs archive.
 
     Steps: (1) score the archive into ``scores`` (incremental; skipped with ``score=False``);
-    (2) load the score store (a malformed store fails here, before any notebook runs); (3) execute
-    every notebook of ``notebooks`` with papermill, injecting the parameters below - a notebook
-    whose declared experiment roles (``metadata.automd.requires``) have no runs in the store is
-    skipped and listed as such; (4) render the HTML pages and ``OUT/index.html``; (5) raise if a
-    notebook failed (after rendering the others).
+    (2) load the score store (a malformed store fails here, before any notebook runs); (3) for an
+    archive built by ``automd demo archive`` (``archive.yaml`` provenance), run the masking test of
+    the real-time rule into ``<scores>/masking.parquet`` (cached by content; other archives are
+    skipped with a note, their code is never executed); (4) execute every notebook of
+    ``notebooks`` with papermill, injecting the parameters below - a notebook whose declared
+    experiment roles (``metadata.automd.requires``) have no runs in the store is skipped and
+    listed as such; (5) render the HTML pages and ``OUT/index.html``; (6) raise if a notebook
+    failed (after rendering the others).
 
-    Injected notebook parameters (every report notebook declares them in its ``parameters`` cell):
+    Parameters offered to the notebooks (each receives those its ``parameters`` cell declares):
     ``archive``, ``scores_dir``, ``data_root``, ``manifests_dir``, ``output_dir`` (absolute paths or
     ``None``), ``main_experiment``, ``objectives_experiment``, ``llm_experiment`` (the archive's
-    experiment roles) and ``seed``.
+    experiment roles), ``seed``, and for notebook 07 ``embedding_backend``, ``embedding_cache`` and
+    ``masking_results``.
 
     Parameters
     ----------
@@ -157,6 +231,15 @@ def regenerate_report(
         ``False`` uses the score store as it is (it must exist).
     progress : bool
         Show progress bars.
+    masking : bool or None
+        Run the masking step: ``None`` (default) when the archive is re-runnable, ``False`` never.
+    masking_results : path, optional
+        A masking-results file produced elsewhere (CSV/Parquet, docs/tables.md); the step is then
+        not run and notebook 07 reads this file.
+    embedding_backend : {"auto", "minilm", "hashing"}
+        Code-embedding backend of notebook 07's exploration metrics.
+    embedding_cache : path, optional
+        Embedding cache directory (default: ``<scores>/embeddings``).
 
     Returns
     -------
@@ -172,7 +255,23 @@ def regenerate_report(
     from automd_analysis.analysis.store import load_store
     from automd_analysis.archive import open_archive
 
+    if embedding_backend not in EMBEDDING_BACKENDS:
+        raise AutomdError(
+            f"unknown embedding backend {embedding_backend!r}",
+            location="--embedding-backend",
+            code="usage",
+            fix=f"use one of {', '.join(EMBEDDING_BACKENDS)}",
+        )
     meta = open_archive(archive).meta  # reads archive.yaml only; ArchiveError if missing/invalid
+    supplied = Path(masking_results).resolve() if masking_results is not None else None
+    if supplied is not None and not supplied.is_file():
+        raise AutomdError(
+            "masking results file not found",
+            path=supplied,
+            location="--masking-results",
+            code="masking.results_missing",
+            fix="pass the CSV/Parquet file written by the masking test (docs/tables.md)",
+        )
     archive = Path(archive).resolve()
     scores_dir = Path(scores if scores is not None else Path("scores") / meta.name).resolve()
     out = Path(out).resolve()
@@ -184,6 +283,19 @@ def regenerate_report(
     scoring = _score(archive, scores_dir, data_dir, manifest_dir, jobs, progress) if score else None
     store = load_store(scores_dir)
     summary = summarise_store(store, description=meta.description)
+    masking_summary, masking_note = _masking_step(
+        meta,
+        archive,
+        store,
+        scores_dir,
+        enabled=masking,
+        supplied=supplied,
+        seed=seed,
+        data=data_dir,
+        manifests=manifest_dir,
+        jobs=jobs,
+        progress=progress,
+    )
 
     _prepare_out_dir(out)
     parameters = {
@@ -196,6 +308,11 @@ def regenerate_report(
         "objectives_experiment": meta.roles["objectives"],
         "llm_experiment": meta.roles["llm"],
         "seed": int(seed),
+        "embedding_backend": embedding_backend,
+        "embedding_cache": None
+        if embedding_cache is None
+        else str(Path(embedding_cache).resolve()),
+        "masking_results": None if supplied is None else str(supplied),
     }
     present = set(store.experiments)
     available = {role: exp in present for role, exp in meta.roles.items()}
@@ -218,10 +335,17 @@ def regenerate_report(
         else next(executed)
         for p in paths
     ]
-    index = render_site(out, results, summary)
+    notes = (masking_note,)
+    index = render_site(out, results, summary, notes=notes)
     raise_for_failures(results)
     return RegenerateResult(
-        index=index, scores_dir=scores_dir, notebooks=results, summary=summary, scoring=scoring
+        index=index,
+        scores_dir=scores_dir,
+        notebooks=results,
+        summary=summary,
+        scoring=scoring,
+        masking=masking_summary,
+        notes=notes,
     )
 
 
@@ -247,8 +371,29 @@ def regenerate_command(
     no_score: bool = typer.Option(
         False, "--no-score", help="Use the score store as it is (do not re-score the archive)."
     ),
+    no_masking: bool = typer.Option(
+        False,
+        "--no-masking",
+        help="Do not run the masking test (it runs only for archives built by `automd demo "
+        "archive`).",
+    ),
+    masking_results: Path | None = typer.Option(
+        None,
+        "--masking-results",
+        help="Masking-test results produced elsewhere (CSV/Parquet) for notebook 07.",
+    ),
+    embedding_backend: str = typer.Option(
+        "auto", "--embedding-backend", help="Code embeddings of notebook 07: auto, minilm, hashing."
+    ),
+    embedding_cache: Path | None = typer.Option(
+        None, "--embedding-cache", help="Embedding cache directory (default: SCORES/embeddings)."
+    ),
 ) -> None:
-    """Score ARCHIVE, run every report notebook and render the HTML report (OUT/index.html)."""
+    """Score ARCHIVE, run every report notebook and render the HTML report (OUT/index.html).
+
+    For archives built by `automd demo archive` the masking test of the real-time rule (paper
+    App. G) runs before the notebooks (results cached in SCORES/masking.parquet).
+    """
     result = regenerate_report(
         archive,
         out=out,
@@ -261,6 +406,10 @@ def regenerate_command(
         timeout=timeout,
         score=not no_score,
         progress=sys.stderr.isatty(),
+        masking=False if no_masking else None,
+        masking_results=masking_results,
+        embedding_backend=embedding_backend,
+        embedding_cache=embedding_cache,
     )
     s = result.summary
     if result.scoring is not None:
@@ -274,6 +423,8 @@ def regenerate_command(
                 else ""
             )
         )
+    for note in result.notes:
+        typer.echo(note[0].upper() + note[1:])
     for nb in result.notebooks:
         if nb.skipped is not None:
             typer.echo(f"Skipped {nb.source.name}: {nb.skipped}")

@@ -35,10 +35,12 @@ __all__ = [
     "NotebookFailure",
     "NotebookResult",
     "check_notebook",
+    "declared_parameters",
     "discover_notebooks",
     "execute_notebook",
     "execute_notebooks",
     "missing_requirements",
+    "notebook_parameters",
     "raise_for_failures",
 ]
 
@@ -212,6 +214,71 @@ def check_notebook(path: str | Path) -> nbformat.NotebookNode:
     return nb
 
 
+def declared_parameters(nb: nbformat.NotebookNode) -> frozenset[str] | None:
+    """Names the notebook's ``parameters`` cell assigns at top level (its parameter defaults).
+
+    The cell is parsed with :mod:`ast` (never executed); IPython magics and shell lines (``%``,
+    ``!``) are ignored. Plain, annotated and tuple assignments count. Returns ``None`` when the
+    notebook has no ``parameters`` cell or the cell is not valid Python, so callers can fall back
+    to injecting every parameter.
+    """
+    import ast
+
+    cells = [
+        cell
+        for cell in nb.cells
+        if cell.cell_type == "code" and PARAMETERS_TAG in cell.get("metadata", {}).get("tags", [])
+    ]
+    if len(cells) != 1:
+        return None
+    source = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in _joined_source(cells[0].source).splitlines()
+    )
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    names: set[str] = set()
+
+    def collect(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            names.add(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:
+                collect(element)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                collect(target)
+        elif isinstance(node, ast.AnnAssign):
+            collect(node.target)
+    return frozenset(names)
+
+
+def notebook_parameters(
+    nb: nbformat.NotebookNode, parameters: Mapping[str, object] | None
+) -> dict[str, object]:
+    """The subset of ``parameters`` a notebook declares (what papermill should inject into it).
+
+    A report run hands every notebook the same set of parameters (``automd regenerate``: the
+    archive paths and experiment roles, plus notebook-specific ones such as notebook 07's
+    embedding backend). Injecting a name that the notebook does not declare would only clutter its
+    injected cell, so those are dropped. When the ``parameters`` cell cannot be parsed
+    (:func:`declared_parameters` gives ``None``), every parameter is passed on.
+    """
+    params = dict(parameters or {})
+    declared = declared_parameters(nb)
+    if declared is None:
+        return params
+    return {name: value for name, value in params.items() if name in declared}
+
+
+def _joined_source(source: str | list[str]) -> str:
+    return source if isinstance(source, str) else "".join(source)
+
+
 def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool]) -> list[str]:
     """Requirements a notebook declares that are not met.
 
@@ -290,7 +357,9 @@ def execute_notebook(
     output : path
         Where the executed copy is written (parent directories are created).
     parameters : mapping, optional
-        Values papermill injects after the ``parameters`` cell (JSON-compatible values).
+        Values papermill injects after the ``parameters`` cell (JSON-compatible values). Only the
+        names the notebook's ``parameters`` cell declares are injected
+        (:func:`notebook_parameters`); the others are ignored.
     timeout : float or None
         Per-cell timeout in seconds (``None``: no limit).
     kernel_name : str, optional
@@ -309,7 +378,7 @@ def execute_notebook(
     start = time.perf_counter()
     output.unlink(missing_ok=True)  # never leave a stale copy that looks like this run's result
     try:
-        check_notebook(source)
+        nb = check_notebook(source)
     except NotebookExecutionError as exc:
         failure = NotebookFailure(source.name, None, "", "NotebookExecutionError", str(exc))
         return NotebookResult(source, output, failure, time.perf_counter() - start)
@@ -317,7 +386,7 @@ def execute_notebook(
         papermill.execute_notebook(
             str(source),
             str(output),
-            parameters=dict(parameters or {}),
+            parameters=notebook_parameters(nb, parameters),
             kernel_name=kernel_name,
             progress_bar=False,
             log_output=False,
@@ -366,7 +435,8 @@ def execute_notebooks(
     output_dir : path
         Executed copies are written to ``output_dir/<name>.ipynb``.
     parameters : mapping, optional
-        The same parameters are injected into every notebook.
+        The same parameters are offered to every notebook; each gets the names its
+        ``parameters`` cell declares (:func:`notebook_parameters`).
     jobs : int
         Notebooks executed concurrently, each in a worker process with its own kernel. A worker's
         stderr (kernel start-up/shutdown messages) goes to ``output_dir/<name>.log``.

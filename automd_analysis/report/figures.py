@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 __all__ = [
     "SVG_HASHSALT",
@@ -34,7 +35,10 @@ __all__ = [
     "external_ratio_figure",
     "figure2a",
     "figure2b",
+    "figure3",
     "figure4",
+    "figure5",
+    "process_correlation_figure",
     "reliability_figure",
     "save_figure",
     "subgroup_gap_figure",
@@ -319,6 +323,155 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
         ax.set_ylabel("Highest - lowest subgroup score")
         ax.tick_params(axis="x", labelrotation=30)
         ax.legend(title=None, fontsize=7)
+    return fig
+
+
+def _agents(values) -> list[str]:
+    """Agents in display order: alphabetical, the simple baseline last."""
+    names = sorted({str(v) for v in values})
+    return [a for a in names if a != "baseline"] + [a for a in names if a == "baseline"]
+
+
+def figure5(curves: pd.DataFrame) -> Figure:
+    """Figure 5: mean normalised test score over development time, one step curve per agent.
+
+    Each curve is the mean over an agent's runs of the score of the latest valid version at each
+    time (zero before the first valid version, carried forward after the last one).
+
+    Parameters
+    ----------
+    curves : DataFrame
+        :func:`automd_analysis.analysis.development.figure5_curves` (``agent``, ``time_min``,
+        ``mean_score``, ``n_runs``).
+    """
+    with _style():
+        fig = _figure(6.5, 3.8)
+        if curves.empty:
+            return _empty(fig, "no development versions")
+        ax = fig.subplots()
+        for agent in _agents(curves["agent"]):
+            mine = curves.loc[curves["agent"].astype(str) == agent].sort_values("time_min")
+            runs = int(mine["n_runs"].iloc[0])
+            ax.plot(
+                mine["time_min"].to_numpy(float) / 60.0,
+                mine["mean_score"].to_numpy(float),
+                drawstyle="steps-post",
+                linewidth=1.4,
+                label=f"{agent} ({_runs_label(runs)})",
+            )
+        ax.set_xlabel("Development time (hours)")
+        ax.set_ylabel("Mean normalised test score")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        ax.legend(title=None, fontsize=7, loc="lower right")
+    return fig
+
+
+def _runs_label(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def figure3(shares: pd.DataFrame) -> Figure:
+    """Figure 3: share of sampled version pairs with each change type, by agent and stage.
+
+    One panel per agent; bars are the early, middle and late pairs; only change types that occur
+    in at least one annotated sampled pair are drawn (every type stays in the exported table).
+
+    Parameters
+    ----------
+    shares : DataFrame
+        :func:`automd_analysis.analysis.development.figure3_shares` (``agent``, ``stage``,
+        ``change``, ``n_pairs``, ``n_with_change``, ``share``).
+    """
+    from automd_analysis.analysis.development import CHANGE_TYPES, STAGES
+
+    with _style():
+        data = shares.loc[shares["n_pairs"].astype(float) > 0].copy()
+        present = set(data.loc[data["n_with_change"].astype(float) > 0, "change"].astype(str))
+        if data.empty or not present:
+            return _empty(_figure(6.0, 3.2), "no annotated version pairs with a change")
+        order = [c for c in CHANGE_TYPES if c in present] + sorted(present - set(CHANGE_TYPES))
+        data = data.loc[data["change"].astype(str).isin(order)]
+        data["share_pct"] = 100 * data["share"].astype(float)
+        data["change"] = data["change"].astype(str)
+        agents = _agents(data["agent"])
+        fig = _figure(max(4.0, 0.55 * len(order) + 1.5) * len(agents), 4.0)
+        axes = np.atleast_1d(fig.subplots(1, len(agents), sharey=True, squeeze=False)).ravel()
+        stages = [st for st in STAGES if st in set(data["stage"].astype(str))]
+        for ax, agent in zip(axes, agents, strict=True):
+            mine = data.loc[data["agent"].astype(str) == agent]
+            sns.barplot(
+                data=mine,
+                x="change",
+                y="share_pct",
+                hue="stage",
+                order=order,
+                hue_order=stages,
+                errorbar=None,
+                palette="Blues",
+                ax=ax,
+            )
+            sizes = mine.groupby("stage", sort=False)["n_pairs"].first()
+            ax.set_title(
+                f"{agent} (pairs: "
+                + ", ".join(f"{st} {int(sizes[st])}" for st in stages if st in sizes)
+                + ")",
+                fontsize=8,
+            )
+            ax.set_xlabel("")
+            ax.set_ylabel("% of sampled pairs")
+            ax.set_ylim(0, 100)
+            ax.tick_params(axis="x", labelrotation=45, labelsize=7)
+            ax.legend(title=None, fontsize=7)
+    return fig
+
+
+def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
+    """Spearman correlation of each FML-bench process metric with the final score.
+
+    Horizontal bars of rho in the metric order of FML-bench Table 4, coloured by dimension;
+    each bar is labelled with its p-value and number of runs; the embedding backend behind the
+    exploration metrics is named in the title.
+
+    Parameters
+    ----------
+    correlations : DataFrame
+        :func:`automd_analysis.analysis.process.spearman_table` (``dimension``, ``metric``,
+        ``rho``, ``p``, ``n``, ``embedding_backend``).
+    """
+    with _style():
+        fig = _figure(6.5, 0.32 * max(len(correlations), 4) + 1.2)
+        rho = correlations["rho"].astype(float).to_numpy()
+        if correlations.empty or not np.isfinite(rho).any():
+            return _empty(fig, "no defined correlations (too few runs)")
+        ax = fig.subplots()
+        dimensions = list(dict.fromkeys(correlations["dimension"].astype(str)))
+        palette = dict(
+            zip(dimensions, sns.color_palette("colorblind", len(dimensions)), strict=True)
+        )
+        positions = np.arange(len(correlations))[::-1]
+        colors = [palette[str(d)] for d in correlations["dimension"]]
+        ax.barh(positions, np.nan_to_num(rho), color=colors)
+        for y, value, p_value, n in zip(
+            positions, rho, correlations["p"].astype(float), correlations["n"], strict=True
+        ):
+            text = "n/a" if not np.isfinite(value) else f"p={p_value:.2g}, n={int(n)}"
+            ax.text(
+                0.02 if not np.isfinite(value) or value < 0 else -0.02,
+                y,
+                text,
+                va="center",
+                ha="left" if not np.isfinite(value) or value < 0 else "right",
+                fontsize=6,
+            )
+        ax.set_yticks(positions, correlations["metric"].astype(str).tolist(), fontsize=7)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_xlim(-1, 1)
+        ax.set_xlabel("Spearman rho with the final normalised score")
+        backends = sorted(set(correlations["embedding_backend"].astype(str)))
+        ax.set_title(f"Embeddings: {'; '.join(backends)}", fontsize=7)
+        handles = [Patch(color=palette[d], label=d) for d in dimensions]
+        ax.legend(handles=handles, fontsize=7, loc="lower right")
     return fig
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "Finding",
     "Findings",
     "calibration_findings",
+    "development_findings",
     "llm_findings",
     "objective_findings",
     "primary_findings",
@@ -49,6 +50,11 @@ def _f(value: float, decimals: int = 3) -> str:
 
 def _runs(n: int) -> str:
     return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 pair"`` / ``"3 pairs"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _pct(value: float) -> str:
@@ -429,6 +435,186 @@ def llm_findings(table7: pd.DataFrame) -> Findings:
     else:
         text += "."
     out.append(Finding("llm_spread", text, values))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# 07 methods and development
+
+
+def _signed(value: float, decimals: int = 3) -> str:
+    text = _f(value, decimals)
+    return text if text == "n/a" or text.startswith("-") or float(text) == 0 else f"+{text}"
+
+
+def development_findings(
+    table6: pd.DataFrame,
+    table17_summary: pd.DataFrame,
+    table18: pd.DataFrame,
+    table19: pd.DataFrame | None = None,
+    masking_summary: pd.DataFrame | None = None,
+    process_table: pd.DataFrame | None = None,
+    win_rate: pd.DataFrame | None = None,
+) -> Findings:
+    """Headlines of notebook 07 (paper Tables 6, 17, 18, 19, App. G; FML-bench Table 4).
+
+    - ``model_family``: per agent, the model family in the largest share of its valid annotated
+      runs (Table 6 ``pct_pooled``; ties: first in the table's category order);
+    - ``censoring``: valid survival runs with a censoring error out of all valid survival runs,
+      and how many still beat the simple baseline (Table 17, pooled row);
+    - ``selection``: range over agents of the share of runs whose selected submission is the best
+      version on the test set, and of reported validation minus test score (Table 18);
+    - ``pair_change``: the change type in the most annotated sampled pairs, its mean score change
+      and share of improvements (Table 19; ties: first in display order);
+    - ``masking``: flagged runs among the tested ones and the agents they belong to, failed
+      re-runs and non-reproduced runs (masking summary); ``masking_absent`` without results;
+    - ``process_correlation``: the process metric with the largest absolute Spearman rho against
+      the final score (FML-bench Table 4 layout) and the embedding backend behind it;
+    - ``win_rate``: lowest and highest pairwise win-rate.
+    """
+    out = Findings()
+    families = table6[(table6["field"] == "model_families") & (table6["n_valid_runs"] > 0)]
+    parts, values = [], {}
+    for agent, group in families.groupby("agent", sort=True):
+        pooled = group["pct_pooled"].astype(float)
+        if pooled.notna().any() and pooled.max() > 0:
+            best = group.loc[pooled.idxmax()]
+            parts.append(f"{_name(agent)} {_name(best['category'])} ({best['pct_pooled']:.0f}%)")
+            values[str(agent)] = float(best["pct_pooled"])
+    if parts:
+        out.append(
+            Finding(
+                "model_family",
+                "Most used model family (share of valid annotated runs): " + "; ".join(parts) + ".",
+                values,
+            )
+        )
+    pooled = table17_summary[table17_summary["agent"] == "all"]
+    if len(pooled) and int(pooled["n_valid_survival"].iloc[0]) > 0:
+        row = pooled.iloc[0]
+        n_err, n_surv = int(row["n_with_error"]), int(row["n_valid_survival"])
+        text = f"{n_err} of {_count(n_surv, 'valid survival run')} mishandle censoring"
+        if n_err:
+            text += (
+                f"; {int(row['n_exceeding_baseline'])} of them still score above the simple "
+                "baseline."
+            )
+        else:
+            text += "."
+        out.append(
+            Finding(
+                "censoring",
+                text,
+                {
+                    "n_with_error": n_err,
+                    "n_valid_survival": n_surv,
+                    "n_exceeding_baseline": int(row["n_exceeding_baseline"]),
+                },
+            )  # fmt: skip
+        )
+    agents = _agents_only(table18).reset_index(drop=True)
+    best = _extremes(agents, "selected_is_best_pct", "agent")
+    if best is not None:
+        lo_name, lo, hi_name, hi = best
+        text = (
+            f"The selected submission is the run's best version on the test set in {lo:.0f}% "
+            f"({_name(lo_name)}) to {hi:.0f}% ({_name(hi_name)}) of runs"
+        )
+        values = {"selected_best_low": lo, "selected_best_high": hi}
+        gap = _extremes(agents, "val_minus_test", "agent")
+        if gap is not None:
+            text += (
+                f"; reported validation minus test score ranges from {_signed(gap[1])} "
+                f"({_name(gap[0])}) to {_signed(gap[3])} ({_name(gap[2])}) on AUROC and C^td tasks"
+            )
+            values.update(val_minus_test_low=gap[1], val_minus_test_high=gap[3])
+        out.append(Finding("selection", text + ".", values))
+    if table19 is not None and len(table19) and (table19["n"] > 0).any():
+        row = table19.loc[table19["n"].astype(int).idxmax()]
+        out.append(
+            Finding(
+                "pair_change",
+                f"The most frequent change in annotated sampled version pairs is "
+                f"{_name(row['change'])} ({_count(int(row['n']), 'pair')}; mean "
+                f"score change {_signed(float(row['mean']))}, {_pct(float(row['share_positive']))}"
+                " of them improve the score).",
+                {
+                    "n": int(row["n"]),
+                    "mean": float(row["mean"]),
+                    "share_positive": float(row["share_positive"]),
+                },
+            )  # fmt: skip
+        )
+    if masking_summary is None:
+        out.append(
+            Finding(
+                "masking_absent",
+                "No masking-test results for this archive: the real-time rule was not checked "
+                "(see the masking section).",
+            )
+        )
+    else:
+        total = masking_summary[(masking_summary["agent"] == "(all)")]
+        if len(total):
+            row = total.iloc[0]
+            per_agent = masking_summary[
+                (masking_summary["task"] == "(all)") & (masking_summary["agent"] != "(all)")
+            ]
+            flagged = [
+                f"{_name(r['agent'])} {int(r['n_flagged'])}"
+                for _, r in per_agent.iterrows()
+                if int(r["n_flagged"])
+            ]
+            text = (
+                f"The masking test flagged {int(row['n_flagged'])} of "
+                f"{_runs(int(row['n_tested']))} tested for using later hours"
+            )
+            text += f" ({', '.join(flagged)})" if flagged else ""
+            extras = []
+            if int(row["n_errors"]):
+                extras.append(f"{_runs(int(row['n_errors']))} could not be re-run")
+            if int(row["n_not_reproduced"]):
+                extras.append(
+                    f"{_runs(int(row['n_not_reproduced']))} did not reproduce the archived alarms"
+                )
+            text += ("; " + "; ".join(extras)) if extras else ""
+            out.append(
+                Finding(
+                    "masking",
+                    text + ".",
+                    {
+                        k: int(row[k])
+                        for k in ("n_tested", "n_flagged", "n_errors", "n_not_reproduced")
+                    },
+                )  # fmt: skip
+            )
+    if process_table is not None and len(process_table):
+        rho = process_table["rho"].astype(float)
+        if rho.notna().any():
+            row = process_table.loc[rho.abs().idxmax()]
+            out.append(
+                Finding(
+                    "process_correlation",
+                    f"Among the FML-bench process metrics, {_name(row['metric'])} "
+                    f"({_name(row['dimension'])}) is most strongly correlated with the final "
+                    f"score: Spearman rho {_f(float(row['rho']))}, p = {float(row['p']):.3g}, "
+                    f"{_runs(int(row['n']))} (code embeddings: "
+                    f"{_name(row['embedding_backend'])}).",
+                    {"rho": float(row["rho"]), "p": float(row["p"]), "n": int(row["n"])},
+                )
+            )
+    if win_rate is not None:
+        ext = _extremes(win_rate.reset_index(drop=True), "win_rate", "agent")
+        if ext is not None and len(win_rate) > 1:
+            lo_name, lo, hi_name, hi = ext
+            out.append(
+                Finding(
+                    "win_rate",
+                    f"Head-to-head win-rates range from {_f(lo)} ({_name(lo_name)}) to {_f(hi)} "
+                    f"({_name(hi_name)}).",
+                    {"low": lo, "high": hi},
+                )
+            )
     return out
 
 

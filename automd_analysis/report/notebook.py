@@ -40,11 +40,13 @@ from automd_analysis.tasks import REPO_ROOT, load_manifests
 
 __all__ = [
     "PLAIN_DECIMALS",
+    "MaskingResults",
     "Report",
     "TableView",
     "default_scores_dir",
     "open_report",
     "resolve_path",
+    "table_spec",
 ]
 
 #: Decimals of the plain-text representation of displayed tables (what nbval compares): fine
@@ -87,6 +89,15 @@ def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
     return frame.to_string(index=False, float_format=fmt, max_rows=None, max_cols=None)
 
 
+def table_spec(name: str) -> _tables.TableSpec | None:
+    """The registered display spec of a table: notebooks 01-06 in
+    :data:`automd_analysis.report.tables.TABLE_SPECS`, notebook 07 in
+    :data:`automd_analysis.report.development_tables.TABLE_SPECS`; ``None`` if neither has one."""
+    from automd_analysis.report.development_tables import TABLE_SPECS as DEVELOPMENT_SPECS
+
+    return _tables.TABLE_SPECS.get(name) or DEVELOPMENT_SPECS.get(name)
+
+
 @dataclass(frozen=True)
 class TableView:
     """A displayed table: paper-style HTML for readers, exact-enough numbers as plain text.
@@ -113,6 +124,32 @@ class TableView:
 
     def __repr__(self) -> str:
         return f"{self.name}\n{plain_text(self.frame)}"
+
+
+@dataclass(frozen=True)
+class MaskingResults:
+    """Masking-test results as a notebook sees them: the table (``None`` when absent) and where
+    they were looked for. Jupyter shows a one-paragraph note saying which."""
+
+    frame: pd.DataFrame | None
+    path: Path
+
+    def _repr_markdown_(self) -> str:
+        if self.frame is None:
+            return (
+                f"**No masking-test results** (no `{self.path.name}` next to the score store), so "
+                "the real-time rule was not checked for this archive. The toolkit never executes "
+                "archive code: it re-runs only archives built by `automd demo archive` "
+                "(`automd masking run ARCHIVE`; `automd regenerate` does it for them). For any "
+                "other archive, run the masking test where the agents' code may run and pass its "
+                "results (CSV or Parquet with `run_id, status, flagged, fraction_all_rows, "
+                "fraction_last_rows`) as the `masking_results` parameter."
+            )
+        n = len(self.frame)
+        return f"Masking-test results: `{self.path.name}`, {n} run{'s' if n != 1 else ''}."
+
+    def __repr__(self) -> str:
+        return self._repr_markdown_()
 
 
 @dataclass(frozen=True)
@@ -156,11 +193,11 @@ class Report:
     ) -> TableView:
         """Export ``frame`` as ``tables/<name>.{csv,tex,html}`` and return it for display.
 
-        The display spec is :data:`automd_analysis.report.tables.TABLE_SPECS` ``[name]`` unless
-        ``spec`` is given (see :func:`~automd_analysis.report.tables.export_table`).
+        The display spec is ``spec`` if given, else the registered one for ``name``
+        (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`.
         """
+        spec = spec if spec is not None else table_spec(name)
         paths = _tables.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
-        spec = spec if spec is not None else _tables.TABLE_SPECS.get(name)
         caption = caption if caption is not None else (spec.caption if spec else "")
         text, bold = _tables.display_frame(frame, spec)
         html = _tables.render_html(text, bold, name=name, caption=caption)
@@ -211,6 +248,60 @@ class Report:
             ),
         )
         return self.table(frame, "overview_runs", spec=spec)
+
+    def masking_results(self, path: str | Path | None = None) -> MaskingResults:
+        """The masking-test results of this archive (paper App. G), if any.
+
+        ``path`` (a parameter of notebook 07; relative to the repository root) defaults to
+        ``<scores_dir>/masking.parquet``, which ``automd masking run`` (and ``automd regenerate`` for
+        re-runnable archives) writes. A missing default file is not an error (the result says the
+        test was not run); a missing explicitly given file, or a malformed one, raises.
+
+        Raises
+        ------
+        MaskingResultsError
+            The given file does not exist, or a file is malformed (names the column and rows).
+        """
+        from automd_analysis.masking_step import MASKING_FILE, read_masking_results
+
+        given = resolve_path(path)
+        target = given if given is not None else self.scores_dir / MASKING_FILE
+        frame = read_masking_results(target, missing_ok=given is None)
+        return MaskingResults(frame=frame, path=target)
+
+    def process_metrics(
+        self,
+        *,
+        experiment: str,
+        backend: str = "auto",
+        embedding_cache: str | Path | None = None,
+    ) -> pd.DataFrame:
+        """FML-bench process metrics of every non-baseline run of ``experiment``
+        (:func:`automd_analysis.analysis.process.process_metrics`).
+
+        The code of each version is read from the archive with the archive reader (bounded,
+        read-only; never executed) and embedded with ``backend``; vectors are cached in
+        ``embedding_cache`` (relative to the repository root; default
+        ``<scores_dir>/embeddings``). A store without ``steps.parquet`` gives runs without steps.
+        """
+        from automd_analysis.analysis import process
+
+        runs = self.store.runs
+        wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
+        code = process.read_archive_code(self.archive, run_ids=sorted(wanted))
+        steps = self.store.steps
+        if steps is None:
+            steps = pd.DataFrame(columns=["run_id", "step", "ok", "reported_val_score", "version"])
+        cache = resolve_path(embedding_cache) or self.scores_dir / "embeddings"
+        return process.process_metrics(
+            runs,
+            steps,
+            self.store.scores,
+            code,
+            backend=backend,
+            embedding_cache=cache,
+            experiment=experiment,
+        )
 
     def task_units(self) -> dict[str, str]:
         """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run

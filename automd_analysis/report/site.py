@@ -286,6 +286,7 @@ def build_index(
     out_dir: str | Path,
     summary: StoreSummary,
     pages: Sequence[tuple[NotebookResult, str | None]],
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write ``OUT/index.html``: the archive summary and links to pages, tables and figures.
 
@@ -298,6 +299,8 @@ def build_index(
     pages : sequence of (NotebookResult, title or None)
         Every executed notebook in report order with the title of its HTML page; a failed notebook
         has no page and is listed with its failure.
+    notes : sequence of str
+        Pipeline notes (e.g. what the masking step did), listed under "Pipeline" (escaped).
 
     Returns
     -------
@@ -333,6 +336,11 @@ def build_index(
                 f'<tr><td>{_e(exp)}</td><td class="num">{n}</td><td class="num">{v}</td></tr>'
             )
         parts.append("</tbody></table>")
+
+    if notes:
+        parts.append("<h2>Pipeline</h2><ul>")
+        parts.extend(f"<li>{_e(note)}</li>" for note in notes)
+        parts.append("</ul>")
 
     parts.append("<h2>Analyses</h2><ol>")
     for result, title in pages:
@@ -396,7 +404,10 @@ def build_index(
 
 
 def render_site(
-    out_dir: str | Path, results: Sequence[NotebookResult], summary: StoreSummary
+    out_dir: str | Path,
+    results: Sequence[NotebookResult],
+    summary: StoreSummary,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Render every successfully executed notebook to ``OUT/html`` and write ``OUT/index.html``.
 
@@ -409,6 +420,8 @@ def render_site(
         notebooks get no page (their executed copies stay in ``OUT/notebooks``) and are listed as
         failed on the index.
     summary : StoreSummary
+    notes : sequence of str
+        Pipeline notes for the index (see :func:`build_index`).
 
     Returns
     -------
@@ -427,4 +440,4 @@ def render_site(
         else:
             page.unlink(missing_ok=True)  # never leave a previous run's page for a failed notebook
             pages.append((result, None))
-    return build_index(out_dir, summary, pages)
+    return build_index(out_dir, summary, pages, notes)

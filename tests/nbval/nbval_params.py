@@ -18,7 +18,15 @@ FIXTURE = "tests/fixtures/small"
 SCORES_DIR = "build/nbval/scores"
 OUTPUT_DIR = "build/nbval/report"
 
-#: The parameters injected into every executed copy (``automd regenerate`` injects the same names).
+#: Embedding cache of notebook 07's exploration metrics (git-ignored ``build/``).
+EMBEDDING_CACHE = "build/nbval/embeddings"
+
+#: The parameters offered to every executed copy (``automd regenerate`` offers the same names);
+#: each notebook receives those its ``parameters`` cell declares
+#: (``automd_analysis.report.execute.notebook_parameters``). Notebook 07's embedding backend is
+#: pinned to the deterministic hashing fallback: CI does not install the ``embeddings`` extra, a
+#: development machine may, and the stored outputs must not depend on which. Its masking results
+#: are the fixture's synthetic ``masking.csv`` (the fixture's runs cannot be re-run).
 PARAMETERS: dict[str, object] = {
     "archive": f"{FIXTURE}/archive",
     "scores_dir": SCORES_DIR,
@@ -29,11 +37,23 @@ PARAMETERS: dict[str, object] = {
     "objectives_experiment": "objectives",
     "llm_experiment": "llm",
     "seed": 0,
+    "embedding_backend": "hashing",
+    "embedding_cache": EMBEDDING_CACHE,
+    "masking_results": f"{FIXTURE}/masking.csv",
 }
 
 #: Directory of the executed copies and of the source notebooks.
 COPIES = REPO_ROOT / "tests" / "nbval"
 SOURCES = REPO_ROOT / "notebooks"
+
+
+def parameters_for(notebook: Path) -> dict[str, object]:
+    """The parameters injected into one notebook: :data:`PARAMETERS` it declares."""
+    import nbformat
+
+    from automd_analysis.report.execute import notebook_parameters
+
+    return notebook_parameters(nbformat.read(notebook, as_version=4), PARAMETERS)
 
 
 @contextmanager
