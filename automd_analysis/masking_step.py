@@ -311,8 +311,26 @@ def _as_bool(series: pd.Series, name: str, path: Path) -> pd.Series:
 
 
 def _as_number(series: pd.Series, name: str, path: Path, integer: bool) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = pd.to_numeric(series, errors="coerce")  # Parquet: keep every bit of the value
+        bad = values.notna() & (values % 1 != 0) if integer else values.isna() & False
+        if bad.any():
+            raise _bad(path, f"column {name!r} must hold integers", _rows(bad.to_numpy()))
+        return values.astype("Int64") if integer else values.astype(float)
     text = series.astype("string").str.strip()
-    values = pd.to_numeric(text.replace("", pd.NA), errors="coerce")
+    text = text.mask(text.str.lower() == "nan", "")  # "nan" (pandas' float text) = empty
+
+    def parse(value) -> float:
+        # Python's float is correctly rounded (pandas' text parser can be one ulp off)
+        if value is pd.NA or value == "":
+            return math.nan
+        try:
+            number = float(value)
+        except ValueError:
+            return math.nan
+        return number if math.isfinite(number) else math.nan
+
+    values = pd.Series([parse(v) for v in text], index=series.index, dtype=float)
     bad = text.notna() & (text != "") & values.isna()
     if integer:
         bad |= values.notna() & ((values % 1) != 0)
@@ -330,7 +348,8 @@ def read_masking_results(path: str | Path, *, missing_ok: bool = False) -> pd.Da
     and ``rep`` columns when they are given (they are filled from it otherwise); ``status`` is one
     of :data:`STATUSES`; ``flagged`` is true exactly for ``violation`` and empty only for
     ``error``; the fractions lie in [0, 1] (empty only for ``error``); counts are non-negative
-    integers. Unknown extra columns are kept.
+    integers. In CSV text an empty field (or ``nan``) is a missing value. Unknown extra columns
+    are kept.
 
     Parameters
     ----------
@@ -440,6 +459,7 @@ def read_masking_results(path: str | Path, *, missing_ok: bool = False) -> pd.Da
     extra = [c for c in frame.columns if c not in out.columns]
     for name in extra:
         out[name] = frame[name].to_numpy()
+    out = out[[*MASKING_COLUMNS, *extra]]
     return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
 
