@@ -60,6 +60,12 @@ def two_reports(archive, tmp_path_factory):
         scores,
         "--jobs",
         "2",
+        # notebook 07: the fixture's runs cannot be re-run, so it reads the fixture's masking
+        # results; embeddings pinned to the deterministic fallback (MiniLM may be installed)
+        "--masking-results",
+        FIXTURE / "masking.csv",
+        "--embedding-backend",
+        "hashing",
     ]
     runs = [_regenerate(archive, "--out", base / name, *common) for name in ("first", "second")]
     return base, scores, runs
@@ -94,7 +100,14 @@ def test_regenerate_builds_the_whole_report(two_reports):
     for table in CONTRACT_TABLES:
         for ext in ("csv", "tex", "html"):
             assert (out / "tables" / f"{table}.{ext}").is_file(), f"{table}.{ext}"
-    for figure in ("fig2a_ece_decomposition", "fig2b_recalibration", "fig4_objectives"):
+    for figure in (
+        "fig2a_ece_decomposition",
+        "fig2b_recalibration",
+        "fig4_objectives",
+        "fig3_pair_changes",
+        "fig5_development",
+        "process_spearman",
+    ):
         for ext in ("png", "svg"):
             assert (out / "figures" / f"{figure}.{ext}").is_file()
     page = (out / "html" / "02_calibration_and_practices.html").read_text()
@@ -108,6 +121,13 @@ def test_regenerate_builds_the_whole_report(two_reports):
     assert 'src="figures/fig2a_ece_decomposition.png"' in index
     store = json.loads((scores / "store.json").read_text())
     assert f">{store['scorer_version']}<" in index
+    # notebook 07 read the supplied masking results; the masking step itself did not run
+    assert "masking test: results supplied in masking.csv (not re-run)" in index
+    assert not (scores / "masking.parquet").exists()
+    masking = (out / "tables" / "masking_runs.csv").read_text().splitlines()
+    assert len(masking) == len((FIXTURE / "masking.csv").read_text().splitlines())
+    page = (out / "html" / "07_methods_and_development.html").read_text()
+    assert "hashing:" in page and "minilm" not in page.lower()
 
 
 @pytest.mark.slow
@@ -190,6 +210,7 @@ def test_failing_notebook_fails_the_command_naming_the_cell(archive, scored, tmp
     assert (out / "html" / "01_fine.html").is_file()
     assert not (out / "html" / "02_broken.html").exists()
     index = (out / "index.html").read_text()
+    assert "masking test: not run - the archive was not built by `automd demo archive`" in index
     assert "02_broken: FAILED" in index
     assert "03_needs_role: skipped" in index and "no_such_role" in index
     assert not (out / "notebooks" / "03_needs_role.ipynb").exists()
@@ -222,6 +243,16 @@ def test_rebuilding_a_report_clears_its_old_outputs(archive, scored, tmp_path):
     assert not stale.exists()
     assert (out / "notes.txt").read_text() == "mine"
     assert (out / "tables" / "overview_runs.csv").is_file()
+
+
+def test_bad_notebook_07_options_are_clear_errors(archive, scored, tmp_path):
+    args = [archive, "--scores", scored, "--no-score", "--out", tmp_path / "o"]
+    result = _regenerate(*args, "--embedding-backend", "bert")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "unknown embedding backend 'bert'" in result.stderr and "hashing" in result.stderr
+    result = _regenerate(*args, "--masking-results", tmp_path / "none.csv")
+    assert result.returncode == 2 and "masking results file not found" in result.stderr
+    assert not (tmp_path / "o").exists()  # checked before anything is written
 
 
 def test_missing_archive_and_missing_store_are_clear_errors(archive, tmp_path):

@@ -248,3 +248,56 @@ def test_cell_timeout_names_the_cell(tmp_path):
     assert not result.ok
     assert result.failure.cell_index == 1
     assert result.failure.cell_first_line == "import time"
+
+
+# ---------------------------------------------------------------------------------------------
+# which parameters a notebook receives
+
+
+def _nb(source: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[markdown("# T"), parameters_cell(source), code("x")])
+
+
+@pytest.mark.parametrize(
+    "source, declared",
+    [
+        ("x = 1\nlabel: str = 'a'\n# comment\n", {"x", "label"}),
+        ("a, (b, c) = 1, (2, 3)\n[d] = [4]\ne = f = 5", {"a", "b", "c", "d", "e", "f"}),
+        ("%matplotlib inline\n!echo hi\nseed = 0", {"seed"}),
+        ("if True:\n    hidden = 1\nobj.attr = 2\nitems[0] = 3\nshown = 4", {"shown"}),
+        ("", set()),
+    ],
+)
+def test_declared_parameters_are_the_top_level_assignments(source, declared):
+    assert ex.declared_parameters(_nb(source)) == declared
+
+
+def test_declared_parameters_unknown_without_a_parseable_cell():
+    assert ex.declared_parameters(_nb("x = = 1")) is None
+    no_cell = nbformat.v4.new_notebook(cells=[code("x = 1")])
+    assert ex.declared_parameters(no_cell) is None
+
+
+def test_notebook_parameters_keep_only_declared_names():
+    offered = {"x": 2, "label": "injected", "embedding_backend": "hashing"}
+    assert ex.notebook_parameters(_nb("x = 1\nlabel = 'a'"), offered) == {
+        "x": 2,
+        "label": "injected",
+    }
+    assert ex.notebook_parameters(_nb("x = = 1"), offered) == offered  # unknown: pass everything
+    assert ex.notebook_parameters(_nb("x = 1"), None) == {}
+
+
+def test_executed_notebook_gets_only_its_declared_parameters(tmp_path):
+    source = write_notebook(
+        tmp_path / "01_p.ipynb",
+        [parameters_cell("x = 1"), code("print(x, 'label' in dir())")],
+    )
+    [result] = ex.execute_notebooks([source], tmp_path / "o", {"x": 5, "label": "not declared"})
+    assert result.ok
+    nb = nbformat.read(result.output, as_version=4)
+    injected = [c for c in nb.cells if ex.INJECTED_TAG in c.metadata.get("tags", [])]
+    assert (
+        len(injected) == 1 and "label" not in injected[0].source and "x = 5" in injected[0].source
+    )
+    assert "5 False" in _outputs_text(result.output)

@@ -139,3 +139,96 @@ def test_export_paper_figures_skips_what_is_missing(tmp_path):
     assert results["fig4_objectives"].startswith("skipped:")
     assert results["fig2a_ece_decomposition"].startswith("skipped:")
     assert (tmp_path / "figures" / "external_ratios.svg").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 07: Figure 5, Figure 3, process-metric correlations
+
+
+def _curves() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "agent": ["codex"] * 3 + ["a$b$"] * 3,
+            "time_min": [0.0, 60.0, 120.0] * 2,
+            "mean_score": [0.0, 0.25, 0.5, 0.1, 0.1, 0.4],
+            "sd_score": [np.nan] * 6,
+            "n_runs": [2] * 3 + [1] * 3,
+        }
+    )
+
+
+def test_figure5_draws_each_agents_mean_curve_in_hours():
+    fig = fg.figure5(_curves())
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    assert set(lines) == {"codex (2 runs)", "a$b$ (1 run)"}  # names drawn as plain text
+    codex = lines["codex (2 runs)"]
+    np.testing.assert_allclose(codex.get_xdata(), [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(codex.get_ydata(), [0.0, 0.25, 0.5])
+    assert codex.get_drawstyle() == "steps-post"
+
+
+def _shares() -> pd.DataFrame:
+    rows = []
+    for agent, stage, n_pairs in (("aide", "early", 4), ("aide", "late", 2), ("codex", "early", 0)):
+        for change in ("ensembling", "model_family", "calibration"):
+            n_with = {"ensembling": 1, "model_family": 2, "calibration": 0}[change]
+            n_with = min(n_with, n_pairs)
+            rows.append((agent, stage, change, n_pairs, n_with,
+                         n_with / n_pairs if n_pairs else np.nan, 1))  # fmt: skip
+    columns = ["agent", "stage", "change", "n_pairs", "n_with_change", "share", "n_unannotated"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_figure3_bars_are_the_shares_of_present_change_types():
+    shares = _shares()
+    fig = fg.figure3(shares)
+    [ax] = fig.axes  # codex has no annotated pair: no panel
+    assert "aide" in ax.get_title() and "early 4" in ax.get_title() and "late 2" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["ensembling", "model_family"]  # calibration never occurs: not drawn
+    heights = sorted(round(p.get_height(), 9) for p in ax.patches if p.get_width() > 0)
+    drawn = shares[(shares["agent"] == "aide") & (shares["change"] != "calibration")]
+    assert heights == sorted(round(100 * v, 9) for v in drawn["share"])
+
+
+def _correlations() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "dimension": ["Exploration", "Efficiency", "Cost"],
+            "metric": ["exploration_spread", "first_improvement_step", "wall_clock_h"],
+            "rho": [0.5, np.nan, -0.25],
+            "p": [0.01, np.nan, 0.3],
+            "n": [30, 30, 29],
+            "embedding_backend": ["hashing:test"] * 3,
+        }
+    )
+
+
+def test_process_correlation_bars_are_the_rhos():
+    fig = fg.process_correlation_figure(_correlations())
+    ax = fig.axes[0]
+    widths = [round(p.get_width(), 9) for p in ax.patches if p.get_height() > 0]
+    assert sorted(widths) == [-0.25, 0.0, 0.5]  # an undefined rho is an empty bar, labelled n/a
+    texts = [t.get_text() for t in ax.texts]
+    assert "n/a" in texts and "p=0.01, n=30" in texts and "p=0.3, n=29" in texts
+    assert "hashing:test" in ax.get_title()
+
+
+def test_notebook_07_figures_handle_empty_inputs_and_save_identically(tmp_path):
+    empty_shares = _shares().iloc[0:0]
+    for fig in (
+        fg.figure5(_curves().iloc[0:0]),
+        fg.figure3(empty_shares),
+        fg.figure3(_shares().assign(n_with_change=0)),
+        fg.process_correlation_figure(_correlations().assign(rho=np.nan)),
+    ):
+        assert isinstance(fig, Figure) and not fig.axes[0].axison
+    for draw, name in (
+        (lambda: fg.figure5(_curves()), "fig5"),
+        (lambda: fg.figure3(_shares()), "fig3"),
+        (lambda: fg.process_correlation_figure(_correlations()), "spearman"),
+    ):
+        a = fg.save_figure(draw(), name, tmp_path / "a")
+        b = fg.save_figure(draw(), name, tmp_path / "b")
+        for kind in ("png", "svg"):
+            assert a[kind].read_bytes() == b[kind].read_bytes(), (name, kind)

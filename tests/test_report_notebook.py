@@ -172,3 +172,43 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
     for task in tasks:
         assert (tmp_path / "out" / "figures" / f"reliability_{task}.png").is_file()
     assert report.reliability_figures(table.iloc[:0]) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# notebook 07 helpers
+
+
+def test_masking_results_default_absent_explicit_missing_and_present(report, tmp_path):
+    from automd_analysis.masking_step import MaskingResultsError
+
+    absent = report.masking_results()
+    assert absent.frame is None and absent.path == report.scores_dir / "masking.parquet"
+    assert "No masking-test results" in absent._repr_markdown_()
+    assert "automd masking run" in repr(absent)
+    with pytest.raises(MaskingResultsError) as info:
+        report.masking_results(tmp_path / "nope.csv")  # a file the user named must exist
+    assert info.value.code == "masking.results_missing"
+    fixture = REPO_ROOT / "tests" / "fixtures" / "small" / "masking.csv"
+    given = report.masking_results("tests/fixtures/small/masking.csv")  # repository-relative
+    n_rows = len(fixture.read_text().strip().splitlines()) - 1
+    assert given.path == fixture and len(given.frame) == n_rows
+    assert given._repr_markdown_() == f"Masking-test results: `masking.csv`, {n_rows} runs."
+
+
+def test_process_metrics_without_steps_or_code(report, tmp_path):
+    table = report.process_metrics(experiment="main", backend="hashing")
+    agents = sorted(r for r in report.store.runs["run_id"] if "/baseline/" not in r)
+    assert sorted(table["run_id"]) == agents  # the simple baseline is not an agent
+    assert set(table["embedding_backend"]) == {"none"}  # the archive holds no code
+    assert (table["n_steps"] == 0).all() and table["exploration_spread"].isna().all()
+    assert list(table["final_score"]) == [0.6, 0.0, 0.4]  # invalid selected file counts 0
+
+
+def test_table_spec_covers_both_registries():
+    from automd_analysis.report import development_tables, tables
+
+    assert nbk.table_spec("table2_primary_scores") is tables.TABLE_SPECS["table2_primary_scores"]
+    spec = nbk.table_spec("table18_development")
+    assert spec is development_tables.TABLE_SPECS["table18_development"]
+    assert not set(tables.TABLE_SPECS) & set(development_tables.TABLE_SPECS)
+    assert nbk.table_spec("no_such_table") is None

@@ -264,3 +264,13 @@ def test_render_site_lays_out_directories_and_skips_failed_pages(tmp_path):
 def test_index_says_when_nothing_was_exported(tmp_path, message):
     text = site.build_index(tmp_path, site.StoreSummary("a", "v", 0, 0), []).read_text()
     assert message in text
+
+
+def test_index_lists_pipeline_notes_escaped(tmp_path):
+    summary = site.StoreSummary("a", "v", 0, 0)
+    notes = [f"masking test: failed ({EVIL})", "second note"]
+    text = site.build_index(tmp_path, summary, [], notes).read_text()
+    assert "<h2>Pipeline</h2>" in text and "<script>" not in text
+    assert "<li>masking test: failed (&lt;script&gt;" in text and "<li>second note</li>" in text
+    assert text.index("Pipeline") < text.index("Analyses")
+    assert "Pipeline" not in site.build_index(tmp_path, summary, []).read_text()
