@@ -99,6 +99,8 @@ def test_regenerate_runs_the_masking_step_and_notebook_07_shows_it(demo, regener
     assert (
         "masking test of the real-time rule" in index and f"{sum(tree.values())} flagged" in index
     )
+    assert "code embeddings:" in index and "backend hashing:" in index
+    assert list((scores / "embeddings").rglob("*.npy"))  # filled before notebook 07 ran
     for name in ("table18_development", "table6_methods", "process_metrics_table4"):
         assert (out / "tables" / f"{name}.csv").is_file(), name
 

@@ -128,6 +128,14 @@ def test_regenerate_builds_the_whole_report(two_reports):
     assert len(masking) == len((FIXTURE / "masking.csv").read_text().splitlines())
     page = (out / "html" / "07_methods_and_development.html").read_text()
     assert "hashing:" in page and "minilm" not in page.lower()
+    # the code of every main-experiment agent version was embedded before the notebooks ran
+    scripts = {
+        path.read_text()
+        for path in (FIXTURE / "archive" / "main").glob("*/*/rep*/code/*/train.py")
+        if path.parts[-6] != "baseline"
+    }
+    assert f"code embeddings: {len(scripts)} distinct scripts, backend hashing:" in index
+    assert len(list((scores / "embeddings").rglob("*.npy"))) == len(scripts)
 
 
 @pytest.mark.slow

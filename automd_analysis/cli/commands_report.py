@@ -172,6 +172,43 @@ def _masking_step(
     return summary, summary.describe()
 
 
+def _embedding_step(
+    archive: Path,
+    store,
+    experiment: str,
+    backend: str,
+    cache_dir: Path,
+    progress: bool,
+) -> str:
+    """Embed the code of every version of the experiment's agent runs into ``cache_dir``.
+
+    Notebook 07's exploration metrics then read the vectors from the cache, so the slow part (the
+    MiniLM backend embeds a few scripts per second) runs here, with a progress bar and without a
+    notebook cell timeout. Returns a note for the index; a failure becomes the note (the notebook
+    will report the same problem).
+    """
+    from tqdm.auto import tqdm
+
+    from automd_analysis.analysis.embeddings import embed_code
+    from automd_analysis.analysis.process import read_archive_code
+
+    runs = store.runs
+    wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
+    try:
+        code = read_archive_code(archive, run_ids=sorted(wanted))
+        texts = sorted({text for versions in code.values() for text in versions.values()})
+        name = None
+        chunks = [texts[i : i + 64] for i in range(0, len(texts), 64)]
+        for chunk in tqdm(chunks, desc="code embeddings", unit="batch", disable=not progress):
+            _, name = embed_code(chunk, backend=backend, cache_dir=cache_dir)
+    except AutomdError as exc:
+        print(f"automd: code embeddings failed: {exc}", file=sys.stderr)
+        return f"code embeddings: failed ({exc.message})"
+    if name is None:
+        return "code embeddings: the archive holds no code of agent runs"
+    return f"code embeddings: {len(texts)} distinct scripts, backend {name}"
+
+
 def regenerate_report(
     archive: str | Path,
     *,
@@ -196,7 +233,9 @@ def regenerate_report(
     (2) load the score store (a malformed store fails here, before any notebook runs); (3) for an
     archive built by ``automd demo archive`` (``archive.yaml`` provenance), run the masking test of
     the real-time rule into ``<scores>/masking.parquet`` (cached by content; other archives are
-    skipped with a note, their code is never executed); (4) execute every notebook of
+    skipped with a note, their code is never executed), and embed the code of the main
+    experiment's agent versions into the embedding cache (notebook 07 reads it); (4) execute every
+    notebook of
     ``notebooks`` with papermill, injecting the parameters below - a notebook whose declared
     experiment roles (``metadata.automd.requires``) have no runs in the store is skipped and
     listed as such; (5) render the HTML pages and ``OUT/index.html``; (6) raise if a notebook
@@ -283,6 +322,11 @@ def regenerate_report(
     scoring = _score(archive, scores_dir, data_dir, manifest_dir, jobs, progress) if score else None
     store = load_store(scores_dir)
     summary = summarise_store(store, description=meta.description)
+    cache_dir = (
+        Path(embedding_cache).resolve()
+        if embedding_cache is not None
+        else scores_dir / "embeddings"
+    )
     masking_summary, masking_note = _masking_step(
         meta,
         archive,
@@ -309,11 +353,12 @@ def regenerate_report(
         "llm_experiment": meta.roles["llm"],
         "seed": int(seed),
         "embedding_backend": embedding_backend,
-        "embedding_cache": None
-        if embedding_cache is None
-        else str(Path(embedding_cache).resolve()),
+        "embedding_cache": str(cache_dir),
         "masking_results": None if supplied is None else str(supplied),
     }
+    embedding_note = _embedding_step(
+        archive, store, meta.roles["main"], embedding_backend, cache_dir, progress
+    )
     present = set(store.experiments)
     available = {role: exp in present for role, exp in meta.roles.items()}
     to_run, skipped = [], {}
@@ -335,7 +380,7 @@ def regenerate_report(
         else next(executed)
         for p in paths
     ]
-    notes = (masking_note,)
+    notes = (masking_note, embedding_note)
     index = render_site(out, results, summary, notes=notes)
     raise_for_failures(results)
     return RegenerateResult(
