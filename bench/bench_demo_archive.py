@@ -21,10 +21,12 @@ from collections import Counter
 from pathlib import Path
 
 
-def bench_archive(size: str, jobs: int, data, manifests) -> None:
+def bench_archive(size: str, jobs: int, data, manifests, keep: str | None = None) -> None:
     from automd_analysis.demo.harness.build import build_archive
 
     with tempfile.TemporaryDirectory(prefix="bench-demo-archive-") as tmp:
+        if keep:
+            tmp = keep
         start = time.perf_counter()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self_before = resource.getrusage(resource.RUSAGE_SELF)
@@ -46,6 +48,15 @@ def bench_archive(size: str, jobs: int, data, manifests) -> None:
         print(f"  wall {wall:.0f} s, CPU {cpu:.0f} s (all processes)")
         print(f"  {len(runs)} runs {dict(sorted(by_agent.items()))}, {versions} versions, "
               f"{files} files, {mbytes / 1e6:.0f} MB")  # fmt: skip
+        print("  CPU seconds by agent and task kind (sum over runs):")
+        kinds = {"sepsis": "sequential", "death30": "classification"}
+        table: dict[tuple[str, str], float] = {}
+        for r in runs:
+            kind = next((v for k, v in kinds.items() if k in r["run"]), "survival")
+            key = (r["agent"], kind)
+            table[key] = table.get(key, 0.0) + r["cpu_seconds"]
+        for (agent, kind), cpu_s in sorted(table.items()):
+            print(f"    {agent:<13} {kind:<15} {cpu_s:7.0f}")
         print(f"  {invalid} agent runs with a malformed selected submission, "
               f"{sum(r.get('real_time_violation', False) for r in runs)} real-time violations")  # fmt: skip
 
@@ -71,11 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifests", default=None)
     parser.add_argument("--skip-archive", action="store_true")
     parser.add_argument("--skip-baselines", action="store_true")
+    parser.add_argument("--keep", default=None, help="build into DIR/demo and keep it")
     args = parser.parse_args(argv)
     if not args.skip_baselines:
         bench_baselines(args.data, args.manifests)
     if not args.skip_archive:
-        bench_archive(args.size, args.jobs, args.data, args.manifests)
+        bench_archive(args.size, args.jobs, args.data, args.manifests, args.keep)
     return 0
 
 

@@ -97,7 +97,7 @@ class Sizes:
     ais_stretch: float = 4.5
     ais_workers: int = 2
     aide_max_nodes: int = 10
-    ais_max_nodes: int = 14
+    ais_max_nodes: int = 12
     linear_max_steps: int = 8
     patience: tuple[int, int] = (2, 4)
     hourly_factor: float = 0.5
@@ -337,7 +337,7 @@ def codex(run: AgentRun) -> RunOutcome:
     cfg, text, _ = menus.draw_draft("codex", run.profile, rng)
     current = _first_working(run, cfg, text)
     current.decision = "KEEP" if current.ok else "FAILED"
-    n_steps = int(rng.integers(3, 7))
+    n_steps = int(rng.integers(2, 6))
     for _ in range(n_steps):
         if not current.ok or run.clock.elapsed >= BUDGET_MINUTES:
             break

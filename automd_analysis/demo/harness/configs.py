@@ -55,9 +55,10 @@ DEFAULT_PARAMS = {
     "gbdt": {
         "max_iter": 60,
         "learning_rate": 0.1,
-        "max_leaf_nodes": 31,
+        "max_leaf_nodes": 15,
         "l2_regularization": 0.0,
         "max_features": 0.8,
+        "max_bins": 63,
     },
     "logistic": {"C": 1.0},
     "random_forest": {"n_estimators": 40, "max_depth": 8, "min_samples_leaf": 5},
@@ -68,6 +69,7 @@ DEFAULT_PARAMS = {
         "learning_rate": 0.1,
         "max_leaf_nodes": 15,
         "max_features": 0.8,
+        "max_bins": 63,
     },
     "discrete_logistic": {"C": 1.0},
 }

@@ -163,6 +163,8 @@ def _seed_average(cfg, profile, rng):
     stochastic = {"gbdt", "random_forest", "discrete_gbdt"}
     if cfg["seeds"] >= 3 or not any(m["family"] in stochastic for m in cfg["members"]):
         return None
+    if cfg["validation"]["design"] == "kfold" and rng.random() < 0.7:  # folds already average
+        return None
     new = clone(cfg)
     new["seeds"] = 3
     return normalise(new), "average 3 seeds per model"
@@ -255,6 +257,29 @@ def _calibrate(cfg, profile, rng):
         "prevalence": "prevalence correction of the re-weighted probabilities",
     }[method]
     return normalise(new), f"recalibrate probabilities: {what}"
+
+
+def _recalibrate_reweighted(cfg, profile, rng):
+    """After class re-weighting or resampling: put the probabilities back on the event scale."""
+    if cfg["imbalance"] == "none" or cfg["calibration"] != "none" or cfg["combine"] == "stack":
+        return None
+    method = ["prevalence", "prevalence", "isotonic", "platt"][int(rng.integers(4))]
+    new = clone(cfg)
+    new["calibration"] = method
+    return normalise(new), f"recalibrate after re-weighting the classes ({method})"
+
+
+def _reweight_and_recalibrate(cfg, profile, rng):
+    """Class weights or oversampling *and* a recalibration step, in one change."""
+    if profile.kind == "survival" or cfg["imbalance"] != "none" or cfg["calibration"] != "none":
+        return None
+    if cfg["combine"] == "stack":
+        return None
+    new = clone(cfg)
+    new["imbalance"] = ["class_weight", "class_weight", "oversample"][int(rng.integers(3))]
+    new["calibration"] = ["prevalence", "isotonic", "platt"][int(rng.integers(3))]
+    what = "balanced class weights" if new["imbalance"] == "class_weight" else "oversampling"
+    return normalise(new), f"{what} for the rare outcome, then {new['calibration']} recalibration"
 
 
 def _drop_calibration(cfg, profile, rng):
@@ -440,6 +465,8 @@ def _items() -> list[MenuItem]:
             0.4,
         ),  # fmt: skip
         MenuItem("calibrate", _calibrate, 0.7),
+        MenuItem("recalibrate_reweighted", _recalibrate_reweighted, 1.0),
+        MenuItem("reweight_and_recalibrate", _reweight_and_recalibrate, 0.5),
         MenuItem("drop_calibration", _drop_calibration, 0.1),
         MenuItem("threshold", _threshold, 3.0),
         MenuItem("subgroup_check", _subgroup, 0.12),
@@ -490,15 +517,35 @@ ITEMS: dict[str, MenuItem] = {item.name: item for item in _items()}
 
 #: Propensity multipliers of the simulated LLMs (menu name -> item -> factor).
 MENUS: dict[str, dict[str, float]] = {
-    "sim-llm-a": {"rank_average": 2.6, "class_weight": 1.8, "oversample": 1.4, "calibrate": 0.35},
-    "sim-llm-b": {"rank_average": 0.9, "class_weight": 1.2, "calibrate": 1.2},
-    "sim-llm-c": {"rank_average": 0.15, "class_weight": 0.7, "oversample": 0.5, "calibrate": 2.6},
+    "sim-llm-a": {
+        "rank_average": 2.6,
+        "class_weight": 1.8,
+        "oversample": 1.4,
+        "calibrate": 0.35,
+        "recalibrate_reweighted": 0.6,
+        "reweight_and_recalibrate": 0.8,
+    },
+    "sim-llm-b": {
+        "rank_average": 0.9,
+        "class_weight": 1.2,
+        "calibrate": 1.2,
+        "recalibrate_reweighted": 1.4,
+        "reweight_and_recalibrate": 1.6,
+    },
+    "sim-llm-c": {
+        "rank_average": 0.15,
+        "class_weight": 0.7,
+        "oversample": 0.5,
+        "calibrate": 2.6,
+        "recalibrate_reweighted": 2.6,
+        "reweight_and_recalibrate": 3.0,
+    },
 }
 
 #: Agent styles: multipliers on top of the menu.
 AGENT_BIAS: dict[str, dict[str, float]] = {
     "autoresearch": {"seed_average": 1.5, "kfold": 1.3, "add_member": 1.2},
-    "codex": {"seed_average": 1.4, "kfold": 2.0, "add_member": 1.3, "holdout": 0.0},
+    "codex": {"seed_average": 1.0, "kfold": 2.0, "add_member": 1.3, "holdout": 0.0},
     "aide": {
         "whole_stay_max": 6.0,
         "seed_average": 0.6,
@@ -513,6 +560,7 @@ AGENT_BIAS: dict[str, dict[str, float]] = {
         "seed_average": 0.4,
         "oversample": 2.0,
         "calibrate": 0.6,
+        "recalibrate_reweighted": 0.5,
         "feature_typo": 2.0,
         "train_only_feature": 2.0,
         "output_refactor": 0.3,
@@ -523,8 +571,20 @@ AGENT_BIAS: dict[str, dict[str, float]] = {
 #: Under calibration-aware objectives calibration steps become frequent and ranks disappear.
 OBJECTIVE_BIAS: dict[str | None, dict[str, float]] = {
     None: {},
-    "brier": {"calibrate": 5.0, "rank_average": 0.05, "class_weight": 0.5, "oversample": 0.5},
-    "auroc+ece": {"calibrate": 8.0, "rank_average": 0.02, "class_weight": 0.4, "oversample": 0.4},
+    "brier": {
+        "calibrate": 5.0,
+        "recalibrate_reweighted": 5.0,
+        "rank_average": 0.05,
+        "class_weight": 0.5,
+        "oversample": 0.5,
+    },
+    "auroc+ece": {
+        "calibrate": 8.0,
+        "recalibrate_reweighted": 8.0,
+        "rank_average": 0.02,
+        "class_weight": 0.4,
+        "oversample": 0.4,
+    },
 }
 
 #: Which items each AI-Scientist-like stage draws from (paper §4.1: four stages).
