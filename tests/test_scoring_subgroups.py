@@ -56,6 +56,20 @@ def test_top4_other_ties_broken_by_name():
     assert list(groups[-4:]) == ["Other", "Other", "Other", None]
 
 
+def test_top4_pooled_group_never_shares_a_name_with_a_real_other_category():
+    # a cohort whose race column has its own "other" level (SUPPORT does) among the four largest
+    values = ["white"] * 5 + ["black"] * 4 + ["other"] * 3 + ["asian"] * 2 + ["hispanic", "x"]
+    groups, order = assign_groups(values, "top4_other", "race")
+    assert order == ["white", "black", "other", "asian", "Other (remaining)"]
+    assert list(groups[-2:]) == ["Other (remaining)", "Other (remaining)"]
+    assert sum(g == "other" for g in groups) == 3
+    # a small "other" level is pooled with the rest under the usual name
+    groups, order = assign_groups(
+        ["a"] * 4 + ["b"] * 3 + ["c"] * 3 + ["d"] * 2 + ["other"], "top4_other", "r"
+    )
+    assert order == ["a", "b", "c", "d", "Other"] and groups[-1] == "Other"
+
+
 def test_top4_without_remainder_has_no_other():
     groups, order = assign_groups(["x", "y", "y"], "top4_other", "race")
     assert order == ["y", "x"] and None not in groups

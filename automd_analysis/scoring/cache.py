@@ -26,8 +26,9 @@ import numpy as np
 
 __all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
 
-#: Version of the entry layout; part of every key, so a layout change never reads old entries.
-CACHE_FORMAT = 1
+#: Version of the entry layout and of what an entry means; part of every key, so a change never
+#: reads old entries. 2: the pooled subgroup is "Other (remaining)" when a kept category is "other".
+CACHE_FORMAT = 2
 _TMP_PREFIX = ".tmp-"
 
 

@@ -103,11 +103,20 @@ def assign_groups(values, rule: str, attribute: str) -> tuple[np.ndarray, list[s
     else:
         top = [k for k, _ in ranked[:4]]
         rest = [k for k, _ in ranked[4:]]
-        mapping = {k: k for k in top} | {k: "Other" for k in rest}
-        order = list(dict.fromkeys([*top, *(["Other"] if rest else [])]))
+        pooled = _pooled_name(top)
+        mapping = {k: k for k in top} | {k: pooled for k in rest}
+        order = list(dict.fromkeys([*top, *([pooled] if rest else [])]))
     for i, v in recorded.items():
         groups[i] = mapping[v]
     return groups, order
+
+
+def _pooled_name(kept: list[str]) -> str:
+    """Label of the pooled remaining categories: ``Other``, or ``Other (remaining)`` when a kept
+    category already reads "other" (any case), so the two groups never share a name."""
+    if any(k.strip().casefold() == "other" for k in kept):
+        return "Other (remaining)"
+    return "Other"
 
 
 def _score(kind: str, idx: np.ndarray, labels, predictions) -> tuple[float, str | None]:
