@@ -14,6 +14,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -28,8 +29,10 @@ from automd_analysis.report.execute import (
     missing_requirements,
     raise_for_failures,
 )
-from automd_analysis.report.site import SUBDIRS, StoreSummary, render_site, summarise_store
 from automd_analysis.tasks import REPO_ROOT
+
+if TYPE_CHECKING:
+    from automd_analysis.report.site import StoreSummary
 
 __all__ = [
     "DEFAULT_NOTEBOOKS",
@@ -103,6 +106,8 @@ def _prepare_out_dir(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
     (out / "index.html").unlink(missing_ok=True)
+    from automd_analysis.report.site import SUBDIRS  # bleach/nbformat: slow imports
+
     for sub in SUBDIRS:
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir()
@@ -293,6 +298,7 @@ def regenerate_report(
     """
     from automd_analysis.analysis.store import load_store
     from automd_analysis.archive import open_archive
+    from automd_analysis.report.site import render_site, summarise_store
 
     if embedding_backend not in EMBEDDING_BACKENDS:
         raise AutomdError(

@@ -23,10 +23,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from automd_analysis.errors import AutomdError
+
+if TYPE_CHECKING:  # nbformat (via jsonschema) takes about a second to import: only when used
+    import nbformat
 
 __all__ = [
     "INJECTED_TAG",
@@ -179,6 +181,8 @@ def check_notebook(path: str | Path) -> nbformat.NotebookNode:
     """
     path = Path(path)
     try:
+        import nbformat
+
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # nbformat raises several unrelated types for bad JSON/schema
         raise NotebookExecutionError(
@@ -324,6 +328,8 @@ def _locate_failure(notebook: str, executed: Path, exc: BaseException) -> Notebo
     if evalue is None:
         evalue = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     try:
+        import nbformat
+
         nb = nbformat.read(executed, as_version=4)
     except Exception:  # nothing was written: the kernel never started
         return NotebookFailure(notebook, None, "", ename, evalue)
