@@ -6,7 +6,6 @@ under a file lock, so both xdist workers share one build; later sessions only re
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -22,22 +21,9 @@ from automd_analysis.demo.cohorts import (
 from automd_analysis.demo.recipes import period_split, sepsis_split
 from automd_analysis.demo.sequential_synth import LABEL_LEAD, simulate_sepsis_cohort
 from automd_analysis.demo.splits import _time_grid_local, kaplan_meier_at, time_grid
-from automd_analysis.demo.task_files import build_demo_data, demo_manifests, ensure_demo_data
+from automd_analysis.demo.task_files import build_demo_data, demo_manifests
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import get_task, load_labels, read_time_grid
-
-
-@pytest.fixture(scope="session")
-def demo_root(request, tmp_path_factory):
-    env = os.environ.get("AUTOMD_TEST_DEMO_DATA")
-    if env:
-        root = env
-    else:
-        try:
-            root = request.config.cache.mkdir("automd-demo-data")
-        except AttributeError:  # cache plugin disabled
-            root = tmp_path_factory.getbasetemp().parent / "automd-demo-data"
-    return ensure_demo_data(root)
 
 
 def _csv(root, task_id, key):

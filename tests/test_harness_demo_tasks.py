@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -11,24 +10,10 @@ from automd_analysis.archive import open_archive
 from automd_analysis.demo.harness.build import DEMO_TASKS, RunSpec, build_archive
 from automd_analysis.demo.harness.rerun import rerun_submission
 from automd_analysis.demo.harness.taskdata import load_profile
-from automd_analysis.demo.task_files import ensure_demo_data
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import get_task
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def demo_root(request, tmp_path_factory):
-    env = os.environ.get("AUTOMD_TEST_DEMO_DATA")
-    if env:
-        root = env
-    else:
-        try:
-            root = request.config.cache.mkdir("automd-demo-data")
-        except AttributeError:  # cache plugin disabled
-            root = tmp_path_factory.getbasetemp().parent / "automd-demo-data"
-    return ensure_demo_data(root)
 
 
 def test_profiles_of_every_demo_task(demo_root):

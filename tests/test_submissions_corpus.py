@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from automd_analysis.demo.task_files import ensure_demo_data
 from automd_analysis.submissions import REASON_CODES, paper_category, validate_submission
 from automd_analysis.tasks import get_task, load_labels
 
@@ -29,19 +28,6 @@ SURV, AUROC, BINARY, SEQ = (
     "demo_rhc_death30",
     "demo_sepsis_newhosp",
 )
-
-
-@pytest.fixture(scope="session")
-def demo_root(request, tmp_path_factory):
-    env = os.environ.get("AUTOMD_TEST_DEMO_DATA")
-    if env:
-        root = env
-    else:
-        try:
-            root = request.config.cache.mkdir("automd-demo-data")
-        except AttributeError:  # cache plugin disabled
-            root = tmp_path_factory.getbasetemp().parent / "automd-demo-data"
-    return ensure_demo_data(root)
 
 
 def _sample(root, task_id) -> pd.DataFrame:

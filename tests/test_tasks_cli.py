@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
-import pytest
 import yaml
 from test_tasks_tiny import make_tiny_task
 from typer.testing import CliRunner
 
 from automd_analysis.cli import app
-from automd_analysis.demo.task_files import ensure_demo_data
 from automd_analysis.tasks import DEFAULT_MANIFEST_DIR, get_task, load_manifest
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="session")
-def demo_root(request, tmp_path_factory):
-    env = os.environ.get("AUTOMD_TEST_DEMO_DATA")
-    if env:
-        root = env
-    else:
-        try:
-            root = request.config.cache.mkdir("automd-demo-data")
-        except AttributeError:  # cache plugin disabled
-            root = tmp_path_factory.getbasetemp().parent / "automd-demo-data"
-    return ensure_demo_data(root)
 
 
 def _run(*args):
