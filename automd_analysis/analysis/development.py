@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.archive.codebook import PAIR_CHANGES
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -55,17 +56,7 @@ VAL_TEST_METRICS: frozenset[str] = frozenset({"auroc", "ctd_adj_antolini"})
 STAGES: tuple[str, ...] = ("early", "middle", "late")
 
 #: Pair change types (``docs/archive.md``), in display order.
-CHANGE_TYPES: tuple[str, ...] = (
-    "ensembling",
-    "hyperparameter_tuning",
-    "feature_engineering",
-    "preprocessing",
-    "model_family",
-    "calibration",
-    "imbalance_handling",
-    "validation",
-    "other",
-)
+CHANGE_TYPES: tuple[str, ...] = PAIR_CHANGES
 
 _FIX = "rebuild the score store with `automd score ARCHIVE --out DIR`"
 

@@ -24,21 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from automd_analysis.tasks import sha256_file  # re-exported: the one streamed file hash
+
 __all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
 
 #: Version of the entry layout and of what an entry means; part of every key, so a change never
 #: reads old entries. 2: the pooled subgroup is "Other (remaining)" when a kept category is "other".
 CACHE_FORMAT = 2
 _TMP_PREFIX = ".tmp-"
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def cache_key(
