@@ -241,6 +241,18 @@ def test_index_escapes_archive_strings_and_links_artifacts(tmp_path):
     assert again == text
 
 
+def test_index_lists_tables_in_paper_order(tmp_path):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    stems = ["table12_task", "overview_runs", "fig2a_ece", "table2_primary", "table3_ece"]
+    for stem in stems:
+        (tables / f"{stem}.csv").write_text("x")
+    text = site.build_index(tmp_path, site.StoreSummary("a", "v", 0, 0), []).read_text()
+    positions = [text.index(f'href="tables/{stem}.csv"') for stem in stems]
+    order = [stem for _, stem in sorted(zip(positions, stems, strict=True))]
+    assert order == ["table2_primary", "table3_ece", "table12_task", "fig2a_ece", "overview_runs"]
+
+
 def test_render_site_lays_out_directories_and_skips_failed_pages(tmp_path):
     source = write_notebook(
         tmp_path / "nbs" / "01_ok.ipynb", [markdown("# Fine"), parameters_cell("x = 1"), code("x")]

@@ -273,13 +273,22 @@ def _href(*parts: str) -> str:
     return _e("/".join(quote(p) for p in parts))
 
 
+def _paper_order(stem: str) -> tuple:
+    """Sort key of an artifact stem: paper tables (``table2`` before ``table12``), then paper
+    figures, then everything else; numbers inside names compare as numbers."""
+    rank = 0 if stem.startswith("table") else 1 if stem.startswith("fig") else 2
+    parts = tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", stem))
+    return rank, parts
+
+
 def _artifacts(directory: Path) -> dict[str, list[Path]]:
-    """Files of ``directory`` grouped by stem (``table2_primary`` -> [csv, html, tex])."""
+    """Files of ``directory`` grouped by stem (``table2_primary`` -> [csv, html, tex]), stems in
+    paper order (:func:`_paper_order`)."""
     groups: dict[str, list[Path]] = {}
     if directory.is_dir():
         for path in sorted(p for p in directory.iterdir() if p.is_file()):
             groups.setdefault(path.stem, []).append(path)
-    return groups
+    return {stem: groups[stem] for stem in sorted(groups, key=_paper_order)}
 
 
 def build_index(
