@@ -89,7 +89,8 @@ class Sizes:
 
     ``*_stretch`` multiply the simulated minutes of a tree agent's node (fewer nodes fit in the
     720-minute budget); ``*_max_nodes`` cap the nodes of a run; linear agents stop on their own
-    (``patience`` unsuccessful steps in a row) or at ``linear_max_steps``.
+    (``patience`` unsuccessful steps in a row) or at ``linear_max_steps``; ``codex_steps`` is the
+    range (inclusive) of Codex's improvement steps after its first model.
     """
 
     reps: int = 3
@@ -101,6 +102,7 @@ class Sizes:
     linear_max_steps: int = 8
     patience: tuple[int, int] = (2, 4)
     hourly_factor: float = 0.5
+    codex_steps: tuple[int, int] = (2, 5)
 
     def cap(self, value: int, kind: str) -> int:
         """Step caps are scaled down on hourly (sequential) tasks, whose fits are the slowest."""
@@ -337,7 +339,7 @@ def codex(run: AgentRun) -> RunOutcome:
     cfg, text, _ = menus.draw_draft("codex", run.profile, rng)
     current = _first_working(run, cfg, text)
     current.decision = "KEEP" if current.ok else "FAILED"
-    n_steps = int(rng.integers(2, 6))
+    n_steps = int(rng.integers(run.sizes.codex_steps[0], run.sizes.codex_steps[1] + 1))
     for _ in range(n_steps):
         if not current.ok or run.clock.elapsed >= BUDGET_MINUTES:
             break

@@ -68,8 +68,15 @@ DEFAULT_SEED = 42
 #: Search effort per size: ``small`` (the default), ``medium``, ``large``; ``tiny`` is for smoke
 #: tests (one repetition, a handful of steps).
 SIZES: dict[str, Sizes] = {
-    "tiny": Sizes(reps=1, aide_max_nodes=6, ais_max_nodes=8, linear_max_steps=5, patience=(1, 2)),
-    "small": Sizes(reps=3),
+    "tiny": Sizes(
+        reps=1,
+        aide_max_nodes=6,
+        ais_max_nodes=8,
+        linear_max_steps=5,
+        patience=(1, 2),
+        codex_steps=(2, 5),
+    ),
+    "small": Sizes(reps=3, ais_max_nodes=10, codex_steps=(2, 4)),
     "medium": Sizes(
         reps=3,
         aide_stretch=1.6,
@@ -79,6 +86,7 @@ SIZES: dict[str, Sizes] = {
         ais_max_nodes=44,
         linear_max_steps=14,
         patience=(3, 5),
+        codex_steps=(2, 6),
     ),
     "large": Sizes(
         reps=5,
@@ -89,6 +97,7 @@ SIZES: dict[str, Sizes] = {
         ais_max_nodes=90,
         linear_max_steps=20,
         patience=(3, 6),
+        codex_steps=(3, 8),
     ),
 }
 BASELINE_REPS = 5
