@@ -255,9 +255,11 @@ def tune_threshold_min_se_ppv(p, y):
 
 
 def ece_equal_width(y, p, n_bins=10):
-    """Expected calibration error over ``n_bins`` equal-width bins (last bin closed)."""
+    """Expected calibration error over ``n_bins`` equal-width bins [lo, hi) (last bin closed),
+    with the edges of ``np.linspace(0, 1, n_bins + 1)`` (so 0.3 falls below the edge 0.3000...04)."""
     y, p = np.asarray(y, dtype=float), np.asarray(p, dtype=float)
-    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bins = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1)
     total = 0.0
     for b in range(n_bins):
         mask = bins == b
