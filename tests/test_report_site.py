@@ -157,6 +157,9 @@ def test_rendered_page_hides_code_and_embeds_figures(tmp_path):
     assert "data:image/png;base64," in text  # figure embedded
     assert "&lt;script&gt;alert" in text and "<script>alert" not in text
     assert 'href="../index.html"' in text
+    # self-contained: no script at all, nothing fetched from a CDN (require.js, MathJax, Mermaid)
+    assert "<script" not in text
+    assert "cdnjs" not in text and "cdn.jsdelivr" not in text
 
 
 def test_notebook_title_falls_back_to_stem():

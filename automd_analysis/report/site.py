@@ -159,7 +159,9 @@ def render_notebook(
 ) -> str:
     """Render an executed notebook to a standalone HTML page with code hidden.
 
-    Uses nbconvert's ``HTMLExporter`` (lab template) with ``exclude_input`` and hidden prompts, on
+    Uses nbconvert's ``HTMLExporter`` (lab template without the require.js/MathJax/Mermaid scripts
+    it would load from public CDNs: the page needs no network) with ``exclude_input`` and hidden
+    prompts, on
     the sanitised outputs (:func:`sanitize_outputs`); PNG figures are embedded as data URIs.
 
     Parameters
@@ -185,7 +187,8 @@ def render_notebook(
         back = nbformat.v4.new_markdown_cell(f"[&larr; report index]({index_href})")
         nb.cells.insert(0, back)
     exporter = HTMLExporter(
-        template_name="lab",
+        template_name="offline_lab",  # lab without CDN scripts (templates/offline_lab)
+        extra_template_basedirs=[str(Path(__file__).parent / "templates")],
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
