@@ -418,7 +418,7 @@ def add_rolling_features(frame, patient_column, columns, window):
     total = np.zeros_like(values)
     count = np.zeros_like(values)
     high = np.full_like(values, np.nan)
-    for lag in range(window):
+    for lag in range(min(window, len(values))):  # a lag beyond the last row adds nothing
         shifted = np.full_like(values, np.nan)
         shifted[lag:] = values[: len(values) - lag]
         same = np.zeros(len(ids), dtype=bool)
