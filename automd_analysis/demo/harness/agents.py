@@ -102,11 +102,15 @@ class Sizes:
     linear_max_steps: int = 8
     patience: tuple[int, int] = (2, 4)
     hourly_factor: float = 0.5
+    hourly_min_cap: int = 5
     codex_steps: tuple[int, int] = (2, 5)
 
     def cap(self, value: int, kind: str) -> int:
-        """Step caps are scaled down on hourly (sequential) tasks, whose fits are the slowest."""
-        return max(5, round(value * self.hourly_factor)) if kind == "sequential" else value
+        """Step caps are scaled down on hourly (sequential) tasks, whose fits are the slowest:
+        ``max(hourly_min_cap, round(value * hourly_factor))``."""
+        if kind != "sequential":
+            return value
+        return max(self.hourly_min_cap, round(value * self.hourly_factor))
 
 
 @dataclass

@@ -76,7 +76,7 @@ SIZES: dict[str, Sizes] = {
         patience=(1, 2),
         codex_steps=(2, 5),
     ),
-    "small": Sizes(reps=3, ais_max_nodes=10, codex_steps=(2, 4)),
+    "small": Sizes(reps=3, ais_max_nodes=10, codex_steps=(1, 3), hourly_min_cap=4),
     "medium": Sizes(
         reps=3,
         aide_stretch=1.6,
