@@ -243,6 +243,29 @@ class AgentRun:
                 return s
         return None
 
+    def debug_node(self, nodes: list[Step], p: float, **step_args) -> tuple[bool, Step | None]:
+        """Tree agents' debugging move: with probability ``p``, debug the latest crashed node of
+        ``nodes`` not yet debugged (at most 3 debug generations deep).
+
+        Returns ``(attempted, node)``: ``attempted`` is False when no node was picked (no random
+        draw is made without a candidate); ``node`` is None when the menu has no fix for the
+        error. The fix runs as a child of the nearest ancestor that saved a file.
+        """
+        buggy = [n for n in nodes if not n.ok and not n.debugged and n.debug_depth < 3]
+        if not (buggy and self.rng.random() < p):
+            return False, None
+        target = buggy[-1]
+        target.debugged = True
+        fix = menus.debug(target.config, self.profile, target.result.error)
+        if fix is None:
+            return True, None
+        node = self.run_step(
+            fix[0], fix[1], ["debug"], parent=self.saved_ancestor(target), **step_args
+        )
+        node.debug_depth = target.debug_depth + 1
+        node.decision = f"debug of {target.version}"
+        return True, node
+
     def saved_ancestor(self, step: Step | None) -> str | None:
         """Nearest ancestor (starting at ``step`` itself) that wrote a prediction file."""
         while step is not None:
@@ -401,18 +424,8 @@ def aide(run: AgentRun) -> RunOutcome:
         node.decision = "draft"
     max_nodes = run.sizes.cap(run.sizes.aide_max_nodes, run.profile.kind)
     while run.clock.elapsed < BUDGET_MINUTES and len(run.steps) < max_nodes:
-        buggy = [n for n in run.steps if not n.ok and not n.debugged and n.debug_depth < 3]
-        if buggy and rng.random() < 0.5:
-            target = buggy[-1]
-            target.debugged = True
-            fix = menus.debug(target.config, run.profile, target.result.error)
-            if fix is None:
-                continue
-            node = run.run_step(
-                fix[0], fix[1], ["debug"], parent=run.saved_ancestor(target), stretch=stretch
-            )
-            node.debug_depth = target.debug_depth + 1
-            node.decision = f"debug of {target.version}"
+        attempted, _ = run.debug_node(run.steps, 0.5, stretch=stretch)
+        if attempted:
             continue
         parent = _best(run.steps)
         if parent is None:
@@ -459,19 +472,10 @@ def aiscientist(run: AgentRun) -> RunOutcome:
                 break
             done = [n for n in stage_nodes if n.created_at <= t]
             parent = _best(done) or seed_node
-            buggy = [n for n in done if not n.ok and not n.debugged and n.debug_depth < 3]
-            if buggy and rng.random() < 0.4:
-                target = buggy[-1]
-                target.debugged = True
-                fix = menus.debug(target.config, run.profile, target.result.error)
-                if fix is None:
+            attempted, node = run.debug_node(done, 0.4, stage=stage, start=t, stretch=stretch)
+            if attempted:
+                if node is None:  # the menu has no fix for that error
                     continue
-                node = run.run_step(
-                    fix[0], fix[1], ["debug"], parent=run.saved_ancestor(target), stage=stage,
-                    start=t, stretch=stretch,
-                )  # fmt: skip
-                node.debug_depth = target.debug_depth + 1
-                node.decision = f"debug of {target.version}"
             elif parent is None:
                 cfg, text, style = menus.draw_draft("aiscientist", run.profile, rng, styles)
                 styles.append(style)

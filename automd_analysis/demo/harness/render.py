@@ -278,6 +278,13 @@ def _seed_loop(ctx: _Ctx, out: _Lines, n: int) -> tuple[int, str]:
     return 1, "SEED"
 
 
+#: Resampling imbalance handlers: config value -> (zoo function, annotation tag).
+_RESAMPLERS = {
+    "oversample": ("oversample_minority", "imbalance:oversampling"),
+    "undersample": ("undersample_majority", "imbalance:undersampling"),
+}
+
+
 def _binary_member(ctx: _Ctx, out: _Lines, k: int, m: dict) -> None:
     """Fit one classifier member over seeds x splits; append its validation/test predictions."""
     cfg = ctx.cfg
@@ -291,17 +298,11 @@ def _binary_member(ctx: _Ctx, out: _Lines, k: int, m: dict) -> None:
     ind += 1
     out.add("x_fit, y_fit = x_train.iloc[fit_rows], y[fit_rows]", indent=ind)
     weight_arg = ""
-    if cfg["imbalance"] == "oversample":
+    if cfg["imbalance"] in _RESAMPLERS:
+        function, tag = _RESAMPLERS[cfg["imbalance"]]
         out.add(
-            f"x_fit, y_fit = {ctx.call('oversample_minority')}(x_fit, y_fit, {seed})",
-            "imbalance:oversampling",
-            "chg:imbalance_handling",
-            indent=ind,
-        )
-    elif cfg["imbalance"] == "undersample":
-        out.add(
-            f"x_fit, y_fit = {ctx.call('undersample_majority')}(x_fit, y_fit, {seed})",
-            "imbalance:undersampling",
+            f"x_fit, y_fit = {ctx.call(function)}(x_fit, y_fit, {seed})",
+            tag,
             "chg:imbalance_handling",
             indent=ind,
         )
