@@ -12,29 +12,19 @@ annotations) at two sizes: 4 agents (paper-like: 4 agents x 9 tasks x 3 reps + b
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import storebuilder as sb  # noqa: E402
+from _timing import timed  # noqa: E402
 
 from automd_analysis.analysis import primary  # noqa: E402
 from automd_analysis.analysis.store import load_store  # noqa: E402
 from automd_analysis.report import figures, tables  # noqa: E402
-
-
-def _median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -67,7 +57,7 @@ def main() -> None:
                 ),
             ]
             for label, fn in rows:
-                print(f"| {label} | {n:,} | {_median_time(fn, args.repeat):.2f} |")
+                print(f"| {label} | {n:,} | {timed(fn, args.repeat)[0]:.2f} |")
 
 
 if __name__ == "__main__":

@@ -12,11 +12,10 @@ Sizes follow the paper: 4 agents x 15 tasks x 3 reps = 180 runs, 25 versions and
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import pandas as pd
+from _timing import timed
 
 from automd_analysis.analysis import development, process
 from automd_analysis.analysis.embeddings import embed_code
@@ -78,15 +77,6 @@ def synthetic_sequential(n_patients=8000, seed=0):
     return pd.DataFrame({"patient_id": pid, "hour": hour, "x": rng.uniform(size=hour.size)})
 
 
-def timed(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -138,7 +128,7 @@ def main() -> None:
     print(f"pairs formed: {len(pairs):,}")
     print("| operation | median seconds |\n|---|---|")
     for name, fn in rows:
-        print(f"| {name} | {timed(fn, args.repeat):.2f} |")
+        print(f"| {name} | {timed(fn, args.repeat)[0]:.2f} |")
 
 
 if __name__ == "__main__":

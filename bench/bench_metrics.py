@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 
 import numpy as np
+from _timing import timed
 
 from automd_analysis.metrics import (
     auroc,
@@ -44,16 +43,6 @@ from automd_analysis.metrics import (
 
 CTD_SIZES = (1_775, 10_000, 49_291)
 UTILITY_ROWS = 1_500_000
-
-
-def timed(fn, repeat: int):
-    """(median seconds, last result) over ``repeat`` calls."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def survival_case(n: int, seed: int = 0):
