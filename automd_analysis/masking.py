@@ -24,9 +24,7 @@ Masking-test results never change validity or scores (paper App. E).
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from automd_analysis._atomic import atomic_path
 from automd_analysis.errors import AutomdError
 from automd_analysis.tasks import Kind, Task, get_task
 
@@ -587,15 +586,8 @@ def write_csv_atomic(frame: pd.DataFrame, out) -> Path:
     A crash leaves either the previous file or the complete new one, never a partial file.
     """
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            frame.to_csv(fh, index=False, lineterminator="\n")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as fh:
+        frame.to_csv(fh, index=False, lineterminator="\n")
     return out
 
 

@@ -40,11 +40,9 @@ and the experiment, agent, task and repetition are read from ``run_id`` when abs
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -56,6 +54,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from automd_analysis._atomic import atomic_path
 from automd_analysis._version import __version__
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import FLAG_THRESHOLD, MaskingError, run_masking_test
@@ -271,15 +270,8 @@ def write_masking_results(frame: pd.DataFrame, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = frame.sort_values("run_id", kind="mergesort") if len(frame) else frame
     table = _table(frame.reset_index(drop=True))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, prefix=".tmp-") as tmp:
         pq.write_table(table, tmp, compression="zstd", version="2.6")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return path
 
 

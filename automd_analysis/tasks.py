@@ -26,6 +26,7 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from automd_analysis._atomic import write_text_atomic
 from automd_analysis.errors import DataError, ManifestError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -880,9 +881,7 @@ def write_manifest_hashes(manifest_path: str | Path, hashes: dict[str, str]) -> 
         raise ManifestError(
             "could not rewrite the sha256 entries", path=manifest_path, code="manifest.invalid"
         )
-    tmp = manifest_path.with_name(f".{manifest_path.name}.tmp{os.getpid()}")
-    tmp.write_text(new_text, encoding="utf-8")
-    os.replace(tmp, manifest_path)
+    write_text_atomic(manifest_path, new_text)
 
 
 _FILE_LINE = re.compile(r"^(?P<indent>\s+)(?P<key>[A-Za-z0-9_\-]+):\s*\{(?P<body>.*)\}\s*$")

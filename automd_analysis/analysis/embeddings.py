@@ -40,12 +40,12 @@ import hashlib
 import importlib.util
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from automd_analysis._atomic import atomic_path
 from automd_analysis.errors import AutomdError
 
 __all__ = [
@@ -224,15 +224,8 @@ def _cache_load(path: Path, dim: int) -> np.ndarray | None:
 
 
 def _cache_store(path: Path, vector: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, vector, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, vector, allow_pickle=False)
 
 
 def embed_code(

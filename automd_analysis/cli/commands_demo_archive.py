@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 import yaml
 
+from automd_analysis._atomic import write_text_atomic
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, demo_app
 from automd_analysis.errors import ArchiveError, AutomdError
 
@@ -146,9 +147,6 @@ def baselines_command(
 
 def ensure_archive_yaml(archive: Path, experiment: str) -> None:
     """Create ``archive.yaml`` (or declare ``experiment`` in it) - written atomically."""
-    import os
-    import tempfile
-
     from automd_analysis._version import __version__
 
     path = archive / "archive.yaml"
@@ -174,7 +172,4 @@ def ensure_archive_yaml(archive: Path, experiment: str) -> None:
             "experiments": {experiment: "Simple baselines (paper App. D)"},
             "provenance": {"built_by": "automd baselines", "version": __version__},
         }
-    fd, tmp = tempfile.mkstemp(dir=archive, prefix=".archive.yaml.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(yaml.safe_dump(doc, sort_keys=True))
-    os.replace(tmp, path)
+    write_text_atomic(path, yaml.safe_dump(doc, sort_keys=True))

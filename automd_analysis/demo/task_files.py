@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import pprint
 import string
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from automd_analysis._atomic import write_bytes_atomic
 from automd_analysis.demo.recipes import TaskTables, build_tables
 from automd_analysis.errors import DataError
 from automd_analysis.submissions import default_max_bytes
@@ -284,13 +284,6 @@ def task_file_contents(
     return contents
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 @dataclass(frozen=True)
 class BuiltFile:
     """One written file and whether it matches the manifest's pinned sha256."""
@@ -353,7 +346,7 @@ def build_demo_data(
         task = Task(manifest, root)
         for key, data in task_file_contents(manifest, found).items():
             path = task.path(key)
-            _atomic_write(path, data)
+            write_bytes_atomic(path, data)
             out.append(
                 BuiltFile(task_id, key, path, _sha256_bytes(data), manifest.files[key].sha256)
             )

@@ -15,9 +15,7 @@ off), so names containing ``$`` cannot trigger mathtext.
 from __future__ import annotations
 
 import io
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +26,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+
+from automd_analysis._atomic import write_bytes_atomic
 
 __all__ = [
     "SVG_HASHSALT",
@@ -475,18 +475,6 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
     return fig
 
 
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     """Write ``<out_dir>/figures/<name>.png`` and ``.svg`` reproducibly.
 
@@ -511,7 +499,7 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
         for fmt, metadata in (("png", {"Software": None}), ("svg", {"Date": None})):
             buffer = io.BytesIO()
             fig.savefig(buffer, format=fmt, dpi=_DPI, metadata=metadata)
-            _write_bytes_atomic(paths[fmt], buffer.getvalue())
+            write_bytes_atomic(paths[fmt], buffer.getvalue())
     return paths
 
 

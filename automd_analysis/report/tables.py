@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import html
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from automd_analysis._atomic import write_text_atomic
 from automd_analysis.analysis.store import BASELINE_AGENT, ScoreStore
 
 __all__ = [
@@ -411,18 +410,6 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def export_table(
     df: pd.DataFrame,
     name: str,
@@ -470,9 +457,9 @@ def export_table(
         "tex": target / f"{name}.tex",
         "html": target / f"{name}.html",
     }
-    _write_atomic(paths["csv"], csv_text(df, sort_by))
-    _write_atomic(paths["tex"], render_latex(text, bold, name=name, caption=caption))
-    _write_atomic(paths["html"], render_html(text, bold, name=name, caption=caption))
+    write_text_atomic(paths["csv"], csv_text(df, sort_by))
+    write_text_atomic(paths["tex"], render_latex(text, bold, name=name, caption=caption))
+    write_text_atomic(paths["html"], render_html(text, bold, name=name, caption=caption))
     return paths
 
 

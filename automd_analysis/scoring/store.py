@@ -9,11 +9,8 @@ byte-identical files. Each file is written to a temporary name and ``os.replace`
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -21,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from automd_analysis import __version__
+from automd_analysis._atomic import atomic_path
 from automd_analysis.archive import Run
 from automd_analysis.scoring.plan import FileRef
 
@@ -443,15 +441,8 @@ def _to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
 
 
 def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, prefix=".tmp-") as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def write_store(out_dir: str | Path, tables: dict[str, list[dict]], meta: dict) -> list[Path]:

@@ -24,8 +24,6 @@ import contextlib
 import hashlib
 import io
 import json
-import os
-import tempfile
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from automd_analysis._atomic import write_bytes_atomic
 from automd_analysis.demo.harness.render import Script
 
 #: Zoo functions whose results are cached by argument content (fits, then predictions).
@@ -275,17 +274,5 @@ class Memo:
             return
         meta_path, csv_path = self._paths(key)
         if result.csv is not None:
-            _atomic_write(csv_path, result.csv)
-        _atomic_write(meta_path, json.dumps(result.to_json(), sort_keys=True).encode())
-
-
-def _atomic_write(path: Path, payload: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            write_bytes_atomic(csv_path, result.csv)
+        write_bytes_atomic(meta_path, json.dumps(result.to_json(), sort_keys=True).encode())

@@ -1,0 +1,58 @@
+"""Atomic file writes: a temporary file in the target's directory, then ``os.replace``.
+
+A reader (or a crash) sees either the previous file or the complete new one, never a partial
+file; on any error the temporary file is removed. Temporary names start with ``.`` so that
+directory scans that skip hidden entries (the archive reader) never pick them up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["atomic_path", "write_bytes_atomic", "write_text_atomic"]
+
+# mkstemp creates files with mode 0600; give written files the mode open() would (0666 & ~umask).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, *, prefix: str | None = None) -> Iterator[str]:
+    """Yield a temporary path next to ``path``; move it onto ``path`` when the block succeeds.
+
+    The parent directory is created if needed. ``prefix`` defaults to ``.<name>.``; the
+    temporary file keeps ``path``'s suffix (writers such as pyarrow look at it).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=prefix if prefix is not None else f".{path.name}.",
+        suffix=path.suffix + ".tmp" if path.suffix else ".tmp",
+        dir=path.parent,
+    )
+    os.close(fd)
+    try:
+        os.chmod(tmp, _FILE_MODE)
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_path`); return the path."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(data)
+    return Path(path)
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` as UTF-8, line endings exactly as given, atomically; return the path."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
