@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
 
-.PHONY: install demo demo-data demo-archive regenerate test lint format bench clean
+.PHONY: install demo demo-data demo-archive regenerate test lint format bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: install
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval tests/nbval --nbval-sanitize-with tests/nbval/sanitize.cfg
+
+## unseeded property-test exploration (not in CI): HYPOTHESIS_PROFILE=explore
+fuzz: install
+	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -n $(JOBS) --dist loadfile -q tests
 
 lint: install
 	$(BIN)/ruff check .

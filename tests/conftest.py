@@ -5,8 +5,23 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from automd_analysis.demo.task_files import ensure_demo_data
+
+# Hypothesis: CI (and `make test`) run a derandomised profile, so a run never fails on a case that
+# no commit introduced; `make fuzz` runs the unseeded "explore" profile with more examples.
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "explore",
+    derandomize=False,
+    deadline=None,
+    max_examples=1000,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")
