@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[dev,baselines]"
+	$(BIN)/python -m pip install -q -e ".[dev,demo,baselines]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -595,7 +595,7 @@ def _default_rerun() -> Callable:
     """The demo harness's ``rerun_submission`` (exported by the package or its ``rerun`` module)."""
     import importlib
 
-    for module_name in ("automd_analysis.demo.harness", "automd_analysis.demo.harness.rerun"):
+    for module_name in ("automd_demo.harness", "automd_demo.harness.rerun"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:
@@ -604,7 +604,7 @@ def _default_rerun() -> Callable:
         if callable(rerun):
             return rerun
     raise MaskingError(
-        "no re-run function available: the demo harness (automd_analysis.demo.harness) "
+        "no re-run function available: the demo harness (automd_demo.harness) "
         "does not provide rerun_submission",
         code="masking.no_rerun",
         fix="pass rerun=callable(run_dir, test_features_csv, out_csv)",

@@ -5,7 +5,7 @@ The test re-runs the code behind a selected sequential submission on a masked te
 only runs whose model the toolkit can rebuild itself are tested: those of archives written by
 ``automd demo archive``, whose harness re-renders each script from its stored configuration and
 refuses any script that differs from the archived one
-(:func:`automd_analysis.demo.harness.rerun.rerun_submission`). For any other archive the results
+(:func:`automd_demo.harness.rerun.rerun_submission`). For any other archive the results
 have to be produced elsewhere (a sandbox that may run the agents' code) and handed to notebook 07
 as a file in the format below.
 
@@ -539,7 +539,7 @@ def mask_task_runs(
     """
     archive = Path(archive)
     if rerun is None:
-        from automd_analysis.demo.harness.rerun import rerun_submission
+        from automd_demo.harness.rerun import rerun_submission
 
         def rerun(run_dir, test_csv, out_csv):
             return rerun_submission(run_dir, test_csv, out_csv, data=data, manifests=manifests)

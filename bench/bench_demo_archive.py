@@ -22,7 +22,7 @@ from pathlib import Path
 
 
 def bench_archive(size: str, jobs: int, data, manifests, keep: str | None = None) -> None:
-    from automd_analysis.demo.harness.build import build_archive
+    from automd_demo.harness.build import build_archive
 
     with tempfile.TemporaryDirectory(prefix="bench-demo-archive-") as tmp:
         if keep:
@@ -62,9 +62,9 @@ def bench_archive(size: str, jobs: int, data, manifests, keep: str | None = None
 
 
 def bench_baselines(data, manifests) -> None:
-    from automd_analysis.baselines import fit_baseline
-    from automd_analysis.demo.harness.build import DEMO_TASKS
     from automd_analysis.tasks import get_task
+    from automd_demo.baselines import fit_baseline
+    from automd_demo.harness.build import DEMO_TASKS
 
     print("simple baselines (paper App. D), seed 0, one thread")
     print(f"  {'task':<22} {'kind':<15} {'fit s':>7}")

@@ -46,7 +46,7 @@ def main() -> None:
         tmp = Path(tmp)
         archive, data, manifests = args.archive, args.data, args.manifests
         if archive is None:
-            from automd_analysis.demo.harness.toy import make_toy_tasks
+            from automd_demo.harness.toy import make_toy_tasks
 
             data, manifests = make_toy_tasks(tmp / "toy")
             archive = tmp / "demo"

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from automd_analysis.demo.task_files import build_demo_data
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import get_task, load_labels, sha256_file
+from automd_demo.task_files import build_demo_data
 
 
 def _write_task(base: Path, kind: str, n: int, grid_size: int, seed: int = 0):

@@ -7,7 +7,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from automd_analysis.demo.task_files import ensure_demo_data
+from automd_demo.task_files import ensure_demo_data
 
 # Hypothesis: CI (and `make test`) run a derandomised profile, so a run never fails on a case that
 # no commit introduced; `make fuzz` runs the unseeded "explore" profile with more examples.

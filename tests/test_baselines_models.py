@@ -12,11 +12,11 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
-from automd_analysis import baselines as B
-from automd_analysis.demo.harness.toy import make_toy_tasks
 from automd_analysis.errors import DataError
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import get_task
+from automd_demo import baselines as B
+from automd_demo.harness.toy import make_toy_tasks
 
 
 @pytest.fixture(scope="module")

@@ -12,18 +12,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from automd_analysis.demo.cohorts import (
+from automd_analysis.submissions import validate_submission
+from automd_analysis.tasks import get_task, load_labels, read_time_grid
+from automd_demo.cohorts import (
     flchain_cohort,
     rhc_cohort,
     rotterdam_cohort,
     support_cohort,
 )
-from automd_analysis.demo.recipes import period_split, sepsis_split
-from automd_analysis.demo.sequential_synth import LABEL_LEAD, simulate_sepsis_cohort
-from automd_analysis.demo.splits import _time_grid_local, kaplan_meier_at, time_grid
-from automd_analysis.demo.task_files import build_demo_data, demo_manifests
-from automd_analysis.submissions import validate_submission
-from automd_analysis.tasks import get_task, load_labels, read_time_grid
+from automd_demo.recipes import period_split, sepsis_split
+from automd_demo.sequential_synth import LABEL_LEAD, simulate_sepsis_cohort
+from automd_demo.splits import _time_grid_local, kaplan_meier_at, time_grid
+from automd_demo.task_files import build_demo_data, demo_manifests
 
 
 def _csv(root, task_id, key):
@@ -62,7 +62,7 @@ def test_other_cohorts():
 
 
 def test_survset_warning_is_filtered():
-    from automd_analysis.demo.cohorts import _load_survset_cached, load_survset
+    from automd_demo.cohorts import _load_survset_cached, load_survset
 
     _load_survset_cached.cache_clear()
     with warnings.catch_warnings():

@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 
 from automd_analysis.archive import open_archive
-from automd_analysis.demo.harness import configs as C
-from automd_analysis.demo.harness.build import RunSpec, build_archive
-from automd_analysis.demo.harness.execute import Memo
-from automd_analysis.demo.harness.lab import Lab
-from automd_analysis.demo.harness.rerun import rerun_submission
-from automd_analysis.demo.harness.taskdata import load_profile
-from automd_analysis.demo.harness.toy import make_toy_tasks
 from automd_analysis.errors import ArchiveError
 from automd_analysis.submissions import paper_category, validate_submission
 from automd_analysis.tasks import get_task
+from automd_demo.harness import configs as C
+from automd_demo.harness.build import RunSpec, build_archive
+from automd_demo.harness.execute import Memo
+from automd_demo.harness.lab import Lab
+from automd_demo.harness.rerun import rerun_submission
+from automd_demo.harness.taskdata import load_profile
+from automd_demo.harness.toy import make_toy_tasks
 
 AGENTS = ("autoresearch", "codex", "aide", "aiscientist")
 TASKS = ("toy_survival", "toy_label", "toy_hourly_local")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from automd_analysis.archive import open_archive
 from automd_analysis.cli import app
-from automd_analysis.cli.commands_demo_archive import parse_seeds
-from automd_analysis.demo.harness.toy import make_toy_tasks
+from automd_demo.cli import parse_seeds
+from automd_demo.harness.toy import make_toy_tasks
 
 runner = CliRunner()
 

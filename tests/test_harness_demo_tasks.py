@@ -7,11 +7,11 @@ import json
 import pytest
 
 from automd_analysis.archive import open_archive
-from automd_analysis.demo.harness.build import DEMO_TASKS, RunSpec, build_archive
-from automd_analysis.demo.harness.rerun import rerun_submission
-from automd_analysis.demo.harness.taskdata import load_profile
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import get_task
+from automd_demo.harness.build import DEMO_TASKS, RunSpec, build_archive
+from automd_demo.harness.rerun import rerun_submission
+from automd_demo.harness.taskdata import load_profile
 
 pytestmark = pytest.mark.slow
 

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from automd_analysis import masking
-from automd_analysis.demo.harness import menus
-from automd_analysis.demo.harness.build import RunSpec, build_archive
-from automd_analysis.demo.harness.rerun import rerun_submission
-from automd_analysis.demo.harness.toy import make_toy_tasks
 from automd_analysis.tasks import get_task
+from automd_demo.harness import menus
+from automd_demo.harness.build import RunSpec, build_archive
+from automd_demo.harness.rerun import rerun_submission
+from automd_demo.harness.toy import make_toy_tasks
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from lifelines.utils import concordance_index
 from sklearn.utils.class_weight import compute_sample_weight
 
 from automd_analysis import metrics
-from automd_analysis.demo.harness import models as M
+from automd_demo.harness import models as M
 
 
 def test_encode_tabular_uses_training_categories():

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.demo.harness import configs as C
-from automd_analysis.demo.harness import menus
-from automd_analysis.demo.harness.execute import Memo, run_script
-from automd_analysis.demo.harness.lab import Lab
-from automd_analysis.demo.harness.render import render, zoo_closure
-from automd_analysis.demo.harness.taskdata import load_profile
-from automd_analysis.demo.harness.toy import make_toy_tasks
 from automd_analysis.tasks import get_task
+from automd_demo.harness import configs as C
+from automd_demo.harness import menus
+from automd_demo.harness.execute import Memo, run_script
+from automd_demo.harness.lab import Lab
+from automd_demo.harness.render import render, zoo_closure
+from automd_demo.harness.taskdata import load_profile
+from automd_demo.harness.toy import make_toy_tasks
 
 
 @pytest.fixture(scope="module")
@@ -248,8 +248,8 @@ def test_objectives_shift_propensities_towards_calibration():
 
 
 def test_agents_cannot_open_hidden_files(toy):
-    from automd_analysis.demo.harness.taskdata import public_path
     from automd_analysis.errors import DataError
+    from automd_demo.harness.taskdata import public_path
 
     root, man, _ = toy
     task = get_task("toy_label", root, man)

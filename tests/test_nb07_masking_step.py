@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from automd_analysis.analysis import realtime
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.demo.harness.toy import make_toy_tasks
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import FLAG_THRESHOLD
 from automd_analysis.masking_step import (
@@ -33,6 +32,7 @@ from automd_analysis.masking_step import (
     run_masking_step,
     write_masking_results,
 )
+from automd_demo.harness.toy import make_toy_tasks
 
 TASK = "toy_hourly_local"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "small"
@@ -159,7 +159,7 @@ def test_is_rerunnable_reads_the_provenance():
 
 
 def test_rerunnable_builder_is_the_demo_harness_name():
-    from automd_analysis.demo.harness.build import BUILT_BY
+    from automd_demo.harness.build import BUILT_BY
 
     assert is_rerunnable({"built_by": BUILT_BY})
 

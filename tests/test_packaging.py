@@ -21,11 +21,12 @@ def _normalise(spec: str) -> tuple[str, str]:
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = project["dependencies"] + [
-        d for extra in ("dev", "baselines") for d in project["optional-dependencies"][extra]
+        d for extra in ("demo", "dev", "baselines") for d in project["optional-dependencies"][extra]
     ]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     listed = [d for d in pip_section if not d.startswith("-e")]
+    assert len(listed) == len(set(listed)), "environment.yml lists a dependency twice"
     assert sorted(set(map(_normalise, listed))) == sorted(set(map(_normalise, wanted)))
 
 

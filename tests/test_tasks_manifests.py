@@ -10,7 +10,6 @@ import pytest
 import yaml
 from test_tasks_tiny import make_tiny_task
 
-from automd_analysis.demo.recipes import RECIPES, kinds_supported
 from automd_analysis.errors import DataError, ManifestError
 from automd_analysis.tasks import (
     DEFAULT_MANIFEST_DIR,
@@ -25,6 +24,7 @@ from automd_analysis.tasks import (
     pin_manifest,
     task_status,
 )
+from automd_demo.recipes import RECIPES, kinds_supported
 
 # Paper Table 8, typed from the paper (not from the manifests):
 # id -> (kind, metric, validation, shift, train, extra_train, test, unit)

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from automd_analysis.demo.task_files import render_validator
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import (
     Task,
@@ -26,6 +25,7 @@ from automd_analysis.tasks import (
     pin_manifest,
     sha256_file,
 )
+from automd_demo.task_files import render_validator
 
 #: (kind, metric, needs PredictedLabel)
 FORMATS = {

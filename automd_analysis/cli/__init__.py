@@ -3,6 +3,10 @@
 Each command lives in its own module and registers itself on :data:`app`; this module only wires
 them together and turns expected errors (:class:`~automd_analysis.errors.AutomdError`) into a clear
 message and exit code 2 instead of a traceback.
+
+Other installed packages add commands through the entry-point group :data:`PLUGIN_GROUP`: each
+entry point names a function ``register(app)``. The demo generator (``automd demo ...``,
+``automd baselines``) plugs in this way, so this package never imports it.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ from __future__ import annotations
 import sys
 
 from automd_analysis.cli import (  # noqa: F401  (each module registers its commands)
-    commands_demo_archive,
     commands_masking,
     commands_report,
     commands_score,
@@ -19,7 +22,35 @@ from automd_analysis.cli import (  # noqa: F401  (each module registers its comm
 from automd_analysis.cli._apps import app
 from automd_analysis.errors import AutomdError
 
-__all__ = ["app", "main"]
+__all__ = ["PLUGIN_GROUP", "app", "load_plugins", "main"]
+
+#: Entry-point group of packages that add ``automd`` commands.
+PLUGIN_GROUP = "automd.commands"
+_LOADED: set[str] = set()
+
+
+def load_plugins() -> list[str]:
+    """Call every installed ``automd.commands`` entry point with :data:`app`; return their names.
+
+    A plugin that fails to load is reported on stderr and left out; the core commands still work.
+    """
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+        if ep.name in _LOADED:
+            continue
+        try:
+            ep.load()(app)
+        except Exception as exc:  # a broken plugin must not take the core commands down
+            print(f"automd: warning: plugin {ep.name!r} not loaded: {exc}", file=sys.stderr)
+            continue
+        _LOADED.add(ep.name)
+        loaded.append(ep.name)
+    return loaded
+
+
+load_plugins()
 
 
 def main(argv: list[str] | None = None) -> None:

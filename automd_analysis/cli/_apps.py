@@ -11,13 +11,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-demo_app = typer.Typer(
-    help="Build the demo tasks (real public cohorts) and the demo archive.", no_args_is_help=True
-)
 masking_app = typer.Typer(
     help="Real-time-rule masking test for sequential tasks (paper App. G).", no_args_is_help=True
 )
-app.add_typer(demo_app, name="demo")
 app.add_typer(masking_app, name="masking")
 
 # Shared option declarations, so every command spells them the same way.

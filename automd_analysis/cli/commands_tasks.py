@@ -1,20 +1,17 @@
-"""``automd tasks``, ``automd validate`` and ``automd demo data`` (tasks/submissions work).
+"""``automd tasks`` and ``automd validate`` (tasks/submissions work).
 
 Exit codes: ``validate`` 0 valid, 1 invalid, 2 usage or task-data error; ``tasks`` 0 (``--pin``:
-2 when nothing could be pinned); ``demo data`` 0 when every built file matches its pinned sha256,
-2 otherwise (unless ``--repin``).
+2 when nothing could be pinned).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, demo_app
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
 from automd_analysis.errors import AutomdError
 from automd_analysis.tasks import (
     Task,
@@ -129,57 +126,3 @@ def tasks_command(
             f"{r['id']:<22} {r['origin']:<6} {r['kind']:<14} {r['metric']:<16} "
             f"{r['validation']:<21} {sizes:>22}  {r['status']}"
         )
-
-
-@demo_app.command("data")
-def demo_data_command(
-    data: Path | None = DataOpt,
-    manifests: Path | None = ManifestsOpt,
-    task: list[str] | None = typer.Option(
-        None, "--task", help="Build only this demo task (repeatable)."
-    ),
-    repin: bool = typer.Option(
-        False, "--repin", help="Write the built files' sha256 into the demo manifests."
-    ),
-) -> None:
-    """Build the demo tasks (real public cohorts + a synthetic sepsis cohort) under the data root.
-
-    Deterministic (seed 42): a rebuild writes byte-identical files whose sha256 match the
-    manifests. Exit 2 if a built file does not match its pinned sha256 (unless --repin).
-    """
-    from automd_analysis.demo.task_files import build_demo_data, repin_demo_manifests
-
-    root = data_root(data)
-    start = time.perf_counter()
-
-    def progress(task_id: str) -> None:
-        print(f"building {task_id} ...", file=sys.stderr, flush=True)
-
-    try:
-        built = build_demo_data(root, manifests, task or None, progress=progress)
-        if repin:
-            changed = repin_demo_manifests(built, manifests)
-            for task_id in changed:
-                typer.echo(f"re-pinned {task_id}")
-    except AutomdError as exc:
-        _fail(exc)
-    elapsed = time.perf_counter() - start
-    tasks = sorted({b.task for b in built})
-    typer.echo(
-        f"built {len(tasks)} demo tasks ({len(built)} files) under {root} in {elapsed:.1f} s"
-    )
-    mismatched = [b for b in built if not b.matches]
-    if mismatched and not repin:
-        for b in mismatched:
-            expected = b.expected[:12] + "..." if b.expected else "unpinned"
-            typer.echo(
-                f"  sha256 mismatch: {b.task}/{b.key}: built {b.sha256[:12]}..., "
-                f"manifest {expected}",
-                err=True,
-            )
-        typer.echo(
-            "automd: error: the build does not reproduce the pinned files; check the SurvSet, "
-            "numpy and pandas versions, or re-pin deliberately with --repin",
-            err=True,
-        )
-        raise typer.Exit(2)

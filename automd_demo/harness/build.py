@@ -36,17 +36,17 @@ import numpy as np
 import yaml
 
 from automd_analysis._version import __version__
-from automd_analysis.demo.harness import agents as agents_mod
-from automd_analysis.demo.harness.agents import AGENTS, AgentRun, Sizes
-from automd_analysis.demo.harness.annotate import annotations
-from automd_analysis.demo.harness.clock import SimClock, run_start, stable_int
-from automd_analysis.demo.harness.execute import Memo
-from automd_analysis.demo.harness.lab import Lab
-from automd_analysis.demo.harness.menus import DEFAULT_LLM, LLMS
-from automd_analysis.demo.harness.taskdata import load_profile
-from automd_analysis.demo.harness.writer import write_run
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import get_task
+from automd_demo.harness import agents as agents_mod
+from automd_demo.harness.agents import AGENTS, AgentRun, Sizes
+from automd_demo.harness.annotate import annotations
+from automd_demo.harness.clock import SimClock, run_start, stable_int
+from automd_demo.harness.execute import Memo
+from automd_demo.harness.lab import Lab
+from automd_demo.harness.menus import DEFAULT_LLM, LLMS
+from automd_demo.harness.taskdata import load_profile
+from automd_demo.harness.writer import write_run
 
 DEMO_TASKS = (
     "demo_support",
@@ -193,7 +193,7 @@ class JobConfig:
 def _worker_init() -> None:
     from threadpoolctl import threadpool_limits
 
-    import automd_analysis.demo.harness.models  # noqa: F401  (load sklearn/lifelines first)
+    import automd_demo.harness.models  # noqa: F401  (load sklearn/lifelines first)
 
     threadpool_limits(1)
 
@@ -247,7 +247,7 @@ def _run_job(spec: RunSpec, job: JobConfig) -> dict[str, Any]:
     run_dir = Path(job.staging) / spec.run_path
     task = get_task(spec.task, job.data, job.manifests)
     if spec.agent == "baseline":
-        from automd_analysis.demo.harness.baseline_runs import write_baseline_run
+        from automd_demo.harness.baseline_runs import write_baseline_run
 
         info = write_baseline_run(task, spec.rep, run_dir, experiment=spec.experiment, demo=True)
         return {"run": spec.run_path, "agent": "baseline", **info}

@@ -24,11 +24,11 @@ __all__ = ["build_archive", "plan", "rerun_submission"]
 
 def __getattr__(name: str):
     if name == "rerun_submission":
-        from automd_analysis.demo.harness.rerun import rerun_submission
+        from automd_demo.harness.rerun import rerun_submission
 
         return rerun_submission
     if name in ("build_archive", "plan"):
-        from automd_analysis.demo.harness import build
+        from automd_demo.harness import build
 
         return getattr(build, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

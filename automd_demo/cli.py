@@ -1,4 +1,8 @@
-"""``automd demo archive`` (scripted-agent demo archive) and ``automd baselines`` (paper App. D).
+"""The demo generator's commands, plugged into ``automd`` (entry point group ``automd.commands``).
+
+``automd demo data``     build the demo tasks from real public cohorts (+ a synthetic sepsis cohort)
+``automd demo archive``  the scripted-agent demo archive on those tasks
+``automd baselines``     the paper's simple baselines (App. D) as runs of agent ``baseline``
 
 Exit codes: 0 success; 2 usage, data or archive error (message names the file and the fix).
 """
@@ -15,8 +19,16 @@ import typer
 import yaml
 
 from automd_analysis._atomic import write_text_atomic
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, demo_app
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt
 from automd_analysis.errors import ArchiveError, AutomdError
+from automd_analysis.tasks import data_root
+
+__all__ = ["demo_app", "ensure_archive_yaml", "parse_seeds", "register"]
+
+demo_app = typer.Typer(
+    help="Build the demo tasks (real public cohorts) and the demo archive.", no_args_is_help=True
+)
+baselines_app = typer.Typer()
 
 DEFAULT_DEMO_ARCHIVE = Path("runs_archive/demo")
 DEFAULT_BASELINE_ARCHIVE = Path("runs_archive/baselines")
@@ -66,7 +78,7 @@ def demo_archive_command(
     """
     from tqdm import tqdm
 
-    from automd_analysis.demo.harness.build import DEMO_TASKS, SIZES, build_archive, plan
+    from automd_demo.harness.build import DEMO_TASKS, SIZES, build_archive, plan
 
     if size not in SIZES:
         _fail(ArchiveError(f"unknown size {size!r}", location="--size", code="archive.size",
@@ -101,7 +113,7 @@ def demo_archive_command(
     )
 
 
-@app.command("baselines")
+@baselines_app.command("baselines")
 def baselines_command(
     task_id: str = typer.Argument(..., help="Task id (any task with a manifest and public files)."),
     seeds: str = typer.Option("0-4", "--seeds", help="Seeds = repetitions, e.g. 0-4 or 0,2."),
@@ -117,8 +129,8 @@ def baselines_command(
     --force. archive.yaml is created (or the experiment added to it) when needed.
     """
     from automd_analysis.archive._safe import NAME_PATTERN
-    from automd_analysis.demo.harness.baseline_runs import write_baseline_run
     from automd_analysis.tasks import get_task
+    from automd_demo.harness.baseline_runs import write_baseline_run
 
     try:
         seed_list = parse_seeds(seeds)
@@ -173,3 +185,63 @@ def ensure_archive_yaml(archive: Path, experiment: str) -> None:
             "provenance": {"built_by": "automd baselines", "version": __version__},
         }
     write_text_atomic(path, yaml.safe_dump(doc, sort_keys=True))
+
+
+@demo_app.command("data")
+def demo_data_command(
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    task: list[str] | None = typer.Option(
+        None, "--task", help="Build only this demo task (repeatable)."
+    ),
+    repin: bool = typer.Option(
+        False, "--repin", help="Write the built files' sha256 into the demo manifests."
+    ),
+) -> None:
+    """Build the demo tasks (real public cohorts + a synthetic sepsis cohort) under the data root.
+
+    Deterministic (seed 42): a rebuild writes byte-identical files whose sha256 match the
+    manifests. Exit 2 if a built file does not match its pinned sha256 (unless --repin).
+    """
+    from automd_demo.task_files import build_demo_data, repin_demo_manifests
+
+    root = data_root(data)
+    start = time.perf_counter()
+
+    def progress(task_id: str) -> None:
+        print(f"building {task_id} ...", file=sys.stderr, flush=True)
+
+    try:
+        built = build_demo_data(root, manifests, task or None, progress=progress)
+        if repin:
+            changed = repin_demo_manifests(built, manifests)
+            for task_id in changed:
+                typer.echo(f"re-pinned {task_id}")
+    except AutomdError as exc:
+        _fail(exc)
+    elapsed = time.perf_counter() - start
+    tasks = sorted({b.task for b in built})
+    typer.echo(
+        f"built {len(tasks)} demo tasks ({len(built)} files) under {root} in {elapsed:.1f} s"
+    )
+    mismatched = [b for b in built if not b.matches]
+    if mismatched and not repin:
+        for b in mismatched:
+            expected = b.expected[:12] + "..." if b.expected else "unpinned"
+            typer.echo(
+                f"  sha256 mismatch: {b.task}/{b.key}: built {b.sha256[:12]}..., "
+                f"manifest {expected}",
+                err=True,
+            )
+        typer.echo(
+            "automd: error: the build does not reproduce the pinned files; check the SurvSet, "
+            "numpy and pandas versions, or re-pin deliberately with --repin",
+            err=True,
+        )
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``automd demo ...`` and ``automd baselines`` to the ``automd`` application."""
+    app.add_typer(demo_app, name="demo")
+    app.registered_commands.extend(baselines_app.registered_commands)

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automd_analysis.demo.cohorts import Cohort, fixed_horizon_outcome, get_cohort
-from automd_analysis.demo.sequential_synth import FEATURES as SEPSIS_FEATURES
-from automd_analysis.demo.sequential_synth import simulate_sepsis_cohort
-from automd_analysis.demo.splits import kaplan_meier_at, split_ids, time_grid
 from automd_analysis.errors import ManifestError
 from automd_analysis.tasks import Kind, TaskManifest, format_grid_time
+from automd_demo.cohorts import Cohort, fixed_horizon_outcome, get_cohort
+from automd_demo.sequential_synth import FEATURES as SEPSIS_FEATURES
+from automd_demo.sequential_synth import simulate_sepsis_cohort
+from automd_demo.splits import kaplan_meier_at, split_ids, time_grid
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The model zoo of the scripted agents: small, pure building blocks of an agent's training script.
 
 Every function here is *copied verbatim* into the generated script of each development version
-(:mod:`automd_analysis.demo.harness.render` embeds their source with :func:`inspect.getsource`), and
+(:mod:`automd_demo.harness.render` embeds their source with :func:`inspect.getsource`), and
 the harness then executes that script text. So the archived code is exactly the code that produced
 the archived predictions, and ``file:line`` evidence points at real lines.
 

@@ -9,8 +9,8 @@ between their configs and whether the submitted predictions changed.
 
 from __future__ import annotations
 
-from automd_analysis.demo.harness.agents import Step, pair_changes, pairs
-from automd_analysis.demo.harness.configs import practices
+from automd_demo.harness.agents import Step, pair_changes, pairs
+from automd_demo.harness.configs import practices
 
 ANNOTATOR = "automd demo harness (ground truth from the scripted configs)"
 MAX_EVIDENCE = 4

@@ -25,9 +25,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from automd_analysis.demo.harness.agents import SEARCH, SELECTION_RULE, RunOutcome, Step
-from automd_analysis.demo.harness.clock import BUDGET_MINUTES, iso
-from automd_analysis.demo.harness.render import config_json
+from automd_demo.harness.agents import SEARCH, SELECTION_RULE, RunOutcome, Step
+from automd_demo.harness.clock import BUDGET_MINUTES, iso
+from automd_demo.harness.render import config_json
 
 
 def dump_json(payload: dict) -> str:

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis._atomic import write_bytes_atomic
-from automd_analysis.demo.recipes import TaskTables, build_tables
 from automd_analysis.errors import DataError
 from automd_analysis.submissions import default_max_bytes
 from automd_analysis.tasks import (
@@ -47,6 +46,7 @@ from automd_analysis.tasks import (
     task_status,
     write_manifest_hashes,
 )
+from automd_demo.recipes import TaskTables, build_tables
 
 #: File keys a demo manifest declares, and which are required per kind.
 PUBLIC_KEYS = ("description", "train", "test_features", "sample_submission", "validate")
@@ -65,7 +65,7 @@ def grid_bytes(grid: np.ndarray) -> bytes:
 
 
 def _template(name: str) -> str:
-    return (resources.files("automd_analysis.demo") / "templates" / name).read_text("utf-8")
+    return (resources.files("automd_demo") / "templates" / name).read_text("utf-8")
 
 
 _METRIC_TEXT = {

@@ -2,7 +2,7 @@
 
 Used by ``automd baselines`` (any task with a manifest, real wall-clock timestamps) and by the
 demo archive builder (simulated timestamps so the archive is reproducible byte for byte). A
-baseline run has one version ``v0001``; its code is a copy of :mod:`automd_analysis.baselines`
+baseline run has one version ``v0001``; its code is a copy of :mod:`automd_demo.baselines`
 (the module that fitted it) followed by a small driver, and its annotations cite lines of that
 copy.
 """
@@ -17,10 +17,10 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from automd_analysis import baselines
-from automd_analysis.demo.harness.clock import BUDGET_MINUTES, iso, run_start
-from automd_analysis.demo.harness.writer import _write, dump_json
 from automd_analysis.tasks import Task
+from automd_demo import baselines
+from automd_demo.harness.clock import BUDGET_MINUTES, iso, run_start
+from automd_demo.harness.writer import _write, dump_json
 
 VERSION = "v0001"
 CODE_FILE = f"code/{VERSION}/baseline.py"

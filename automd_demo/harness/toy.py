@@ -109,7 +109,7 @@ def _manifest(task_id: str, kind: str, metric: str, files: dict, **extra) -> dic
         "files": files,
         "source": {
             "name": "toy generator",
-            "citation": "automd_analysis.demo.harness.toy",
+            "citation": "automd_demo.harness.toy",
             "access": "synthetic",
         },  # fmt: skip
         "subgroups": {},

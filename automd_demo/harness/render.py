@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from types import CodeType
 
-from automd_analysis.demo.harness import models
-from automd_analysis.demo.harness.configs import FAMILY_CODE
-from automd_analysis.demo.harness.taskdata import TaskProfile
+from automd_demo.harness import models
+from automd_demo.harness.configs import FAMILY_CODE
+from automd_demo.harness.taskdata import TaskProfile
 
 #: Alarm-threshold candidates: quantiles of the validation probabilities (as the baseline).
 THRESHOLD_QUANTILES = "np.linspace(0.80, 0.999, 40)"

@@ -34,7 +34,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from automd_analysis._atomic import write_bytes_atomic
-from automd_analysis.demo.harness.render import Script
+from automd_demo.harness.render import Script
 
 #: Zoo functions whose results are cached by argument content (fits, then predictions).
 FIT_FUNCTIONS = frozenset(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automd_analysis.demo.harness.configs import (
+from automd_demo.harness.configs import (
     CLASSIFIER_FAMILIES,
     DEFAULT_PARAMS,
     OUTPUT_BUGS,
@@ -30,7 +30,7 @@ from automd_analysis.demo.harness.configs import (
     member,
     normalise,
 )
-from automd_analysis.demo.harness.taskdata import TaskProfile
+from automd_demo.harness.taskdata import TaskProfile
 
 Proposal = tuple[dict, str]
 ItemFn = Callable[[dict, TaskProfile, np.random.Generator], Proposal | None]

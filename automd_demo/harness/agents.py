@@ -28,13 +28,13 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from automd_analysis.demo.harness import menus
-from automd_analysis.demo.harness.clock import BUDGET_MINUTES, SimClock, step_minutes
-from automd_analysis.demo.harness.configs import change_categories, config_hash
-from automd_analysis.demo.harness.execute import ExecResult
-from automd_analysis.demo.harness.render import Script
-from automd_analysis.demo.harness.taskdata import TaskProfile
-from automd_analysis.demo.harness.tokens import step_tokens
+from automd_demo.harness import menus
+from automd_demo.harness.clock import BUDGET_MINUTES, SimClock, step_minutes
+from automd_demo.harness.configs import change_categories, config_hash
+from automd_demo.harness.execute import ExecResult
+from automd_demo.harness.render import Script
+from automd_demo.harness.taskdata import TaskProfile
+from automd_demo.harness.tokens import step_tokens
 
 SEARCH = {"autoresearch": "linear", "codex": "linear", "aide": "tree", "aiscientist": "tree"}
 SELECTION_RULE = {

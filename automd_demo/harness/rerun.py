@@ -6,7 +6,7 @@ that code is fully determined by ``code/<version>/config.json``: :func:`rerun_su
 re-renders the script from the config with the harness's own (trusted) renderer, checks that it
 is *identical* to the archived script (so a tampered archive is refused rather than executed),
 refits it deterministically on the task's public training data and predicts the given file.
-Baseline runs are refitted with :func:`automd_analysis.baselines.fit_baseline`.
+Baseline runs are refitted with :func:`automd_demo.baselines.fit_baseline`.
 
 Archive bytes are never executed: only the re-rendered text runs.
 """
@@ -17,12 +17,12 @@ import json
 from pathlib import Path
 
 from automd_analysis.archive._safe import MAX_JSON_BYTES, MAX_TEXT_BYTES, read_bounded
-from automd_analysis.demo.harness.execute import Memo
-from automd_analysis.demo.harness.lab import Lab
-from automd_analysis.demo.harness.render import render
-from automd_analysis.demo.harness.taskdata import load_profile
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import get_task
+from automd_demo.harness.execute import Memo
+from automd_demo.harness.lab import Lab
+from automd_demo.harness.render import render
+from automd_demo.harness.taskdata import load_profile
 
 
 def _json(path: Path, root: Path) -> dict:
@@ -98,7 +98,7 @@ def rerun_submission(
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     if "procedure" in stored:  # a simple-baseline run
-        from automd_analysis.baselines import fit_baseline
+        from automd_demo.baselines import fit_baseline
 
         fit = fit_baseline(task, int(stored["seed"]), test_features=Path(test_features_csv))
         fit.submission.to_csv(out_csv, index=False, lineterminator="\n")

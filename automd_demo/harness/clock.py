@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from automd_analysis.demo.harness.taskdata import TaskProfile
+from automd_demo.harness.taskdata import TaskProfile
 
 EPOCH = datetime(2026, 1, 5, 8, 0, 0, tzinfo=UTC)
 BUDGET_MINUTES = 720.0
