@@ -20,7 +20,7 @@ install: $(VENV)/.installed
 demo: install
 	$(BIN)/automd demo data
 	$(BIN)/automd demo archive
-	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS)
+	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS) --masking --allow-code-execution
 	@echo "Report: reports/index.html"
 
 ## all tests: lint, format check, unit/property/reference/integration tests and nbval notebooks

@@ -13,12 +13,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["atomic_path", "make_temp_dir", "write_bytes_atomic", "write_text_atomic"]
 
 # mkstemp creates files with mode 0600; give written files the mode open() would (0666 & ~umask).
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 _FILE_MODE = 0o666 & ~_UMASK
+_DIR_MODE = 0o777 & ~_UMASK
 
 
 @contextlib.contextmanager
@@ -44,6 +45,18 @@ def atomic_path(path: str | Path, *, prefix: str | None = None) -> Iterator[str]
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def make_temp_dir(parent: str | Path, prefix: str) -> Path:
+    """A new uniquely named directory in ``parent``, with the mode ``mkdir`` would give it.
+
+    ``tempfile.mkdtemp`` creates directories 0700; a staging directory that is later renamed into
+    place (a run, an archive) must end up with the same mode as every other directory the toolkit
+    writes (0777 & ~umask).
+    """
+    path = Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    os.chmod(path, _DIR_MODE)
+    return path
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:

@@ -220,6 +220,34 @@ def default_max_bytes(n_rows: int, n_columns: int) -> int:
     return (16 << 20) + n_rows * (64 * n_columns + 64)
 
 
+def size_reason(
+    task: Task, size: int, labels: TaskLabels | None = None, *, max_bytes: int | None = None
+) -> Reason | None:
+    """The ``file.too_large`` reason for a file of ``size`` bytes, or ``None`` if it may be read.
+
+    The limit is ``max_bytes``, else the manifest's ``submission.max_bytes``, else
+    :func:`default_max_bytes` for the task's test set. Checked before a file is hashed or parsed,
+    so a huge (or sparse) file costs one ``stat``.
+    """
+    if labels is None:
+        labels = load_labels(task)
+    m = task.manifest
+    if m.kind is Kind.survival:
+        grid = labels.time_grid if labels.time_grid is not None else read_time_grid(task)[0]
+        n_cols = len(m.submission.id_columns) + len(grid)
+    else:
+        n_cols = len(m.submission.id_columns) + 1 + (m.submission.label_column is not None)
+    limit = max_bytes or m.submission.max_bytes or default_max_bytes(len(labels.ids), n_cols)
+    if size <= limit:
+        return None
+    return Reason(
+        "file.too_large",
+        f"the file is {size:,} bytes, over the limit of {limit:,} bytes for this "
+        f"task ({len(labels.ids):,} rows x {n_cols} columns expected)",
+        [{"bytes": size, "limit": limit}],
+    )
+
+
 def validate_submission(
     task: Task,
     path: str | os.PathLike,
@@ -282,29 +310,14 @@ def validate_submission(
     if labels is None:
         labels = load_labels(task)
     m = task.manifest
+    grid = None
     if m.kind is Kind.survival:
         grid = labels.time_grid if labels.time_grid is not None else read_time_grid(task)[0]
-        n_cols = len(m.submission.id_columns) + len(grid)
-    else:
-        grid = None
-        n_cols = len(m.submission.id_columns) + 1 + (m.submission.label_column is not None)
-    limit = max_bytes or m.submission.max_bytes or default_max_bytes(len(labels.ids), n_cols)
     try:
         size = path.stat().st_size
-        if size > limit:
-            return ValidationResult(
-                False,
-                [
-                    Reason(
-                        "file.too_large",
-                        f"the file is {size:,} bytes, over the limit of {limit:,} bytes for this "
-                        f"task ({len(labels.ids):,} rows x {n_cols} columns expected)",
-                        [{"bytes": size, "limit": limit}],
-                    )
-                ],
-                None,
-                None,
-            )
+        too_large = size_reason(task, size, labels, max_bytes=max_bytes)
+        if too_large is not None:
+            return ValidationResult(False, [too_large], None, None)
         digest, has_quote = _scan(path)
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)

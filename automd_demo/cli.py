@@ -128,7 +128,7 @@ def baselines_command(
     Runs go to <archive>/<experiment>/baseline/<task>/rep<seed>; existing reps are kept unless
     --force. archive.yaml is created (or the experiment added to it) when needed.
     """
-    from automd_analysis.archive._safe import NAME_PATTERN
+    from automd_analysis.archive.safe import NAME_PATTERN
     from automd_analysis.tasks import get_task
     from automd_demo.harness.baseline_runs import write_baseline_run
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_archive_reader import kit
 
 from automd_analysis.archive import open_archive
-from automd_analysis.archive._safe import read_bounded, resolve_inside
+from automd_analysis.archive.safe import read_bounded, resolve_inside
 from automd_analysis.errors import ArchiveError
 
 

@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from automd_analysis.metrics import (
     UndefinedMetricWarning,
@@ -132,7 +134,11 @@ def test_bad_n_bins(n_bins):
 def independent_survival_ece(
     t, e, surv, grid, quantiles=(0.25, 0.5, 0.75), n_groups=10, min_group=5
 ):
-    """SPEC §4 step by step, with lifelines' KaplanMeierFitter for the within-group KM."""
+    """The documented rule step by step, with lifelines' KaplanMeierFitter for the within-group KM.
+
+    Groups: sorted by prediction, cut where np.array_split cuts, each cut that splits equal
+    predictions moved forward past them (written as a plain loop, independently of the package).
+    """
     lifelines = _require("lifelines")
     event_times = t[e == 1]
     errors = []
@@ -142,7 +148,14 @@ def independent_survival_ece(
         g = dist.index(min(dist))  # first minimiser: the earlier point on an exact tie
         pred = surv[:, g]
         order = sorted(range(len(pred)), key=lambda i: pred[i])  # Python's sort is stable
-        groups = np.array_split(np.array(order), n_groups)
+        nominal = np.array_split(np.array(order), n_groups)
+        groups, start = [], 0
+        for _ in nominal:
+            end = max(start, sum(len(p) for p in nominal[: len(groups) + 1]))
+            while 0 < end < len(order) and pred[order[end]] == pred[order[end - 1]]:
+                end += 1  # never split a block of equal predictions
+            groups.append(np.array(order[start:end], dtype=int))
+            start = end
         kept = [idx for idx in groups if len(idx) >= min_group]
         total = sum(len(idx) for idx in kept)
         err = 0.0
@@ -169,6 +182,41 @@ def test_survival_ece_matches_independent_implementation_with_lifelines_km():
             surv = np.round(surv, 1)  # tied predictions exercise the stable sort
         got = survival_ece(t, e, surv, grid)
         assert got.ece == pytest.approx(independent_survival_ece(t, e, surv, grid), abs=1e-12)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(20, 160),
+    decimals=st.integers(0, 2),
+)
+@settings(max_examples=40, deadline=None)
+def test_survival_ece_does_not_depend_on_row_order(seed, n, decimals):
+    """Ties in predicted survival are grouped together, so any permutation gives the same value."""
+    rng = np.random.default_rng(seed)
+    risk = rng.normal(size=n)
+    t = np.round(rng.exponential(10 * np.exp(-risk)), 0)
+    e = (rng.random(n) < 0.6).astype(int)
+    e[0] = 1
+    grid = np.unique(np.r_[0.0, np.quantile(t, np.linspace(0, 1, 12))])
+    surv = np.round(np.exp(-np.outer(np.exp(risk), grid) / 10), decimals)  # many ties
+    base = survival_ece(t, e, surv, grid, min_group=1)
+    for _ in range(3):
+        p = rng.permutation(n)
+        again = survival_ece(t[p], e[p], surv[p], grid, min_group=1)
+        assert again.ece == base.ece or (np.isnan(again.ece) and np.isnan(base.ece))
+        assert np.array_equal(again.groups["n"], base.groups["n"])
+
+
+def test_survival_ece_keeps_tied_predictions_in_one_group():
+    # 20 patients, predictions 0.3 (x12) and 0.8 (x8): array_split would cut the 0.3 block
+    t = np.arange(1.0, 21.0)
+    e = np.ones(20, dtype=int)
+    grid = np.array([0.0, 10.0])
+    surv = np.column_stack([np.ones(20), np.r_[np.full(12, 0.3), np.full(8, 0.8)]])
+    res = survival_ece(t, e, surv, grid, quantiles=(0.5,), n_groups=2, min_group=1)
+    # the 0.3 block stays whole (12 patients), the second group holds the 8 others
+    assert res.groups["n"].tolist() == [12, 8]
+    assert res.groups["mean_pred"].tolist() == pytest.approx([0.3, 0.8], abs=1e-15)
 
 
 def test_c1_matches_dcm_km_ece_with_four_groups():
@@ -208,9 +256,13 @@ def test_survival_ece_hand_example_with_skipped_group_and_carry_forward():
     assert res.per_time["time"].tolist() == [3.0, 3.0, 3.0]
     # low group = all events: KM(3) = 1/2; high group = all censored: KM = 1
     assert res.ece == pytest.approx(0.5 * abs(0.2 - 0.5) + 0.5 * abs(0.9 - 1.0))
-    # with 3 groups (4 each) and min_group 5 every group is skipped -> undefined
+    # 3 groups: the cuts (after 4 and 8) fall inside the two blocks of tied predictions and
+    # move to their ends, giving groups of 6, 6 and 0; with min_group 7 all are skipped
+    three = survival_ece(t, e, surv, grid, n_groups=3, min_group=5)
+    assert three.groups["n"].tolist()[:3] == [6, 6, 0]
+    assert three.ece == pytest.approx(res.ece)
     with pytest.warns(UndefinedMetricWarning, match="fewer than min_group"):
-        assert np.isnan(survival_ece(t, e, surv, grid, n_groups=3, min_group=5).ece)
+        assert np.isnan(survival_ece(t, e, surv, grid, n_groups=3, min_group=7).ece)
 
 
 def test_survival_ece_km_carried_forward_and_one_before_first_time():

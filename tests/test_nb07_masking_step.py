@@ -1,4 +1,4 @@
-"""automd_analysis.masking_step: eligible runs, the step with a stand-in re-run, caching, and the
+"""automd_analysis.masking.step: eligible runs, the step with a stand-in re-run, caching, and the
 masking-results file format (write, read, every check); analysis.realtime summaries."""
 
 from __future__ import annotations
@@ -19,18 +19,19 @@ from automd_analysis.analysis import realtime
 from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import FLAG_THRESHOLD
-from automd_analysis.masking_step import (
+from automd_analysis.masking.results import (
     MASKING_COLUMNS,
     MASKING_FILE,
     REQUIRED_COLUMNS,
     MaskingResultsError,
+    read_masking_results,
+    write_masking_results,
+)
+from automd_analysis.masking.step import (
     agents_option,
     eligible_runs,
-    is_rerunnable,
-    read_masking_results,
     run_cache_key,
     run_masking_step,
-    write_masking_results,
 )
 from automd_demo.harness.toy import make_toy_tasks
 
@@ -152,16 +153,15 @@ def test_non_sequential_tasks_are_not_eligible():
     assert eligible_runs(ScoreStore.from_frames(**frames)).empty
 
 
-def test_is_rerunnable_reads_the_provenance():
-    assert is_rerunnable({"built_by": "automd demo archive", "seed": 1})
-    assert not is_rerunnable({"built_by": "tests/fixtures/make_small_fixture.py"})
-    assert not is_rerunnable({}) and not is_rerunnable(None) and not is_rerunnable("demo")
-
-
-def test_rerunnable_builder_is_the_demo_harness_name():
-    from automd_demo.harness.build import BUILT_BY
-
-    assert is_rerunnable({"built_by": BUILT_BY})
+def test_the_step_never_runs_code_without_explicit_consent(setup):
+    archive, store, data, manifests, scores = setup
+    rerun = StandInRerun()
+    for consent in (False, None, "yes", 1):
+        with pytest.raises(AutomdError) as info:
+            run_masking_step(archive, store, scores, rerun=rerun, data=data, manifests=manifests,
+                             allow_code_execution=consent)  # fmt: skip
+        assert info.value.code == "masking.code_execution_not_allowed"
+    assert rerun.calls == [] and not (scores / MASKING_FILE).exists()
 
 
 def test_agents_option_accepts_repeats_and_commas():
@@ -176,7 +176,7 @@ def test_agents_option_accepts_repeats_and_commas():
 def test_step_flags_the_look_ahead_run_only(setup):
     archive, store, data, manifests, scores = setup
     rerun = StandInRerun()
-    summary = run_masking_step(archive, store, scores, seed=3, rerun=rerun, data=data,
+    summary = run_masking_step(archive, store, scores, allow_code_execution=True, seed=3, rerun=rerun, data=data,
                                manifests=manifests)  # fmt: skip
     results = read_masking_results(scores / MASKING_FILE).set_index("agent")
     assert summary.path == scores / MASKING_FILE
@@ -204,30 +204,63 @@ def test_step_flags_the_look_ahead_run_only(setup):
 
 def test_unchanged_runs_come_from_the_cache_and_changed_code_is_rerun(setup):
     archive, store, data, manifests, scores = setup
-    run_masking_step(archive, store, scores, rerun=StandInRerun(), data=data, manifests=manifests)
+    run_masking_step(
+        archive,
+        store,
+        scores,
+        allow_code_execution=True,
+        rerun=StandInRerun(),
+        data=data,
+        manifests=manifests,
+    )
     first = (scores / MASKING_FILE).read_bytes()
     rerun = StandInRerun()
-    summary = run_masking_step(archive, store, scores, rerun=rerun, data=data, manifests=manifests)
+    summary = run_masking_step(
+        archive,
+        store,
+        scores,
+        allow_code_execution=True,
+        rerun=rerun,
+        data=data,
+        manifests=manifests,
+    )
     assert rerun.calls == [] and (summary.n_rerun, summary.n_cached) == (0, 3)
     assert (scores / MASKING_FILE).read_bytes() == first  # same rows, same bytes
     # edit one run's code: only that run is re-run
     (archive / "main" / "causal" / TASK / "rep0" / "code" / "v0001" / "train.py").write_text("#\n")
     rerun = StandInRerun()
-    summary = run_masking_step(archive, store, scores, rerun=rerun, data=data, manifests=manifests)
+    summary = run_masking_step(
+        archive,
+        store,
+        scores,
+        allow_code_execution=True,
+        rerun=rerun,
+        data=data,
+        manifests=manifests,
+    )
     assert rerun.calls == ["causal", "causal"] and summary.n_cached == 2
     # another seed is another masked file: everything is re-run; --force ignores the cache
     rerun = StandInRerun()
-    run_masking_step(archive, store, scores, seed=1, rerun=rerun, data=data, manifests=manifests)
+    run_masking_step(
+        archive,
+        store,
+        scores,
+        allow_code_execution=True,
+        seed=1,
+        rerun=rerun,
+        data=data,
+        manifests=manifests,
+    )
     assert len(rerun.calls) == 5
     rerun = StandInRerun()
-    run_masking_step(archive, store, scores, seed=1, rerun=rerun, data=data, manifests=manifests,
+    run_masking_step(archive, store, scores, allow_code_execution=True, seed=1, rerun=rerun, data=data, manifests=manifests,
                      force=True)  # fmt: skip
     assert len(rerun.calls) == 5
 
 
 def test_requested_agents_and_a_missing_task_give_error_rows_not_exceptions(setup, tmp_path):
     archive, store, data, _, scores = setup
-    summary = run_masking_step(archive, store, scores, agents=["linear"], rerun=StandInRerun(),
+    summary = run_masking_step(archive, store, scores, allow_code_execution=True, agents=["linear"], rerun=StandInRerun(),
                                data=data, manifests=tmp_path / "no_manifests")  # fmt: skip
     results = read_masking_results(scores / MASKING_FILE)
     assert list(results["agent"]) == ["linear"] and summary.n_errors == 1
@@ -240,7 +273,15 @@ def test_unsafe_run_files_are_an_error_row(setup, tmp_path):
     outside.write_text("secret")
     target = archive / "main" / "causal" / TASK / "rep0" / "code" / "v0001" / "evil.py"
     target.symlink_to(outside)
-    run_masking_step(archive, store, scores, rerun=StandInRerun(), data=data, manifests=manifests)
+    run_masking_step(
+        archive,
+        store,
+        scores,
+        allow_code_execution=True,
+        rerun=StandInRerun(),
+        data=data,
+        manifests=manifests,
+    )
     results = read_masking_results(scores / MASKING_FILE).set_index("agent")
     assert results.at["causal", "status"] == "error"
     assert "outside" in results.at["causal", "reason"] or "unsafe" in results.at["causal", "reason"]
@@ -264,7 +305,8 @@ def test_cache_key_covers_every_input(setup):
 def test_bad_jobs_is_a_usage_error(setup):
     archive, store, _, _, scores = setup
     with pytest.raises(AutomdError) as info:
-        run_masking_step(archive, store, scores, jobs=0)
+        run_masking_step(archive, store, scores, allow_code_execution=True, rerun=StandInRerun(),
+                         jobs=0)  # fmt: skip
     assert info.value.code == "usage"
 
 

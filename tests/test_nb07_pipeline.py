@@ -19,7 +19,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from automd_analysis.masking_step import MASKING_FILE, read_masking_results
+from automd_analysis.masking.results import MASKING_FILE, read_masking_results
 from automd_demo.harness.toy import make_toy_tasks
 
 ROOT = Path(__file__).resolve().parent.parent

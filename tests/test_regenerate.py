@@ -14,7 +14,7 @@ import pytest
 import yaml
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 
-from automd_analysis.cli.commands_report import REPORT_MARKER
+from automd_analysis.report.pipeline import REPORT_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "small"

@@ -179,7 +179,7 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
 
 
 def test_masking_results_default_absent_explicit_missing_and_present(report, tmp_path):
-    from automd_analysis.masking_step import MaskingResultsError
+    from automd_analysis.masking.results import MaskingResultsError
 
     absent = report.masking_results()
     assert absent.frame is None and absent.path == report.scores_dir / "masking.parquet"

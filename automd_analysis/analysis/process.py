@@ -668,38 +668,53 @@ def pairwise_win_rate(
 # --------------------------------------------------------------------------------------------------
 
 
-def run_code_texts(run, max_bytes: int = 1 << 20) -> dict[str, str]:
+def run_code_texts(run, max_bytes: int = 1 << 20, problems: list | None = None) -> dict[str, str]:
     """Each version's code text of an archive run: its ``code_files`` read and joined with ``\\n``.
 
-    ``run`` is an :class:`automd_analysis.archive.Run` (anything with ``versions`` holding
-    ``version_id`` and ``code_files``, and ``read_text(rel_path, max_bytes)``). Files are read in
-    sorted path order through the reader's safe ``read_text`` (bounded size, no path outside the
-    archive); a version without code files is left out.
+    ``run`` is an :class:`automd_analysis.archive.Run` (anything with ``run_id``, ``versions``
+    holding ``version_id`` and ``code_files``, and ``read_text(rel_path, max_bytes)``). Files are
+    read in sorted path order through the reader's safe ``read_text`` (bounded size, no path
+    outside the archive); a version without code files is left out. A file that cannot be read
+    (too large, missing, leaving the run) is left out of its version and, when ``problems`` is a
+    list, recorded there as ``{run_id, version, file, code, message}``; the other files and runs
+    are still read.
     """
+    from automd_analysis.errors import AutomdError
+
     texts = {}
     for version in run.versions:
-        files = sorted(version.code_files or [])
-        if files:
-            texts[str(version.version_id)] = "\n".join(
-                run.read_text(rel, max_bytes=max_bytes) for rel in files
-            )
+        parts = []
+        for rel in sorted(version.code_files or []):
+            try:
+                parts.append(run.read_text(rel, max_bytes=max_bytes))
+            except AutomdError as exc:
+                if problems is not None:
+                    problems.append({"run_id": getattr(run, "run_id", None),
+                                     "version": str(version.version_id), "file": rel,
+                                     "code": exc.code, "message": exc.message})  # fmt: skip
+        if parts:
+            texts[str(version.version_id)] = "\n".join(parts)
     return texts
 
 
 def read_archive_code(
-    archive_path, run_ids: Sequence[str] | None = None, max_bytes: int = 1 << 20
+    archive_path,
+    run_ids: Sequence[str] | None = None,
+    max_bytes: int = 1 << 20,
+    problems: list | None = None,
 ) -> dict[str, dict[str, str]]:
     """``{run_id: {version: code text}}`` for the runs of an archive (optionally a subset).
 
     Uses :func:`automd_analysis.archive.open_archive`; runs the reader reports as problems are
-    skipped (they have no readable versions).
+    skipped (they have no readable versions); unreadable code files are skipped and recorded in
+    ``problems`` (see :func:`run_code_texts`).
     """
     from automd_analysis.archive import open_archive
 
     archive = open_archive(archive_path)
     wanted = None if run_ids is None else set(run_ids)
     return {
-        run.run_id: run_code_texts(run, max_bytes=max_bytes)
+        run.run_id: run_code_texts(run, max_bytes=max_bytes, problems=problems)
         for run in archive.runs()
         if wanted is None or run.run_id in wanted
     }

@@ -1,6 +1,6 @@
 """Real-time rule: the masking-test results of sequential runs (paper section 4.2 and App. G).
 
-The results come from :func:`automd_analysis.masking_step.read_masking_results` (``masking.parquet``
+The results come from :func:`automd_analysis.masking.results.read_masking_results` (``masking.parquet``
 written by ``automd masking run``, or a file produced elsewhere): one row per tested run with its
 ``status`` (``violation``, ``below_threshold``, ``no_change``, ``error``), ``flagged``, the two
 changed-alarm fractions and whether the full re-run reproduced the archived alarms.
@@ -66,7 +66,7 @@ def masking_runs(results: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     results : DataFrame
-        Masking results (:func:`automd_analysis.masking_step.read_masking_results`).
+        Masking results (:func:`automd_analysis.masking.results.read_masking_results`).
 
     Returns
     -------

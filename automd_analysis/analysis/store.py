@@ -269,10 +269,11 @@ def load_store(directory: str | Path) -> ScoreStore:
             fix=SCORE_FIX,
             code="store.missing",
         )
-    meta = _read_meta(root / "store.json")
+    base = _generation(root)
+    meta = _read_meta(base / "store.json")
     frames: dict[str, pd.DataFrame | None] = {}
     for name in REQUIRED_COLUMNS:
-        file = root / f"{name}.parquet"
+        file = base / f"{name}.parquet"
         if not file.is_file():
             if name in _OPTIONAL_TABLES:
                 frames[name] = None
@@ -285,9 +286,17 @@ def load_store(directory: str | Path) -> ScoreStore:
             )
         frames[name] = _read_table(file)
     problems = None
-    if (root / "problems.parquet").is_file():
-        problems = _read_table(root / "problems.parquet")
+    if (base / "problems.parquet").is_file():
+        problems = _read_table(base / "problems.parquet")
     return ScoreStore.from_frames(**frames, problems=problems, meta=meta, path=root)
+
+
+def _generation(root: Path) -> Path:
+    """The directory of the published generation (``current`` resolved once, so every table comes
+    from the same generation even if a publish switches it meanwhile); ``root`` itself for a store
+    written without generations (e.g. by hand)."""
+    link = root / "current"
+    return link.resolve() if link.is_symlink() else root
 
 
 def _read_table(file: Path) -> pd.DataFrame:

@@ -19,12 +19,6 @@ Usage::
     archive.problems                      # structured errors for everything left out
 """
 
-from automd_analysis.archive._safe import (
-    MAX_EVIDENCE_BYTES,
-    MAX_JSON_BYTES,
-    MAX_TEXT_BYTES,
-    NAME_PATTERN,
-)
 from automd_analysis.archive.codebook import (
     CODEBOOK,
     PAIR_CHANGES,
@@ -36,6 +30,12 @@ from automd_analysis.archive.codebook import (
 )
 from automd_analysis.archive.model import ArchiveMeta, Run, Step, Version
 from automd_analysis.archive.reader import DEFAULT_ROLES, Archive, open_archive
+from automd_analysis.archive.safe import (
+    MAX_EVIDENCE_BYTES,
+    MAX_JSON_BYTES,
+    MAX_TEXT_BYTES,
+    NAME_PATTERN,
+)
 
 __all__ = [
     "CODEBOOK",

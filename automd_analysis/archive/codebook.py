@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from automd_analysis.archive._safe import MAX_EVIDENCE_BYTES, read_bounded, resolve_inside
-from automd_analysis.archive._schema import pydantic_error
+from automd_analysis.archive.safe import MAX_EVIDENCE_BYTES, read_bounded, resolve_inside
+from automd_analysis.archive.schema import pydantic_error
 from automd_analysis.errors import ArchiveError
 
 __all__ = [

@@ -7,8 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from automd_analysis.archive._safe import MAX_TEXT_BYTES, read_bounded, resolve_inside
 from automd_analysis.archive.codebook import Annotations
+from automd_analysis.archive.safe import MAX_TEXT_BYTES, read_bounded, resolve_inside
 
 __all__ = ["ArchiveMeta", "Run", "Step", "Version"]
 
@@ -26,7 +26,11 @@ class ArchiveMeta:
         Analysis role (``main``, ``objectives``, ``llm``) -> experiment id; defaults to the role
         names themselves.
     provenance : dict
-        Free-form build information.
+        Free-form build information. The toolkit never acts on it (in particular, it never decides
+        whether archived code may run).
+    reference_agents : tuple of str
+        Agents whose runs may be marked ``reference: true`` (never ranked): ``archive.yaml``
+        ``reference_agents``, default ``("baseline",)``.
     """
 
     name: str
@@ -34,6 +38,7 @@ class ArchiveMeta:
     experiments: dict[str, str]
     roles: dict[str, str]
     provenance: dict[str, Any]
+    reference_agents: tuple[str, ...] = ("baseline",)
 
 
 @dataclass(frozen=True)

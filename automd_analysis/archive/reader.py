@@ -10,6 +10,8 @@ Nothing unreadable is dropped silently. What cannot be read becomes an
 ``"submission unreadable"`` a submission.csv that is a symlink leaving the archive / not a file
 ``"directory skipped"``     an undeclared experiment, an entry resolving outside the archive
 ``"reference dangling"``    selected/step/parent version ids naming nothing archived (kept)
+``"reference ignored"``     ``reference: true`` on an agent not declared in ``reference_agents``
+                            (the run is kept as an ordinary, ranked run)
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from automd_analysis.archive._safe import (
+from automd_analysis.archive.codebook import Annotations, validate_annotations
+from automd_analysis.archive.model import ArchiveMeta, Run, Step, Version
+from automd_analysis.archive.safe import (
     MAX_JSON_BYTES,
     REP_PATTERN,
+    RESERVED_VERSION_NAMES,
     check_inside_root,
     check_name,
     exists_or_link,
@@ -32,15 +37,13 @@ from automd_analysis.archive._safe import (
     read_bounded,
     resolve_inside,
 )
-from automd_analysis.archive._schema import (
+from automd_analysis.archive.schema import (
     ArchiveYaml,
     RunJson,
     VersionJson,
     load_json_model,
     pydantic_error,
 )
-from automd_analysis.archive.codebook import Annotations, validate_annotations
-from automd_analysis.archive.model import ArchiveMeta, Run, Step, Version
 from automd_analysis.errors import ArchiveError
 
 __all__ = ["DEFAULT_ROLES", "Archive", "open_archive"]
@@ -178,6 +181,8 @@ def open_archive(path: str | Path) -> Archive:
         raise pydantic_error(exc, meta_path, "archive.invalid", "see docs/archive.md") from None
     for exp in parsed.experiments:
         check_name(exp, meta_path, "experiment")
+    for agent in parsed.reference_agents or ():
+        check_name(agent, meta_path, "reference agent")
     roles = dict(DEFAULT_ROLES)
     for role, exp in (parsed.roles or {}).items():
         if exp not in parsed.experiments:
@@ -195,6 +200,9 @@ def open_archive(path: str | Path) -> Archive:
         experiments=dict(parsed.experiments),
         roles=roles,
         provenance=dict(parsed.provenance),
+        reference_agents=tuple(
+            parsed.reference_agents if parsed.reference_agents is not None else ("baseline",)
+        ),
     )
     return Archive(root=root, meta=meta)
 
@@ -234,7 +242,7 @@ def _discover(root: Path, meta: ArchiveMeta) -> tuple[list[Run], list[ArchiveErr
                 for rep_dir in _subdirs(task_dir, root, problems, None):
                     run_id = "/".join(p.name for p in (exp_dir, agent_dir, task_dir, rep_dir))
                     try:
-                        runs.append(_read_run(rep_dir, root, problems, run_id))
+                        runs.append(_read_run(rep_dir, root, meta, problems, run_id))
                     except ArchiveError as exc:
                         problems.append(_problem(exc, run_id, "run skipped"))
     runs.sort(key=lambda r: r.key)
@@ -252,7 +260,23 @@ def _dangling(problems: list, run_id: str, msg: str, path: Path, location: str, 
     problems.append(_problem(exc, run_id, "reference dangling"))
 
 
-def _read_run(rep_dir: Path, root: Path, problems: list, run_id: str) -> Run:
+def _reference(rj: RunJson, meta: ArchiveMeta, run_json: Path, problems: list, run_id: str) -> bool:
+    """``run.json`` ``reference``, honoured only for agents declared as reference agents."""
+    if not rj.reference or rj.agent in meta.reference_agents:
+        return rj.reference
+    exc = ArchiveError(
+        f"agent {rj.agent!r} is not a reference agent, so its run cannot be marked "
+        "reference: true (reference runs are never ranked)",
+        path=run_json,
+        location="reference",
+        code="archive.reference_not_allowed",
+        fix="declare it in archive.yaml `reference_agents:` (default [baseline]), or drop the flag",
+    )
+    problems.append(_problem(exc, run_id, "reference ignored"))
+    return False
+
+
+def _read_run(rep_dir: Path, root: Path, meta: ArchiveMeta, problems: list, run_id: str) -> Run:
     task_dir = rep_dir.parent
     agent_dir = task_dir.parent
     exp, agent, task = agent_dir.parent.name, agent_dir.name, task_dir.name
@@ -295,6 +319,50 @@ def _read_run(rep_dir: Path, root: Path, problems: list, run_id: str) -> Run:
         )
 
     versions = _read_versions(rep_dir, root, problems, run_id)
+    _check_references(rj, versions, run_json, problems, run_id)
+    submission_path, issue = _submission(rep_dir / "submission.csv", root, problems, run_id)
+    steps = None
+    if rj.steps is not None:
+        steps = tuple(
+            Step(
+                s.step, s.ok, s.reported_val_score, _utc(s.created_at), s.version, s.node, s.parent
+            )
+            for s in rj.steps
+        )
+    return Run(
+        run_id=run_id,
+        dir=rep_dir,
+        archive_root=root,
+        experiment=exp,
+        agent=agent,
+        llm=rj.llm,
+        task=task,
+        rep=rep,
+        reference=_reference(rj, meta, run_json, problems, run_id),
+        search=rj.search,
+        objective=rj.objective,
+        started_at=_utc(rj.started_at),
+        ended_at=_utc(rj.ended_at),
+        budget_minutes=float(rj.budget_minutes),
+        tokens=None if rj.tokens is None else rj.tokens.model_dump(),
+        selection_rule=rj.selection.rule,
+        selected_version=rj.selection.selected_version,
+        reported_val_score=rj.reported_val_score,
+        steps=steps,
+        submission_path=submission_path,
+        versions=versions,
+        annotations=_read_annotations(
+            rep_dir, root, {v.version_id for v in versions}, problems, run_id
+        ),
+        submission_issue=issue,
+        notes=rj.notes,
+    )
+
+
+def _check_references(
+    rj: RunJson, versions: tuple[Version, ...], run_json: Path, problems: list, run_id: str
+) -> None:
+    """Record selected/step/parent version ids that name nothing archived (the run is kept)."""
     ids = {v.version_id for v in versions}
     sel = rj.selection.selected_version
     if sel is not None and sel not in ids:
@@ -330,42 +398,6 @@ def _read_run(rep_dir: Path, root: Path, problems: list, run_id: str) -> Run:
                 "parent",
                 "archive.parent_unknown",
             )
-
-    submission_path, issue = _submission(rep_dir / "submission.csv", root, problems, run_id)
-    steps = None
-    if rj.steps is not None:
-        steps = tuple(
-            Step(
-                s.step, s.ok, s.reported_val_score, _utc(s.created_at), s.version, s.node, s.parent
-            )
-            for s in rj.steps
-        )
-    return Run(
-        run_id=run_id,
-        dir=rep_dir,
-        archive_root=root,
-        experiment=exp,
-        agent=agent,
-        llm=rj.llm,
-        task=task,
-        rep=rep,
-        reference=rj.reference,
-        search=rj.search,
-        objective=rj.objective,
-        started_at=_utc(rj.started_at),
-        ended_at=_utc(rj.ended_at),
-        budget_minutes=float(rj.budget_minutes),
-        tokens=None if rj.tokens is None else rj.tokens.model_dump(),
-        selection_rule=rj.selection.rule,
-        selected_version=sel,
-        reported_val_score=rj.reported_val_score,
-        steps=steps,
-        submission_path=submission_path,
-        versions=versions,
-        annotations=_read_annotations(rep_dir, root, ids, problems, run_id),
-        submission_issue=issue,
-        notes=rj.notes,
-    )
 
 
 def _read_annotations(
@@ -406,6 +438,14 @@ def _submission(
 
 def _read_version(d: Path, rep_dir: Path, root: Path) -> VersionJson:
     check_name(d.name, d, "version")
+    if d.name in RESERVED_VERSION_NAMES:
+        raise ArchiveError(
+            f"version directory {d.name!r} uses a name the toolkit reserves for the selected "
+            "submission",
+            path=d,
+            code="archive.reserved_name",
+            fix="rename the version (e.g. v0001) and update the references to it",
+        )
     meta_path = d / "meta.json"
     if not exists_or_link(meta_path):
         raise ArchiveError(

@@ -2,7 +2,8 @@
 
 Exit codes of ``compare``: 0 no violation, 1 violation flagged, 2 bad input (via the CLI's
 :class:`~automd_analysis.errors.AutomdError` handler). ``run`` tests a whole archive
-(:mod:`automd_analysis.masking_step`): 0 every eligible run tested, 1 some could not be re-run.
+(:mod:`automd_analysis.masking.step`) and only with ``--allow-code-execution``, in the sandbox of
+:mod:`automd_analysis.masking.sandbox`: 0 every eligible run tested, 1 some could not be re-run.
 """
 
 from __future__ import annotations
@@ -138,48 +139,75 @@ def run_command(
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Tasks tested in parallel."),
     force: bool = typer.Option(False, "--force", help="Re-run runs whose result is cached."),
+    allow_code_execution: bool = typer.Option(
+        False,
+        "--allow-code-execution",
+        help="Consent to re-run archived code (required; it runs in a limited sandbox).",
+    ),
+    rerunner: str = typer.Option(
+        "demo",
+        "--rerunner",
+        help="Installed re-runner (entry point of group automd.rerunners; default: demo).",
+    ),
+    cpu_seconds: int = typer.Option(900, "--cpu-seconds", min=1, help="CPU limit per re-run."),
+    memory_gb: float = typer.Option(8.0, "--memory-gb", min=0.1, help="Memory limit per re-run."),
+    wall_seconds: float = typer.Option(
+        1800, "--wall-seconds", min=1, help="Wall-clock limit per re-run."
+    ),
+    require_no_network: bool = typer.Option(
+        False,
+        "--require-network-isolation",
+        help="Refuse to run where no network namespace can be created.",
+    ),
 ) -> None:
     """Run the masking test on every eligible run of ARCHIVE (paper App. G) -> masking.parquet.
 
-    Eligible: valid selected submissions of the main experiment on sequential tasks, by the
-    tree-search agents (or --agents). Only archives built by `automd demo archive` can be re-run:
-    the toolkit never executes archive code. Results are cached by content.
+    This re-runs archived code, so it needs --allow-code-execution. Each re-run is a separate
+    process with CPU, memory, file-size and wall-clock limits, a scrubbed environment, no network
+    where the machine allows it, and a temporary directory holding only the run's code and the
+    task's public files (docs/security.md). Eligible: valid selected submissions of the main
+    experiment on sequential tasks, by the tree-search agents (or --agents). Results are cached
+    by content.
 
     Exit code 0: every eligible run was tested (flagged violations are results). 1: some runs
-    could not be re-run (status error in masking.parquet). 2: bad input.
+    could not be re-run (status error in masking.parquet). 2: bad input, or no consent.
     """
     from automd_analysis.analysis.store import load_store
     from automd_analysis.archive import open_archive
-    from automd_analysis.masking_step import (
-        RERUNNABLE_BUILDERS,
-        agents_option,
-        is_rerunnable,
-        run_masking_step,
-    )
+    from automd_analysis.masking.sandbox import SandboxedRerun, SandboxLimits
+    from automd_analysis.masking.step import agents_option, run_masking_step
 
     if not 0 <= threshold < 1:
         raise AutomdError(
             f"--threshold must be in [0, 1), got {threshold}", code="usage", fix="e.g. 0.001"
         )
-    meta = open_archive(archive).meta
-    if not is_rerunnable(meta.provenance):
+    if not allow_code_execution:
         raise MaskingError(
-            "this toolkit can re-run only archives built by "
-            + " or ".join(f"`{b}`" for b in sorted(RERUNNABLE_BUILDERS))
-            + f" (archive.yaml provenance.built_by is {meta.provenance.get('built_by')!r}); "
-            "archive code is never executed",
-            path=Path(archive) / "archive.yaml",
-            location="provenance.built_by",
-            code="masking.not_rerunnable",
-            fix="run the masking test where the agents' code may run and pass its results to "
-            "notebook 07 (parameter masking_results; format in docs/tables.md)",
+            "the masking test re-runs archived code, which never happens unless you ask for it",
+            code="masking.code_execution_not_allowed",
+            fix="add --allow-code-execution (a limited sandbox: docs/security.md)",
         )
+    meta = open_archive(archive).meta
     scores_dir = scores if scores is not None else Path("scores") / meta.name
     store = load_store(scores_dir)
+    limits = SandboxLimits(
+        cpu_seconds=cpu_seconds,
+        memory_bytes=int(memory_gb * (1 << 30)),
+        wall_seconds=wall_seconds,
+        require_network_isolation=require_no_network,
+    )
+    rerun = SandboxedRerun(
+        rerunner,
+        data=None if data is None else str(data),
+        manifests=None if manifests is None else str(manifests),
+        limits=limits,
+    )
     summary = run_masking_step(
         archive,
         store,
         scores_dir,
+        rerun=rerun,
+        allow_code_execution=True,
         seed=seed,
         experiment=experiment or meta.roles["main"],
         agents=agents_option(agents),
@@ -192,7 +220,7 @@ def run_command(
     )
     typer.echo(
         f"{summary.describe()}; {summary.n_rerun} re-run now, {summary.n_cached} from cache "
-        f"-> {summary.path}"
+        f"(isolation: {rerun.isolation}) -> {summary.path}"
     )
     if summary.n_errors:
         typer.echo(

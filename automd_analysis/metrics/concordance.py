@@ -46,9 +46,9 @@ Memory: the input matrix plus O(n) work arrays.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from automd_analysis.metrics._numba import cached_njit, numba
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
@@ -70,7 +70,7 @@ _N_CHUNKS = 256  # interleaved row chunks of the parallel suffix kernel (load ba
 _PARALLEL_MIN_WORK = 1_000_000
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _suffix_rows(
     surv, order, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted, first, step
 ):
@@ -100,7 +100,7 @@ def _suffix_rows(
     return acc
 
 
-@numba.njit(parallel=True, cache=True, nogil=True)
+@cached_njit(parallel=True, nogil=True)
 def _suffix_parallel(surv, order, col_sorted, anchor_vals, anchor_run_end, anchor_off, adjusted):
     """:func:`_suffix_rows` over all rows, in interleaved chunks spread over the numba threads."""
     n_chunks = min(_N_CHUNKS, order.shape[0])
@@ -136,7 +136,7 @@ def _fenwick_prefix(tree, i):
     return s
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _block_half_points(values, times, events, adjusted):
     """Half-points of the pairs within one block (case 2); arrays are in duration order."""
     b = values.shape[0]
@@ -210,7 +210,7 @@ def _block_half_points(values, times, events, adjusted):
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _one_block(surv, order, t_sorted, d_sorted, c, s0, s1, adjusted):
     """:func:`_block_half_points` of the block of column c, sorted positions s0 .. s1 - 1."""
     values = np.empty(s1 - s0, dtype=np.float64)
@@ -219,7 +219,7 @@ def _one_block(surv, order, t_sorted, d_sorted, c, s0, s1, adjusted):
     return _block_half_points(values, t_sorted[s0:s1], d_sorted[s0:s1], adjusted)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _blocks_serial(surv, order, t_sorted, d_sorted, block_cols, block_start, block_end, adjusted):
     """Sum of :func:`_one_block` over the blocks that contain at least one event."""
     total = 0

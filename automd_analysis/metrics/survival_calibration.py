@@ -49,6 +49,24 @@ def _nearest_grid_index(grid: np.ndarray, t: float) -> int:
     return int(np.argmin(np.abs(grid - t)))  # argmin returns the first (earlier) minimiser
 
 
+def _tie_respecting_groups(pred: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """Row indices of ``n_groups`` risk groups by predicted survival, ties never split.
+
+    Patients are sorted by ``pred`` (stable) and cut where ``np.array_split`` would cut; a cut that
+    falls inside a block of equal predictions moves forward to the end of that block, so the whole
+    block joins the group it starts in (the following group gets fewer patients, possibly none).
+    Group membership - and so the ECE - is then a function of the data, not of the row order.
+    """
+    order = np.argsort(pred, kind="stable")
+    ranked = pred[order]
+    n = ranked.size
+    sizes = np.array([len(part) for part in np.array_split(np.arange(n), n_groups)])
+    cuts = np.cumsum(sizes)[:-1]
+    inside = (cuts > 0) & (cuts < n)
+    cuts[inside] = np.searchsorted(ranked, ranked[cuts[inside] - 1], side="right")
+    return np.split(order, cuts)
+
+
 def survival_ece(
     durations,
     events,
@@ -58,16 +76,19 @@ def survival_ece(
     n_groups: int = 10,
     min_group: int = 5,
 ) -> SurvivalECEResult:
-    """Expected calibration error of survival curves against Kaplan-Meier (Auto-MD-bench App. F; SPEC §4).
+    """Expected calibration error of survival curves against Kaplan-Meier (Auto-MD-bench App. F).
 
     For each quantile q:
 
     1. t_q = ``np.quantile(event_times, q)`` (linear interpolation) over the test durations of patients
        with an event; the evaluation time is the grid point nearest t_q (the earlier one on an exact
        tie), grid index g.
-    2. Patients are ordered by predicted survival S_i(grid[g]) with a stable sort and split into
-       ``n_groups`` groups with ``np.array_split`` (sizes differ by at most one; group 1 has the lowest
-       predicted survival).
+    2. Patients are ordered by predicted survival S_i(grid[g]) and split into ``n_groups`` groups
+       where ``np.array_split`` cuts (sizes differ by at most one; group 1 has the lowest predicted
+       survival) - except that patients with *equal* predicted survival are never split: a cut
+       inside a block of ties moves to the end of the block, so the block stays in the group it
+       starts in. Without ties this is exactly ``np.array_split``; with ties it makes the result
+       independent of the order of the rows (docs/decisions.md).
     3. Groups with fewer than ``min_group`` patients are skipped. For each kept group b,
        e_b = |mean_i S_i(grid[g]) - KM_b(grid[g])|, where KM_b is the Kaplan-Meier curve of the group's
        own (T, E) read as a right-continuous step (1 before its first time, last value carried forward).
@@ -143,8 +164,7 @@ def survival_ece(
         g = _nearest_grid_index(grid, float(target))
         time = float(grid[g])
         pred = s[:, g]
-        order = np.argsort(pred, kind="stable")
-        groups = np.array_split(order, int(n_groups))
+        groups = _tie_respecting_groups(pred, int(n_groups))
         sizes = np.array([len(idx) for idx in groups])
         kept = sizes >= min_group
         n_kept = int(sizes[kept].sum())

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._validation import (
     as_binary,
     as_finite_1d,
@@ -89,7 +89,7 @@ class SepsisUtilityParts:
     onset_row: np.ndarray
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _patient_utilities(starts, ends, labels, predicted):
     """Per-patient U_obs, U_best, U_inaction (units of 1/180) and onset row, in one pass over the rows.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -431,6 +431,7 @@ def execute_notebooks(
     timeout: float | None = DEFAULT_CELL_TIMEOUT,
     kernel_name: str | None = None,
     progress: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> list[NotebookResult]:
     """Execute every report notebook, ``jobs`` at a time, and return the results in notebook order.
 
@@ -450,6 +451,8 @@ def execute_notebooks(
         See :func:`execute_notebook`.
     progress : bool
         Show a tqdm progress bar over notebooks.
+    log : callable, optional
+        Receives one line per finished notebook (name, outcome, seconds).
 
     Returns
     -------
@@ -488,6 +491,9 @@ def execute_notebooks(
             for result in pool.map(_execute_job, job_args):
                 results.append(result)
                 bar.update()
+                if log is not None:
+                    outcome = "ok" if result.ok else "FAILED"
+                    log(f"  notebook {result.name}: {outcome} ({result.seconds:.0f} s)")
     finally:
         bar.close()
     return results

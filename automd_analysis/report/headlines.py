@@ -473,6 +473,13 @@ def development_findings(
     - ``win_rate``: lowest and highest pairwise win-rate.
     """
     out = Findings()
+    _practice_findings(out, table6, table17_summary, table18, table19)
+    _process_findings(out, masking_summary, process_table, win_rate)
+    return out
+
+
+def _practice_findings(out, table6, table17_summary, table18, table19) -> None:
+    """Model family, censoring, selection and version-pair headlines of notebook 07."""
     families = table6[(table6["field"] == "model_families") & (table6["n_valid_runs"] > 0)]
     parts, values = [], {}
     for agent, group in families.groupby("agent", sort=True):
@@ -545,6 +552,10 @@ def development_findings(
                 },
             )  # fmt: skip
         )
+
+
+def _process_findings(out, masking_summary, process_table, win_rate) -> None:
+    """Masking-test, process-correlation and win-rate headlines of notebook 07."""
     if masking_summary is None:
         out.append(
             Finding(
@@ -615,7 +626,6 @@ def development_findings(
                     {"low": lo, "high": hi},
                 )
             )
-    return out
 
 
 def combine(*groups: Iterable[Finding]) -> Findings:

@@ -33,9 +33,10 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.store import ScoreStore, load_store
-from automd_analysis.errors import ManifestError
+from automd_analysis.errors import AutomdError, ManifestError
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
+from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
 from automd_analysis.tasks import REPO_ROOT, load_manifests
 
 __all__ = [
@@ -153,6 +154,39 @@ class MaskingResults:
 
 
 @dataclass(frozen=True)
+class SettingsCheck:
+    """Requested vs stored scoring settings (:meth:`Report.check_settings`)."""
+
+    wanted: dict
+    stored: dict | None
+
+    @property
+    def differences(self) -> dict[str, tuple[object, object]]:
+        """Setting -> (requested, stored) for every setting that differs or is not recorded."""
+        stored = self.stored or {}
+        return {k: (v, stored.get(k)) for k, v in self.wanted.items() if stored.get(k) != v}
+
+    def _repr_markdown_(self) -> str:
+        if self.stored is None:
+            return (
+                "**Note:** the score store does not record the settings it was scored with "
+                "(written by an older version); re-score the archive with `automd score`."
+            )
+        if not self.differences:
+            return "Scoring settings: " + ", ".join(f"{k} = {v}" for k, v in self.wanted.items())
+        parts = [
+            f"`{k}` = {want} was requested, but the score store was computed with {have}"
+            for k, (want, have) in self.differences.items()
+        ]
+        return (
+            "**Note:** "
+            + "; ".join(parts)
+            + ". The numbers below are the stored ones; these settings are fixed when the "
+            "archive is scored."
+        )
+
+
+@dataclass(frozen=True)
 class Report:
     """A notebook's view of one scored archive; create it with :func:`open_report`.
 
@@ -172,6 +206,9 @@ class Report:
         Seed for every random step of the notebook (jitter in figures).
     store : ScoreStore
         The loaded, checked score store.
+    disclosure : DisclosurePolicy
+        Small-cell suppression applied to every table and figure this report publishes
+        (:mod:`automd_analysis.report.disclosure`).
     """
 
     archive: Path
@@ -182,6 +219,7 @@ class Report:
     data_root: Path | None
     seed: int
     store: ScoreStore
+    disclosure: DisclosurePolicy = DisclosurePolicy()
 
     def table(
         self,
@@ -194,8 +232,11 @@ class Report:
         """Export ``frame`` as ``tables/<name>.{csv,tex,html}`` and return it for display.
 
         The display spec is ``spec`` if given, else the registered one for ``name``
-        (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`.
+        (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`. Small
+        counts of restricted tasks are suppressed first (:attr:`disclosure`); the returned view
+        holds the published frame.
         """
+        frame = self.disclosure.apply(frame, name)
         spec = spec if spec is not None else table_spec(name)
         paths = _tables.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
         caption = caption if caption is not None else (spec.caption if spec else "")
@@ -220,11 +261,28 @@ class Report:
             with :func:`automd_analysis.report.figures.reliability_figure`.
         """
         out = []
+        reliability = self.disclosure.apply(reliability, "reliability_bins")
         for task, bins in reliability.groupby("task", sort=True):
             fig = _figures.reliability_figure(bins.drop(columns="task").reset_index(drop=True))
             fig.suptitle(f"Reliability: {task}")
             out.append(self.figure(fig, f"reliability_{task}"))
         return out
+
+    def check_settings(self, **wanted) -> SettingsCheck:
+        """Compare scoring settings a notebook asks for with those the score store was built with.
+
+        Numbers such as ECE are computed when the archive is scored; a notebook parameter cannot
+        change them afterwards. The result (shown by Jupyter) says plainly when a requested value
+        differs from the stored one - or when the store does not record its settings.
+
+        Parameters
+        ----------
+        **wanted
+            Setting name -> requested value (names of ``store.json`` ``settings``, e.g.
+            ``ece_n_bins``).
+        """
+        stored = (self.store.meta or {}).get("settings")
+        return SettingsCheck(dict(wanted), None if stored is None else dict(stored))
 
     def overview(self) -> TableView:
         """Runs and valid runs per experiment and agent (selected submissions); exported as
@@ -262,7 +320,7 @@ class Report:
         MaskingResultsError
             The given file does not exist, or a file is malformed (names the column and rows).
         """
-        from automd_analysis.masking_step import MASKING_FILE, read_masking_results
+        from automd_analysis.masking.results import MASKING_FILE, read_masking_results
 
         given = resolve_path(path)
         target = given if given is not None else self.scores_dir / MASKING_FILE
@@ -283,17 +341,20 @@ class Report:
         read-only; never executed) and embedded with ``backend``; vectors are cached in
         ``embedding_cache`` (relative to the repository root; default
         ``<scores_dir>/embeddings``). A store without ``steps.parquet`` gives runs without steps.
+        A code file that cannot be read (e.g. above the 1 MiB limit) is skipped for its run only
+        and listed in ``result.attrs["code_problems"]``.
         """
         from automd_analysis.analysis import process
 
         runs = self.store.runs
         wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
-        code = process.read_archive_code(self.archive, run_ids=sorted(wanted))
+        problems: list[dict] = []
+        code = process.read_archive_code(self.archive, run_ids=sorted(wanted), problems=problems)
         steps = self.store.steps
         if steps is None:
             steps = pd.DataFrame(columns=["run_id", "step", "ok", "reported_val_score", "version"])
         cache = resolve_path(embedding_cache) or self.scores_dir / "embeddings"
-        return process.process_metrics(
+        metrics = process.process_metrics(
             runs,
             steps,
             self.store.scores,
@@ -302,6 +363,11 @@ class Report:
             embedding_cache=cache,
             experiment=experiment,
         )
+        # code files that could not be read (too large, unsafe) were skipped, run by run
+        metrics.attrs["code_problems"] = pd.DataFrame(
+            problems, columns=["run_id", "version", "file", "code", "message"]
+        )
+        return metrics
 
     def task_units(self) -> dict[str, str]:
         """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run
@@ -322,6 +388,7 @@ def open_report(
     data_root: str | Path | None = None,
     manifests_dir: str | Path | None = None,
     seed: int = 0,
+    min_cell: int | None = None,
 ) -> Report:
     """Resolve a notebook's parameters and load the score store.
 
@@ -336,6 +403,10 @@ def open_report(
     data_root, manifests_dir : path, optional
         As for ``automd score``.
     seed : int
+    min_cell : int, optional
+        Small-cell threshold (:func:`~automd_analysis.report.disclosure.disclosure_policy`):
+        ``None`` suppresses counts below 11 of credentialed and DUA tasks only; an int applies to
+        every task (``0`` disables).
 
     Relative paths are resolved by :func:`resolve_path` (repository root).
 
@@ -354,13 +425,30 @@ def open_report(
     out = resolve_path(output_dir)
     for sub in ("tables", "figures"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    store = load_store(store_dir)
+    manifests = resolve_path(manifests_dir)
     return Report(
         archive=archive_path,
         archive_name=meta.name,
         scores_dir=store_dir,
         output_dir=out,
-        manifests_dir=resolve_path(manifests_dir),
+        manifests_dir=manifests,
         data_root=resolve_path(data_root),
         seed=int(seed),
-        store=load_store(store_dir),
+        store=store,
+        disclosure=report_disclosure(store, manifests, min_cell),
     )
+
+
+def report_disclosure(store: ScoreStore, manifests_dir, min_cell: int | None) -> DisclosurePolicy:
+    """The small-cell policy of a report on ``store`` (task access terms from the manifests).
+
+    A task whose manifest cannot be read counts as restricted (the safe side).
+    """
+    tasks = sorted(set(store.runs["task"].astype(str)))
+    try:
+        manifests = load_manifests(manifests_dir)
+    except AutomdError:
+        manifests = {}
+    access = {t: (manifests[t].source.access if t in manifests else "credentialed") for t in tasks}
+    return disclosure_policy(min_cell, access, tasks)

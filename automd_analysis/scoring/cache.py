@@ -13,17 +13,15 @@ complete entries (plus temporaries, which are ignored and cleaned up by the next
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from automd_analysis._atomic import atomic_path
 from automd_analysis.tasks import sha256_file  # re-exported: the one streamed file hash
 
 __all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
@@ -128,15 +126,8 @@ class ScoreCache:
         target.parent.mkdir(parents=True, exist_ok=True)
         doc = _plain({**entry, "key": key, "format": CACHE_FORMAT})
         data = json.dumps(doc, sort_keys=True, allow_nan=True).encode("utf-8")
-        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with atomic_path(target, prefix=_TMP_PREFIX) as tmp:
+            Path(tmp).write_bytes(data)
         return target
 
     def clean_temporaries(self, older_than: float = 0.0) -> int:

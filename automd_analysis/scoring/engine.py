@@ -26,6 +26,7 @@ from pathlib import Path
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.store import build_tables, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
@@ -360,6 +361,7 @@ def score_archive(
     summary.n_errors = len(errors)
     meta = {
         "archive": arch.name,
+        "settings": dict(SCORING_SETTINGS),
         "tasks": {
             t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
         },

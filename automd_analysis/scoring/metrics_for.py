@@ -32,12 +32,20 @@ import numpy as np
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
 
-__all__ = ["METRIC_FIELDS", "calibration_rows", "metric_record"]
+__all__ = ["METRIC_FIELDS", "SCORING_SETTINGS", "calibration_rows", "metric_record"]
 
 #: Keys of the record :func:`metric_record` returns.
 METRIC_FIELDS = ("raw", "score", "auroc", "ece", "brier", "n", "n_rows", "n_events", "warnings")
 
 _N_BINS = 10
+#: Scoring settings that change stored numbers; recorded in ``store.json`` (``settings``) so that a
+#: notebook asked for another value can say so instead of silently showing the stored one.
+SCORING_SETTINGS: dict[str, object] = {
+    "ece_n_bins": _N_BINS,
+    "survival_ece_quantiles": [0.25, 0.5, 0.75],
+    "survival_ece_groups": 10,
+    "survival_ece_min_group": 5,
+}
 
 
 def _f(x: Any) -> float:

@@ -17,7 +17,12 @@ from automd_analysis.archive import Run, Version
 from automd_analysis.errors import AutomdError, DataError, ManifestError
 from automd_analysis.scoring.cache import cache_key, sha256_file
 from automd_analysis.scoring.worker import validation_entry
-from automd_analysis.submissions import Reason, ValidationResult, validate_submission
+from automd_analysis.submissions import (
+    Reason,
+    ValidationResult,
+    size_reason,
+    validate_submission,
+)
 from automd_analysis.tasks import Task, get_task
 
 __all__ = ["FileRef", "Job", "Plan", "check_task_data", "make_plan"]
@@ -113,6 +118,14 @@ def _load_tasks(task_ids, data, manifests) -> tuple[dict[str, Task], dict, dict[
     return found, errors, labels_sha
 
 
+def _too_large(task: Task, path: Path) -> Reason | None:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None  # validation reports the unreadable file
+    return size_reason(task, size)
+
+
 def _hash_all(paths: list[Path], workers: int) -> list[tuple[str, int]]:
     """(sha256, size) of each file, in order; hashed on ``workers`` threads (hashlib releases the
     GIL on large buffers, so this scales with cores)."""
@@ -169,6 +182,11 @@ def make_plan(runs: list[Run], data=None, manifests=None, hash_workers: int = 1)
                     entry = validation_entry(task.id, result)
                     pending.append(FileRef(run, version, expected, None, None, entry))
                     continue
+            too_large = _too_large(task, expected)
+            if too_large is not None:  # checked before hashing: a huge file costs one stat
+                entry = validation_entry(task.id, ValidationResult(False, [too_large], None, None))
+                pending.append(FileRef(run, version, expected, None, None, entry))
+                continue
             pending.append((run, version, expected))  # (appeared since the archive was read)
     to_hash = [p[2] for p in pending if not isinstance(p, FileRef)]
     hashes = iter(_hash_all(to_hash, hash_workers))

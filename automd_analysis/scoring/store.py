@@ -1,16 +1,31 @@
-"""Build the Parquet score store from the archive metadata and the score cache.
+"""Build the Parquet score store from the archive metadata and the score cache, and publish it.
 
 The tables and their columns are ``docs/score_store.md``; this module is the only writer. Tables
 are built from the cache alone (plus archive metadata), with explicit Arrow schemas, rows in a
 fixed order and no timestamps of the scoring itself, so the same archive and cache always give
-byte-identical files. Each file is written to a temporary name and ``os.replace``-d;
-``store.json`` is written last.
+byte-identical files.
+
+**Publishing is all or nothing** (:func:`write_store`). Every table is built and serialised in
+memory first (a value that does not fit its column fails here, before anything is touched); the
+files are then written into a new *generation* directory ``generations/<id>/`` (``<id>`` = a hash of
+the content), and the store switches to it by atomically replacing one symbolic link,
+``current -> generations/<id>``. The table names at the top of the store (``scores.parquet``, ...,
+``store.json``) are fixed links through ``current``, so readers keep using the familiar paths and
+always see one complete generation: the previous one until the switch, the new one after. A
+process killed at any point leaves the previous store intact; its temporaries are removed by the
+next publish. The previous generation is kept for readers that opened it just before a switch.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import io
 import json
 import math
+import os
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -18,11 +33,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from automd_analysis import __version__
-from automd_analysis._atomic import atomic_path
+from automd_analysis._atomic import make_temp_dir
 from automd_analysis.archive import Run
 from automd_analysis.scoring.plan import FileRef
 
-__all__ = ["SCHEMAS", "STORE_SCHEMA_VERSION", "TABLES", "write_store"]
+__all__ = [
+    "CURRENT",
+    "GENERATIONS",
+    "SCHEMAS",
+    "STORE_SCHEMA_VERSION",
+    "TABLES",
+    "store_files",
+    "write_store",
+]
+
+#: Directory of the store's generations, and the link naming the published one.
+GENERATIONS = "generations"
+CURRENT = "current"
+_TMP = ".tmp-"
 
 STORE_SCHEMA_VERSION = 1
 
@@ -440,36 +468,113 @@ def _to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=schema)
 
 
-def _atomic_write(path: Path, write) -> None:
-    with atomic_path(path, prefix=".tmp-") as tmp:
-        write(tmp)
+def store_files() -> list[str]:
+    """File names of one generation: every table's ``<name>.parquet``, then ``store.json``."""
+    return [f"{name}.parquet" for name in TABLES] + ["store.json"]
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", version="2.6")
+    return sink.getvalue()
+
+
+def _serialise(tables: dict[str, list[dict]], meta: dict) -> dict[str, bytes]:
+    """Every file of a generation, in memory (all conversion errors happen here)."""
+    files = {
+        f"{name}.parquet": _parquet_bytes(_to_table(tables.get(name, []), SCHEMAS[name]))
+        for name in TABLES
+    }
+    doc = {"schema_version": STORE_SCHEMA_VERSION, "scorer_version": __version__, **meta}
+    files["store.json"] = (
+        json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    ).encode()
+    return files
+
+
+@contextlib.contextmanager
+def _locked(out: Path):
+    """An exclusive lock on ``out/.lock`` (one publisher at a time)."""
+    with open(out / ".lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _clean_stale(out: Path) -> None:
+    """Remove what a killed publish left: temporaries in the store and half-written generations."""
+    for entry in out.glob(f"{_TMP}*"):
+        _remove(entry)
+    gens = out / GENERATIONS
+    if gens.is_dir():
+        for entry in gens.glob(f"{_TMP}*"):
+            _remove(entry)
+
+
+def _switch(out: Path, generation: str) -> None:
+    """Point ``current`` at ``generations/<generation>`` (atomic), then fix the top-level links."""
+    link = out / f"{_TMP}current-{os.getpid()}"
+    _remove(link)
+    if (out / CURRENT).exists() and not (out / CURRENT).is_symlink():
+        _remove(out / CURRENT)  # a copied store (copytree follows links): replace the directory
+    os.symlink(f"{GENERATIONS}/{generation}", link)
+    os.replace(link, out / CURRENT)
+    for name in store_files():
+        target = f"{CURRENT}/{name}"
+        path = out / name
+        if path.is_symlink() and os.readlink(path) == target:
+            continue
+        tmp = out / f"{_TMP}{name}-{os.getpid()}"
+        _remove(tmp)
+        os.symlink(target, tmp)
+        os.replace(tmp, path)  # a file of the pre-generation layout is replaced too
+
+
+def _collect_garbage(out: Path, keep: set[str]) -> None:
+    """Remove generations other than ``keep`` (the current and the previous one)."""
+    gens = out / GENERATIONS
+    for entry in gens.iterdir():
+        if entry.name not in keep and not entry.name.startswith(_TMP):
+            _remove(entry)
 
 
 def write_store(out_dir: str | Path, tables: dict[str, list[dict]], meta: dict) -> list[Path]:
-    """Write every table as ``<name>.parquet`` and then ``store.json``, each atomically.
+    """Publish every table and ``store.json`` as one new generation of the store (all or nothing).
 
     Returns
     -------
     list of Path
-        The files written.
+        The published paths (``<out>/<name>.parquet`` ..., ``<out>/store.json``).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLES:
-        table = _to_table(tables.get(name, []), SCHEMAS[name])
-        path = out / f"{name}.parquet"
-        _atomic_write(
-            path, lambda tmp, t=table: pq.write_table(t, tmp, compression="zstd", version="2.6")
+    files = _serialise(tables, meta)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    generation = digest.hexdigest()[:16]
+    with _locked(out):
+        _clean_stale(out)
+        gens = out / GENERATIONS
+        gens.mkdir(exist_ok=True)
+        previous = (
+            os.readlink(out / CURRENT).rsplit("/", 1)[-1] if (out / CURRENT).is_symlink() else None
         )
-        written.append(path)
-    doc = {"schema_version": STORE_SCHEMA_VERSION, "scorer_version": __version__, **meta}
-    data = json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
-    path = out / "store.json"
-
-    def _write_json(tmp: str) -> None:
-        Path(tmp).write_text(data, encoding="utf-8")
-
-    _atomic_write(path, _write_json)
-    written.append(path)
-    return written
+        final = gens / generation
+        if not final.is_dir():
+            staging = make_temp_dir(gens, prefix=_TMP)
+            for name, data in files.items():
+                (staging / name).write_bytes(data)
+            os.replace(staging, final)
+        _switch(out, generation)
+        _collect_garbage(out, {generation, previous or generation})
+    return [out / name for name in store_files()]

@@ -13,10 +13,10 @@ import inspect
 import json
 import os
 import shutil
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from automd_analysis._atomic import make_temp_dir
 from automd_analysis.tasks import Task
 from automd_demo import baselines
 from automd_demo.harness.clock import BUDGET_MINUTES, iso, run_start
@@ -126,7 +126,7 @@ def write_baseline_run(
     script = baseline_script(task, seed)
     run_dir = Path(run_dir)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=run_dir.parent, prefix=f".{run_dir.name}.tmp-"))
+    tmp = make_temp_dir(run_dir.parent, prefix=f".{run_dir.name}.tmp-")
     try:
         _write(tmp / CODE_FILE, script)
         config = {"task": task.id, "seed": seed, "procedure": "paper App. D"}

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -35,6 +34,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from automd_analysis._atomic import make_temp_dir
 from automd_analysis._version import __version__
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import get_task
@@ -406,13 +406,9 @@ def build_archive(
     _check_replaceable(archive)
     specs = sorted(specs if specs is not None else plan(size), key=lambda s: s.run_path)
     archive.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=archive.parent, prefix=f".{archive.name}.building-"))
+    staging = make_temp_dir(archive.parent, prefix=f".{archive.name}.building-")
     own_memo = memo_dir is None
-    memo = (
-        Path(tempfile.mkdtemp(dir=archive.parent, prefix=".harness-memo-"))
-        if own_memo
-        else Path(memo_dir)
-    )
+    memo = make_temp_dir(archive.parent, prefix=".harness-memo-") if own_memo else Path(memo_dir)
     job = JobConfig(
         staging=str(staging),
         memo_dir=str(memo),

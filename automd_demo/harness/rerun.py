@@ -3,22 +3,35 @@
 The masking test of the real-time rule reruns "the code that produced the selected submission" on
 a masked test file and compares alarms at the retained hours. For runs written by this harness
 that code is fully determined by ``code/<version>/config.json``: :func:`rerun_submission`
-re-renders the script from the config with the harness's own (trusted) renderer, checks that it
-is *identical* to the archived script (so a tampered archive is refused rather than executed),
-refits it deterministically on the task's public training data and predicts the given file.
-Baseline runs are refitted with :func:`automd_demo.baselines.fit_baseline`.
+validates the config against the harness's typed schema (:mod:`.config_schema`: integers,
+finite floats, booleans and closed vocabularies only), re-renders the script from the *validated*
+values with the harness's own renderer, checks that it is *identical* to the archived script (so
+a tampered archive is refused rather than executed), refits it deterministically on the task's
+public training data and predicts the given file. Baseline runs are refitted with
+:func:`automd_demo.baselines.fit_baseline`.
 
-Archive bytes are never executed: only the re-rendered text runs.
+Archive bytes are never executed and never pasted into source text: only the re-rendered text of
+validated values runs. The toolkit calls this function only inside its sandbox
+(``automd masking run --allow-code-execution``; ``automd_analysis.masking.sandbox``): a separate
+process with resource limits, no network where the machine allows it, and a working directory that
+holds the task's public files only. It is registered as the re-runner ``demo`` (entry-point group
+``automd.rerunners``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from automd_analysis.archive._safe import MAX_JSON_BYTES, MAX_TEXT_BYTES, read_bounded
+from automd_analysis.archive.safe import (
+    MAX_JSON_BYTES,
+    MAX_TEXT_BYTES,
+    check_name,
+    json_loads_strict,
+    read_bounded,
+)
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import get_task
+from automd_demo.harness.config_schema import BaselineConfigFile, validate_config_file
 from automd_demo.harness.execute import Memo
 from automd_demo.harness.lab import Lab
 from automd_demo.harness.render import render
@@ -26,12 +39,7 @@ from automd_demo.harness.taskdata import load_profile
 
 
 def _json(path: Path, root: Path) -> dict:
-    try:
-        return json.loads(read_bounded(path, MAX_JSON_BYTES, root))
-    except ValueError as exc:
-        raise ArchiveError(
-            f"not valid JSON: {exc}", path=path, code="archive.invalid_json"
-        ) from None
+    return json_loads_strict(read_bounded(path, MAX_JSON_BYTES, root), path, "archive.invalid_json")
 
 
 def _header(text: str) -> list[str]:
@@ -85,6 +93,7 @@ def rerun_submission(
             location="selection.selected_version",
             code="archive.no_selection",
         )
+    check_name(version, run_dir / "run.json", "selected version")
     config_path = run_dir / "code" / version / "config.json"
     if not config_path.is_file():
         raise ArchiveError(
@@ -93,20 +102,21 @@ def rerun_submission(
             code="archive.rerun_unsupported",
             fix="only runs written by the demo harness or `automd baselines` can be re-run",
         )
-    stored = _json(config_path, run_dir)
-    task = get_task(stored["task"], data, manifests)
+    stored = validate_config_file(_json(config_path, run_dir), config_path)
+    task = get_task(stored.task, data, manifests)
     out_csv = Path(out_csv)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
-    if "procedure" in stored:  # a simple-baseline run
+    if isinstance(stored, BaselineConfigFile):  # a simple-baseline run
         from automd_demo.baselines import fit_baseline
 
-        fit = fit_baseline(task, int(stored["seed"]), test_features=Path(test_features_csv))
+        fit = fit_baseline(task, stored.seed, test_features=Path(test_features_csv))
         fit.submission.to_csv(out_csv, index=False, lineterminator="\n")
         return out_csv
     archived_path = run_dir / "code" / version / "train.py"
     archived = read_bounded(archived_path, MAX_TEXT_BYTES, run_dir).decode("utf-8")
     profile = load_profile(task)
-    script = render(stored["config"], profile, _header(archived))
+    config = stored.config.model_dump(mode="json")
+    script = render(config, profile, _header(archived))
     if script.text != archived:
         raise ArchiveError(
             "the archived script is not what its config renders to; refusing to run it",
@@ -115,7 +125,7 @@ def rerun_submission(
             fix="rebuild the run with `automd demo archive`",
         )
     lab = Lab(task, profile, Memo(None), test_features=Path(test_features_csv))
-    _, result = lab.execute(stored["config"], _header(archived), version)
+    _, result = lab.execute(config, _header(archived), version)
     if not result.ok:
         raise ArchiveError(
             f"the re-run failed: {result.error}",

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from automd_analysis._atomic import make_temp_dir
 from automd_demo.harness.agents import SEARCH, SELECTION_RULE, RunOutcome, Step
 from automd_demo.harness.clock import BUDGET_MINUTES, iso
 from automd_demo.harness.render import config_json
@@ -86,7 +86,7 @@ def write_run(
     """Write the run atomically (temp dir + rename); an existing ``run_dir`` is replaced."""
     run_dir = Path(run_dir)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=run_dir.parent, prefix=f".{run_dir.name}.tmp-"))
+    tmp = make_temp_dir(run_dir.parent, prefix=f".{run_dir.name}.tmp-")
     try:
         _fill(
             tmp,

@@ -40,6 +40,7 @@ PARAMETERS: dict[str, object] = {
     "embedding_backend": "hashing",
     "embedding_cache": EMBEDDING_CACHE,
     "masking_results": f"{FIXTURE}/masking.csv",
+    "min_cell": None,
 }
 
 #: Directory of the executed copies and of the source notebooks.

@@ -24,6 +24,11 @@ MAX_JSON_BYTES = 1 << 20
 MAX_EVIDENCE_BYTES = 8 << 20
 #: Default limit of :meth:`automd_analysis.archive.Run.read_text`.
 MAX_TEXT_BYTES = 1 << 20
+#: Largest integer any archive field may hold (2**53 - 1: exact in float64, JSON and int64).
+MAX_INT = 2**53 - 1
+#: Version ids the toolkit uses itself: the selected submission is the version ``selected`` in the
+#: score store (``scores.version``, ``reasons.version``), so no archived version may be called so.
+RESERVED_VERSION_NAMES = frozenset({"selected"})
 
 
 def check_name(name: str, path: Path, what: str) -> None:
@@ -159,4 +164,11 @@ def json_loads_strict(data: bytes, path: Path, code: str) -> Any:
     except (UnicodeDecodeError, ValueError) as exc:
         raise ArchiveError(
             f"not valid JSON: {exc}", path=path, code=code, fix="fix the JSON syntax"
+        ) from None
+    except RecursionError:  # arrays/objects nested thousands of levels deep
+        raise ArchiveError(
+            "JSON nested too deeply to be read",
+            path=path,
+            code=code,
+            fix="archive JSON files are flat records (docs/archive.md); rewrite the file",
         ) from None

@@ -12,8 +12,9 @@ Procedure (paper App. G):
 1. **Masked test file** - one per task, reused across runs. For every patient with *n* hourly rows
    draw ``u ~ Uniform(0.40, 0.90)`` and keep the first ``min(n, max(4, floor(u * n)))`` rows in time
    order (:func:`masking_plan`, :func:`mask_records`, :func:`make_masked_test`).
-2. **Re-run** the submission's code on the full and on the masked test features (the demo harness
-   provides ``rerun_submission(run_dir, test_features_csv, out_csv)``; :func:`run_masking_test`).
+2. **Re-run** the submission's code on the full and on the masked test features with a re-runner
+   ``rerun(run_dir, test_features_csv, out_csv)`` (:func:`run_masking_test`; the toolkit's own
+   runs it sandboxed, :mod:`automd_analysis.masking.sandbox`).
 3. **Compare** alarms at the retained rows (:func:`compare_alarms`): the fraction of changed alarms
    over all retained rows and over each patient's last retained row. Either fraction above 0.1 %
    flags a violation; both exactly zero is reported as *no change*.
@@ -591,26 +592,6 @@ def write_csv_atomic(frame: pd.DataFrame, out) -> Path:
     return out
 
 
-def _default_rerun() -> Callable:
-    """The demo harness's ``rerun_submission`` (exported by the package or its ``rerun`` module)."""
-    import importlib
-
-    for module_name in ("automd_demo.harness", "automd_demo.harness.rerun"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        rerun = getattr(module, "rerun_submission", None)
-        if callable(rerun):
-            return rerun
-    raise MaskingError(
-        "no re-run function available: the demo harness (automd_demo.harness) "
-        "does not provide rerun_submission",
-        code="masking.no_rerun",
-        fix="pass rerun=callable(run_dir, test_features_csv, out_csv)",
-    )
-
-
 def _safe_name(run_dir: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(run_dir.parts[-4:])) or "run"
 
@@ -621,7 +602,7 @@ def run_masking_test(
     seed: int,
     workdir: str | Path,
     *,
-    rerun: Callable | None = None,
+    rerun: Callable,
     file_key: str = "test_features",
     threshold: float = FLAG_THRESHOLD,
     data=None,
@@ -644,7 +625,6 @@ def run_masking_test(
     """
     task = _resolve_task(task, data, manifests)
     patient_column, hour_column = _sequential_columns(task)
-    rerun = rerun or _default_rerun()
     workdir = Path(workdir)
     masked = make_masked_test(task, seed, file_key=file_key)
     masked_path = write_csv_atomic(masked, workdir / f"{task.id}_masked_seed{seed}.csv")
@@ -656,8 +636,13 @@ def run_masking_test(
         out.mkdir(parents=True, exist_ok=True)
         row = {"run_dir": str(run_dir), "task": task.id, "seed": seed}
         try:
-            rerun(run_dir, full_path, out / "full.csv")
-            rerun(run_dir, masked_path, out / "masked.csv")
+            pairs = [(full_path, out / "full.csv"), (masked_path, out / "masked.csv")]
+            many = getattr(rerun, "many", None)  # one process for both files (the sandbox)
+            if many is not None:
+                many(run_dir, pairs)
+            else:
+                for test_csv, out_csv in pairs:
+                    rerun(run_dir, test_csv, out_csv)
             original_path = run_dir / "submission.csv"
             result = compare_alarms(
                 read_predictions_csv(out / "full.csv", "full re-run predictions"),

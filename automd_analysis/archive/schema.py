@@ -1,19 +1,33 @@
 """Strict schemas of the archive's metadata files (docs/archive.md, schema version 1).
 
-Unknown keys are errors, integers are not strings, floats are finite, timestamps carry a zone.
+Unknown keys are errors, integers are not strings and lie in [0, 2**53 - 1] (so every count fits
+int64 and float64 exactly), floats are finite, timestamps carry a zone.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from automd_analysis.archive._safe import NAME_PATTERN, read_bounded
+from automd_analysis.archive.safe import MAX_INT, NAME_PATTERN, read_bounded
 from automd_analysis.errors import ArchiveError
 
 _NAME = NAME_PATTERN.pattern
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+
+
+def _plausible_time(value: datetime) -> datetime:
+    """Timestamps lie in [1970, 2200) (no overflow when converted to UTC or subtracted)."""
+    if not _EARLIEST <= value < _LATEST:
+        raise ValueError("timestamp must lie between 1970-01-01 and 2200-01-01")
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, AfterValidator(_plausible_time)]
 
 
 class _Strict(BaseModel):
@@ -29,13 +43,14 @@ class ArchiveYaml(BaseModel):
     description: str = ""
     experiments: dict[str, str] = Field(min_length=1)
     roles: dict[Literal["main", "objectives", "llm"], str] | None = None
+    reference_agents: list[str] | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 
 class TokensJson(_Strict):
-    prompt: int = Field(ge=0)
-    completion: int = Field(ge=0)
-    total: int = Field(ge=0)
+    prompt: int = Field(ge=0, le=MAX_INT)
+    completion: int = Field(ge=0, le=MAX_INT)
+    total: int = Field(ge=0, le=MAX_INT)
     simulated: bool = False
 
 
@@ -45,10 +60,10 @@ class SelectionJson(_Strict):
 
 
 class StepJson(_Strict):
-    step: int = Field(ge=1)
+    step: int = Field(ge=1, le=MAX_INT)
     ok: bool
     reported_val_score: float | None = None
-    created_at: AwareDatetime | None = None
+    created_at: Timestamp | None = None
     version: str | None = Field(default=None, pattern=_NAME)
     node: str | None = Field(default=None, pattern=_NAME)
     parent: str | None = Field(default=None, pattern=_NAME)
@@ -61,14 +76,14 @@ class RunJson(_Strict):
     experiment: str
     agent: str
     task: str
-    rep: int = Field(ge=0)
+    rep: int = Field(ge=0, le=999_999)
     llm: str = Field(min_length=1)
     reference: bool = False
     search: Literal["linear", "tree", "none"]
     objective: str | None = None
-    started_at: AwareDatetime
-    ended_at: AwareDatetime
-    budget_minutes: float = Field(gt=0)
+    started_at: Timestamp
+    ended_at: Timestamp
+    budget_minutes: float = Field(gt=0, le=1e9)
     tokens: TokensJson | None = None
     selection: SelectionJson
     reported_val_score: float | None = None
@@ -80,14 +95,14 @@ class VersionJson(_Strict):
     """``versions/<version_id>/meta.json``."""
 
     version: str
-    created_at: AwareDatetime
-    step: int = Field(ge=1)
+    created_at: Timestamp
+    step: int = Field(ge=1, le=MAX_INT)
     parent: str | None = Field(default=None, pattern=_NAME)
     node: str | None = Field(default=None, pattern=_NAME)
     reported_val_score: float | None = None
     faulty: bool = False
     code_files: list[str] = Field(default_factory=list)
-    tokens: int | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0, le=MAX_INT)
     stage: str | None = None
 
 
@@ -114,7 +129,7 @@ def load_json_model(path: Path, model: type[BaseModel], root: Path, max_bytes: i
     Raises
     ------
     ArchiveError
-        From :func:`~automd_analysis.archive._safe.read_bounded`, or ``code`` when the JSON does
+        From :func:`~automd_analysis.archive.safe.read_bounded`, or ``code`` when the JSON does
         not match the schema (the message names the field).
     """
     data = read_bounded(path, max_bytes, root)

@@ -1,0 +1,539 @@
+"""The report pipeline: archive -> score store -> (masking results) -> embeddings -> notebooks -> HTML.
+
+One typed configuration (:class:`RegenerateConfig`) and one function per stage, chained by
+:func:`regenerate` in the single direction data flows. The command line (``automd regenerate``),
+the tests and a notebook user call it the same way::
+
+    from automd_analysis.report.pipeline import RegenerateConfig, regenerate
+
+    result = regenerate(RegenerateConfig(archive="runs_archive/demo", out="reports"))
+
+Stages (each reports itself through ``log``, e.g. on stderr):
+
+1. :func:`score_stage` - the scoring engine, incremental (an unchanged archive does no metric work);
+2. :func:`load_stage` - load and check the score store (a malformed store fails here);
+3. :func:`masking_stage` - masking results are *data*: a file supplied with ``masking_results``,
+   else ``<scores>/masking.parquet`` if an earlier ``automd masking run`` wrote one. The test is
+   re-run only when the configuration asks for it *and* allows code execution
+   (``masking=True, allow_code_execution=True``), in the sandbox of
+   :mod:`automd_analysis.masking.sandbox`; never because of anything the archive says;
+4. :func:`embedding_stage` - code embeddings for notebook 07 (cached);
+5. :func:`notebook_stage` - every notebook with papermill, each receiving only the parameters its
+   ``parameters`` cell declares (unknown parameter names are refused before any work);
+6. :func:`render_stage` - the HTML pages and ``OUT/index.html``; a failed notebook raises after
+   the others are rendered.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from automd_analysis.errors import AutomdError
+from automd_analysis.report.execute import (
+    DEFAULT_CELL_TIMEOUT,
+    NotebookResult,
+    check_notebook,
+    declared_parameters,
+    discover_notebooks,
+    execute_notebooks,
+    missing_requirements,
+    raise_for_failures,
+)
+from automd_analysis.tasks import REPO_ROOT
+
+__all__ = [
+    "DEFAULT_NOTEBOOKS",
+    "EMBEDDING_BACKENDS",
+    "REPORT_MARKER",
+    "Pipeline",
+    "RegenerateConfig",
+    "RegenerateResult",
+    "embedding_stage",
+    "load_stage",
+    "masking_stage",
+    "notebook_stage",
+    "prepare_out_dir",
+    "regenerate",
+    "render_stage",
+    "score_stage",
+]
+
+#: The report notebooks shipped with the repository.
+DEFAULT_NOTEBOOKS = REPO_ROOT / "notebooks"
+#: File marking a directory as written by ``automd regenerate`` (so it may be cleaned and rebuilt).
+REPORT_MARKER = ".automd-report"
+#: Embedding backends notebook 07 accepts.
+EMBEDDING_BACKENDS = ("auto", "minilm", "hashing")
+#: Parameters the pipeline itself hands to the notebooks (user parameters may not override them).
+PIPELINE_PARAMETERS = frozenset(
+    {"archive", "scores_dir", "data_root", "manifests_dir", "output_dir", "main_experiment",
+     "objectives_experiment", "llm_experiment", "seed", "embedding_backend", "embedding_cache",
+     "masking_results", "min_cell"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RegenerateConfig:
+    """Everything :func:`regenerate` needs.
+
+    Attributes
+    ----------
+    archive : path
+        The runs archive (directory holding ``archive.yaml``).
+    out : path
+        Report directory; created, or cleared if it holds a previous report
+        (:func:`prepare_out_dir`); any other non-empty directory is refused.
+    scores : path, optional
+        Score-store directory (default ``scores/<archive name>``, as ``automd score``).
+    data, manifests : path, optional
+        Data root and manifest directory (defaults: see :mod:`automd_analysis.tasks`).
+    jobs : int
+        Scoring processes and notebooks executed concurrently.
+    notebooks : path, optional
+        Notebook directory (default: the repository's ``notebooks/``).
+    seed : int
+        Seed handed to every notebook (each random step derives its generator from it).
+    timeout : float or None
+        Per-cell timeout in seconds.
+    score : bool
+        ``False`` uses the score store as it is (it must exist).
+    progress : bool
+        Show progress bars.
+    masking : bool
+        Re-run the masking test of the real-time rule (paper App. G); requires
+        ``allow_code_execution``.
+    allow_code_execution : bool
+        Consent to run archived code (only the masking test does, in a sandbox).
+    rerunner : str
+        Installed re-runner of the masking test (``"demo"`` for archives of ``automd demo``).
+    masking_results : path, optional
+        A masking-results file produced elsewhere (CSV/Parquet, docs/tables.md).
+    embedding_backend : {"auto", "minilm", "hashing"}
+    embedding_cache : path, optional
+        Embedding cache directory (default: ``<scores>/embeddings``).
+    min_cell : int, optional
+        Small-cell threshold of published counts (see docs/security.md); ``None`` applies the
+        default (11) to credentialed and data-use-agreement tasks only; an explicit value applies
+        to every task, ``0`` disables suppression.
+    parameters : mapping
+        Extra notebook parameters; every name must be declared by at least one notebook.
+    """
+
+    archive: str | Path
+    out: str | Path = "reports"
+    scores: str | Path | None = None
+    data: str | Path | None = None
+    manifests: str | Path | None = None
+    jobs: int = 1
+    notebooks: str | Path | None = None
+    seed: int = 0
+    timeout: float | None = DEFAULT_CELL_TIMEOUT
+    score: bool = True
+    progress: bool = False
+    masking: bool = False
+    allow_code_execution: bool = False
+    rerunner: str = "demo"
+    masking_results: str | Path | None = None
+    embedding_backend: str = "auto"
+    embedding_cache: str | Path | None = None
+    min_cell: int | None = None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RegenerateResult:
+    """What :func:`regenerate` produced.
+
+    Attributes
+    ----------
+    index : Path
+        ``OUT/index.html``.
+    scores_dir : Path
+        The score store the notebooks read.
+    notebooks : list of NotebookResult
+        One per notebook, in report order (skipped ones included).
+    summary : StoreSummary
+    scoring : ScoreSummary or None
+        What scoring did (``None`` with ``score=False``).
+    masking : MaskingStepSummary or None
+        What the masking step did (``None`` when it did not run).
+    notes : tuple of str
+        Pipeline notes shown on the index (e.g. where masking results came from).
+    """
+
+    index: Path
+    scores_dir: Path
+    notebooks: list[NotebookResult]
+    summary: Any
+    scoring: object | None = None
+    masking: object | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Pipeline:
+    """Resolved paths and state shared by the stages (built by :func:`resolve`)."""
+
+    config: RegenerateConfig
+    meta: Any
+    archive: Path
+    scores_dir: Path
+    out: Path
+    notebook_paths: list[Path]
+    data: Path | None
+    manifests: Path | None
+    masking_results: Path | None
+    embedding_cache: Path
+    log: Callable[[str], None] = print
+
+
+def _resolved(path) -> Path | None:
+    return None if path is None else Path(path).resolve()
+
+
+def _check_config(config: RegenerateConfig) -> None:
+    if config.embedding_backend not in EMBEDDING_BACKENDS:
+        raise AutomdError(
+            f"unknown embedding backend {config.embedding_backend!r}",
+            location="--embedding-backend",
+            code="usage",
+            fix=f"use one of {', '.join(EMBEDDING_BACKENDS)}",
+        )
+    if config.masking and not config.allow_code_execution:
+        raise AutomdError(
+            "the masking test re-runs archived code; it needs your explicit consent",
+            location="--masking",
+            code="masking.code_execution_not_allowed",
+            fix="add --allow-code-execution (a limited sandbox: docs/security.md), or pass "
+            "results of a test run elsewhere with --masking-results",
+        )
+    if config.masking and config.masking_results is not None:
+        raise AutomdError(
+            "--masking re-runs the test while --masking-results supplies its results",
+            location="--masking-results",
+            code="usage",
+            fix="use one of the two",
+        )
+    if config.min_cell is not None and config.min_cell < 0:
+        raise AutomdError(
+            f"--min-cell must be 0 or more, got {config.min_cell}",
+            location="--min-cell",
+            code="usage",
+            fix="e.g. --min-cell 11 (0 disables suppression)",
+        )
+
+
+def _check_parameters(config: RegenerateConfig, paths: list[Path]) -> None:
+    """Refuse user parameters that no notebook declares or that the pipeline sets itself."""
+    declared: set[str] = set()
+    for path in paths:
+        declared |= set(declared_parameters(check_notebook(path)) or ())
+    for name in sorted(config.parameters):
+        if name in PIPELINE_PARAMETERS:
+            raise AutomdError(
+                f"notebook parameter {name!r} is set by the pipeline itself",
+                location="--parameter",
+                code="usage.parameter",
+                fix="use the corresponding option of automd regenerate",
+            )
+        if name not in declared:
+            raise AutomdError(
+                f"no notebook declares a parameter called {name!r}",
+                location="--parameter",
+                code="usage.parameter",
+                fix="declared parameters: " + ", ".join(sorted(declared - PIPELINE_PARAMETERS)),
+            )
+
+
+def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pipeline:
+    """Check the configuration and resolve every path, before any work is done.
+
+    Raises
+    ------
+    AutomdError
+        Bad options, a missing or invalid archive (``archive.yaml`` is read, nothing else), a
+        missing masking-results file, a bad notebook directory, unknown notebook parameters.
+    """
+    from automd_analysis.archive import open_archive
+
+    _check_config(config)
+    meta = open_archive(config.archive).meta
+    supplied = _resolved(config.masking_results)
+    if supplied is not None and not supplied.is_file():
+        raise AutomdError(
+            "masking results file not found",
+            path=supplied,
+            location="--masking-results",
+            code="masking.results_missing",
+            fix="pass the CSV/Parquet file written by the masking test (docs/tables.md)",
+        )
+    scores_dir = Path(config.scores or Path("scores") / meta.name).resolve()
+    notebook_dir = Path(config.notebooks or DEFAULT_NOTEBOOKS).resolve()
+    paths = discover_notebooks(notebook_dir)
+    _check_parameters(config, paths)
+    return Pipeline(
+        config=config,
+        meta=meta,
+        archive=Path(config.archive).resolve(),
+        scores_dir=scores_dir,
+        out=Path(config.out).resolve(),
+        notebook_paths=paths,
+        data=_resolved(config.data),
+        manifests=_resolved(config.manifests),
+        masking_results=supplied,
+        embedding_cache=_resolved(config.embedding_cache) or scores_dir / "embeddings",
+        log=log,
+    )
+
+
+def prepare_out_dir(out: Path) -> None:
+    """Create ``out`` or clear a previous report in it; refuse to touch any other directory.
+
+    A directory is a previous report when it holds :data:`REPORT_MARKER`. Only the report's own
+    parts (``index.html`` and the :data:`~automd_analysis.report.site.SUBDIRS`) are removed.
+    """
+    if out.exists() and not out.is_dir():
+        raise AutomdError(
+            "--out exists and is not a directory",
+            path=out,
+            code="report.bad_out",
+            fix="choose a new directory for the report",
+        )
+    if out.is_dir() and any(out.iterdir()) and not (out / REPORT_MARKER).is_file():
+        raise AutomdError(
+            "--out is a non-empty directory that was not written by `automd regenerate`; "
+            "refusing to overwrite it",
+            path=out,
+            code="report.bad_out",
+            fix="choose an empty or new directory (or a previous report directory)",
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
+    (out / "index.html").unlink(missing_ok=True)
+    from automd_analysis.report.site import SUBDIRS  # bleach/nbformat: slow imports
+
+    for sub in SUBDIRS:
+        shutil.rmtree(out / sub, ignore_errors=True)
+        (out / sub).mkdir()
+
+
+def score_stage(p: Pipeline):
+    """Score the archive incrementally into the score store (``None`` when scoring is off)."""
+    if not p.config.score:
+        p.log("scoring: skipped (--no-score), using the score store as it is")
+        return None
+    from automd_analysis.scoring import score_archive
+
+    p.log(f"scoring {p.archive} -> {p.scores_dir}")
+    return score_archive(
+        p.archive,
+        p.scores_dir,
+        data=p.data,
+        manifests=p.manifests,
+        jobs=p.config.jobs,
+        progress=p.config.progress,
+    )
+
+
+def load_stage(p: Pipeline):
+    """Load and check the score store; return ``(store, summary)``."""
+    from automd_analysis.analysis.store import load_store
+    from automd_analysis.report.site import summarise_store
+
+    store = load_store(p.scores_dir)
+    return store, summarise_store(store, description=p.meta.description)
+
+
+def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
+    """Masking results as data, or the sandboxed test when asked for; return (summary, note).
+
+    Never raises for the test itself: a failure becomes the note (and a log line), so the rest of
+    the report is still built.
+    """
+    from automd_analysis.masking.results import MASKING_FILE
+
+    if p.masking_results is not None:
+        return None, f"masking test: results supplied in {p.masking_results.name} (not re-run)"
+    if not p.config.masking:
+        if (p.scores_dir / MASKING_FILE).is_file():
+            return None, (
+                f"masking test: results read from {MASKING_FILE} of an earlier "
+                "`automd masking run` (not re-run)"
+            )
+        return None, (
+            "masking test: not run - archive code is never executed unless you ask for it "
+            "(automd regenerate --masking --allow-code-execution, or --masking-results FILE)"
+        )
+    from automd_analysis.masking.sandbox import SandboxedRerun
+    from automd_analysis.masking.step import run_masking_step
+
+    rerun = SandboxedRerun(
+        p.config.rerunner,
+        data=None if p.data is None else str(p.data),
+        manifests=None if p.manifests is None else str(p.manifests),
+    )
+    p.log(f"masking test: re-running eligible runs in the sandbox ({rerun.isolation})")
+    try:
+        summary = run_masking_step(
+            p.archive,
+            store,
+            p.scores_dir,
+            rerun=rerun,
+            allow_code_execution=p.config.allow_code_execution,
+            seed=p.config.seed,
+            experiment=p.meta.roles["main"],
+            data=p.data,
+            manifests=p.manifests,
+            jobs=p.config.jobs,
+            progress=p.config.progress,
+        )
+    except AutomdError as exc:
+        p.log(f"masking test failed: {exc}")
+        return None, f"masking test: failed ({exc.message})"
+    return summary, summary.describe() + f"; re-run isolation: {rerun.isolation}"
+
+
+def embedding_stage(p: Pipeline, store) -> str:
+    """Embed the code of every version of the main experiment's agent runs into the cache.
+
+    Notebook 07's exploration metrics then read the vectors from the cache, so the slow part runs
+    here, with a progress bar and without a notebook cell timeout. Returns a note for the index;
+    a failure becomes the note (the notebook will report the same problem).
+    """
+    from tqdm.auto import tqdm
+
+    from automd_analysis.analysis.embeddings import embed_code
+    from automd_analysis.analysis.process import read_archive_code
+
+    runs = store.runs
+    experiment = p.meta.roles["main"]
+    wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
+    p.log("code embeddings for notebook 07")
+    try:
+        code = read_archive_code(p.archive, run_ids=sorted(wanted))
+        texts = sorted({text for versions in code.values() for text in versions.values()})
+        name = None
+        chunks = [texts[i : i + 64] for i in range(0, len(texts), 64)]
+        for chunk in tqdm(chunks, desc="code embeddings", unit="batch",
+                          disable=not p.config.progress):  # fmt: skip
+            _, name = embed_code(
+                chunk, backend=p.config.embedding_backend, cache_dir=p.embedding_cache
+            )
+    except AutomdError as exc:
+        p.log(f"code embeddings failed: {exc}")
+        return f"code embeddings: failed ({exc.message})"
+    if name is None:
+        return "code embeddings: the archive holds no code of agent runs"
+    return f"code embeddings: {len(texts)} distinct scripts, backend {name}"
+
+
+def disclosure_note(p: Pipeline, store) -> str:
+    """The small-cell policy the notebooks applied, for the index."""
+    from automd_analysis.report.notebook import report_disclosure
+
+    return report_disclosure(store, p.manifests, p.config.min_cell).describe()
+
+
+def notebook_parameters(p: Pipeline) -> dict[str, Any]:
+    """The parameters offered to every notebook (each receives those it declares)."""
+    return {
+        "archive": str(p.archive),
+        "scores_dir": str(p.scores_dir),
+        "data_root": None if p.data is None else str(p.data),
+        "manifests_dir": None if p.manifests is None else str(p.manifests),
+        "output_dir": str(p.out),
+        "main_experiment": p.meta.roles["main"],
+        "objectives_experiment": p.meta.roles["objectives"],
+        "llm_experiment": p.meta.roles["llm"],
+        "seed": int(p.config.seed),
+        "embedding_backend": p.config.embedding_backend,
+        "embedding_cache": str(p.embedding_cache),
+        "masking_results": None if p.masking_results is None else str(p.masking_results),
+        "min_cell": p.config.min_cell,
+        **dict(p.config.parameters),
+    }
+
+
+def notebook_stage(p: Pipeline, store) -> list[NotebookResult]:
+    """Execute every notebook whose experiment roles have runs; skipped ones are listed too."""
+    present = set(store.experiments)
+    available = {role: exp in present for role, exp in p.meta.roles.items()}
+    to_run, skipped = [], {}
+    for path in p.notebook_paths:
+        unmet = missing_requirements(check_notebook(path), available)
+        if unmet:
+            names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
+            skipped[path] = f"the score store has no runs of the experiment role(s) {names}"
+        else:
+            to_run.append(path)
+    p.log(f"notebooks: running {len(to_run)} ({len(skipped)} skipped)")
+    executed = iter(
+        execute_notebooks(
+            to_run,
+            p.out / "notebooks",
+            notebook_parameters(p),
+            jobs=p.config.jobs,
+            timeout=p.config.timeout,
+            progress=p.config.progress,
+            log=p.log,
+        )
+    )
+    return [
+        NotebookResult(path, p.out / "notebooks" / path.name, None, 0.0, skipped=skipped[path])
+        if path in skipped
+        else next(executed)
+        for path in p.notebook_paths
+    ]
+
+
+def render_stage(p: Pipeline, results, summary, notes) -> Path:
+    """Render the HTML pages and ``OUT/index.html``."""
+    from automd_analysis.report.site import render_site
+
+    p.log(f"rendering the HTML report -> {p.out / 'index.html'}")
+    return render_site(p.out, results, summary, notes=notes)
+
+
+def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> RegenerateResult:
+    """Regenerate every table, figure and HTML page of the report from a runs archive.
+
+    Parameters
+    ----------
+    config : RegenerateConfig
+    log : callable
+        Receives one line per stage (the CLI prints them on stderr).
+
+    Returns
+    -------
+    RegenerateResult
+
+    Raises
+    ------
+    AutomdError
+        Bad configuration, missing archive, unusable ``out``, scoring or store errors, and
+        :class:`~automd_analysis.report.execute.NotebookExecutionError` naming the failing
+        notebook(s), cell(s) and error(s) - after the other pages were rendered.
+    """
+    p = resolve(config, log)
+    scoring = score_stage(p)
+    store, summary = load_stage(p)
+    masking_summary, masking_note = masking_stage(p, store)
+    prepare_out_dir(p.out)
+    embedding_note = embedding_stage(p, store)
+    results = notebook_stage(p, store)
+    notes = (masking_note, embedding_note, disclosure_note(p, store))
+    index = render_stage(p, results, summary, notes)
+    raise_for_failures(results)
+    return RegenerateResult(
+        index=index,
+        scores_dir=p.scores_dir,
+        notebooks=results,
+        summary=summary,
+        scoring=scoring,
+        masking=masking_summary,
+        notes=notes,
+    )

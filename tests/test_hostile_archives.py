@@ -1,0 +1,213 @@
+"""Hostile archives: each attack found against the toolkit gets a reason code, the rest of the archive
+is still scored, and nothing is half-published (docs/security.md).
+
+Every test copies the committed fixture archive, plants one attack in one run, scores it with
+``automd score`` (a subprocess, as a user would) and checks the outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from automd_analysis.analysis.process import read_archive_code
+from automd_analysis.analysis.store import load_store
+from automd_analysis.archive import open_archive
+from automd_analysis.scoring import plan as plan_module
+from automd_analysis.scoring.store import CURRENT, GENERATIONS, store_files, write_store
+
+SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
+DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
+RUN = "main/alpha/fx_cls/rep0"
+
+
+@pytest.fixture
+def archive(tmp_path) -> Path:
+    root = tmp_path / "archive"
+    shutil.copytree(SMALL / "archive", root)
+    return root
+
+
+def score(archive: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "automd_analysis", "score", str(archive), "--data", str(DATA),
+         "--manifests", str(MANIFESTS), "--out", str(out), "--jobs", "1", "--no-progress"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def n_runs(archive: Path) -> int:
+    return len(list(archive.glob("*/*/*/rep*/run.json")))
+
+
+def problems(out: Path) -> pd.DataFrame:
+    return load_store(out).problems
+
+
+def _edit_json(path: Path, **changes) -> None:
+    doc = json.loads(path.read_text())
+    doc.update(changes)
+    path.write_text(json.dumps(doc))
+
+
+def test_deeply_nested_annotations_are_a_problem_not_a_crash(archive, tmp_path):
+    (archive / RUN / "annotations.json").write_text("[" * 100_000 + "]" * 100_000)
+    out = tmp_path / "scores"
+    proc = score(archive, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    store = load_store(out)
+    assert len(store.runs) == n_runs(archive)  # every run scored
+    row = store.problems.set_index("run_id").loc[RUN]
+    assert row["code"] == "archive.annotation_invalid" and "nested too deeply" in row["message"]
+    assert not store.runs.set_index("run_id").loc[RUN, "has_annotations"]
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "code"),
+    [
+        ("run.json", {"tokens": {"prompt": 10**30, "completion": 0, "total": 10**30}},
+         "archive.run_invalid"),
+        ("versions/v01/meta.json", {"step": 10**20}, "archive.version_invalid"),
+        ("run.json", {"started_at": "0001-01-01T00:00:00+05:00"}, "archive.run_invalid"),
+    ],
+)  # fmt: skip
+def test_out_of_range_numbers_are_refused_by_the_schema(archive, tmp_path, where, change, code):
+    _edit_json(archive / RUN / where, **change)
+    out = tmp_path / "scores"
+    proc = score(archive, out)
+    assert proc.returncode == 0, proc.stderr
+    store = load_store(out)
+    assert code in set(store.problems["code"])
+    expected_runs = n_runs(archive) - (where == "run.json")
+    assert len(store.runs) == expected_runs
+
+
+def test_a_failing_publish_leaves_the_previous_store_intact(archive, tmp_path):
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    before = {name: (out / name).read_bytes() for name in store_files()}
+    store = load_store(out)
+    tables = {name: [] for name in ("scores", "runs")}
+    tables["runs"] = [{"run_id": "x", "n_steps": 10**30}]  # does not fit int64
+    with pytest.raises((OverflowError, pa.ArrowInvalid, pa.ArrowTypeError)):
+        write_store(out, tables, {"tasks": {}})
+    assert {name: (out / name).read_bytes() for name in store_files()} == before
+    assert load_store(out).runs.equals(store.runs)
+    assert not list(out.glob(".tmp-*")) and not list((out / GENERATIONS).glob(".tmp-*"))
+
+
+def test_store_is_published_as_one_generation_behind_a_link(archive, tmp_path):
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    assert (out / CURRENT).is_symlink()
+    generation = (out / CURRENT).resolve()
+    assert generation.parent == (out / GENERATIONS).resolve()
+    for name in store_files():
+        assert (out / name).is_symlink() and os.readlink(out / name) == f"{CURRENT}/{name}"
+        assert (generation / name).is_file()
+    # a second generation: the link switches, the previous generation is kept, older ones go
+    (archive / RUN / "journal.md").write_text("changed\n")
+    _edit_json(archive / RUN / "run.json", reported_val_score=0.123)
+    assert score(archive, out).returncode == 0
+    assert (out / CURRENT).resolve() != generation
+    assert len(list((out / GENERATIONS).iterdir())) == 2
+
+
+def test_leftovers_of_a_killed_publish_are_removed(archive, tmp_path):
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    (out / ".tmp-scores.parquet.tmp").write_bytes(b"partial")
+    half = out / GENERATIONS / ".tmp-abc123"
+    half.mkdir()
+    (half / "scores.parquet").write_bytes(b"partial")
+    (out / "cache" / "00").mkdir(parents=True, exist_ok=True)
+    stale = out / "cache" / "00" / ".tmp-entry.json"
+    stale.write_bytes(b"{")
+    os.utime(stale, (0, 0))  # cache temporaries are removed once stale (a live scorer's are not)
+    assert score(archive, out).returncode == 0
+    assert not (out / ".tmp-scores.parquet.tmp").exists() and not half.exists()
+    assert not list((out / "cache").glob("*/.tmp-*"))
+    load_store(out)
+
+
+def test_reserved_version_name_is_left_out(archive, tmp_path):
+    versions = archive / RUN / "versions"
+    shutil.copytree(versions / "v01", versions / "selected")
+    _edit_json(versions / "selected" / "meta.json", version="selected")
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    store = load_store(out)
+    row = store.problems.set_index("run_id").loc[RUN]
+    assert row["code"] == "archive.reserved_name" and row["effect"] == "version skipped"
+    scores = store.scores[store.scores["run_id"] == RUN]
+    assert scores["version"].tolist().count("selected") == 1  # only the selected submission
+    assert bool(scores.loc[scores["version"] == "selected", "is_selected"].item())
+
+
+def test_reference_flag_only_for_declared_reference_agents(archive, tmp_path):
+    _edit_json(archive / RUN / "run.json", reference=True)
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    store = load_store(out)
+    assert not store.runs.set_index("run_id").loc[RUN, "reference"]
+    row = store.problems.set_index("run_id").loc[RUN]
+    assert row["code"] == "archive.reference_not_allowed" and row["effect"] == "reference ignored"
+    # declared in archive.yaml: honoured
+    text = (archive / "archive.yaml").read_text()
+    (archive / "archive.yaml").write_text(text + "reference_agents: [baseline, alpha]\n")
+    assert open_archive(archive).run(RUN).reference
+
+
+def test_huge_sparse_submission_is_refused_before_hashing(archive, tmp_path, monkeypatch):
+    with open(archive / RUN / "submission.csv", "r+b") as fh:
+        fh.truncate(2 << 30)  # 2 GiB, sparse: costs nothing on disk
+    hashed: list[Path] = []
+    real = plan_module.sha256_file
+    monkeypatch.setattr(plan_module, "sha256_file", lambda p, *a: hashed.append(p) or real(p, *a))
+    runs = open_archive(archive).runs()
+    plan = plan_module.make_plan(runs, data=DATA, manifests=MANIFESTS)
+    ref = next(f for f in plan.files if f.run.run_id == RUN and f.version is None)
+    assert ref.sha256 is None and ref.inline["reasons"][0]["code"] == "file.too_large"
+    assert archive / RUN / "submission.csv" not in hashed
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    selected = load_store(out).scores.set_index(["run_id", "version"]).loc[(RUN, "selected")]
+    assert not selected["valid"] and selected["reason_code"] == "file.too_large"
+
+
+def test_oversized_code_file_is_skipped_for_its_run_only(archive):
+    pristine = read_archive_code(archive)
+    big = archive / RUN / "code" / "v01" / "train.py"
+    big.write_text("x = 1\n" * (2 << 20 // 6 + 1) + "# " + "y" * (2 << 20))
+    problems_found: list[dict] = []
+    code = read_archive_code(archive, problems=problems_found)
+    assert "v01" not in code[RUN]  # its only code file was too large
+    assert [(p["run_id"], p["code"]) for p in problems_found] == [(RUN, "archive.too_large")]
+    assert {r: t for r, t in code.items() if r != RUN} == {
+        r: t for r, t in pristine.items() if r != RUN
+    }
+    assert code[RUN] == {v: t for v, t in pristine[RUN].items() if v != "v01"}
+
+
+def test_written_files_and_directories_follow_the_umask(archive, tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "scores"
+        assert score(archive, out).returncode == 0
+    finally:
+        os.umask(old)
+    entries = [p for p in (out / "cache").rglob("*") if p.is_file()]
+    assert entries and {stat.S_IMODE(p.stat().st_mode) for p in entries} == {0o644}
+    generation = (out / CURRENT).resolve()
+    assert stat.S_IMODE(generation.stat().st_mode) == 0o755
+    assert {stat.S_IMODE((generation / n).stat().st_mode) for n in store_files()} == {0o644}
