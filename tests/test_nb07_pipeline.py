@@ -2,9 +2,10 @@
 
 ``automd demo archive`` builds a tiny archive on the toy hourly task (the harness writes, for each
 run, whether its code really looks ahead: ``logs/harness.json`` ``real_time_violation``);
-``automd regenerate`` must run the masking test before the notebooks and notebook 07 must show
-its result; ``automd masking run`` must flag exactly the violating runs, reuse its cache, and refuse
-a run whose archived script was tampered with.
+``automd regenerate --masking --allow-code-execution`` must run the masking test (in the sandbox)
+before the notebooks and notebook 07 must show its result; without consent nothing is re-run,
+whatever the archive claims about itself; ``automd masking run`` must flag exactly the violating
+runs, reuse its cache, and refuse a run whose archived script or config was tampered with.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def regenerated(demo):
     scores, out = base / "scores", base / "report"
     result = _automd("regenerate", archive, "--data", data, "--manifests", manifests, "--scores",
                      scores, "--out", out, "--notebooks", notebooks, "--embedding-backend",
-                     "hashing", "--jobs", "2")  # fmt: skip
+                     "hashing", "--jobs", "2", "--masking", "--allow-code-execution")  # fmt: skip
     return scores, out, result
 
 
@@ -87,6 +88,7 @@ def test_regenerate_runs_the_masking_step_and_notebook_07_shows_it(demo, regener
     assert dict(zip(results["run_id"], results["flagged"].astype(bool), strict=True)) == tree
     assert (results["status"] != "error").all(), results["reason"].tolist()
     assert results["reproduces_original"].all()
+    assert set(results["isolation"]) <= {"process+netns", "process"}
     # notebook 07 rendered the same results, with no error output
     table = pd.read_csv(out / "tables" / "masking_runs.csv", dtype=str, keep_default_na=False)
     assert dict(zip(table["run_id"], table["flagged"] == "true", strict=True)) == tree
@@ -110,7 +112,8 @@ def test_masking_run_flags_exactly_the_violating_runs_and_uses_its_cache(demo, r
     scores, _, first = regenerated
     assert first.returncode == 0, first.stderr
     truth = _truth(archive)
-    args = ["masking", "run", archive, "--data", data, "--manifests", manifests, "--scores", scores]
+    args = ["masking", "run", archive, "--data", data, "--manifests", manifests, "--scores", scores,
+            "--allow-code-execution"]  # fmt: skip
     every = _automd(*args, "--agents", ",".join(AGENTS))
     assert every.returncode == 0, every.stderr
     results = read_masking_results(scores / MASKING_FILE)
@@ -136,18 +139,42 @@ def test_a_tampered_script_is_refused_not_executed(demo, tmp_path):
     scored = _automd("score", copy, "--data", data, "--manifests", manifests, "--out", scores,
                      "--no-progress")  # fmt: skip
     assert scored.returncode == 0, scored.stderr
+    # the config of another run smuggles a statement into a value that is pasted into the script
+    other = copy / "main" / "aiscientist" / TASK / "rep0"
+    version = json.loads((other / "run.json").read_text())["selection"]["selected_version"]
+    config_path = other / "code" / version / "config.json"
+    config = json.loads(config_path.read_text())
+    config["config"]["seed"] = "42; raise SystemExit('injected')"
+    config_path.write_text(json.dumps(config))
     result = _automd("masking", "run", copy, "--data", data, "--manifests", manifests,
-                     "--scores", scores)  # fmt: skip
+                     "--scores", scores, "--allow-code-execution")  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "could not be tested" in result.stderr
     rows = read_masking_results(scores / MASKING_FILE).set_index("agent")
     assert rows.at["aide", "status"] == "error" and pd.isna(rows.at["aide", "flagged"])
     assert "refusing to run it" in rows.at["aide", "reason"]
-    assert rows.at["aiscientist", "status"] != "error"
+    assert rows.at["aiscientist", "status"] == "error"
+    assert "archive.config_invalid" in rows.at["aiscientist", "reason"]
+    assert "seed" in rows.at["aiscientist", "reason"]
 
 
-def test_archives_not_built_by_the_harness_are_skipped_cleanly(tmp_path):
-    fixture = ROOT / "tests" / "fixtures" / "small"
-    result = _automd("masking", "run", fixture / "archive", "--scores", tmp_path / "s")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "never executed" in result.stderr and "masking_results" in result.stderr
+def test_nothing_is_re_run_without_consent_whatever_the_archive_claims(demo, tmp_path):
+    base, archive, data, manifests = demo
+    scores, out = tmp_path / "scores", tmp_path / "report"
+    # the demo archive says it was built by the harness: that alone never runs its code
+    assert "automd demo archive" in (archive / "archive.yaml").read_text()
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copy(ROOT / "notebooks" / "07_methods_and_development.ipynb", notebooks)
+    result = _automd("regenerate", archive, "--data", data, "--manifests", manifests, "--scores",
+                     scores, "--out", out, "--notebooks", notebooks, "--embedding-backend",
+                     "hashing", "--jobs", "2")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert not (scores / MASKING_FILE).exists()
+    assert "masking test: not run" in (out / "index.html").read_text()
+    refused = _automd("masking", "run", archive, "--data", data, "--manifests", manifests,
+                      "--scores", scores)  # fmt: skip
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--allow-code-execution" in refused.stderr and not (scores / MASKING_FILE).exists()
+    half = _automd("regenerate", archive, "--scores", scores, "--out", out, "--masking")
+    assert half.returncode == 2 and "explicit consent" in half.stderr

@@ -218,7 +218,7 @@ def test_failing_notebook_fails_the_command_naming_the_cell(archive, scored, tmp
     assert (out / "html" / "01_fine.html").is_file()
     assert not (out / "html" / "02_broken.html").exists()
     index = (out / "index.html").read_text()
-    assert "masking test: not run - the archive was not built by `automd demo archive`" in index
+    assert "masking test: not run - archive code is never executed unless you ask" in index
     assert "02_broken: FAILED" in index
     assert "03_needs_role: skipped" in index and "no_such_role" in index
     assert not (out / "notebooks" / "03_needs_role.ipynb").exists()
@@ -260,6 +260,16 @@ def test_bad_notebook_07_options_are_clear_errors(archive, scored, tmp_path):
     assert "unknown embedding backend 'bert'" in result.stderr and "hashing" in result.stderr
     result = _regenerate(*args, "--masking-results", tmp_path / "none.csv")
     assert result.returncode == 2 and "masking results file not found" in result.stderr
+    # notebook parameters: an unknown name is refused (papermill would silently ignore it)
+    result = _regenerate(*args, "-p", "n_binz=15")
+    assert result.returncode == 2 and "no notebook declares a parameter called 'n_binz'" in (
+        result.stderr
+    )
+    assert "n_bins" in result.stderr  # the fix lists the declared ones
+    result = _regenerate(*args, "-p", "seed=3")
+    assert result.returncode == 2 and "set by the pipeline itself" in result.stderr
+    result = _regenerate(*args, "-p", "oops")
+    assert result.returncode == 2 and "NAME=VALUE" in result.stderr
     assert not (tmp_path / "o").exists()  # checked before anything is written
 
 

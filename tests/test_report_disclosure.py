@@ -17,7 +17,7 @@ from automd_analysis.report.disclosure import (
     DisclosurePolicy,
     disclosure_policy,
 )
-from automd_analysis.tasks import load_manifests, pin_manifest
+from automd_analysis.tasks import load_manifests, sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "small"
@@ -114,21 +114,23 @@ def credentialed_fixture(tmp_path_factory) -> tuple[Path, Path, Path, set[str]]:
     shutil.copytree(FIXTURE / "archive", archive)
     ids: set[str] = set()
     for path in sorted(manifests.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text())
-        doc["source"]["access"] = "credentialed"
-        id_cols = list(doc["submission"]["id_columns"])
-        patient = id_cols[:1]  # sequential tasks: (patient, hour) - only the patient is an id
+        text = path.read_text()
+        doc = yaml.safe_load(text)
+        patient = list(doc["submission"]["id_columns"])[:1]  # sequential: (patient, hour)
         labels = data / doc["files"][doc["labels"]["file"]]["path"]
         frame = _renamed_ids(pd.read_csv(labels, dtype=str, keep_default_na=False), patient)
         frame.to_csv(labels, index=False, lineterminator="\n")
         ids |= set(frame[patient[0]])
         for sub in archive.glob(f"*/*/{doc['id']}/rep*/**/submission.csv"):
-            text = pd.read_csv(sub, dtype=str, keep_default_na=False)
-            _renamed_ids(text, patient).to_csv(sub, index=False, lineterminator="\n")
-        for key in doc["files"]:
-            doc["files"][key]["sha256"] = None
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
-        pin_manifest(path, data, overwrite=True)
+            try:
+                text_sub = pd.read_csv(sub, dtype=str, keep_default_na=False)
+            except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
+                continue  # a deliberately corrupt file of the fixture: left as it is
+            _renamed_ids(text_sub, patient).to_csv(sub, index=False, lineterminator="\n")
+        assert "access: synthetic" in text
+        old_sha = doc["files"][doc["labels"]["file"]]["sha256"]
+        text = text.replace("access: synthetic", "access: credentialed")
+        path.write_text(text.replace(old_sha, sha256_file(labels)))
     return archive, data, manifests, ids
 
 

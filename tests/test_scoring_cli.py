@@ -178,8 +178,17 @@ def _survival_groups(t, e, surv, grid) -> list[dict]:
         dist = np.abs(grid - tq)
         g = int(np.flatnonzero(dist == dist.min())[0])  # earlier grid point on an exact tie
         pred = surv[:, g]
-        order = np.argsort(pred, kind="stable")
-        parts = np.array_split(order, 10)
+        order = list(np.argsort(pred, kind="stable"))
+        # np.array_split's cuts, each moved past a block of equal predictions (never split ties)
+        cuts = np.cumsum([len(p) for p in np.array_split(order, 10)])[:-1].tolist()
+        for i, c in enumerate(cuts):
+            while 0 < c < len(order) and pred[order[c]] == pred[order[c - 1]]:
+                c += 1
+            cuts[i] = max(c, cuts[i - 1] if i else 0)
+        parts = [
+            np.array(order[a:b], dtype=int)
+            for a, b in zip([0, *cuts], [*cuts, len(order)], strict=True)
+        ]
         kept_n = sum(len(ix) for ix in parts if len(ix) >= 5)
         for b, ix in enumerate(parts):
             row = {
@@ -187,7 +196,7 @@ def _survival_groups(t, e, surv, grid) -> list[dict]:
                 "time": grid[g],
                 "bin": b,
                 "n": len(ix),
-                "mean_pred": pred[ix].mean(),
+                "mean_pred": pred[ix].mean() if len(ix) else math.nan,
             }
             if len(ix) >= 5:
                 km = lifelines.KaplanMeierFitter().fit(t[ix], e[ix])

@@ -166,6 +166,9 @@ class SettingsCheck:
         stored = self.stored or {}
         return {k: (v, stored.get(k)) for k, v in self.wanted.items() if stored.get(k) != v}
 
+    def __repr__(self) -> str:
+        return self._repr_markdown_().replace("**", "").replace("`", "")
+
     def _repr_markdown_(self) -> str:
         if self.stored is None:
             return (
