@@ -31,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from automd_analysis.analysis.store import load_store
-    from automd_analysis.report.execute import discover_notebooks, execute_notebooks
+    from automd_analysis.report.run_notebooks import discover_notebooks, execute_notebooks
     from automd_analysis.report.site import render_site, summarise_store
     from automd_analysis.scoring import score_archive
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.schema import RUN_KEY
 
 NAN = math.nan
 
@@ -305,7 +306,7 @@ def frames(
                         "evidence": "",
                     }
                 )
-    key_cols = ["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]
+    key_cols = list(RUN_KEY)
 
     def table(rows: list[dict], extra: list[str]) -> pd.DataFrame:
         frame = pd.DataFrame(rows, columns=key_cols + extra)

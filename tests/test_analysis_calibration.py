@@ -10,7 +10,7 @@ import storebuilder as sb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.analysis import calibration as cal
+from automd_analysis.analysis import calibration_practices as cal
 from automd_analysis.errors import ScoreStoreError
 
 AR = {

@@ -17,9 +17,9 @@ from automd_analysis.submissions import paper_category, validate_submission
 from automd_analysis.tasks import get_task
 from automd_demo.harness import configs as C
 from automd_demo.harness.build import RunSpec, build_archive
-from automd_demo.harness.execute import Memo
 from automd_demo.harness.lab import Lab
 from automd_demo.harness.rerun import rerun_submission
+from automd_demo.harness.script_runner import Memo
 from automd_demo.harness.taskdata import load_profile
 from automd_demo.harness.toy import make_toy_tasks
 

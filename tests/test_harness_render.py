@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from automd_analysis.tasks import get_task
 from automd_demo.harness import configs as C
 from automd_demo.harness import menus
-from automd_demo.harness.execute import Memo, run_script
 from automd_demo.harness.lab import Lab
 from automd_demo.harness.render import render, zoo_closure
+from automd_demo.harness.script_runner import Memo, run_script
 from automd_demo.harness.taskdata import load_profile
 from automd_demo.harness.toy import make_toy_tasks
 

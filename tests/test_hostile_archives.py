@@ -23,7 +23,7 @@ from automd_analysis.analysis.process import read_archive_code
 from automd_analysis.analysis.store import load_store
 from automd_analysis.archive import open_archive
 from automd_analysis.scoring import plan as plan_module
-from automd_analysis.scoring.store import CURRENT, GENERATIONS, store_files, write_store
+from automd_analysis.scoring.publish import CURRENT, GENERATIONS, store_files, write_store
 
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"

@@ -62,6 +62,9 @@ def test_no_function_body_is_longer_than_100_lines():
 
 
 def test_modules_use_each_others_public_names_only():
+    """No module imports a ``_private`` name of another module; private modules (``_atomic``,
+    ``_numba``, ...) are used only inside the sub-package that holds them (or, at the top level,
+    by the whole package)."""
     private = []
     for path in _modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -69,13 +72,24 @@ def test_modules_use_each_others_public_names_only():
         for module, line, names in _imported(tree):
             if not module.startswith("automd_analysis"):
                 continue
-            package = module.rsplit(".", 1)[0]
-            same_package = own.startswith(package + ".") or own.rsplit(".", 1)[0] == package
-            # a private *module* may be used inside its own package (archive.safe by archive.*)
-            private_module = any(p.startswith("_") and p != "__init__" for p in module.split("."))
-            if private_module and not same_package:
-                private.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+            parts = module.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and part != "__init__":
+                    home = ".".join(parts[:i])  # the package the private module belongs to
+                    if not own.startswith(home + "."):
+                        private.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
             for name in names:
-                if name.startswith("_") and not same_package:
+                if name.startswith("_") and name != "__version__":
                     private.append(f"{path.relative_to(ROOT)}:{line} imports {module}.{name}")
     assert not private, "make these public or move them:\n" + "\n".join(private)
+
+
+def test_every_column_the_analyses_read_is_in_the_store_schema():
+    from automd_analysis.analysis.store import REQUIRED_COLUMNS
+    from automd_analysis.schema import RUN_KEY, SCHEMAS
+
+    for table, names in REQUIRED_COLUMNS.items():
+        missing = set(names) - set(SCHEMAS[table].names)
+        assert not missing, (table, missing)
+        if table != "problems":
+            assert SCHEMAS[table].names[: len(RUN_KEY)] == list(RUN_KEY), table

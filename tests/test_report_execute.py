@@ -1,4 +1,4 @@
-"""automd_analysis.report.execute: discovery, notebook checks, papermill execution, failure reports."""
+"""automd_analysis.report.run_notebooks: discovery, notebook checks, papermill execution, failure reports."""
 
 from __future__ import annotations
 

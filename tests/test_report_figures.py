@@ -13,7 +13,8 @@ import pytest
 import storebuilder as sb
 from matplotlib.figure import Figure
 
-from automd_analysis.analysis import calibration, objectives, shift, subgroups
+from automd_analysis.analysis import calibration_practices as calibration
+from automd_analysis.analysis import objectives, shift, subgroups
 from automd_analysis.report import figures as fg
 
 TESTS = Path(__file__).resolve().parent
@@ -98,7 +99,7 @@ def test_svg_identical_across_processes(tmp_path):
         import sys
         sys.path.insert(0, {str(TESTS)!r})
         import storebuilder as sb
-        from automd_analysis.analysis import calibration
+        from automd_analysis.analysis import calibration_practices as calibration
         from automd_analysis.report import figures
         store = sb.build_store(**{{"runs": sb.complete_runs(seed=7)["runs"]}})
         fig = figures.figure2a(calibration.ece_decomposition(store))

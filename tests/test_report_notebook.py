@@ -163,7 +163,7 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
     runs = complete.pop("runs")
     scores = storebuilder.write_store(runs, tmp_path / "scores", **complete)
     report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
-    from automd_analysis.analysis import calibration
+    from automd_analysis.analysis import calibration_practices as calibration
 
     table = calibration.reliability_table(report.store, experiment="main")
     figs = report.reliability_figures(table)

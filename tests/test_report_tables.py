@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 import storebuilder as sb
 
-from automd_analysis.analysis import calibration, primary
+from automd_analysis.analysis import calibration_practices as calibration
+from automd_analysis.analysis import primary
 from automd_analysis.analysis.store import load_store
 from automd_analysis.report import tables as tb
 

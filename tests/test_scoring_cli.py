@@ -22,7 +22,7 @@ import pytest
 import yaml
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from automd_analysis.scoring.store import TABLES
+from automd_analysis.scoring.publish import TABLES
 
 #: The module shares one scored store: keep its tests on one xdist worker.
 pytestmark = pytest.mark.xdist_group("scoring_cli")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from automd_analysis.errors import ArchiveError, DataError, ScoreStoreError
 from automd_analysis.scoring import engine, metrics_for, score_archive, worker
-from automd_analysis.scoring.store import TABLES
+from automd_analysis.scoring.publish import TABLES
 
 #: The module shares one scored store: keep its tests on one xdist worker.
 pytestmark = pytest.mark.xdist_group("scoring_engine")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from automd_analysis.scoring.subgroups import MIN_AUROC, MIN_CTD, assign_groups, subgroup_rows
+from automd_analysis.scoring.subgroup_scores import MIN_AUROC, MIN_CTD, assign_groups, subgroup_rows
 from automd_analysis.submissions import AlignedPredictions
 from automd_analysis.tasks import TaskLabels
 

@@ -3,15 +3,15 @@
 Everything here reads the score store (``docs/score_store.md``): ``scores`` (one row per archived
 version plus the run's ``"selected"`` row), ``runs`` and ``pairs`` (annotated version pairs).
 
-- :func:`development_summary` / :func:`table18` - development pace and submission selection
+- :func:`development_summary` / :func:`development_by_agent` - development pace and submission selection
   (paper Table 18): versions per run, time to the first valid version, run time, share of runs that
   ended before the budget, share whose selected submission has the highest test score among the
   run's versions, and reported validation minus test score (AUROC and C^td tasks only).
-- :func:`run_curve` / :func:`figure5_curves` - mean normalised test score over development time
+- :func:`run_curve` / :func:`development_curves` - mean normalised test score over development time
   (paper Figure 5).
 - :func:`form_version_pairs`, :func:`version_pairs`, :func:`sample_pairs` - the version-pair rule of
-  paper App. H and its seeded early/middle/late sampling; :func:`figure3_shares` (paper Figure 3)
-  and :func:`table19` (paper Table 19) join the sampled pairs with their change annotations.
+  paper App. H and its seeded early/middle/late sampling; :func:`pair_change_shares` (paper Figure 3)
+  and :func:`pair_change_effects` (paper Table 19) join the sampled pairs with their change annotations.
 
 Conventions fixed here (also in ``docs/decisions.md``): the "selected is best" comparison uses the
 raw primary metric (all four primary metrics are higher-is-better) and a tie counts as best;
@@ -29,16 +29,21 @@ import pandas as pd
 
 from automd_analysis.archive.codebook import PAIR_CHANGES
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "CHANGE_TYPES",
     "RUN_KEY",
     "STAGES",
     "VAL_TEST_METRICS",
+    "development_by_agent",
+    "development_curves",
     "development_summary",
     "figure3_shares",
     "figure5_curves",
     "form_version_pairs",
+    "pair_change_effects",
+    "pair_change_shares",
     "run_curve",
     "sample_pairs",
     "table18",
@@ -47,7 +52,6 @@ __all__ = [
 ]
 
 #: Columns that identify a run in every score-store table.
-RUN_KEY: tuple[str, ...] = ("run_id", "experiment", "agent", "llm", "task", "rep", "reference")
 
 #: Metrics whose reported validation score is comparable with the test score (Table 18 dagger).
 VAL_TEST_METRICS: frozenset[str] = frozenset({"auroc", "ctd_adj_antolini"})
@@ -81,24 +85,24 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], table: str) -> 
         )
 
 
-def _bool(series: pd.Series) -> pd.Series:
+def as_bool(series: pd.Series) -> pd.Series:
     """Nullable booleans as plain bools (missing = False)."""
     return series.astype("boolean").fillna(False).astype(bool)
 
 
-def _filter_runs(
+def filter_runs(
     frame: pd.DataFrame, experiment: str | None, include_reference: bool
 ) -> pd.DataFrame:
     out = frame
     if experiment is not None:
         out = out[out["experiment"] == experiment]
     if not include_reference:
-        out = out[~_bool(out["reference"])]
+        out = out[~as_bool(out["reference"])]
     return out
 
 
-def _selected_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    selected = scores[_bool(scores["is_selected"])]
+def selected_rows(scores: pd.DataFrame) -> pd.DataFrame:
+    selected = scores[as_bool(scores["is_selected"])]
     dup = selected["run_id"].duplicated()
     if dup.any():
         raise ScoreStoreError(
@@ -110,11 +114,11 @@ def _selected_rows(scores: pd.DataFrame) -> pd.DataFrame:
     return selected.set_index("run_id")
 
 
-def _version_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    return scores[~_bool(scores["is_selected"])]
+def version_rows(scores: pd.DataFrame) -> pd.DataFrame:
+    return scores[~as_bool(scores["is_selected"])]
 
 
-def _chronological(versions: pd.DataFrame) -> pd.DataFrame:
+def chronological(versions: pd.DataFrame) -> pd.DataFrame:
     """Versions sorted by (elapsed_min, step, version); missing times and steps sort last."""
     key = pd.DataFrame(
         {
@@ -191,11 +195,11 @@ def development_summary(
     """
     require_columns(scores, (*RUN_KEY, *_SCORE_COLS), "scores.parquet")
     require_columns(runs, (*RUN_KEY, *_RUN_COLS), "runs.parquet")
-    runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
     scores = scores[scores["run_id"].isin(runs["run_id"])]
-    selected = _selected_rows(scores)
-    versions = _version_rows(scores)
-    valid_versions = versions[_bool(versions["valid"])]
+    selected = selected_rows(scores)
+    versions = version_rows(scores)
+    valid_versions = versions[as_bool(versions["valid"])]
     n_versions = versions.groupby("run_id").size()
     first_valid = pd.to_numeric(valid_versions["elapsed_min"], errors="coerce").groupby(
         valid_versions["run_id"]
@@ -214,7 +218,7 @@ def development_summary(
     out["run_minutes"] = pd.to_numeric(runs.set_index("run_id")["run_minutes"], errors="coerce")
     out["ended_before_budget"] = runs.set_index("run_id")["ended_before_budget"].astype("boolean")
     sel = selected.reindex(ids)
-    sel_valid = _bool(sel["valid"]).to_numpy()
+    sel_valid = as_bool(sel["valid"]).to_numpy()
     sel_raw = pd.to_numeric(sel["raw"], errors="coerce").to_numpy(dtype=float)
     out["selected_valid"] = sel_valid
     best = best_version_raw.reindex(ids).to_numpy(dtype=float)
@@ -230,7 +234,7 @@ def development_summary(
     return out.reset_index(drop=True)
 
 
-def table18(
+def development_by_agent(
     scores: pd.DataFrame,
     runs: pd.DataFrame,
     *,
@@ -336,7 +340,7 @@ def run_curve(elapsed_min, score, valid, grid) -> np.ndarray:
     return np.where(idx >= 0, s[np.clip(idx, 0, None)] if s.size else 0.0, 0.0)
 
 
-def figure5_curves(
+def development_curves(
     scores: pd.DataFrame,
     runs: pd.DataFrame,
     *,
@@ -361,8 +365,8 @@ def figure5_curves(
     require_columns(scores, (*RUN_KEY, "version", "is_selected", "valid", "score", "elapsed_min"),
                     "scores.parquet")  # fmt: skip
     require_columns(runs, RUN_KEY, "runs.parquet")
-    runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
-    versions = _chronological(_version_rows(scores[scores["run_id"].isin(runs["run_id"])]))
+    runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    versions = chronological(version_rows(scores[scores["run_id"].isin(runs["run_id"])]))
     if grid is None:
         if step_min <= 0:
             raise ValueError("step_min must be positive")
@@ -388,7 +392,7 @@ def figure5_curves(
                 run_curve(
                     pd.to_numeric(v["elapsed_min"], errors="coerce"),
                     pd.to_numeric(v["score"], errors="coerce"),
-                    _bool(v["valid"]),
+                    as_bool(v["valid"]),
                     grid,
                 )
             )
@@ -460,9 +464,9 @@ def form_version_pairs(
     if search not in ("tree", "linear"):
         return pd.DataFrame(columns=columns)
     v = versions[pd.to_numeric(versions["elapsed_min"], errors="coerce").notna()]
-    v = _chronological(v if "step" in v else v.assign(step=np.nan))
+    v = chronological(v if "step" in v else v.assign(step=np.nan))
     ids = v["version"].astype(str).tolist()
-    eligible = _bool(v["valid"]).tolist() if valid_only else [True] * len(ids)
+    eligible = as_bool(v["valid"]).tolist() if valid_only else [True] * len(ids)
     if search == "linear":
         chosen = [i for i, e in zip(ids, eligible, strict=True) if e]
         return pd.DataFrame({"earlier": chosen[:-1], "later": chosen[1:]}, columns=columns)
@@ -543,13 +547,13 @@ def version_pairs(
         "scores.parquet",
     )  # fmt: skip
     require_columns(runs, (*RUN_KEY, "search"), "runs.parquet")
-    runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
     scores = scores[scores["run_id"].isin(runs["run_id"])]
     if valid_runs_only:
-        selected = _selected_rows(scores)
-        ok = _bool(selected["valid"])
+        selected = selected_rows(scores)
+        ok = as_bool(selected["valid"])
         runs = runs[runs["run_id"].map(ok).fillna(False).astype(bool)]
-    versions = _version_rows(scores)
+    versions = version_rows(scores)
     by_run = dict(tuple(versions.groupby("run_id", sort=False)))
     steps_by_run = {} if steps is None else dict(tuple(steps.groupby("run_id", sort=False)))
     frames = []
@@ -639,13 +643,13 @@ def _pair_changes(
     annotated = ann[key].drop_duplicates()
     s = sampled.assign(earlier=sampled["earlier"].astype(str), later=sampled["later"].astype(str))
     s = s.merge(annotated.assign(annotated=True), on=key, how="left")
-    s["annotated"] = _bool(s["annotated"])
-    counted = ann[_bool(ann["affects_predictions"]) & (ann["change"].astype(str) != "none")]
+    s["annotated"] = as_bool(s["annotated"])
+    counted = ann[as_bool(ann["affects_predictions"]) & (ann["change"].astype(str) != "none")]
     changes = counted[[*key, "change"]].drop_duplicates()
     return s, changes
 
 
-def figure3_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
     """Share of sampled pairs per change type, per agent and stage (paper Figure 3).
 
     ``share = #(annotated sampled pairs of agent x stage with the change) / #(annotated sampled
@@ -694,7 +698,7 @@ def figure3_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataF
     return pd.DataFrame(rows, columns=columns)
 
 
-def table19(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_effects(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
     """Score change of sampled pairs containing each change type, pooled across agents (Table 19).
 
     For every change type (affecting predictions), over the annotated sampled pairs containing it:
@@ -727,3 +731,10 @@ def table19(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["change", "n", "mean", "sd", "share_positive"])
+
+
+# Paper names (the notebooks use the descriptive names above).
+table18 = development_by_agent
+table19 = pair_change_effects
+figure3_shares = pair_change_shares
+figure5_curves = development_curves

@@ -28,7 +28,16 @@ from automd_analysis.analysis.store import (
 )
 from automd_analysis.errors import ScoreStoreError
 
-__all__ = ["TABLE7_COLUMNS", "llm_runs", "table7", "table11", "table22"]
+__all__ = [
+    "TABLE7_COLUMNS",
+    "llm_runs",
+    "llm_summary",
+    "llm_summary_detail",
+    "table11",
+    "table22",
+    "table7",
+    "token_usage",
+]
 
 TABLE7_COLUMNS: tuple[str, ...] = (
     "llm",
@@ -114,7 +123,13 @@ def _per_rep_summary(runs: pd.DataFrame) -> dict:
     }
 
 
-def table22(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def llm_summary_detail(
+    store: ScoreStore,
+    *,
+    agent: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    llm_experiment: str = DEFAULT_EXPERIMENTS["llm"],
+) -> pd.DataFrame:
     """Paper Table 22: the agent with each LLM.
 
     Columns: ``llm``, ``is_default``, ``n_runs``, ``penalized_mean``, ``penalized_sd``,
@@ -122,7 +137,9 @@ def table22(store: ScoreStore, **kwargs) -> pd.DataFrame:
     ``tokens_m_sd`` (rules in the module docstring). The default LLM comes first, then the others
     alphabetically. Keyword arguments go to :func:`llm_runs`.
     """
-    runs = llm_runs(store, **kwargs)
+    runs = llm_runs(
+        store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
+    )
     default = sorted(set(runs.loc[runs["is_default"], "llm"]))
     others = sorted(set(runs["llm"]) - set(default))
     rows = []
@@ -145,16 +162,24 @@ def table22(store: ScoreStore, **kwargs) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def table7(store: ScoreStore, **kwargs) -> pd.DataFrame:
-    """Paper Table 7: :func:`table22` reduced to :data:`TABLE7_COLUMNS`.
+def llm_summary(
+    store: ScoreStore,
+    *,
+    agent: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    llm_experiment: str = DEFAULT_EXPERIMENTS["llm"],
+) -> pd.DataFrame:
+    """Paper Table 7: :func:`llm_summary_detail` reduced to :data:`TABLE7_COLUMNS`.
 
     ``valid_rate`` is the mean over repetitions of the per-repetition share of valid runs.
     """
-    wide = table22(store, **kwargs).rename(columns={"valid_rate_mean": "valid_rate"})
+    wide = llm_summary_detail(
+        store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
+    ).rename(columns={"valid_rate_mean": "valid_rate"})
     return wide[list(TABLE7_COLUMNS)]
 
 
-def table11(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def token_usage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
     """Paper Table 11: tokens per run (millions) by agent, mean +- SD over repetitions.
 
     For each agent and repetition the ``tokens_total`` of its runs (tasks) are averaged (runs
@@ -178,3 +203,9 @@ def table11(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) ->
         rows, columns=["agent", "n_runs", "n_with_tokens", "tokens_m_mean", "tokens_m_sd"]
     )
     return out.astype({"n_runs": "int64", "n_with_tokens": "int64"})
+
+
+# Paper names (the notebooks use the descriptive names above).
+table7 = llm_summary
+table22 = llm_summary_detail
+table11 = token_usage

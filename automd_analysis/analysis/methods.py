@@ -4,13 +4,13 @@ Both read the flattened code annotations (``annotations.parquet``: run key + ``f
 with one row per list element, ``affected_weight``, ``evidence``) and the selected rows of
 ``scores.parquet`` (validity, task kind, normalised score). Codebook: ``docs/archive.md``.
 
-- :func:`table6` - for each agent, the percentage of its valid, annotated runs whose selected
+- :func:`method_prevalence` - for each agent, the percentage of its valid, annotated runs whose selected
   submission uses each model family, ensembling scheme, validation design and explicit probability
   calibration; categories overlap (a run can use several model families). Percentages are computed
   per repetition (over the agent's runs with that rep index, across tasks) and reported as mean and
   sample SD over repetitions (paper: "mean +- SD over three repetitions"), plus the pooled
   percentage over all reps.
-- :func:`table17` / :func:`table17_summary` - valid survival submissions whose code mishandles
+- :func:`censoring_errors` / :func:`censoring_summary` - valid survival submissions whose code mishandles
   censoring (censored patients treated as deaths or as known survivors, wrong IPCW weights), with
   the ensemble weight of the affected members, and whether the run still beats the task's simple
   baseline (paper section 4.5: all such runs did).
@@ -26,11 +26,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.development import RUN_KEY, _bool, _filter_runs, require_columns
+from automd_analysis.analysis.development import RUN_KEY, as_bool, filter_runs, require_columns
 
 __all__ = [
     "CENSORING_ERRORS",
     "TABLE6_CATEGORIES",
+    "censoring_errors",
+    "censoring_summary",
+    "method_prevalence",
     "table17",
     "table17_summary",
     "table6",
@@ -69,9 +72,9 @@ def valid_selected_runs(
     """Selected rows of valid runs: run key + ``task_kind`` and ``score`` (one row per run)."""
     require_columns(scores, (*RUN_KEY, "is_selected", "valid", "task_kind", "score"),
                     "scores.parquet")  # fmt: skip
-    sel = scores[_bool(scores["is_selected"])]
-    sel = _filter_runs(sel, experiment, include_reference)
-    sel = sel[_bool(sel["valid"])]
+    sel = scores[as_bool(scores["is_selected"])]
+    sel = filter_runs(sel, experiment, include_reference)
+    sel = sel[as_bool(sel["valid"])]
     return sel[[*RUN_KEY, "task_kind", "score"]].drop_duplicates("run_id").sort_values("run_id")
 
 
@@ -82,7 +85,7 @@ def _annotation_values(annotations: pd.DataFrame) -> pd.DataFrame:
     return out.dropna(subset=["value"])
 
 
-def table6(
+def method_prevalence(
     annotations: pd.DataFrame,
     scores: pd.DataFrame,
     *,
@@ -160,11 +163,11 @@ def table6(
 def _baseline_scores(scores: pd.DataFrame, experiment: str | None) -> pd.Series:
     """Mean normalised score of the simple-baseline runs per task (valid selected rows)."""
     base = valid_selected_runs(scores, experiment=experiment, include_reference=True)
-    base = base[_bool(base["reference"])]
+    base = base[as_bool(base["reference"])]
     return pd.to_numeric(base["score"], errors="coerce").groupby(base["task"]).mean()
 
 
-def table17(
+def censoring_errors(
     annotations: pd.DataFrame,
     scores: pd.DataFrame,
     *,
@@ -222,7 +225,7 @@ def table17(
     return out.sort_values(["agent", "task", "rep"]).reset_index(drop=True)
 
 
-def table17_summary(
+def censoring_summary(
     annotations: pd.DataFrame,
     scores: pd.DataFrame,
     *,
@@ -238,7 +241,7 @@ def table17_summary(
     """
     valid = valid_selected_runs(scores, experiment=experiment)
     survival = valid[valid["task_kind"].astype(str) == "survival"]
-    detail = table17(annotations, scores, experiment=experiment)
+    detail = censoring_errors(annotations, scores, experiment=experiment)
     rows = []
     groups = [(a, g) for a, g in survival.groupby("agent", sort=True)] + [("all", survival)]
     for agent, g in groups:
@@ -251,3 +254,9 @@ def table17_summary(
     columns = ["agent", "n_valid_survival", "n_with_error", *CENSORING_ERRORS,
                "n_exceeding_baseline"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+# Paper names (the notebooks use the descriptive names above).
+table6 = method_prevalence
+table17 = censoring_errors
+table17_summary = censoring_summary

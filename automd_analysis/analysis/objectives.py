@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from automd_analysis.analysis.calibration import (
+from automd_analysis.analysis.calibration_practices import (
     GROUP_AVERAGED_RANKS,
     GROUP_IMBALANCE_NO_RECAL,
     practice_groups,
@@ -37,10 +37,14 @@ __all__ = [
     "OBJECTIVE_LABELS",
     "figure4_data",
     "objective_baseline",
+    "objective_points",
+    "objective_practices",
     "objective_runs",
-    "table4",
+    "objective_summary",
+    "objective_summary_by_agent",
     "table15",
     "table16",
+    "table4",
 ]
 
 #: Stated objective (``run.json`` ``objective``) -> group label of the paper.
@@ -128,14 +132,25 @@ def _metric_summary(runs: pd.DataFrame) -> dict:
     return out
 
 
-def table4(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def objective_summary(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
     """Paper Table 4: AUROC, Brier and ECE per objective, pooled over valid runs of all agents.
 
     Columns: ``objective``, ``n_runs``, ``n_valid``, ``auroc_mean``, ``auroc_sd``, ``brier_mean``,
     ``brier_sd``, ``ece_mean``, ``ece_sd`` (sample SD; NaN metrics are skipped). Keyword arguments
     go to :func:`objective_runs`.
     """
-    runs = objective_runs(store, **kwargs)
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
     rows = []
     for objective in _objective_order(runs["objective"]):
         rows.append(
@@ -148,9 +163,20 @@ def _columns(keys: list[str]) -> list[str]:
     return keys + ["n_runs", "n_valid"] + [f"{m}_{s}" for m in METRICS for s in ("mean", "sd")]
 
 
-def table15(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def objective_summary_by_agent(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
     """Paper Table 15: Table 4's statistics by agent and objective (valid runs of each agent)."""
-    runs = objective_runs(store, **kwargs)
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
     rows = []
     for agent in agent_order(runs["agent"]):
         for objective in _objective_order(runs["objective"]):
@@ -160,17 +186,28 @@ def table15(store: ScoreStore, **kwargs) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_columns(["agent", "objective"]))
 
 
-def figure4_data(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def objective_points(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
     """Figure 4 points: every valid agent run with a finite ECE, its objective and practice group.
 
     Columns: ``objective``, ``agent``, ``run_id``, ``auroc``, ``ece``, ``group`` (calibration
-    practice group of :func:`~automd_analysis.analysis.calibration.practice_groups`), plus the raw
+    practice group of :func:`~automd_analysis.analysis.calibration_practices.practice_groups`), plus the raw
     annotations ``averaged_ranks``, ``imbalance_handling``, ``recalibration``,
     ``probability_calibration``.
     """
-    runs = objective_runs(store, **kwargs)
-    main = kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"])
-    objectives = kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"])
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
+    main = main_experiment
+    objectives = objectives_experiment
     groups = practice_groups(store, [main, objectives]).set_index("run_id")
     points = runs.loc[runs["run_id"].isin(groups.index)].copy()
     extra = ["averaged_ranks", "imbalance_handling", "recalibration", "probability_calibration"]
@@ -180,7 +217,13 @@ def figure4_data(store: ScoreStore, **kwargs) -> pd.DataFrame:
     return points[columns].reset_index(drop=True)
 
 
-def table16(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def objective_practices(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
     """Paper Table 16: modelling practices per objective (counts among valid runs).
 
     Columns: ``objective``, ``n_valid``, ``averaged_ranks`` (``averaged_ranks_as_probabilities ==
@@ -189,9 +232,14 @@ def table16(store: ScoreStore, **kwargs) -> pd.DataFrame:
     the two are counted separately and "categories can overlap"), ``explicit_calibration``
     (``probability_calibration == "yes"``), ``n_unannotated`` (valid runs without annotations).
     """
-    runs = objective_runs(store, **kwargs)
-    main = kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"])
-    objectives = kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"])
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
+    main = main_experiment
+    objectives = objectives_experiment
     groups = practice_groups(store, [main, objectives]).set_index("run_id")
     valid = runs.loc[runs["valid"]]
     rows = []
@@ -225,7 +273,13 @@ def table16(store: ScoreStore, **kwargs) -> pd.DataFrame:
     )
 
 
-def objective_baseline(store: ScoreStore, **kwargs) -> pd.DataFrame:
+def objective_baseline(
+    store: ScoreStore,
+    *,
+    task: str | None = None,
+    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
+    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+) -> pd.DataFrame:
     """The simple baseline on the objectives task (Figure 4's dashed lines).
 
     Mean over the baseline's valid repetitions in the main experiment: one row with ``n_valid``,
@@ -233,11 +287,18 @@ def objective_baseline(store: ScoreStore, **kwargs) -> pd.DataFrame:
     """
     task = _resolve_task(
         store,
-        kwargs.get("objectives_experiment", DEFAULT_EXPERIMENTS["objectives"]),
-        kwargs.get("task"),
+        objectives_experiment,
+        task,
     )
-    runs = selected_runs(store, kwargs.get("main_experiment", DEFAULT_EXPERIMENTS["main"]))
+    runs = selected_runs(store, main_experiment)
     ref = runs.loc[runs["reference"] & runs["valid"] & (runs["task"] == task)]
     row = {"task": task, "n_valid": len(ref)}
     row.update({m: mean_sd(ref[m])[0] for m in METRICS})
     return pd.DataFrame([row], columns=["task", "n_valid", *METRICS])
+
+
+# Paper names (the notebooks use the descriptive names above).
+table4 = objective_summary
+table15 = objective_summary_by_agent
+table16 = objective_practices
+figure4_data = objective_points

@@ -37,13 +37,15 @@ from automd_analysis.analysis.store import (
 )
 
 __all__ = [
-    "TABLE2_COLUMNS",
     "TABLE12_COLUMNS",
+    "TABLE2_COLUMNS",
+    "agent_summary",
     "coverage",
     "invalid_breakdown",
     "rank_table",
-    "table2",
+    "scores_by_task",
     "table12",
+    "table2",
     "task_means",
 ]
 
@@ -111,7 +113,7 @@ def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     return means[["task", "agent", "rank_penalized", "rank_nonpenalized"]]
 
 
-def table2(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def agent_summary(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
     """Paper Table 2: primary task performance per agent.
 
     For agent a with repetitions k = 1..K and tasks t = 1..T:
@@ -169,7 +171,9 @@ def table2(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> 
     return pd.DataFrame(rows, columns=list(TABLE2_COLUMNS))
 
 
-def table12(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def scores_by_task(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
     """Paper Table 12: normalised primary score per task and agent over valid runs.
 
     ``mean`` and ``sd`` (sample SD, ``ddof=1``; NaN with fewer than two valid runs) of the valid
@@ -269,3 +273,8 @@ def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
     table["_order"] = table["agent"].map(order)
     table = table.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
     return table.reset_index(drop=True)
+
+
+# Paper names (the notebooks use the descriptive names above).
+table2 = agent_summary
+table12 = scores_by_task

@@ -71,13 +71,13 @@ from scipy import stats
 
 from automd_analysis.analysis.development import (
     RUN_KEY,
-    _bool,
-    _chronological,
-    _filter_runs,
-    _selected_rows,
-    _version_rows,
+    as_bool,
+    chronological,
+    filter_runs,
     form_version_pairs,
     require_columns,
+    selected_rows,
+    version_rows,
 )
 from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.errors import ScoreStoreError
@@ -376,7 +376,7 @@ def _exploration(
         "effective_dim": nan,
         "n_versions_embedded": 0,
     }
-    ordered = _chronological(versions)
+    ordered = chronological(versions)
     ids = [v for v in ordered["version"].astype(str) if v in texts]
     if not ids:
         return metrics, {}, None
@@ -441,11 +441,11 @@ def process_metrics(
         def embed(texts):
             return embed_code(texts, backend=backend, cache_dir=embedding_cache)
 
-    runs = _filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
     scores = scores[scores["run_id"].isin(runs["run_id"])]
-    selected = _selected_rows(scores)
-    selected_valid = _bool(selected["valid"])
-    versions_by_run = dict(tuple(_version_rows(scores).groupby("run_id", sort=False)))
+    selected = selected_rows(scores)
+    selected_valid = as_bool(selected["valid"])
+    versions_by_run = dict(tuple(version_rows(scores).groupby("run_id", sort=False)))
     steps_by_run = dict(tuple(steps[steps["run_id"].isin(runs["run_id"])].groupby("run_id")))
     rows = []
     for run in runs.itertuples(index=False):
@@ -454,7 +454,7 @@ def process_metrics(
         row = {col: getattr(run, col) for col in RUN_KEY}
         versions = versions_by_run.get(run_id, scores.iloc[0:0])
         version_valid = dict(
-            zip(versions["version"].astype(str), _bool(versions["valid"]), strict=True)
+            zip(versions["version"].astype(str), as_bool(versions["valid"]), strict=True)
         )
 
         # --- trajectory over steps
@@ -462,7 +462,7 @@ def process_metrics(
         if st is None or st.empty:
             st = steps.iloc[0:0]
         st = st.sort_values("step", kind="mergesort")
-        ok = _bool(st["ok"]).to_numpy()
+        ok = as_bool(st["ok"]).to_numpy()
         reported = pd.to_numeric(st["reported_val_score"], errors="coerce").to_numpy(dtype=float)
         reported = np.where(ok, reported, np.nan)
         step_version = [v if isinstance(v, str) and v else None for v in st["version"]]
@@ -634,9 +634,9 @@ def pairwise_win_rate(
         ``agent, win_rate, n_comparisons`` (number of (task, opponent) terms averaged).
     """
     require_columns(scores, (*RUN_KEY, "is_selected", "valid", "raw"), "scores.parquet")
-    sel = _filter_runs(scores[_bool(scores["is_selected"])], experiment, include_reference)
+    sel = filter_runs(scores[as_bool(scores["is_selected"])], experiment, include_reference)
     sel = sel.assign(
-        _valid=_bool(sel["valid"]).to_numpy(),
+        _valid=as_bool(sel["valid"]).to_numpy(),
         _raw=pd.to_numeric(sel["raw"], errors="coerce").to_numpy(dtype=float),
     )
     sel.loc[~np.isfinite(sel["_raw"]), "_valid"] = False

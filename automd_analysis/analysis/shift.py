@@ -25,7 +25,14 @@ from automd_analysis.analysis.store import (
     selected_runs,
 )
 
-__all__ = ["TABLE5_COLUMNS", "external_pairs", "table5", "table5_detail"]
+__all__ = [
+    "TABLE5_COLUMNS",
+    "external_pairs",
+    "external_ratios",
+    "external_ratios_detail",
+    "table5",
+    "table5_detail",
+]
 
 TABLE5_COLUMNS: tuple[str, ...] = ("agent", "task", "internal_task", "score", "ratio")
 
@@ -85,7 +92,9 @@ def external_pairs(
     )
 
 
-def table5_detail(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def external_ratios_detail(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
     """Table 5 with its supporting counts.
 
     Columns: :data:`TABLE5_COLUMNS` plus ``score_sd`` (sample SD of the valid external scores),
@@ -133,14 +142,21 @@ def table5_detail(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main
     return out.astype({"n_valid": "int64", "n_pairs": "int64"})
 
 
-def table5(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def external_ratios(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
     """Paper Table 5: mean external score and ratio to the internal counterpart.
 
-    See the module docstring for the rules and :func:`table5_detail` for the counts.
+    See the module docstring for the rules and :func:`external_ratios_detail` for the counts.
 
     Returns
     -------
     DataFrame with columns :data:`TABLE5_COLUMNS` (``agent``, ``task``, ``internal_task``,
     ``score``, ``ratio``), sorted by task then agent (baseline last).
     """
-    return table5_detail(store, experiment)[list(TABLE5_COLUMNS)]
+    return external_ratios_detail(store, experiment)[list(TABLE5_COLUMNS)]
+
+
+# Paper names (the notebooks use the descriptive names above).
+table5 = external_ratios
+table5_detail = external_ratios_detail

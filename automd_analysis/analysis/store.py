@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.schema import RUN_KEY, STORE_SCHEMA_VERSION
 
 __all__ = [
     "BASELINE_AGENT",
@@ -52,8 +53,6 @@ __all__ = [
     "task_classes",
 ]
 
-#: The store schema these analyses are written against (``docs/score_store.md``).
-STORE_SCHEMA_VERSION = 1
 
 #: Name of the simple-baseline agent (its runs carry ``reference == True``).
 BASELINE_AGENT = "baseline"
@@ -64,8 +63,6 @@ TASK_CLASSES: tuple[str, ...] = ("survival", "classification", "sequential")
 #: Default experiment id of each role (``archive.yaml`` ``roles``; ``docs/archive.md``).
 DEFAULT_EXPERIMENTS: Mapping[str, str] = {"main": "main", "objectives": "objectives", "llm": "llm"}
 
-#: Columns shared by every table: they identify one run.
-RUN_KEY: tuple[str, ...] = ("run_id", "experiment", "agent", "llm", "task", "rep", "reference")
 
 #: What the user should do when the store is missing or malformed.
 SCORE_FIX = "run `automd score ARCHIVE --out DIR` to (re)build the score store, then load DIR"

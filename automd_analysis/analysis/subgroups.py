@@ -35,6 +35,7 @@ __all__ = [
     "group_label",
     "run_gaps",
     "subgroup_checks",
+    "subgroup_gaps",
     "subgroup_table",
     "table14",
 ]
@@ -138,7 +139,7 @@ def _mode(labels: list[str]) -> tuple[str | None, float]:
     return best, float(counts[best]) / len(labels)
 
 
-def table14(
+def subgroup_gaps(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
     *,
@@ -327,3 +328,7 @@ def subgroup_checks(
         percent = 100.0 * checked / n_answered if n_answered else math.nan
         rows.append((agent, int(mask.sum()), n_answered, checked, percent))
     return pd.DataFrame(rows, columns=["agent", "n_valid", "n_answered", "n_checked", "percent"])
+
+
+# Paper names (the notebooks use the descriptive names above).
+table14 = subgroup_gaps

@@ -10,7 +10,7 @@ import typer
 
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
 from automd_analysis.errors import AutomdError
-from automd_analysis.report.execute import DEFAULT_CELL_TIMEOUT
+from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
 
 def _log(line: str) -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -41,12 +40,12 @@ import pyarrow.parquet as pq
 
 from automd_analysis._atomic import atomic_path
 from automd_analysis.masking.procedure import MaskingError
+from automd_analysis.schema import MASKING_COLUMNS, MASKING_SCHEMA
 
 __all__ = [
     "MASKING_COLUMNS",
     "MASKING_FILE",
     "REQUIRED_COLUMNS",
-    "SCHEMA",
     "STATUSES",
     "MaskingResultsError",
     "read_masking_results",
@@ -58,38 +57,6 @@ MASKING_FILE = "masking.parquet"
 #: Result statuses, in display order.
 STATUSES: tuple[str, ...] = ("violation", "below_threshold", "no_change", "error")
 
-#: Columns of ``masking.parquet`` and their Arrow types (every column nullable except the key).
-MASKING_COLUMNS: Mapping[str, pa.DataType] = {
-    "run_id": pa.string(),
-    "experiment": pa.string(),
-    "agent": pa.string(),
-    "llm": pa.string(),
-    "task": pa.string(),
-    "rep": pa.int64(),
-    "reference": pa.bool_(),
-    "search": pa.string(),
-    "seed": pa.int64(),
-    "status": pa.string(),
-    "flagged": pa.bool_(),
-    "fraction_all_rows": pa.float64(),
-    "fraction_last_rows": pa.float64(),
-    "n_retained_rows": pa.int64(),
-    "n_changed_rows": pa.int64(),
-    "n_patients": pa.int64(),
-    "n_changed_last": pa.int64(),
-    "threshold": pa.float64(),
-    "reproduces_original": pa.bool_(),
-    "n_changed_vs_original": pa.int64(),
-    "reason": pa.string(),
-    "isolation": pa.string(),
-    "cache_key": pa.string(),
-}
-SCHEMA = pa.schema(
-    [
-        pa.field(name, dtype, nullable=name not in ("run_id", "status"))
-        for name, dtype in MASKING_COLUMNS.items()
-    ]
-)
 #: Columns a user-supplied results file must have.
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "run_id",
@@ -131,7 +98,7 @@ def _table(frame: pd.DataFrame) -> pa.Table:
             else:
                 clean.append(str(value))
         columns[name] = pa.array(clean, type=dtype)
-    return pa.Table.from_pydict(columns, schema=SCHEMA)
+    return pa.Table.from_pydict(columns, schema=MASKING_SCHEMA)
 
 
 def write_masking_results(frame: pd.DataFrame, path: str | Path) -> Path:

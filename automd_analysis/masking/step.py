@@ -43,6 +43,7 @@ from automd_analysis.masking.results import (
     read_masking_results,
     write_masking_results,
 )
+from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "MaskingStepSummary",
@@ -86,8 +87,7 @@ def eligible_runs(
         keep &= runs["search"].astype(str) == "tree"
     else:
         keep &= runs["agent"].isin(list(agents))
-    out = runs.loc[keep, ["run_id", "experiment", "agent", "llm", "task", "rep", "reference",
-                          "search", "selected_version"]].copy()  # fmt: skip
+    out = runs.loc[keep, [*RUN_KEY, "search", "selected_version"]].copy()
     out["submission_sha256"] = out["run_id"].map(selected["submission_sha256"])
     return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
@@ -188,8 +188,7 @@ class MaskingStepSummary:
 
 
 def _result_row(run: Mapping, seed: int, threshold: float, raw: Mapping | None, error: str | None):
-    row = {name: run.get(name) for name in ("run_id", "experiment", "agent", "llm", "task", "rep",
-                                            "reference", "search")}  # fmt: skip
+    row = {name: run.get(name) for name in (*RUN_KEY, "search")}
     row.update(seed=int(seed), threshold=float(threshold), cache_key=run.get("cache_key"),
                isolation=run.get("isolation"))  # fmt: skip
     if raw is None or raw.get("status") == "error":

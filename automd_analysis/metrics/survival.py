@@ -142,10 +142,10 @@ def kaplan_meier(durations, events) -> KaplanMeierCurve:
     t = as_durations("durations", durations)
     e = as_binary("events", events)
     check_same_length(durations=t, events=e)
-    return _kaplan_meier_unchecked(t, e)
+    return kaplan_meier_unchecked(t, e)
 
 
-def _kaplan_meier_unchecked(t: np.ndarray, e: np.ndarray) -> KaplanMeierCurve:
+def kaplan_meier_unchecked(t: np.ndarray, e: np.ndarray) -> KaplanMeierCurve:
     uniq, inverse = np.unique(t, return_inverse=True)
     removed = np.bincount(inverse, minlength=len(uniq))
     observed = np.bincount(inverse, weights=e, minlength=len(uniq)).astype(np.int64)

@@ -14,7 +14,7 @@ from automd_analysis.metrics._validation import (
     check_same_length,
     warn_undefined,
 )
-from automd_analysis.metrics.survival import _kaplan_meier_unchecked
+from automd_analysis.metrics.survival import kaplan_meier_unchecked
 
 __all__ = ["SurvivalECEResult", "survival_ece"]
 
@@ -172,7 +172,7 @@ def survival_ece(
         for b, idx in enumerate(groups):
             mean_pred = float(np.mean(pred[idx])) if len(idx) else np.nan
             if kept[b]:
-                km = _kaplan_meier_unchecked(t[idx], e[idx]).at(time)
+                km = kaplan_meier_unchecked(t[idx], e[idx]).at(time)
                 diff = abs(mean_pred - km)
                 weight = len(idx) / n_kept
                 time_ece += weight * diff

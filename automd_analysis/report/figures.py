@@ -93,7 +93,7 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
     Parameters
     ----------
     decomposition : DataFrame
-        :func:`automd_analysis.analysis.calibration.ece_decomposition` (``group``, ``n_runs``,
+        :func:`automd_analysis.analysis.calibration_practices.ece_decomposition` (``group``, ``n_runs``,
         ``share_of_runs``, ``share_of_difference``, ``mean_ece``).
     """
     with _style():
@@ -141,7 +141,7 @@ def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
     Parameters
     ----------
     effect : DataFrame
-        :func:`automd_analysis.analysis.calibration.recalibration_effect` (``recalibrated``,
+        :func:`automd_analysis.analysis.calibration_practices.recalibration_effect` (``recalibrated``,
         ``ece``).
     """
     with _style():
@@ -172,7 +172,7 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
     Parameters
     ----------
     bins : DataFrame
-        :func:`automd_analysis.analysis.calibration.reliability_bins` output.
+        :func:`automd_analysis.analysis.calibration_practices.reliability_bins` output.
     """
     with _style():
         if bins.empty:
@@ -519,7 +519,8 @@ def export_paper_figures(
     figure whose inputs are absent (no objectives experiment, no baseline for the ECE
     decomposition) is skipped; the returned mapping gives its reason instead of paths.
     """
-    from automd_analysis.analysis import calibration, objectives, shift, subgroups
+    from automd_analysis.analysis import calibration_practices as calibration
+    from automd_analysis.analysis import objectives, shift, subgroups
     from automd_analysis.errors import ScoreStoreError
 
     main = {"experiment": main_experiment}

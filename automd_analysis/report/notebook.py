@@ -259,8 +259,8 @@ class Report:
         Parameters
         ----------
         reliability : DataFrame
-            :func:`automd_analysis.analysis.calibration.reliability_table` (a ``task`` column plus
-            the :func:`~automd_analysis.analysis.calibration.reliability_bins` columns), drawn
+            :func:`automd_analysis.analysis.calibration_practices.reliability_table` (a ``task`` column plus
+            the :func:`~automd_analysis.analysis.calibration_practices.reliability_bins` columns), drawn
             with :func:`automd_analysis.report.figures.reliability_figure`.
         """
         out = []

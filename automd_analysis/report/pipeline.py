@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from automd_analysis.errors import AutomdError
-from automd_analysis.report.execute import (
+from automd_analysis.report.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
     NotebookResult,
     check_notebook,
@@ -515,7 +515,7 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     ------
     AutomdError
         Bad configuration, missing archive, unusable ``out``, scoring or store errors, and
-        :class:`~automd_analysis.report.execute.NotebookExecutionError` naming the failing
+        :class:`~automd_analysis.report.run_notebooks.NotebookExecutionError` naming the failing
         notebook(s), cell(s) and error(s) - after the other pages were rendered.
     """
     p = resolve(config, log)

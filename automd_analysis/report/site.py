@@ -31,7 +31,7 @@ import nbformat
 from bleach.css_sanitizer import CSSSanitizer
 
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.report.execute import NotebookResult
+from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
     "SUBDIRS",
@@ -428,7 +428,7 @@ def render_site(
     out_dir : path
         The report directory.
     results : sequence of NotebookResult
-        From :func:`automd_analysis.report.execute.execute_notebooks`, in report order. Failed
+        From :func:`automd_analysis.report.run_notebooks.execute_notebooks`, in report order. Failed
         notebooks get no page (their executed copies stay in ``OUT/notebooks``) and are listed as
         failed on the index.
     summary : StoreSummary

@@ -584,14 +584,8 @@ def export_paper_tables(
     baseline when there is none (the ECE decomposition) are skipped, not fatal: the returned
     mapping gives, per table name, either the written paths or the reason it was skipped.
     """
-    from automd_analysis.analysis import (
-        calibration,
-        llm,
-        objectives,
-        primary,
-        shift,
-        subgroups,
-    )
+    from automd_analysis.analysis import calibration_practices as calibration
+    from automd_analysis.analysis import llm, objectives, primary, shift, subgroups
     from automd_analysis.errors import ScoreStoreError
 
     main = {"experiment": main_experiment}

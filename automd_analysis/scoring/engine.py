@@ -28,7 +28,7 @@ from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
-from automd_analysis.scoring.store import build_tables, write_store
+from automd_analysis.scoring.publish import build_tables, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 from automd_analysis.tasks import data_root
 

@@ -18,7 +18,7 @@ from automd_analysis import __version__, submissions, tasks
 from automd_analysis.errors import AutomdError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.metrics_for import calibration_rows, metric_record
-from automd_analysis.scoring.subgroups import subgroup_rows
+from automd_analysis.scoring.subgroup_scores import subgroup_rows
 
 __all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
 

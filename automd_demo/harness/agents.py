@@ -31,8 +31,8 @@ import numpy as np
 from automd_demo.harness import menus
 from automd_demo.harness.clock import BUDGET_MINUTES, SimClock, step_minutes
 from automd_demo.harness.configs import change_categories, config_hash
-from automd_demo.harness.execute import ExecResult
 from automd_demo.harness.render import Script
+from automd_demo.harness.script_runner import ExecResult
 from automd_demo.harness.taskdata import TaskProfile
 from automd_demo.harness.tokens import step_tokens
 

@@ -42,9 +42,9 @@ from automd_demo.harness import agents as agents_mod
 from automd_demo.harness.agents import AGENTS, AgentRun, Sizes
 from automd_demo.harness.annotate import annotations
 from automd_demo.harness.clock import SimClock, run_start, stable_int
-from automd_demo.harness.execute import Memo
 from automd_demo.harness.lab import Lab
 from automd_demo.harness.menus import DEFAULT_LLM, LLMS
+from automd_demo.harness.script_runner import Memo
 from automd_demo.harness.taskdata import load_profile
 from automd_demo.harness.writer import write_run
 

@@ -12,8 +12,8 @@ import hashlib
 from pathlib import Path
 
 from automd_analysis.tasks import Task, sha256_file
-from automd_demo.harness.execute import ExecResult, Memo, load_data, run_script
 from automd_demo.harness.render import Script, render
+from automd_demo.harness.script_runner import ExecResult, Memo, load_data, run_script
 from automd_demo.harness.taskdata import TaskProfile
 
 #: Placeholder for the script path inside memoised logs (the same code runs under many paths).

@@ -32,9 +32,9 @@ from automd_analysis.archive.safe import (
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import get_task
 from automd_demo.harness.config_schema import BaselineConfigFile, validate_config_file
-from automd_demo.harness.execute import Memo
 from automd_demo.harness.lab import Lab
 from automd_demo.harness.render import render
+from automd_demo.harness.script_runner import Memo
 from automd_demo.harness.taskdata import load_profile
 
 

@@ -51,20 +51,24 @@ __all__ = [
     "GROUP_OTHER",
     "GROUP_UNANNOTATED",
     "PRACTICES",
-    "TABLE3_COLUMNS",
     "TABLE13_COLUMNS",
+    "TABLE3_COLUMNS",
     "Practice",
     "baseline_ece",
+    "ece_by_task",
+    "ece_by_task_class",
     "ece_decomposition",
     "practice_groups",
+    "practice_prevalence",
+    "practice_prevalence_wide",
     "recalibration_effect",
     "recalibration_summary",
     "reliability_bins",
     "reliability_table",
-    "table3",
     "table13",
     "table20",
     "table20_wide",
+    "table3",
 ]
 
 TABLE3_COLUMNS: tuple[str, ...] = ("agent", *TASK_CLASSES, "all")
@@ -105,7 +109,7 @@ _BINARY_KINDS = frozenset({"classification", "sequential"})
 # Table 3 and Table 13
 
 
-def table13(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
     """Paper Table 13: ECE per task and agent over valid runs.
 
     ``mean`` / ``sd`` (``ddof=1``) / ``n_valid`` of ECE over the valid runs with a finite ECE of every
@@ -118,7 +122,9 @@ def table13(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) ->
     return per_task_summary(selected_runs(store, experiment), "ece")
 
 
-def table3(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
+def ece_by_task_class(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
     """Paper Table 3: ECE by agent and task class.
 
     ``ECE(a, class) = mean over tasks t of the class of ( mean ECE of a's valid runs on t )``; ``all``
@@ -131,7 +137,7 @@ def table3(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> 
     ``sequential``, ``all``), one row per agent, the baseline last.
     """
     runs = selected_runs(store, experiment)
-    per_task = table13(store, experiment)
+    per_task = ece_by_task(store, experiment)
     kinds = runs.drop_duplicates("task").set_index("task")["task_kind"]
     per_task["task_kind"] = per_task["task"].map(kinds)
     rows = []
@@ -389,7 +395,7 @@ PRACTICES: tuple[Practice, ...] = (
 )
 
 
-def table20(
+def practice_prevalence(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
     *,
@@ -479,8 +485,8 @@ def _scope(
     raise ValueError(f"unknown eligibility {eligible!r}")
 
 
-def table20_wide(table: pd.DataFrame) -> pd.DataFrame:
-    """Pivot :func:`table20` to one row per practice and one percentage column per agent."""
+def practice_prevalence_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """Pivot :func:`practice_prevalence` to one row per practice and one percentage column per agent."""
     wide = table.pivot(index="practice", columns="agent", values="percent")
     order = list(dict.fromkeys(table["practice"]))
     wide = wide.reindex(index=order, columns=agent_order(table["agent"]))
@@ -567,3 +573,10 @@ def reliability_table(
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     return pd.concat(frames, ignore_index=True)[columns]
+
+
+# Paper names (the notebooks use the descriptive names above).
+table3 = ece_by_task_class
+table13 = ece_by_task
+table20 = practice_prevalence
+table20_wide = practice_prevalence_wide

@@ -1,0 +1,233 @@
+"""One place for the data contracts: the run key and the columns of every score-store table.
+
+Every writer and reader of the score store (``scoring.publish`` writes it, ``analysis.store`` reads
+it, ``masking`` adds ``masking.parquet``, the tests build stores by hand) takes its column names
+and types from here, so that a column is named once. The meaning of every column is
+``docs/score_store.md`` (a test keeps that page and :data:`SCHEMAS` in step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyarrow as pa
+
+__all__ = [
+    "MASKING_COLUMNS",
+    "MASKING_SCHEMA",
+    "RUN_KEY",
+    "RUN_KEY_FIELDS",
+    "SCHEMAS",
+    "STORE_SCHEMA_VERSION",
+    "TABLES",
+    "columns",
+]
+
+STORE_SCHEMA_VERSION = 1
+
+_STR, _BOOL, _F64, _I64 = pa.string(), pa.bool_(), pa.float64(), pa.int64()
+_TS = pa.timestamp("us", tz="UTC")
+RUN_KEY_FIELDS = [
+    ("run_id", _STR),
+    ("experiment", _STR),
+    ("agent", _STR),
+    ("llm", _STR),
+    ("task", _STR),
+    ("rep", _I64),
+    ("reference", _BOOL),
+]
+_TASK_COLS = [
+    ("task_kind", _STR),
+    ("metric", _STR),
+    ("validation", _STR),
+    ("shift", _STR),
+    ("internal_counterpart", _STR),
+    ("shared_test_set", _STR),
+]
+
+
+def _schema(cols) -> pa.Schema:
+    return pa.schema([pa.field(n, t) for n, t in cols])
+
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "scores": _schema(
+        RUN_KEY_FIELDS
+        + [("version", _STR), ("is_selected", _BOOL), ("source_version", _STR)]
+        + _TASK_COLS
+        + [
+            ("step", _I64),
+            ("parent", _STR),
+            ("created_at", _TS),
+            ("elapsed_min", _F64),
+            ("reported_val", _F64),
+            ("valid", _BOOL),
+            ("reason_code", _STR),
+            ("reason_codes", _STR),
+            ("reason_message", _STR),
+            ("raw", _F64),
+            ("null_score", _F64),
+            ("score", _F64),
+            ("auroc", _F64),
+            ("ece", _F64),
+            ("brier", _F64),
+            ("n", _I64),
+            ("n_rows", _I64),
+            ("n_events", _I64),
+            ("metric_warnings", _STR),
+            ("submission_sha256", _STR),
+            ("cache_key", _STR),
+            ("scorer_version", _STR),
+        ]
+    ),
+    "runs": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("search", _STR),
+            ("objective", _STR),
+            ("started_at", _TS),
+            ("ended_at", _TS),
+            ("run_minutes", _F64),
+            ("budget_minutes", _F64),
+            ("ended_before_budget", _BOOL),
+            ("tokens_prompt", _I64),
+            ("tokens_completion", _I64),
+            ("tokens_total", _I64),
+            ("tokens_simulated", _BOOL),
+            ("selection_rule", _STR),
+            ("selected_version", _STR),
+            ("reported_val_score", _F64),
+            ("n_versions", _I64),
+            ("has_submission", _BOOL),
+        ]
+        + _TASK_COLS
+        + [("n_steps", _I64), ("n_steps_ok", _I64), ("has_annotations", _BOOL)]
+    ),
+    "steps": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("step", _I64),
+            ("ok", _BOOL),
+            ("reported_val_score", _F64),
+            ("created_at", _TS),
+            ("elapsed_min", _F64),
+            ("version", _STR),
+            ("node", _STR),
+            ("parent", _STR),
+        ]
+    ),
+    "subgroups": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("task_kind", _STR),
+            ("attribute", _STR),
+            ("group", _STR),
+            ("group_order", _I64),
+            ("metric", _STR),
+            ("n", _I64),
+            ("n_events", _I64),
+            ("score_raw", _F64),
+            ("eligible", _BOOL),
+            ("reason", _STR),
+        ]
+    ),
+    "calibration_bins": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("kind", _STR),
+            ("quantile", _F64),
+            ("time", _F64),
+            ("bin", _I64),
+            ("lo", _F64),
+            ("hi", _F64),
+            ("n", _I64),
+            ("mean_pred", _F64),
+            ("observed", _F64),
+            ("kept", _BOOL),
+            ("weight", _F64),
+        ]
+    ),
+    "reasons": _schema(
+        RUN_KEY_FIELDS + [("version", _STR), ("code", _STR), ("message", _STR), ("examples", _STR)]
+    ),
+    "annotations": _schema(
+        RUN_KEY_FIELDS
+        + [("field", _STR), ("value", _STR), ("affected_weight", _F64), ("evidence", _STR)]
+    ),
+    "pairs": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("pair_index", _I64),
+            ("earlier", _STR),
+            ("later", _STR),
+            ("change", _STR),
+            ("affects_predictions", _BOOL),
+            ("evidence", _STR),
+        ]
+    ),
+    "problems": _schema(
+        [
+            ("run_id", _STR),
+            ("experiment", _STR),
+            ("agent", _STR),
+            ("task", _STR),
+            ("rep", _I64),
+            ("version", _STR),
+            ("effect", _STR),
+            ("code", _STR),
+            ("message", _STR),
+            ("path", _STR),
+            ("location", _STR),
+            ("fix", _STR),
+        ]
+    ),
+}
+#: Table names, in the order they are written (store.json last).
+TABLES = tuple(SCHEMAS)
+#: Columns shared by every store table except ``problems``: they identify one run.
+RUN_KEY: tuple[str, ...] = tuple(name for name, _ in RUN_KEY_FIELDS)
+
+
+def columns(table: str) -> tuple[str, ...]:
+    """Column names of score-store table ``table``, in file order.
+
+    Examples
+    --------
+    >>> columns("runs")[:3]
+    ('run_id', 'experiment', 'agent')
+    """
+    return tuple(SCHEMAS[table].names)
+
+
+#: Columns of ``masking.parquet`` and their Arrow types (every column nullable except the key).
+MASKING_COLUMNS: Mapping[str, pa.DataType] = {
+    "run_id": pa.string(),
+    "experiment": pa.string(),
+    "agent": pa.string(),
+    "llm": pa.string(),
+    "task": pa.string(),
+    "rep": pa.int64(),
+    "reference": pa.bool_(),
+    "search": pa.string(),
+    "seed": pa.int64(),
+    "status": pa.string(),
+    "flagged": pa.bool_(),
+    "fraction_all_rows": pa.float64(),
+    "fraction_last_rows": pa.float64(),
+    "n_retained_rows": pa.int64(),
+    "n_changed_rows": pa.int64(),
+    "n_patients": pa.int64(),
+    "n_changed_last": pa.int64(),
+    "threshold": pa.float64(),
+    "reproduces_original": pa.bool_(),
+    "n_changed_vs_original": pa.int64(),
+    "reason": pa.string(),
+    "isolation": pa.string(),
+    "cache_key": pa.string(),
+}
+MASKING_SCHEMA = pa.schema(
+    [
+        pa.field(name, dtype, nullable=name not in ("run_id", "status"))
+        for name, dtype in MASKING_COLUMNS.items()
+    ]
+)
