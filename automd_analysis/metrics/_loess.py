@@ -285,11 +285,13 @@ def loess_fit(
     n_vertices: int = 64,
     want_var: bool = False,
     extra_points: np.ndarray | None = None,
+    only_extra_points: bool = False,
 ) -> LoessFit:
     """Fit the module's loess (inputs already validated: finite 1-D float arrays of equal length).
 
     ``extra_points`` are added to the vertex set (e.g. a plotting grid, so that curve values there
-    are exact).
+    are exact); with ``only_extra_points`` they are the only vertices (those outside the data range
+    are dropped).
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y)
@@ -306,7 +308,9 @@ def loess_fit(
     n = xs.size
     q = int(min(n, max(1, np.floor(span * n))))
     distinct = np.unique(xs)
-    if distinct.size <= max_direct:
+    if only_extra_points:
+        vertices, exact = np.empty(0), False
+    elif distinct.size <= max_direct:
         vertices, exact = distinct, True
     else:
         grid = np.linspace(xs[0], xs[-1], n_vertices)
