@@ -57,6 +57,7 @@ def _window_start(xs, x0, q):
             hi = mid
     return lo
 
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _tricube(xi, x0, inv_h):
     u = (xi - x0) * inv_h
@@ -159,7 +160,9 @@ def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var):
         hi = min(hi, stop)
         if xs[lo] == xs[hi - 1]:
             distinct = 1
-        elif np.searchsorted(xs, xs[lo], side="right") < np.searchsorted(xs, xs[hi - 1], side="left"):
+        elif np.searchsorted(xs, xs[lo], side="right") < np.searchsorted(
+            xs, xs[hi - 1], side="left"
+        ):
             distinct = 3
         else:
             distinct = 2
@@ -268,10 +271,7 @@ class LoessFit:
             hit = v[k] == x
             if hit.all():
                 return self.values[k]
-        if v.size < 4:
-            out = np.interp(x, v, self.values)
-        else:
-            out = CubicSpline(v, self.values)(x)
+        out = np.interp(x, v, self.values) if v.size < 4 else CubicSpline(v, self.values)(x)
         k = np.clip(np.searchsorted(v, x), 0, v.size - 1)
         return np.where(v[k] == x, self.values[k], out)
 

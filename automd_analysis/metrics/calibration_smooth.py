@@ -148,9 +148,11 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
     Examples
     --------
     >>> from automd_analysis.metrics import ici
-    >>> res = ici([0, 0, 1, 1, 1, 0], [0.3, 0.3, 0.7, 0.7, 0.7, 0.3])
-    >>> round(res.ici, 6), round(res.emax, 6)
-    (0.033333, 0.033333)
+    >>> y = [0, 0, 1, 0, 1, 1, 0, 1, 1, 0]
+    >>> p = [0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.55, 0.7, 0.8, 0.9]
+    >>> res = ici(y, p)
+    >>> round(res.ici, 4), round(res.e50, 4), round(res.e90, 4), round(res.emax, 4)
+    (0.2167, 0.1648, 0.4165, 0.7814)
     """
     span = _check_span(span)
     y = as_binary("y_true", y_true)
@@ -241,10 +243,13 @@ def smoothed_calibration_curve(
     Examples
     --------
     >>> from automd_analysis.metrics import smoothed_calibration_curve
-    >>> curve = smoothed_calibration_curve([0, 0, 1, 1, 1, 0], [0.3, 0.3, 0.7, 0.7, 0.7, 0.3],
-    ...                                    points=[0.0, 0.3, 0.5])
+    >>> y = [0, 0, 1, 0, 1, 1, 0, 1, 1, 0]
+    >>> p = [0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.55, 0.7, 0.8, 0.9]
+    >>> curve = smoothed_calibration_curve(y, p, points=[0.0, 0.3, 0.5])
     >>> [round(float(v), 4) for v in curve.observed]
-    [nan, 0.3333, 0.5]
+    [nan, 0.4796, 0.5557]
+    >>> [round(float(v), 4) for v in curve.se]
+    [nan, 0.3027, 0.3184]
     """
     span = _check_span(span)
     level = float(level)
@@ -255,9 +260,7 @@ def smoothed_calibration_curve(
     check_same_length(y_true=y, y_prob=p)
     x = DEFAULT_CURVE_POINTS.copy() if points is None else as_finite_1d("points", points)
     inside = (x >= p.min()) & (x <= p.max())
-    fit = loess_fit(
-        p, y, span=span, want_var=True, extra_points=x[inside], only_extra_points=True
-    )
+    fit = loess_fit(p, y, span=span, want_var=True, extra_points=x[inside], only_extra_points=True)
     observed = np.full(x.shape, np.nan)
     se = np.full(x.shape, np.nan)
     pos = np.searchsorted(fit.vertices, x[inside])

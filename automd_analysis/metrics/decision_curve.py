@@ -110,7 +110,7 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
     >>> from automd_analysis.metrics import net_benefit
     >>> dc = net_benefit([1, 0, 1, 0], [0.8, 0.6, 0.4, 0.1], [0.2, 0.5])
     >>> dc.net_benefit.tolist(), dc.treat_all.tolist()
-    [0.4375, 0.0], [0.375, 0.0]
+    ([0.4375, 0.0], [0.375, 0.0])
     """
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
