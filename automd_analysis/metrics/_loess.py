@@ -121,7 +121,7 @@ def _squared_weight_moments(xs, x0, inv_h, lo, hi):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var):
+def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
     """Local quadratic fit at each x_eval: (value, slope, sum of squared equivalent-kernel weights).
 
     ``xs`` sorted x with outcomes ``ys``; when ``binary`` the outcomes are 0/1 and ``xs1`` holds the
@@ -177,7 +177,7 @@ def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var):
             v0, v1, v2, v3, v4 = _squared_weight_moments(xs, x0, inv_h, lo, hi)
         else:
             v0 = v1 = v2 = v3 = v4 = 0.0
-        degree = 2 if distinct >= 3 else distinct - 1
+        degree = min(max_degree, 2 if distinct >= 3 else distinct - 1)
         done = False
         if degree == 2:
             # inverse of the symmetric 3x3 moment matrix [[s0,s1,s2],[s1,s2,s3],[s2,s3,s4]]
@@ -286,12 +286,14 @@ def loess_fit(
     want_var: bool = False,
     extra_points: np.ndarray | None = None,
     only_extra_points: bool = False,
+    degree: int = 2,
 ) -> LoessFit:
     """Fit the module's loess (inputs already validated: finite 1-D float arrays of equal length).
 
     ``extra_points`` are added to the vertex set (e.g. a plotting grid, so that curve values there
     are exact); with ``only_extra_points`` they are the only vertices (those outside the data range
-    are dropped).
+    are dropped). ``degree`` (2, 1 or 0) caps the local degree (1 = local linear, for comparisons
+    with lowess).
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y)
@@ -319,7 +321,7 @@ def loess_fit(
     if extra_points is not None and extra_points.size:
         inside = extra_points[(extra_points >= xs[0]) & (extra_points <= xs[-1])]
         vertices = np.unique(np.concatenate((vertices, inside)))
-    value, slope, sum_l2 = _fit_points(xs, ys, xs1, binary, vertices, q, want_var)
+    value, slope, sum_l2 = _fit_points(xs, ys, xs1, binary, vertices, q, want_var, degree)
     return LoessFit(
         vertices=vertices,
         values=value,

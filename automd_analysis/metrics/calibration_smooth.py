@@ -108,7 +108,7 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
     give ô = ȳ and ICI = |ȳ - p|, and a single class gives ô = that class everywhere). With at most
     ``max_direct`` distinct predictions the smoother is solved at each of them; above that at about
     130 vertices and read from a cubic spline through them (the tests bound the difference from the
-    direct fit: ICI/E50/E90 within 1e-5, Emax within 1e-3). statsmodels ``lowess(frac=0.75, it=0)``
+    direct fit: ICI within 1e-5, E50/E90 within 1e-4, Emax within 1e-3). statsmodels ``lowess(frac=0.75, it=0)``
     is local *linear* and differs from this smoother by up to a few hundredths in the tails.
 
     Parameters
