@@ -20,6 +20,7 @@ from automd_analysis.metrics import (
     UndefinedMetricWarning,
     brier,
     brier_decomposition,
+    calibration_bins,
     calibration_bins_equal_mass,
     calibration_intercept_slope,
     ece,
@@ -242,11 +243,8 @@ def test_fifteen_bin_ece_is_the_naive_equal_width_ece():
 def test_brier_decomposition_against_a_direct_computation(strategy):
     y, p = _sample(1500, 7, shrink=1.3)
     d = brier_decomposition(y, p, 10, strategy=strategy)
-    bins = (
-        calibration_bins_equal_mass(y, p, 10)
-        if strategy == "quantile"
-        else __import__("automd_analysis.metrics", fromlist=["x"]).calibration_bins(y, p, 10)
-    )
+    binning = calibration_bins_equal_mass if strategy == "quantile" else calibration_bins
+    bins = binning(y, p, 10)
     keep = bins.n > 0
     n, mp, ob = bins.n[keep], bins.mean_pred[keep], bins.observed[keep]
     assert d.reliability == pytest.approx(np.sum(n * (mp - ob) ** 2) / len(y), rel=1e-10)
