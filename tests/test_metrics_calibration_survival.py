@@ -19,6 +19,7 @@ from automd_analysis.metrics import (
     cox_calibration_slope,
     d_calibration,
     km_pseudo_observations,
+    smoothed_survival_calibration_curve,
     survival_calibration_at,
     survival_ici_at,
 )
@@ -329,3 +330,28 @@ def test_loess_handles_general_outcomes_like_binary_ones():
     a = loess_fit(x, y).predict(x)
     b = loess_fit(x, y.astype(float)).predict(x)
     np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_smoothed_survival_curve_is_the_pseudo_value_loess():
+    t, e, surv, grid = _cohort(150, 11, scale=1.4)
+    h = 7.5
+    g = np.searchsorted(grid, h, side="right") - 1
+    risk = 1 - surv[:, g]
+    theta = _lifelines_pseudo(t, e, h)
+    points = np.array([0.0, np.quantile(risk, 0.3), np.median(risk), 0.999])
+    curve = smoothed_survival_calibration_curve(t, e, surv, grid, h, points)
+    n = len(t)
+    q = int(np.floor(0.75 * n))
+    for k, x0 in enumerate(points):
+        if not risk.min() <= x0 <= risk.max():
+            assert np.isnan(curve.observed[k])
+            continue
+        d = np.abs(risk - x0)
+        hh = np.sort(d)[q - 1]
+        w = np.where(d < hh, (1 - (d / hh) ** 3) ** 3, 0.0)
+        design = np.column_stack([np.ones(n), risk - x0, (risk - x0) ** 2])
+        sw = np.sqrt(w)
+        fitted = np.linalg.lstsq(design * sw[:, None], theta * sw, rcond=None)[0][0]
+        assert curve.observed[k] == pytest.approx(fitted, abs=1e-8)
+    res, msg = _undefined(smoothed_survival_calibration_curve, t, e, surv, grid, 1e6)
+    assert np.isnan(res.observed).all() and res.x.shape == (101,)

@@ -58,6 +58,7 @@ from automd_analysis.metrics.survival_horizon import (
     SurvivalCalibrationAt,
     cox_calibration_slope,
     km_pseudo_observations,
+    smoothed_survival_calibration_curve,
     survival_calibration_at,
     survival_ici_at,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "sepsis_utility",
     "sepsis_utility_parts",
     "smoothed_calibration_curve",
+    "smoothed_survival_calibration_curve",
     "spiegelhalter_z",
     "survival_brier_score",
     "survival_calibration_at",

@@ -258,6 +258,11 @@ def smoothed_calibration_curve(
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
     check_same_length(y_true=y, y_prob=p)
+    return smoothed_curve_unchecked(p, y, points, span, level)
+
+
+def smoothed_curve_unchecked(p, y, points, span: float, level: float) -> SmoothedCalibrationCurve:
+    """:func:`smoothed_calibration_curve` on validated arrays (``y`` binary or any real outcome)."""
     x = DEFAULT_CURVE_POINTS.copy() if points is None else as_finite_1d("points", points)
     inside = (x >= p.min()) & (x <= p.max())
     fit = loess_fit(p, y, span=span, want_var=True, extra_points=x[inside], only_extra_points=True)

@@ -29,13 +29,19 @@ from automd_analysis.metrics._validation import (
     check_same_length,
     warn_undefined,
 )
-from automd_analysis.metrics.calibration_smooth import ICIResult, ici_from_observed
+from automd_analysis.metrics.calibration_smooth import (
+    ICIResult,
+    SmoothedCalibrationCurve,
+    ici_from_observed,
+    smoothed_curve_unchecked,
+)
 from automd_analysis.metrics.survival import _kaplan_meier_unchecked, grid_index_post
 
 __all__ = [
     "SurvivalCalibrationAt",
     "cox_calibration_slope",
     "km_pseudo_observations",
+    "smoothed_survival_calibration_curve",
     "survival_calibration_at",
     "survival_ici_at",
 ]
@@ -596,3 +602,87 @@ def survival_ici_at(
     fit = loess_fit(risk, theta, span=span, max_direct=max_direct)
     xs = fit.sorted_x
     return ici_from_observed(fit.predict(xs), xs, exact=fit.exact)
+
+
+def smoothed_survival_calibration_curve(
+    durations,
+    events,
+    surv,
+    time_grid,
+    horizon,
+    points=None,
+    *,
+    span: float = 0.75,
+    level: float = 0.95,
+) -> SmoothedCalibrationCurve:
+    """Observed vs predicted event probability at a horizon, smoothed, with pointwise intervals.
+
+    The curve behind :func:`survival_ici_at`: the loess of the Kaplan-Meier pseudo-observations
+    theta_i on the predicted risk r_i = 1 - S_i(h), read at ``points`` (default 0, 0.01, ..., 1;
+    ``nan`` outside [min r, max r]). The pointwise standard error uses the binomial variance at the
+    fitted value, as :func:`~automd_analysis.metrics.smoothed_calibration_curve` does; it ignores the
+    extra variance of the pseudo-observations from censoring, so the interval is descriptive.
+
+    Parameters
+    ----------
+    durations, events : array-like of shape (n,)
+    surv : array-like of shape (n, G)
+    time_grid : array-like of shape (G,)
+    horizon : float
+    points : array-like, optional
+    span : float, default 0.75
+    level : float, default 0.95
+
+    Returns
+    -------
+    SmoothedCalibrationCurve
+        ``x`` = predicted risk, ``observed`` = smoothed observed risk. All ``nan`` (with
+        :class:`UndefinedMetricWarning`) when the horizon lies beyond the grid or the follow-up.
+
+    Raises
+    ------
+    ValueError
+        Malformed inputs, negative horizon, ``span``/``level`` out of range.
+
+    See Also
+    --------
+    survival_ici_at : summaries of this curve.
+    automd_analysis.metrics.smoothed_calibration_curve : binary outcomes.
+
+    References
+    ----------
+    .. [1] Andersen PK, Perme MP (2010). Pseudo-observations in survival analysis. Statistical
+       Methods in Medical Research 19:71-99.
+    .. [2] Austin PC, Harrell FE Jr, van Klaveren D (2020). Graphical calibration curves and the
+       integrated calibration index (ICI) for survival models. Statistics in Medicine 39:2714-2742.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from automd_analysis.metrics import smoothed_survival_calibration_curve
+    >>> grid = np.array([0.0, 2.0, 4.0])
+    >>> surv = np.array([[1, .8, .5], [1, .7, .4], [1, .9, .6], [1, .6, .3]] * 3)
+    >>> t = [1, 3, 5, 2, 6, 4, 1.5, 3.5, 5.5, 2.5, 6.5, 4.5]
+    >>> e = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0]
+    >>> curve = smoothed_survival_calibration_curve(t, e, surv, grid, 4.0, points=[0.1, 0.5, 0.6])
+    >>> np.round(curve.observed, 4).tolist()
+    [nan, 0.2663, 0.843]
+    """
+    span = float(span)
+    if not 0.0 < span <= 1.0:
+        raise ValueError(f"span must be in (0, 1], got {span!r}.")
+    level = float(level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}.")
+    t, e, s, grid, h = _validated(durations, events, surv, time_grid, horizon)
+    problem = _horizon_problem(t, grid, h)
+    if problem is None and len(t) < 2:
+        problem = "pseudo-observations need at least two patients"
+    if problem is not None:
+        warn_undefined("survival calibration curve at a horizon", problem)
+        x = np.linspace(0.0, 1.0, 101) if points is None else np.asarray(points, dtype=float)
+        nan = np.full(x.shape, np.nan)
+        return SmoothedCalibrationCurve(x=x, observed=nan, se=nan, lo=nan, hi=nan, level=level)
+    pred, _ = _read_at(s, grid, h)
+    theta = _pseudo_unchecked(t, e, h)
+    return smoothed_curve_unchecked(1.0 - pred, theta, points, span, level)
