@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-from scipy.special import expit, log_ndtr, ndtri
+from scipy.special import log_ndtr, ndtri
 
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -112,6 +113,11 @@ def _cluster_index(groups, n: int) -> tuple[np.ndarray, int]:
     if arr.dtype.kind == "O" and any(v is None for v in arr):
         i = next(i for i, v in enumerate(arr) if v is None)
         raise ValueError(f"groups must not contain None; groups[{i}] is None.")
+    if arr.dtype.kind in "iu" and n and int(arr.max()) - int(arr.min()) < 4 * n:
+        codes = arr.astype(np.int64) - int(arr.min())  # dense integer labels: no sort needed
+        present = np.bincount(codes) > 0
+        remap = np.cumsum(present) - 1
+        return remap[codes], int(present.sum())
     _, inverse = np.unique(arr, return_inverse=True)
     inverse = inverse.reshape(-1)
     return inverse, int(inverse.max()) + 1
@@ -130,64 +136,96 @@ def _logit_or_none(p: np.ndarray, measure: str) -> np.ndarray | None:
     return np.log(p) - np.log1p(-p)
 
 
-def _fit_offset_intercept(y: np.ndarray, lp: np.ndarray) -> float:
-    """MLE of a in logit P(y=1) = a + lp (exists when both classes occur): safeguarded Newton."""
-    target = float(y.sum())
-    a, lo, hi = 0.0, -np.inf, np.inf
-    for _ in range(_MAX_ITER):
-        mu = expit(a + lp)
-        score = target - float(mu.sum())  # decreasing in a
-        info = float(np.sum(mu * (1.0 - mu)))
-        if score > 0:
-            lo = a
+_N_CHUNKS = 64  # fixed chunking of the likelihood passes: the sum order never depends on threads
+_PARALLEL_MIN_ROWS = 200_000
+
+
+@numba.njit(cache=True, nogil=True)
+def _pass_chunk(y, lp, c, b, lo, hi, out):
+    """Log-likelihood, score and information of logit P(y=1) = c + b lp over rows lo:hi.
+
+    ``out`` receives (loglik, g_c, g_b, h_cc, h_cb, h_bb), computed stably for any eta.
+    """
+    ll = gc = gb = hcc = hcb = hbb = 0.0
+    for i in range(lo, hi):
+        eta = c + b * lp[i]
+        ex = math.exp(-abs(eta))
+        if eta >= 0.0:
+            mu = 1.0 / (1.0 + ex)
+            log1pexp = eta + math.log1p(ex)
         else:
-            hi = a
-        step = score / info if info > 0 else np.inf
-        new = a + step
-        if not (lo < new < hi) or not np.isfinite(new):  # bracket and bisect / expand
-            if np.isfinite(lo) and np.isfinite(hi):
-                new = 0.5 * (lo + hi)
-            elif np.isfinite(lo):
-                new = lo + max(1.0, abs(lo))
-            else:
-                new = hi - max(1.0, abs(hi))
-        if abs(new - a) <= _TOL * (1.0 + abs(a)):
-            return new
-        a = new
-    return a
-
-
-def _fit_logistic(y: np.ndarray, lp: np.ndarray) -> np.ndarray:
-    """MLE of (c, b) in logit P(y=1) = c + b lp (existence checked by the caller): Newton-Raphson
-    with step halving on the log-likelihood, started at (0, 1)."""
-    beta = np.array([0.0, 1.0])
-
-    def loglik(b):
-        eta = b[0] + b[1] * lp
-        # y * eta - log(1 + exp(eta)), stably
-        return float(np.sum(y * eta - np.logaddexp(0.0, eta)))
-
-    current = loglik(beta)
-    for _ in range(_MAX_ITER):
-        mu = expit(beta[0] + beta[1] * lp)
-        r = y - mu
+            mu = ex / (1.0 + ex)
+            log1pexp = math.log1p(ex)
+        r = y[i] - mu
         w = mu * (1.0 - mu)
-        g = np.array([r.sum(), (r * lp).sum()])
-        h00, h01, h11 = w.sum(), (w * lp).sum(), (w * lp * lp).sum()
-        det = h00 * h11 - h01 * h01
-        step = np.array([h11 * g[0] - h01 * g[1], h00 * g[1] - h01 * g[0]]) / det
+        x = lp[i]
+        ll += y[i] * eta - log1pexp
+        gc += r
+        gb += r * x
+        hcc += w
+        hcb += w * x
+        hbb += w * x * x
+    out[0] = ll
+    out[1] = gc
+    out[2] = gb
+    out[3] = hcc
+    out[4] = hcb
+    out[5] = hbb
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _pass_parallel(y, lp, c, b, parts):
+    n = y.shape[0]
+    step = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    for k in numba.prange(_N_CHUNKS):
+        _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
+
+
+@numba.njit(cache=True, nogil=True)
+def _pass_serial(y, lp, c, b, parts):
+    n = y.shape[0]
+    step = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    for k in range(_N_CHUNKS):
+        _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
+
+
+def _likelihood_pass(y: np.ndarray, lp: np.ndarray, c: float, b: float) -> np.ndarray:
+    """(loglik, g_c, g_b, h_cc, h_cb, h_bb) at (c, b); chunk sums added in a fixed order."""
+    parts = np.zeros((_N_CHUNKS, 6))
+    kernel = _pass_parallel if len(y) >= _PARALLEL_MIN_ROWS else _pass_serial
+    kernel(y, lp, float(c), float(b), parts)
+    total = np.zeros(6)
+    for k in range(_N_CHUNKS):
+        total += parts[k]
+    return total
+
+
+def _newton(
+    y: np.ndarray, lp: np.ndarray, beta: np.ndarray, free_slope: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Maximise the log-likelihood over (c, b) (or over c with b fixed) by Newton-Raphson with step
+    halving; the caller has checked that a finite maximum exists. Returns the estimate and the
+    likelihood pass (information) at the last evaluated point; a final step below the tolerance is
+    taken without a new pass, so the information is from a point within 1e-10 (relative)."""
+    state = _likelihood_pass(y, lp, beta[0], beta[1])
+    for _ in range(_MAX_ITER):
+        ll, gc, gb, hcc, hcb, hbb = state
+        if free_slope:
+            det = hcc * hbb - hcb * hcb
+            step = np.array([hbb * gc - hcb * gb, hcc * gb - hcb * gc]) / det
+        else:
+            step = np.array([gc / hcc, 0.0])
+        if np.all(np.abs(step) <= _TOL * (1.0 + np.abs(beta))):
+            return beta + step, state
         t = 1.0
         for _ in range(60):
             trial = beta + t * step
-            value = loglik(trial)
-            if value >= current - 1e-12 * abs(current):
+            new = _likelihood_pass(y, lp, trial[0], trial[1])
+            if new[0] >= ll - 1e-12 * abs(ll):
                 break
             t *= 0.5
-        converged = np.all(np.abs(trial - beta) <= _TOL * (1.0 + np.abs(beta)))
-        beta, current = trial, value
-        if converged:
-            break
-    return beta
+        beta, state = trial, new
+    return beta, state
 
 
 def _overlap(y: np.ndarray, lp: np.ndarray) -> bool:
@@ -298,30 +336,21 @@ def calibration_intercept_slope(
     yf = y.astype(np.float64)
     zq = float(ndtri(0.5 + level / 2.0))
 
-    a = _fit_offset_intercept(yf, lp)
-    mu = expit(a + lp)
-    info_a = float(np.sum(mu * (1.0 - mu)))
+    beta_a, state = _newton(yf, lp, np.array([0.0, 1.0]), free_slope=False)
+    a, info_a = float(beta_a[0]), float(state[3])
     if cluster is None:
         se_a = math.sqrt(1.0 / info_a)
     else:
-        s = np.bincount(cluster, weights=yf - mu, minlength=n_clusters)
-        se_a = _cluster_se(np.array([[info_a]]), s[:, None], n, n_clusters, 1)[0]
+        s = _cluster_scores(yf, lp, a, 1.0, cluster, n_clusters)[:, :1]
+        se_a = _cluster_se(np.array([[info_a]]), s, n, n_clusters, 1)[0]
 
     if _overlap(y, lp):
-        c, b = _fit_logistic(yf, lp)
-        mu2 = expit(c + b * lp)
-        w = mu2 * (1.0 - mu2)
-        info = np.array([[w.sum(), (w * lp).sum()], [(w * lp).sum(), (w * lp * lp).sum()]])
+        (c, b), (_, _, _, hcc, hcb, hbb) = _newton(yf, lp, np.array([0.0, 1.0]), free_slope=True)
+        info = np.array([[hcc, hcb], [hcb, hbb]])
         if cluster is None:
             se_b = math.sqrt(np.linalg.inv(info)[1, 1])
         else:
-            r = yf - mu2
-            scores = np.column_stack(
-                (
-                    np.bincount(cluster, weights=r, minlength=n_clusters),
-                    np.bincount(cluster, weights=r * lp, minlength=n_clusters),
-                )
-            )
+            scores = _cluster_scores(yf, lp, c, b, cluster, n_clusters)
             se_b = _cluster_se(info, scores, n, n_clusters, 2)[1]
         b = float(b)
     else:
@@ -345,6 +374,20 @@ def calibration_intercept_slope(
         n=n,
         n_clusters=n_clusters,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _cluster_scores(y, lp, c, b, cluster, n_clusters):
+    """Score contributions (sum of r, sum of r * lp) per cluster at (c, b), r = y - mu."""
+    out = np.zeros((n_clusters, 2))
+    for i in range(y.shape[0]):
+        eta = c + b * lp[i]
+        ex = math.exp(-abs(eta))
+        mu = 1.0 / (1.0 + ex) if eta >= 0.0 else ex / (1.0 + ex)
+        r = y[i] - mu
+        out[cluster[i], 0] += r
+        out[cluster[i], 1] += r * lp[i]
+    return out
 
 
 def _cluster_se(info: np.ndarray, scores: np.ndarray, n: int, g: int, k: int) -> np.ndarray:
