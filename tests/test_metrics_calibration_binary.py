@@ -459,3 +459,15 @@ def test_smoothed_curve_and_its_pointwise_interval():
     np.testing.assert_allclose(curve.hi - curve.observed, z * curve.se, rtol=1e-12)
     default = smoothed_calibration_curve(y, p)
     assert default.x.shape == (101,)
+
+
+def test_curve_between_two_observations_with_a_one_point_window():
+    # q = floor(0.75 * 2) = 1: at 0.25 nobody is strictly inside the window; the nearest observation
+    # (0.2, y = 0) gives the value; at 0.375 it is 0.4 (y = 1)
+    curve = smoothed_calibration_curve([0, 1], [0.2, 0.4], points=[0.2, 0.25, 0.375, 0.4])
+    assert curve.observed.tolist() == [0.0, 0.0, 1.0, 1.0]
+    # exactly halfway between 0.25 and 0.75 (both distances 0.25 exactly): their mean
+    curve = smoothed_calibration_curve([0, 1], [0.25, 0.75], points=[0.5])
+    assert curve.observed.tolist() == [0.5]
+    curve = smoothed_calibration_curve([0, 1, 1], [0.25, 0.75, 0.75], points=[0.5], span=0.4)
+    assert curve.observed.tolist() == [pytest.approx(2 / 3)]

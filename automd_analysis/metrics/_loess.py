@@ -12,7 +12,9 @@ index. Definitions (x sorted, n observations):
   d = x_i - x0; its local slope is b;
 - degree falls back to 1 (then 0) when fewer than 3 (2) distinct x carry a positive weight, or when
   the 3x3 (2x2) normal equations are numerically singular (relative determinant below 1e-10);
-- when at least q observations equal x0 exactly (h = 0) the fit is the mean of y over all of them.
+- when at least q observations equal x0 exactly (h = 0) the fit is the mean of y over all of them;
+  when no observation lies strictly inside the window (q = 1 and x0 between observations) it is the
+  mean of y over the observations at the window's edge values.
 
 Evaluation ("surface"): with at most ``max_direct`` distinct x the fit is computed directly at every
 distinct x (exact). Above that, it is computed exactly at vertices - the union of ``n_vertices``
@@ -158,6 +160,32 @@ def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
         hi = np.searchsorted(xs, x0 + h, side="left")
         lo = max(lo, start)
         hi = min(hi, stop)
+        if hi <= lo:
+            # nobody strictly inside the window (q = 1, x0 between observations): the mean of y
+            # over every observation at distance exactly h (one value on each side at most)
+            tot = 0.0
+            cnt = 0
+            a = np.searchsorted(xs, x0, side="left")
+            below = xs[a - 1] if a > 0 else np.nan
+            b = np.searchsorted(xs, x0, side="right")
+            above = xs[b] if b < n else np.nan
+            for edge in (below, above):
+                if abs(edge - x0) != h:  # also skips nan
+                    continue
+                ea = np.searchsorted(xs, edge, side="left")
+                eb = np.searchsorted(xs, edge, side="right")
+                cnt += eb - ea
+                if binary:
+                    tot += np.searchsorted(xs1, edge, side="right") - np.searchsorted(
+                        xs1, edge, side="left"
+                    )
+                else:
+                    for i in range(ea, eb):
+                        tot += ys[i]
+            value[j] = tot / cnt
+            slope[j] = 0.0
+            sum_l2[j] = 1.0 / cnt
+            continue
         if xs[lo] == xs[hi - 1]:
             distinct = 1
         elif np.searchsorted(xs, xs[lo], side="right") < np.searchsorted(
