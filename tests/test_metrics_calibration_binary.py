@@ -471,3 +471,24 @@ def test_curve_between_two_observations_with_a_one_point_window():
     assert curve.observed.tolist() == [0.5]
     curve = smoothed_calibration_curve([0, 1, 1], [0.25, 0.75, 0.75], points=[0.5], span=0.4)
     assert curve.observed.tolist() == [pytest.approx(2 / 3)]
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 20).map(lambda k: k / 20)),
+        min_size=1,
+        max_size=30,
+    ),
+    st.floats(0.05, 1.0),
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=5),
+)
+def test_smoother_is_total_on_tied_and_tiny_inputs(data, span, points):
+    y = np.array([d[0] for d in data])
+    p = np.array([d[1] for d in data])
+    curve = smoothed_calibration_curve(y, p, points, span=span)
+    inside = (curve.x >= p.min()) & (curve.x <= p.max())
+    assert np.isfinite(curve.observed[inside]).all() and np.isnan(curve.observed[~inside]).all()
+    assert np.isfinite(curve.se[inside]).all()
+    res = ici(y, p, span=span)
+    assert np.isfinite([res.ici, res.e50, res.e90, res.emax]).all()
