@@ -123,18 +123,15 @@ def _squared_weight_moments(xs, x0, inv_h, lo, hi):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
-    """Local quadratic fit at each x_eval: (value, slope, sum of squared equivalent-kernel weights).
+def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, value, slope, sum_l2):
+    """Local quadratic fit at x_eval[j0:j1], written to value/slope/sum_l2 (fitted value, local
+    slope, sum of squared equivalent-kernel weights).
 
     ``xs`` sorted x with outcomes ``ys``; when ``binary`` the outcomes are 0/1 and ``xs1`` holds the
     sorted x of the observations with y = 1 (``ys`` is then unused), so no permutation is needed.
     """
     n = xs.shape[0]
-    m = x_eval.shape[0]
-    value = np.empty(m)
-    slope = np.empty(m)
-    sum_l2 = np.empty(m)
-    for j in range(m):
+    for j in range(j0, j1):
         x0 = x_eval[j]
         start = _window_start(xs, x0, q) if q < n else 0
         stop = start + q
@@ -250,7 +247,37 @@ def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
             value[j] = t0 / s0
             slope[j] = 0.0
             sum_l2[j] = v0 / (s0 * s0) if want_var else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def _fit_points_serial(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
+    m = x_eval.shape[0]
+    value, slope, sum_l2 = np.empty(m), np.empty(m), np.empty(m)
+    _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, 0, m, value, slope, sum_l2)
     return value, slope, sum_l2
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _fit_points_parallel(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
+    # every point is an independent fit: the result does not depend on the number of threads
+    m = x_eval.shape[0]
+    value, slope, sum_l2 = np.empty(m), np.empty(m), np.empty(m)
+    for j in numba.prange(m):
+        _fit_range(
+            xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j, j + 1, value, slope, sum_l2
+        )
+    return value, slope, sum_l2
+
+
+#: Window visits (points x evaluation sites) above which the fits run on the numba threads.
+_PARALLEL_MIN_WORK = 5_000_000
+
+
+def _fit_points(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
+    """Local fits at every x_eval, on threads for large inputs (see :func:`_fit_range`)."""
+    big = x_eval.shape[0] > 1 and q * x_eval.shape[0] >= _PARALLEL_MIN_WORK
+    kernel = _fit_points_parallel if big else _fit_points_serial
+    return kernel(xs, ys, xs1, binary, x_eval, q, want_var, max_degree)
 
 
 @dataclass(frozen=True)
