@@ -355,3 +355,37 @@ def test_smoothed_survival_curve_is_the_pseudo_value_loess():
         assert curve.observed[k] == pytest.approx(fitted, abs=1e-8)
     res, msg = _undefined(smoothed_survival_calibration_curve, t, e, surv, grid, 1e6)
     assert np.isnan(res.observed).all() and res.x.shape == (101,)
+
+
+@settings(max_examples=25)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 10), st.integers(0, 1), st.integers(1, 19)),
+        min_size=8,
+        max_size=40,
+    ),
+    st.sampled_from([2.0, 4.5, 7.0]),
+    st.data(),
+)
+def test_horizon_measures_are_permutation_invariant_and_bounded(rows, h, data):
+    t = np.array([r[0] for r in rows], dtype=float)
+    e = np.array([r[1] for r in rows])
+    s_h = np.array([r[2] / 20 for r in rows])
+    grid = np.array([0.0, 1.0, 10.0])
+    surv = np.column_stack([np.ones(len(t)), s_h, s_h * 0.5])  # S(h) = s_h for 1 <= h < 10
+    perm = np.array(data.draw(st.permutations(range(len(t)))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        a = survival_calibration_at(t, e, surv, grid, h, n_groups=3, min_group=1)
+        b = survival_calibration_at(t[perm], e[perm], surv[perm], grid, h, n_groups=3, min_group=1)
+        ia = survival_ici_at(t, e, surv, grid, h)
+        ib = survival_ici_at(t[perm], e[perm], surv[perm], grid, h)
+    if h > t.max():  # beyond the follow-up: documented nan
+        assert np.isnan([a.observed_risk, a.slope, ia.ici]).all()
+        return
+    assert a.observed_risk == pytest.approx(b.observed_risk, abs=1e-12)
+    assert a.predicted_risk == pytest.approx(b.predicted_risk, abs=1e-12)
+    assert -1.0 <= a.citl_difference <= 1.0
+    assert (np.isnan(a.slope) and np.isnan(b.slope)) or a.slope == pytest.approx(b.slope, rel=1e-6)
+    assert ia.ici == pytest.approx(ib.ici, abs=1e-9)
+    assert ia.e50 <= ia.e90 + 1e-12 <= ia.emax + 2e-12
