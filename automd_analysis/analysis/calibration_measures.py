@@ -357,7 +357,6 @@ def measure_correlations(
     chosen = _measure_list(names)
     if level == "agent":
         table = agent_measure_table(measures, runs, [m.name for m in chosen])
-        table = table.loc[table["rank"].notna() | table["value"].isna()]
         reference = set(runs.loc[runs["reference"].astype(bool), "agent"])
         table = table.loc[~table["agent"].isin(reference)]
         wide = table.pivot(index="agent", columns="measure", values="value")
