@@ -492,3 +492,15 @@ def test_smoother_is_total_on_tied_and_tiny_inputs(data, span, points):
     assert np.isfinite(curve.se[inside]).all()
     res = ici(y, p, span=span)
     assert np.isfinite([res.ici, res.e50, res.e90, res.emax]).all()
+
+
+def test_large_inputs_warm_start_converges_to_the_statsmodels_fit():
+    # >= 200,000 rows: Newton starts from the fit on every 16th row; same optimum
+    y, p = _sample(240_000, 15, shrink=0.8, shift=0.2)
+    lp = np.log(p / (1 - p))
+    res = calibration_intercept_slope(y, p)
+    offset = _glm(y, np.ones((len(y), 1)), offset=lp)
+    slope = _glm(y, sm.add_constant(lp))
+    assert res.intercept == pytest.approx(offset.params[0], abs=1e-8)
+    assert res.slope == pytest.approx(slope.params[1], abs=1e-8)
+    assert res.slope_se == pytest.approx(slope.bse[1], rel=1e-6)
