@@ -219,6 +219,24 @@ def run_criteria(
         ``run_id, agent, task, task_kind, reference, measure, value``: one row per valid run and
         measure defined for the run's task kind, with a finite criterion (|slope - 1|, |intercept|,
         or the value itself), sorted by measure (display order) then run.
+
+    See Also
+    --------
+    agent_measure_table : aggregates these per agent.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
+    ...     "task_kind": "classification", "valid": [True, False], "reference": False})
+    >>> measures = pd.DataFrame({"run_id": ["r1", "r2"], "cal_slope": [0.8, 2.0]})
+    >>> run_criteria(measures, runs, ["slope"])[["run_id", "measure", "value"]].round(4)
+      run_id measure  value
+    0     r1   slope    0.2
     """
     chosen = _measure_list(names)
     joined = _join(measures, runs, sorted({m.column for m in chosen}))
@@ -277,6 +295,15 @@ def agent_measure_table(
     ------
     ScoreStoreError
         A required column is missing, or ``measures`` has two rows for one run.
+
+    See Also
+    --------
+    measure_correlations, rank_flips, ranking_agreement : compare the rankings.
+    automd_analysis.analysis.calibration.table3 : the paper's ECE table (same aggregation).
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
 
     Examples
     --------
@@ -341,6 +368,15 @@ def measure_correlations(
     DataFrame
         Columns :data:`CORRELATION_COLUMNS`, one row per unordered pair of measures (display order).
 
+    See Also
+    --------
+    agent_measure_table : the values correlated at ``level="agent"``.
+    scipy.stats.spearmanr, scipy.stats.kendalltau : the statistics (tau-b).
+
+    References
+    ----------
+    .. [1] Kendall MG (1945). The treatment of ties in ranking problems. Biometrika 33:239-251.
+
     Examples
     --------
     >>> import pandas as pd
@@ -394,6 +430,15 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     -------
     DataFrame
         Columns :data:`FLIP_COLUMNS`; ``better_under_a`` / ``better_under_b`` name the better agent.
+
+    See Also
+    --------
+    ranking_agreement : counts of flips per measure.
+
+    References
+    ----------
+    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
+       BMC Medicine 17:230 (why one calibration number is not enough).
 
     Examples
     --------
@@ -450,6 +495,14 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
     -------
     DataFrame
         Columns :data:`AGREEMENT_COLUMNS`, one row per measure of ``agent_table``.
+
+    See Also
+    --------
+    rank_flips, measure_correlations
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, section 4.3 and App. F (the 10-bin ECE used as the reference measure).
 
     Examples
     --------
@@ -513,6 +566,17 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
         run of that class, sorted by agent (baseline last) then class (paper order). ``n_tasks``
         counts tasks with a finite slope, ``n_runs`` valid runs with a finite slope.
 
+    See Also
+    --------
+    automd_analysis.metrics.calibration_intercept_slope : the binary measures.
+    automd_analysis.metrics.cox_calibration_slope : the survival slope.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+    .. [2] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
+       BMC Medicine 17:230.
+
     Examples
     --------
     >>> import pandas as pd
@@ -570,6 +634,16 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     -------
     DataFrame
         Columns :data:`CURVE_SUMMARY_COLUMNS`, sorted by task, agent (baseline last), kind, x.
+
+    See Also
+    --------
+    automd_analysis.scoring.calibration_measures.calibration_curve_rows : the per-run curves.
+    automd_analysis.metrics.smoothed_calibration_curve : the smoother and its interval.
+
+    References
+    ----------
+    .. [1] Austin PC, Steyerberg EW (2014). Graphical assessment of internal and external calibration
+       of logistic regression models by using loess smoothers. Statistics in Medicine 33:517-535.
 
     Examples
     --------
@@ -637,6 +711,15 @@ def decision_curves(
     -------
     DataFrame
         Columns :data:`DECISION_CURVE_COLUMNS`, sorted by task, agent (baseline last), threshold.
+
+    See Also
+    --------
+    automd_analysis.metrics.net_benefit : the per-run decision curve.
+
+    References
+    ----------
+    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis: a novel method for evaluating
+       prediction models. Medical Decision Making 26:565-574.
 
     Examples
     --------

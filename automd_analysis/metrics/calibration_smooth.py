@@ -77,7 +77,26 @@ class ICIResult:
 
 
 def ici_from_observed(observed: np.ndarray, predicted: np.ndarray, *, exact: bool) -> ICIResult:
-    """ICI, E50, E90 and Emax of |observed - predicted| (arrays already computed, same length)."""
+    """ICI, E50, E90 and Emax of d_i = |observed_i - predicted_i| (arrays already computed).
+
+    ICI = mean d, E50 = median d, E90 = ``numpy.quantile(d, 0.9)``, Emax = max d.
+
+    See Also
+    --------
+    ici : computes ``observed`` with the loess smoother.
+
+    References
+    ----------
+    .. [1] Austin PC, Steyerberg EW (2019). The Integrated Calibration Index (ICI) and related
+       metrics for quantifying the calibration of logistic regression models. Statistics in
+       Medicine 38:4051-4065.
+
+    Examples
+    --------
+    >>> r = ici_from_observed([0.1, 0.5, 0.2], [0.2, 0.4, 0.2], exact=True)
+    >>> round(r.ici, 4), round(r.emax, 4)
+    (0.0667, 0.1)
+    """
     diff = np.abs(np.asarray(observed, dtype=np.float64) - np.asarray(predicted, dtype=np.float64))
     e50, e90 = np.quantile(diff, [0.5, 0.9])
     return ICIResult(

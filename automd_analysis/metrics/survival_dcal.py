@@ -65,6 +65,28 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
     ``"linear"``: linear interpolation between the two grid times around T_i. Either way a time
     before the first grid time reads the first value and one after the last grid time reads the last
     value (nothing is extrapolated). Inputs are assumed validated.
+
+    Linear: S(T) = S(g_k) + (T - g_k) / (g_{k+1} - g_k) * (S(g_{k+1}) - S(g_k)) for g_k <= T < g_{k+1}.
+
+    See Also
+    --------
+    d_calibration : uses these values.
+    automd_analysis.metrics.grid_index_post : the step rule.
+
+    References
+    ----------
+    .. [1] Haider H, Hoehn B, Davis S, Greiner R (2020). Effective ways to build and evaluate
+       individual survival distributions. JMLR 21(85):1-63.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grid = np.array([0.0, 10.0, 20.0])
+    >>> surv = np.array([[1.0, 0.8, 0.4]])
+    >>> survival_at_observed_time(np.array([15.0]), surv, grid).tolist()
+    [0.6000000000000001]
+    >>> survival_at_observed_time(np.array([15.0]), surv, grid, "step").tolist()
+    [0.8]
     """
     idx = grid_index_post(time_grid, durations)
     rows = np.arange(len(durations))

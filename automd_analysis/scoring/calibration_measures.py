@@ -71,7 +71,21 @@ NET_BENEFIT_THRESHOLDS: tuple[float, ...] = (
 
 
 def net_benefit_column(threshold: float) -> str:
-    """Column name of the net benefit at ``threshold`` (0.05 -> ``net_benefit_p05``)."""
+    """Column name of the net benefit at ``threshold``: ``net_benefit_p`` + round(100 t), 2 digits.
+
+    See Also
+    --------
+    NET_BENEFIT_THRESHOLDS : the stored thresholds.
+
+    References
+    ----------
+    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis. Medical Decision Making 26:565-574.
+
+    Examples
+    --------
+    >>> net_benefit_column(0.05), net_benefit_column(0.5)
+    ('net_benefit_p05', 'net_benefit_p50')
+    """
     return f"net_benefit_p{round(threshold * 100):02d}"
 
 
@@ -170,8 +184,24 @@ def _check_aligned(n_expected: int, **arrays) -> None:
 
 
 def survival_horizon(durations, events, time_grid) -> float:
-    """The survival horizon: the grid time nearest the median test event time (``nan`` without an
-    event); the earlier grid time on an exact tie, as the paper's survival ECE picks its times."""
+    """The survival horizon of the record: the grid time nearest the median test event time.
+
+    h = grid[argmin |grid - Q_0.5(event times)|] (``numpy.quantile``, linear; the earlier grid time
+    on an exact tie, as the paper's survival ECE picks its times); ``nan`` without an event.
+
+    See Also
+    --------
+    automd_analysis.metrics.survival_calibration_at : the measures read at h.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. F (grid points nearest event-time percentiles).
+
+    Examples
+    --------
+    >>> survival_horizon([1.0, 2.0, 3.0, 9.0], [1, 1, 1, 0], [0.0, 1.5, 2.5, 5.0])
+    1.5
+    """
     t = np.asarray(durations, dtype=np.float64)
     e = np.asarray(events)
     grid = np.asarray(time_grid, dtype=np.float64)
@@ -278,6 +308,16 @@ def calibration_measures(kind: str, labels, predictions) -> dict:
     ValueError
         Unknown kind, or predictions not aligned to the labels.
 
+    See Also
+    --------
+    calibration_curve_rows : the smoothed curve of the same submission.
+    automd_analysis.scoring.metrics_for.metric_record : the paper's metrics of the submission.
+
+    References
+    ----------
+    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
+       BMC Medicine 17:230.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd
@@ -329,6 +369,25 @@ def calibration_curve_rows(kind: str, labels, predictions, points=None) -> list[
     -------
     list of dict
         Keys :data:`CURVE_COLUMNS`, one row per point (default 0, 0.01, ..., 1).
+
+    See Also
+    --------
+    automd_analysis.analysis.calibration_measures.smoothed_curves : pools the runs' curves.
+
+    References
+    ----------
+    .. [1] Austin PC, Steyerberg EW (2014). Graphical assessment of internal and external calibration
+       of logistic regression models by using loess smoothers. Statistics in Medicine 33:517-535.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from types import SimpleNamespace
+    >>> labels = SimpleNamespace(label=np.array([0, 1, 0, 1, 1, 0]))
+    >>> preds = SimpleNamespace(probability=np.array([0.2, 0.6, 0.4, 0.7, 0.5, 0.3]))
+    >>> rows = calibration_curve_rows("classification", labels, preds, points=[0.1, 0.5])
+    >>> [(r["x"], round(r["observed"], 4)) for r in rows]
+    [(0.1, nan), (0.5, 1.0)]
     """
     w = _Collect()
     pts = DEFAULT_CURVE_POINTS if points is None else np.asarray(points, dtype=np.float64)
