@@ -71,9 +71,12 @@ def test_agent_values_average_valid_runs_within_task_then_tasks(data):
     assert v.loc[("ece_10", "A"), "n_tasks"] == 3
     # slope criterion |slope - 1|: A clf_a mean(0.1, 0.3) = 0.2, clf_b 0.1, surv_a 0.3
     assert v.loc[("slope", "A"), "value"] == pytest.approx((0.2 + 0.1 + 0.3) / 3)
-    # C has no finite slope on clf_b: averaged over its two other tasks
+    # C has no finite slope on clf_b: averaged over its two other tasks, and counted as undefined
     assert v.loc[("slope", "C"), "value"] == pytest.approx((0.5 + 0.0) / 2)
     assert v.loc[("slope", "C"), "n_tasks"] == 2
+    assert (v.loc[("slope", "C"), "n_runs"], v.loc[("slope", "C"), "n_undefined"]) == (3, 1)
+    assert (v.loc[("slope", "A"), "n_runs"], v.loc[("slope", "A"), "n_undefined"]) == (4, 0)
+    assert v.loc[("intercept", "A"), "n_runs"] == 3  # binary tasks only
     # intercept |a|: binary tasks only. A: clf_a mean(0.1, 0.3) = 0.2, clf_b 0.0
     assert v.loc[("intercept", "A"), "value"] == pytest.approx(0.1)
     assert v.loc[("intercept", "A"), "n_tasks"] == 2
@@ -182,6 +185,8 @@ def test_a_measure_never_flips_with_itself_or_a_monotone_transform(values, data)
             "agent": agents * 2,
             "value": list(values) + [2 * v + 1 for v in values],
             "n_tasks": 1,
+            "n_runs": 1,
+            "n_undefined": 0,
             "rank": 1.0,
         }
     )

@@ -93,7 +93,15 @@ RANKING_MEASURES: tuple[RankingMeasure, ...] = (
     ),
 )
 
-AGENT_MEASURE_COLUMNS: tuple[str, ...] = ("measure", "agent", "value", "n_tasks", "rank")
+AGENT_MEASURE_COLUMNS: tuple[str, ...] = (
+    "measure",
+    "agent",
+    "value",
+    "n_tasks",
+    "n_runs",
+    "n_undefined",
+    "rank",
+)
 CORRELATION_COLUMNS: tuple[str, ...] = (
     "level",
     "measure_a",
@@ -238,6 +246,12 @@ def run_criteria(
       run_id measure  value
     0     r1   slope    0.2
     """
+    every = _all_criteria(measures, runs, names)
+    return every.loc[np.isfinite(every["value"].to_numpy(dtype=float))].reset_index(drop=True)
+
+
+def _all_criteria(measures, runs, names) -> pd.DataFrame:
+    """:func:`run_criteria` including valid runs whose value is not finite (undefined measure)."""
     chosen = _measure_list(names)
     joined = _join(measures, runs, sorted({m.column for m in chosen}))
     valid = joined.loc[joined["valid"].astype(bool)]
@@ -245,10 +259,11 @@ def run_criteria(
     for m in chosen:
         rows = valid.loc[valid["task_kind"].isin(m.kinds)]
         value = _criterion(rows[m.column], m.criterion)
-        part = rows[["run_id", "agent", "task", "task_kind", "reference"]].assign(
-            measure=m.name, value=value.to_numpy()
+        parts.append(
+            rows[["run_id", "agent", "task", "task_kind", "reference"]].assign(
+                measure=m.name, value=value.to_numpy()
+            )
         )
-        parts.append(part.loc[np.isfinite(part["value"].to_numpy(dtype=float))])
     columns = ["run_id", "agent", "task", "task_kind", "reference", "measure", "value"]
     if not parts:
         return pd.DataFrame(columns=columns)
@@ -276,7 +291,10 @@ def agent_measure_table(
     value(a, m) = mean over the tasks where m is defined and a has a valid run with a finite value of
     (mean of the criterion over a's valid runs on the task). ``rank`` is 1 for the best (lowest)
     value among the non-reference agents, ties averaged (values rounded to 12 decimals); the simple
-    baseline has a value but no rank.
+    baseline has a value but no rank. ``n_runs`` counts the agent's valid runs on the measure's task
+    kinds and ``n_undefined`` those where the measure is undefined (``nan``: e.g. a probability of
+    exactly 0 or 1 for the logit-scale slope/intercept) - they are left out of ``value``, so a large
+    ``n_undefined`` means the ranking under that measure ignores part of the agent's runs.
 
     Parameters
     ----------
@@ -312,32 +330,38 @@ def agent_measure_table(
     ...     "task": ["t", "u", "t"], "task_kind": "classification", "valid": True,
     ...     "reference": False})
     >>> measures = pd.DataFrame({"run_id": ["a1", "a2", "b1"], "ece_10": [0.1, 0.3, 0.15]})
-    >>> agent_measure_table(measures, runs, ["ece_10"])[["agent", "value", "n_tasks", "rank"]]
-      agent  value  n_tasks  rank
-    0     A   0.20        2   2.0
-    1     B   0.15        1   1.0
+    >>> agent_measure_table(measures, runs, ["ece_10"])[["agent", "value", "n_runs", "rank"]]
+      agent  value  n_runs  rank
+    0     A   0.20       2   2.0
+    1     B   0.15       1   1.0
     """
     chosen = _measure_list(names)
-    criteria = run_criteria(measures, runs, [m.name for m in chosen])
-    per_task = _per_task(criteria)
+    every = _all_criteria(measures, runs, [m.name for m in chosen])
+    finite = np.isfinite(every["value"].to_numpy(dtype=float))
+    per_task = _per_task(every.loc[finite])
     agents = agent_order(runs["agent"])
     reference = set(runs.loc[runs["reference"].astype(bool), "agent"])
     rows = []
     for m in chosen:
         mine = per_task.loc[per_task["measure"] == m.name]
+        in_measure = (every["measure"] == m.name).to_numpy()
         table = []
         for agent in agents:
             values = mine.loc[mine["agent"] == agent, "value"]
             mean, _ = mean_sd(values)
-            table.append((m.name, agent, mean, int(values.notna().sum())))
-        frame = pd.DataFrame(table, columns=["measure", "agent", "value", "n_tasks"])
+            own = in_measure & (every["agent"] == agent).to_numpy()
+            n_runs = int(own.sum())
+            n_undefined = int((own & ~finite).sum())
+            table.append((m.name, agent, mean, int(values.notna().sum()), n_runs, n_undefined))
+        frame = pd.DataFrame(table, columns=list(AGENT_MEASURE_COLUMNS[:-1]))
         rankable = ~frame["agent"].isin(reference) & frame["value"].notna()
         frame["rank"] = np.nan
         frame.loc[rankable, "rank"] = _ranks(frame.loc[rankable, "value"])
         rows.append(frame)
     out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
     out = out.reindex(columns=list(AGENT_MEASURE_COLUMNS))
-    return out.astype({"n_tasks": "int64", "rank": float, "value": float})
+    ints = {"n_tasks": "int64", "n_runs": "int64", "n_undefined": "int64"}
+    return out.astype({**ints, "rank": float, "value": float})
 
 
 def _pair_stats(a: np.ndarray, b: np.ndarray) -> tuple[int, float, float]:
@@ -444,7 +468,8 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     --------
     >>> import pandas as pd
     >>> table = pd.DataFrame({"measure": ["ece_10"] * 2 + ["ici"] * 2, "agent": ["A", "B"] * 2,
-    ...     "value": [0.1, 0.2, 0.05, 0.03], "n_tasks": 1, "rank": [1.0, 2.0, 2.0, 1.0]})
+    ...     "value": [0.1, 0.2, 0.05, 0.03], "n_tasks": 1, "n_runs": 1, "n_undefined": 0,
+    ...     "rank": [1.0, 2.0, 2.0, 1.0]})
     >>> rank_flips(table)[["measure_a", "measure_b", "better_under_a", "better_under_b"]]
       measure_a measure_b better_under_a better_under_b
     0    ece_10       ici              A              B
@@ -508,7 +533,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
     --------
     >>> import pandas as pd
     >>> table = pd.DataFrame({"measure": ["ece_10"] * 3 + ["ici"] * 3, "agent": list("ABC") * 2,
-    ...     "value": [0.1, 0.2, 0.3, 0.05, 0.03, 0.3], "n_tasks": 1,
+    ...     "value": [0.1, 0.2, 0.3, 0.05, 0.03, 0.3], "n_tasks": 1, "n_runs": 1, "n_undefined": 0,
     ...     "rank": [1.0, 2.0, 3.0, 2.0, 1.0, 3.0]})
     >>> ranking_agreement(table)[["measure", "n_flipped", "best_agent", "same_best"]]
       measure  n_flipped best_agent  same_best
