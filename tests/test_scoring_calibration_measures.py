@@ -155,3 +155,18 @@ def test_deterministic_records():
     a = calibration_measures("sequential", labels, preds)
     b = calibration_measures("sequential", labels, preds)
     assert json.dumps(a) == json.dumps(b)
+
+
+@pytest.mark.parametrize("kind", ["classification", "survival"])
+def test_ece_10_is_the_score_store_ece(kind):
+    # the record's ece_10 is the paper's ECE the scorer already stores (scores.parquet `ece`)
+    from automd_analysis.scoring.metrics_for import metric_record
+
+    if kind == "survival":
+        labels, preds = _survival(n=700, seed=7)
+        metric = "ctd_adj_antolini"
+    else:
+        labels, preds = _binary(n=700, seed=7)
+        metric = "auroc"
+    record = metric_record(kind, metric, 0.5, labels, preds)
+    assert calibration_measures(kind, labels, preds)["ece_10"] == record["ece"]
