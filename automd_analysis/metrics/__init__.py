@@ -9,6 +9,12 @@ One module per concern:
 ``survival_calibration``  survival ECE against Kaplan-Meier (App. F)
 ``survival_brier``        IPCW Brier score / integrated Brier score (extra)
 ``calibration``           binary ECE, reliability bins, Brier score
+``calibration_binning``   equal-mass ECE, Murphy decomposition of the Brier score
+``calibration_logistic``  calibration intercept / slope (model or cluster-robust SEs), Spiegelhalter z
+``calibration_smooth``    loess calibration curve: ICI, E50/E90/Emax, curve with pointwise interval
+``decision_curve``        net benefit with treat-all / treat-none references
+``survival_dcal``         D-calibration of survival curves
+``survival_horizon``      survival calibration at a horizon: KM groups, Cox slope, pseudo-value ICI
 ``utility``               PhysioNet/CinC 2019 normalised utility
 
 Malformed input raises :class:`ValueError` naming the argument and the first offending index; a metric
@@ -17,7 +23,26 @@ that is undefined on well-formed input returns ``nan`` and emits :class:`Undefin
 
 from automd_analysis.metrics._validation import UndefinedMetricWarning
 from automd_analysis.metrics.calibration import CalibrationBins, brier, calibration_bins, ece
+from automd_analysis.metrics.calibration_binning import (
+    BrierDecomposition,
+    brier_decomposition,
+    calibration_bins_equal_mass,
+    ece_equal_mass,
+)
+from automd_analysis.metrics.calibration_logistic import (
+    CalibrationInterceptSlope,
+    SpiegelhalterResult,
+    calibration_intercept_slope,
+    spiegelhalter_z,
+)
+from automd_analysis.metrics.calibration_smooth import (
+    ICIResult,
+    SmoothedCalibrationCurve,
+    ici,
+    smoothed_calibration_curve,
+)
 from automd_analysis.metrics.concordance import CONCORDANCE_METHODS, concordance_td
+from automd_analysis.metrics.decision_curve import DecisionCurve, net_benefit
 from automd_analysis.metrics.discrimination import auroc, min_se_ppv
 from automd_analysis.metrics.normalize import normalized_score
 from automd_analysis.metrics.survival import (
@@ -28,6 +53,15 @@ from automd_analysis.metrics.survival import (
 )
 from automd_analysis.metrics.survival_brier import integrated_brier_score, survival_brier_score
 from automd_analysis.metrics.survival_calibration import SurvivalECEResult, survival_ece
+from automd_analysis.metrics.survival_dcal import DCalibrationResult, d_calibration
+from automd_analysis.metrics.survival_horizon import (
+    SurvivalCalibrationAt,
+    cox_calibration_slope,
+    km_pseudo_observations,
+    smoothed_survival_calibration_curve,
+    survival_calibration_at,
+    survival_ici_at,
+)
 from automd_analysis.metrics.utility import (
     UTILITY_PARAMETERS,
     SepsisUtilityParts,
@@ -38,24 +72,46 @@ from automd_analysis.metrics.utility import (
 __all__ = [
     "CONCORDANCE_METHODS",
     "UTILITY_PARAMETERS",
+    "BrierDecomposition",
     "CalibrationBins",
+    "CalibrationInterceptSlope",
+    "DCalibrationResult",
+    "DecisionCurve",
+    "ICIResult",
     "KaplanMeierCurve",
     "SepsisUtilityParts",
+    "SmoothedCalibrationCurve",
+    "SpiegelhalterResult",
+    "SurvivalCalibrationAt",
     "SurvivalECEResult",
     "UndefinedMetricWarning",
     "auroc",
     "brier",
+    "brier_decomposition",
     "calibration_bins",
+    "calibration_bins_equal_mass",
+    "calibration_intercept_slope",
     "concordance_td",
+    "cox_calibration_slope",
+    "d_calibration",
     "ece",
+    "ece_equal_mass",
     "grid_index_post",
+    "ici",
     "integrated_brier_score",
     "kaplan_meier",
+    "km_pseudo_observations",
     "min_se_ppv",
+    "net_benefit",
     "normalized_score",
     "sepsis_utility",
     "sepsis_utility_parts",
+    "smoothed_calibration_curve",
+    "smoothed_survival_calibration_curve",
+    "spiegelhalter_z",
     "survival_brier_score",
+    "survival_calibration_at",
     "survival_ece",
+    "survival_ici_at",
     "survival_time_grid",
 ]
