@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.interpolate import CubicSpline
+
+from automd_analysis.metrics._numba import cached_njit, numba
 
 __all__ = ["LoessFit", "loess_fit"]
 
@@ -60,7 +61,7 @@ def _window_start(xs, x0, q):
     return lo
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _tricube(xi, x0, inv_h):
     u = (xi - x0) * inv_h
     au = abs(u)
@@ -68,7 +69,7 @@ def _tricube(xi, x0, inv_h):
     return c * c * c, u
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+@cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
 def _moments(xs, ys, x0, inv_h, lo, hi):
     """Sums of w u^k (k = 0..4) and w y u^k (k = 0..2) over xs[lo:hi], u = (x - x0) / h."""
     s0 = s1 = s2 = s3 = s4 = 0.0
@@ -89,7 +90,7 @@ def _moments(xs, ys, x0, inv_h, lo, hi):
     return s0, s1, s2, s3, s4, t0, t1, t2
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+@cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
 def _weight_moments(xs, x0, inv_h, lo, hi):
     """Sums of w u^k (k = 0..4) over xs[lo:hi] (outcome-free: binary y uses the positives' x)."""
     s0 = s1 = s2 = s3 = s4 = 0.0
@@ -105,7 +106,7 @@ def _weight_moments(xs, x0, inv_h, lo, hi):
     return s0, s1, s2, s3, s4
 
 
-@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "nsz", "contract"})
+@cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
 def _squared_weight_moments(xs, x0, inv_h, lo, hi):
     """Sums of w^2 u^k (k = 0..4) over xs[lo:hi]."""
     v0 = v1 = v2 = v3 = v4 = 0.0
@@ -122,7 +123,22 @@ def _squared_weight_moments(xs, x0, inv_h, lo, hi):
     return v0, v1, v2, v3, v4
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(inline="always")
+def _sum_count_at(xs, ys, xs1, binary, v):
+    """Sum of y and count over the observations with x == v (``xs`` sorted)."""
+    a = np.searchsorted(xs, v, side="left")
+    b = np.searchsorted(xs, v, side="right")
+    if binary:
+        return float(
+            np.searchsorted(xs1, v, side="right") - np.searchsorted(xs1, v, side="left")
+        ), b - a
+    total = 0.0
+    for i in range(a, b):
+        total += ys[i]
+    return total, b - a
+
+
+@cached_njit(nogil=True)
 def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, value, slope, sum_l2):
     """Local quadratic fit at x_eval[j0:j1], written to value/slope/sum_l2 (fitted value, local
     slope, sum of squared equivalent-kernel weights).
@@ -138,15 +154,7 @@ def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, val
         h = max(x0 - xs[start], xs[stop - 1] - x0)
         if h <= 0.0:
             # at least q observations equal x0: mean of all of them
-            lo = np.searchsorted(xs, x0, side="left")
-            hi = np.searchsorted(xs, x0, side="right")
-            s = 0.0
-            if binary:
-                s = np.searchsorted(xs1, x0, side="right") - np.searchsorted(xs1, x0, side="left")
-            else:
-                for i in range(lo, hi):
-                    s += ys[i]
-            cnt = hi - lo
+            s, cnt = _sum_count_at(xs, ys, xs1, binary, x0)
             value[j] = s / cnt
             slope[j] = 0.0
             sum_l2[j] = 1.0 / cnt
@@ -167,18 +175,10 @@ def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, val
             b = np.searchsorted(xs, x0, side="right")
             above = xs[b] if b < n else np.nan
             for edge in (below, above):
-                if abs(edge - x0) != h:  # also skips nan
-                    continue
-                ea = np.searchsorted(xs, edge, side="left")
-                eb = np.searchsorted(xs, edge, side="right")
-                cnt += eb - ea
-                if binary:
-                    tot += np.searchsorted(xs1, edge, side="right") - np.searchsorted(
-                        xs1, edge, side="left"
-                    )
-                else:
-                    for i in range(ea, eb):
-                        tot += ys[i]
+                if abs(edge - x0) == h:  # also skips nan
+                    part, k = _sum_count_at(xs, ys, xs1, binary, edge)
+                    tot += part
+                    cnt += k
             value[j] = tot / cnt
             slope[j] = 0.0
             sum_l2[j] = 1.0 / cnt
@@ -198,10 +198,8 @@ def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, val
             t0, t1, t2, _, _ = _weight_moments(xs1, x0, inv_h, lo1, hi1)
         else:
             s0, s1, s2, s3, s4, t0, t1, t2 = _moments(xs, ys, x0, inv_h, lo, hi)
-        if want_var:
-            v0, v1, v2, v3, v4 = _squared_weight_moments(xs, x0, inv_h, lo, hi)
-        else:
-            v0 = v1 = v2 = v3 = v4 = 0.0
+        zero = (0.0, 0.0, 0.0, 0.0, 0.0)
+        v0, v1, v2, v3, v4 = _squared_weight_moments(xs, x0, inv_h, lo, hi) if want_var else zero
         degree = min(max_degree, 2 if distinct >= 3 else distinct - 1)
         done = False
         if degree == 2:
@@ -249,7 +247,7 @@ def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, val
             sum_l2[j] = v0 / (s0 * s0) if want_var else np.nan
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _fit_points_serial(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
     m = x_eval.shape[0]
     value, slope, sum_l2 = np.empty(m), np.empty(m), np.empty(m)
@@ -257,7 +255,7 @@ def _fit_points_serial(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
     return value, slope, sum_l2
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def _fit_points_parallel(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
     # every point is an independent fit: the result does not depend on the number of threads
     m = x_eval.shape[0]

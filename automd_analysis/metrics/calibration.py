@@ -59,7 +59,7 @@ class CalibrationBins:
         }
 
 
-def _check_n_bins(n_bins) -> int:
+def check_n_bins(n_bins) -> int:
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
     return int(n_bins)
@@ -94,7 +94,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
         [0, 1], ``n_bins`` not a positive integer.
     """
-    n_bins = _check_n_bins(n_bins)
+    n_bins = check_n_bins(n_bins)
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
     check_same_length(y_true=y, y_prob=p)

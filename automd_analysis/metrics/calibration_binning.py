@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._validation import as_binary, as_probabilities, check_same_length
-from automd_analysis.metrics.calibration import CalibrationBins, _check_n_bins
+from automd_analysis.metrics.calibration import CalibrationBins, check_n_bins
 
 __all__ = [
     "BRIER_STRATEGIES",
@@ -111,7 +111,7 @@ def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> Calibration
     >>> bins.n.tolist(), bins.mean_pred.tolist(), bins.observed.tolist()
     ([2, 2], [0.15000000000000002, 0.6], [0.0, 1.0])
     """
-    n_bins = _check_n_bins(n_bins)
+    n_bins = check_n_bins(n_bins)
     y, p = _validated(y_true, y_prob)
     idx, edges = _equal_mass_index(p, n_bins)
     return _bins(y, p, idx, edges)
@@ -262,7 +262,7 @@ def brier_decomposition(
     >>> round(d.reliability, 4), round(d.resolution, 4), round(d.uncertainty, 4), round(d.brier, 4)
     (0.05, 0.25, 0.25, 0.05)
     """
-    n_bins = _check_n_bins(n_bins)
+    n_bins = check_n_bins(n_bins)
     if strategy not in BRIER_STRATEGIES:
         raise ValueError(f"strategy must be one of {BRIER_STRATEGIES}, got {strategy!r}.")
     y, p = _validated(y_true, y_prob)

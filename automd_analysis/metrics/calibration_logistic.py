@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
+from automd_analysis.metrics._numba import cached_njit, numba
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
@@ -140,7 +140,7 @@ _N_CHUNKS = 64  # fixed chunking of the likelihood passes: the sum order never d
 _PARALLEL_MIN_ROWS = 200_000
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _pass_chunk(y, lp, c, b, lo, hi, out):
     """Log-likelihood, score and information of logit P(y=1) = c + b lp over rows lo:hi.
 
@@ -173,7 +173,7 @@ def _pass_chunk(y, lp, c, b, lo, hi, out):
     out[5] = hbb
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def _pass_parallel(y, lp, c, b, parts):
     n = y.shape[0]
     step = (n + _N_CHUNKS - 1) // _N_CHUNKS
@@ -181,7 +181,7 @@ def _pass_parallel(y, lp, c, b, parts):
         _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _pass_serial(y, lp, c, b, parts):
     n = y.shape[0]
     step = (n + _N_CHUNKS - 1) // _N_CHUNKS
@@ -401,7 +401,7 @@ def calibration_intercept_slope(
     )
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _cluster_scores(y, lp, c, b, cluster, n_clusters):
     """Score contributions (sum of r, sum of r * lp) per cluster at (c, b), r = y - mu."""
     out = np.zeros((n_clusters, 2))

@@ -35,7 +35,7 @@ from automd_analysis.metrics.calibration_smooth import (
     ici_from_observed,
     smoothed_curve_unchecked,
 )
-from automd_analysis.metrics.survival import _kaplan_meier_unchecked, grid_index_post
+from automd_analysis.metrics.survival import grid_index_post, kaplan_meier_unchecked
 
 __all__ = [
     "SurvivalCalibrationAt",
@@ -474,7 +474,7 @@ def survival_calibration_at(
             h, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, level, n, n_events, empty
         )
     pred, grid_time = _read_at(s, grid, h)
-    observed = 1.0 - _kaplan_meier_unchecked(t, e).at(h)
+    observed = 1.0 - kaplan_meier_unchecked(t, e).at(h)
     predicted = float(np.mean(1.0 - pred))
     order = np.argsort(pred, kind="stable")
     rows: dict[str, list] = {k: [] for k in ("group", "n", "mean_pred", "km", "kept")}
@@ -482,7 +482,7 @@ def survival_calibration_at(
     for b, idx in enumerate(np.array_split(order, int(n_groups))):
         kept = len(idx) >= min_group
         mean_pred = float(np.mean(pred[idx])) if len(idx) else nan
-        km = _kaplan_meier_unchecked(t[idx], e[idx]).at(h) if len(idx) else nan
+        km = kaplan_meier_unchecked(t[idx], e[idx]).at(h) if len(idx) else nan
         if kept:
             total += len(idx)
             weighted += len(idx) * abs(mean_pred - km)
