@@ -66,25 +66,21 @@ def check_alpha(alpha) -> float:
 
 
 def _seed_entropy(seed):
-    if isinstance(seed, bool):
-        raise ValueError(
-            f"seed must be a non-negative integer or a sequence of them, got {seed!r}."
-        )
+    msg = f"seed must be a non-negative integer or a sequence of them, got {seed!r}."
+    if isinstance(seed, bool | str | bytes | float):
+        raise ValueError(msg)
     if isinstance(seed, int | np.integer):
         if seed < 0:
-            raise ValueError(f"seed must be non-negative, got {seed!r}.")
+            raise ValueError(msg)
         return int(seed)
     try:
-        words = [int(s) for s in seed]
+        items = list(seed)
     except TypeError:
-        raise ValueError(
-            f"seed must be a non-negative integer or a sequence of them, got {seed!r}."
-        ) from None
-    if not words or any(w < 0 for w in words) or any(isinstance(s, bool) for s in seed):
-        raise ValueError(
-            f"seed must be a non-negative integer or a sequence of them, got {seed!r}."
-        )
-    return words
+        raise ValueError(msg) from None
+    ok = all(isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0 for s in items)
+    if not items or not ok:
+        raise ValueError(msg)
+    return [int(s) for s in items]
 
 
 def _block_rng(entropy, k: int) -> np.random.Generator:
