@@ -245,25 +245,12 @@ def table2_intervals(
 
     Examples
     --------
-    >>> import pandas as pd
-    >>> from automd_analysis.analysis.store import ScoreStore
-    >>> def run(agent, task, rep, score):
-    ...     key = {"run_id": f"main/{agent}/{task}/rep{rep}", "experiment": "main", "agent": agent,
-    ...            "llm": None, "task": task, "rep": rep, "reference": False}
-    ...     return key, {**key, "version": "selected", "is_selected": True,
-    ...                  "task_kind": "classification", "validation": "internal", "shift": "none",
-    ...                  "internal_counterpart": None, "valid": True, "reason_code": None,
-    ...                  "raw": score, "score": score, "auroc": score, "ece": 0.1, "brier": 0.2}
-    >>> pairs = [run("a", "t", k, 0.5 + 0.1 * k) for k in range(3)]
-    >>> store = ScoreStore.from_frames(
-    ...     scores=pd.DataFrame([s for _, s in pairs]),
-    ...     runs=pd.DataFrame([{**k, "objective": None, "tokens_total": None} for k, _ in pairs]))
-    >>> reps = pd.DataFrame({"run_id": [k["run_id"] for k, _ in pairs for _ in range(50)],
-    ...                      "replicate": list(range(50)) * 3,
-    ...                      "score": [s["score"] for _, s in pairs for _ in range(50)],
-    ...                      "ece": 0.1})
-    >>> ci = table2_intervals(store, reps)
-    >>> bool(0.5 <= ci["penalized_ci_low"][0] < ci["penalized_ci_high"][0] <= 0.7)
+    >>> from automd_analysis.analysis import primary
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> table = attach_intervals(primary.table2(store), table2_intervals(store, replicates))
+    >>> row = table.set_index("agent").loc["a"]
+    >>> bool(row["penalized_ci_low"] < row["penalized_mean"] < row["penalized_ci_high"])
     True
     """
     alpha = _check_alpha(alpha)
@@ -330,8 +317,13 @@ def table3_intervals(
 
     Examples
     --------
-    >>> table3_intervals.__name__  # see tests/test_analysis_uncertainty.py for worked cases
-    'table3_intervals'
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> ci = table3_intervals(store, replicates)
+    >>> ci.columns.tolist()[:3]
+    ['agent', 'survival_ci_low', 'survival_ci_high']
+    >>> bool((ci["all_ci_low"] <= ci["all_ci_high"]).all())
+    True
     """
     alpha = _check_alpha(alpha)
     keys, iterations = _table3_iterations(store, replicates, experiment, n_boot, seed)
@@ -398,8 +390,10 @@ def table5_intervals(
 
     Examples
     --------
-    >>> table5_intervals.__name__  # see tests/test_analysis_uncertainty.py for worked cases
-    'table5_intervals'
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> table5_intervals(store, replicates)[["agent", "task", "internal_task"]].values.tolist()
+    [['a', 'clf_ext', 'clf'], ['b', 'clf_ext', 'clf'], ['baseline', 'clf_ext', 'clf']]
     """
     alpha = _check_alpha(alpha)
     keys, iterations = _table5_iterations(store, replicates, experiment, n_boot, seed)
@@ -507,8 +501,10 @@ def table7_intervals(
 
     Examples
     --------
-    >>> table7_intervals.__name__  # see tests/test_analysis_uncertainty.py for worked cases
-    'table7_intervals'
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> table7_intervals(store, replicates)["llm"].tolist()
+    ['llm-1', 'llm-2']
     """
     alpha = _check_alpha(alpha)
     runs = llm_runs(
@@ -606,8 +602,15 @@ def pairwise_comparisons(
 
     Examples
     --------
-    >>> pairwise_comparisons.__name__  # see tests/test_analysis_uncertainty.py for worked cases
-    'pairwise_comparisons'
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> pw = pairwise_comparisons(store, replicates)
+    >>> pw.loc[0, ["agent_a", "agent_b", "measure"]].tolist()
+    ['a', 'b', 'score']
+    >>> int(pw.loc[0, "n_tasks"]), int(pw.loc[0, "tasks_a_better"])
+    (3, 3)
+    >>> float(pw.loc[0, "p_value"])  # 3 tasks, all in a's favour: 2 of 8 sign patterns
+    0.25
     """
     alpha = _check_alpha(alpha)
     runs = selected_runs(store, experiment)
@@ -711,8 +714,11 @@ def power_table(
 
     Examples
     --------
-    >>> power_table.__name__  # see tests/test_analysis_uncertainty.py for worked cases
-    'power_table'
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, replicates = example_store()
+    >>> power = power_table(store, replicates).set_index(["agent_a", "agent_b", "measure"])
+    >>> int(power.loc[("a", "baseline", "score"), "reps_needed"])
+    2
     """
     alpha = _check_alpha(alpha)
     runs = selected_runs(store, experiment)
