@@ -483,17 +483,42 @@ def test_utility_rejects_non_contiguous_patients():
 
 def test_survival_ece_replicates_equal_metric_on_resampled_rows():
     rng = np.random.default_rng(41)
-    for _ in range(60):
+    compared = 0
+    for trial in range(80):
         n = int(rng.integers(1, 150))
-        t = rng.integers(0, 12, n).astype(float)
-        e = (rng.random(n) < 0.6).astype(int)
+        if trial % 2:  # whole days: tied times, zeros, times beyond the grid
+            t = rng.integers(0, 16, n).astype(float)
+        else:
+            t = rng.exponential(5.0, n)
+        e = (rng.random(n) < rng.choice([0.1, 0.6, 1.0])).astype(int)
         grid = np.arange(0.0, 14.0, 2.0)
-        s = rng.choice([0.2, 0.5, 0.8, 1.0], size=(n, len(grid)))  # tied predictions
-        idx = random_indices(rng, n, n_boot=3)
-        reps = _quiet(survival_ece_bootstrap, t, e, s, grid, indices=idx)
+        if trial % 3:
+            s = rng.choice([0.2, 0.5, 0.8, 1.0], size=(n, len(grid)))  # tied predictions
+        else:
+            s = np.sort(rng.random((n, len(grid))), axis=1)[:, ::-1]
+        idx = random_indices(rng, n, n_boot=4)
+        kwargs = {"n_groups": int(rng.choice([3, 10])), "min_group": int(rng.choice([1, 5]))}
+        reps = _quiet(survival_ece_bootstrap, t, e, s, grid, indices=idx, **kwargs)
         for b, rows in enumerate(idx):
-            ref = _quiet(survival_ece, t[rows], e[rows], s[rows], grid).ece
-            assert reps[b] == ref or (np.isnan(ref) and np.isnan(reps[b]))
+            ref = _quiet(survival_ece, t[rows], e[rows], s[rows], grid, **kwargs).ece
+            assert (np.isnan(ref) and np.isnan(reps[b])) or abs(reps[b] - ref) <= 1e-12
+            compared += not np.isnan(ref)
+    assert compared > 150
+
+
+def test_survival_ece_tied_predictions_keep_index_order():
+    # four patients with equal predictions split into two groups of two: which copies go first
+    # decides the groups' Kaplan-Meier curves, so the replicate follows the index order
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    e = np.array([1, 1, 0, 1])
+    grid = np.array([0.0, 2.5, 5.0])
+    s = np.full((4, 3), 0.5)
+    for rows in ([0, 3, 1, 2], [1, 2, 0, 3], [3, 3, 0, 0]):
+        rep = survival_ece_bootstrap(
+            t, e, s, grid, n_groups=2, min_group=1, indices=np.array([rows])
+        )[0]
+        ref = survival_ece(t[rows], e[rows], s[rows], grid, n_groups=2, min_group=1).ece
+        assert abs(rep - ref) <= 1e-12
 
 
 # --- bootstrap_ci -----------------------------------------------------------------------------

@@ -1,0 +1,182 @@
+"""Speed and exactness of the bootstrap replicate kernels against a loop of reference calls.
+
+Run: ``python bench/bench_bootstrap.py [--repeat 3] [--quick]``. Prints a Markdown table (copied
+into docs/performance.md, section "Bootstrap replicates").
+
+Every row times 1,000 replicates of one metric computed by ``automd_analysis.metrics.*_bootstrap``
+(resample generation included) against a loop that evaluates the reference implementation on the
+*same* resampled rows, in the same run:
+
+- C^td ``adj_antolini`` vs pycox 0.3.0 ``EvalSurv(...).concordance_td`` at n = 1,775 (G = 101,
+  SUPPORT-test-sized) over all 1,000 replicates, and at n = 49,291 (SEER-sized) over
+  ``--ref-large`` replicates (default 2; pycox needs about 8 s per call there), extrapolated to
+  1,000;
+- AUROC vs ``sklearn.metrics.roc_auc_score`` at n = 50,000 (all 1,000 replicates);
+- the PhysioNet 2019 utility on 1.5 M patient-hours (patients resampled) vs
+  :func:`~automd_analysis.metrics.sepsis_utility` on each resampled cohort (copies relabelled), over
+  ``--ref-utility`` replicates (default 50), extrapolated;
+- ECE at n = 50,000 vs :func:`~automd_analysis.metrics.ece` per replicate (all 1,000);
+- survival ECE per replicate at n = 1,775 and 49,291 vs ``survival_ece`` on the resampled rows
+  (a subset, extrapolated).
+
+Each row also checks the values: the largest |replicate - reference| over the compared replicates.
+Kernel timings are medians of ``--repeat`` runs after a warm-up call (the numba JIT is cached on
+disk); reference loops run once. Synthetic data with fixed seeds (``bench_metrics.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from _timing import timed
+from bench_metrics import pycox_ctd, sepsis_case, survival_case
+
+from automd_analysis.metrics import (
+    UndefinedMetricWarning,
+    auroc_bootstrap,
+    bootstrap_indices,
+    concordance_td_bootstrap,
+    ece,
+    ece_bootstrap,
+    sepsis_utility,
+    sepsis_utility_bootstrap,
+    survival_ece,
+    survival_ece_bootstrap,
+)
+
+N_BOOT = 1000
+
+
+def loop_time(fn, idx, n_ref):
+    """(seconds for n_ref reference calls extrapolated to N_BOOT, values of those calls)."""
+    start = time.perf_counter()
+    values = [fn(rows) for rows in idx[:n_ref]]
+    elapsed = time.perf_counter() - start
+    return elapsed * N_BOOT / n_ref, np.array(values)
+
+
+def row(name, size, ours, ref_name, ref_seconds, n_ref, diff):
+    ratio = ref_seconds / ours
+    ref_note = f"{ref_seconds:.2f}" if n_ref == N_BOOT else f"{ref_seconds:.0f} (est. from {n_ref})"
+    return (
+        f"| {name} | {size} | {ours:.3f} | {ref_name} | {ref_note} | **{ratio:,.0f}x** | "
+        f"{diff:.1e} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ref-large", type=int, default=2)
+    parser.add_argument("--ref-utility", type=int, default=50)
+    parser.add_argument("--quick", action="store_true", help="small reference loops")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeat, args.ref_large, args.ref_utility = 1, 1, 5
+    warnings.simplefilter("ignore", UndefinedMetricWarning)
+    rows = []
+
+    # C^td, SUPPORT- and SEER-sized
+    for n, n_ref in ((1_775, 100 if args.quick else N_BOOT), (49_291, args.ref_large)):
+        t, e, s, grid = survival_case(n)
+        concordance_td_bootstrap(t, e, s, grid, n_boot=64)  # JIT warm-up
+        ours, reps = timed(
+            lambda t=t, e=e, s=s, g=grid: concordance_td_bootstrap(t, e, s, g, n_boot=N_BOOT),
+            args.repeat,
+        )
+        idx = bootstrap_indices(n, N_BOOT, seed=0)
+        ref_s, ref = loop_time(
+            lambda r, t=t, e=e, s=s, g=grid: pycox_ctd(t[r], e[r], s[r], g, "adj_antolini"),
+            idx,
+            n_ref,
+        )
+        diff = float(np.max(np.abs(reps[:n_ref] - ref)))
+        rows.append(
+            row(
+                "C^td adj_antolini",
+                f"n={n:,}, G={len(grid)}",
+                ours,
+                "pycox loop",
+                ref_s,
+                n_ref,
+                diff,
+            )
+        )
+
+    # AUROC and ECE at n = 50,000
+    rng = np.random.default_rng(1)
+    n = 50_000
+    y = (rng.random(n) < 0.2).astype(np.int8)
+    p = np.clip(rng.normal(0.2 + 0.3 * y, 0.15), 0, 1)
+    auroc_bootstrap(y, p, n_boot=64)
+    ece_bootstrap(y, p, n_boot=64)
+    idx = bootstrap_indices(n, N_BOOT, seed=0)
+    from sklearn.metrics import roc_auc_score
+
+    ours, reps = timed(lambda: auroc_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    n_ref = 100 if args.quick else N_BOOT
+    ref_s, ref = loop_time(lambda r: roc_auc_score(y[r], p[r]), idx, n_ref)
+    diff = float(np.max(np.abs(reps[:n_ref] - ref)))
+    rows.append(row("AUROC", f"n={n:,}", ours, "sklearn roc_auc_score loop", ref_s, n_ref, diff))
+    ours, reps = timed(lambda: ece_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    ref_s, ref = loop_time(lambda r: ece(y[r], p[r]), idx, n_ref)
+    diff = float(np.max(np.abs(reps[:n_ref] - ref)))
+    rows.append(row("ECE (10 bins)", f"n={n:,}", ours, "ece loop", ref_s, n_ref, diff))
+
+    # utility, 1.5 M patient-hours, patients resampled
+    pid, lab, pred = sepsis_case(1_500_000)
+    sepsis_utility_bootstrap(pid, lab, pred, n_boot=64)
+    ours, reps = timed(lambda: sepsis_utility_bootstrap(pid, lab, pred, n_boot=N_BOOT), args.repeat)
+    starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+    ends = np.r_[starts[1:], len(pid)]
+    idx = bootstrap_indices(len(starts), N_BOOT, seed=0)
+
+    def utility_of(patients):
+        rows_ = np.concatenate([np.arange(starts[k], ends[k]) for k in patients])
+        copies = np.repeat(np.arange(len(patients)), ends[patients] - starts[patients])
+        return sepsis_utility(copies, lab[rows_], pred[rows_])
+
+    ref_s, ref = loop_time(utility_of, idx, args.ref_utility)
+    diff = float(np.max(np.abs(reps[: args.ref_utility] - ref)))
+    rows.append(
+        row(
+            "PhysioNet 2019 utility",
+            f"1,500,000 patient-hours ({len(starts):,} patients)",
+            ours,
+            "sepsis_utility loop",
+            ref_s,
+            args.ref_utility,
+            diff,
+        )
+    )
+
+    # survival ECE (recomputed per replicate)
+    for n, n_ref in ((1_775, 20), (49_291, 5)):
+        t, e, s, grid = survival_case(n)
+        survival_ece_bootstrap(t, e, s, grid, n_boot=2)
+        n_ours = 100 if n > 10_000 else N_BOOT
+        start = time.perf_counter()
+        reps = survival_ece_bootstrap(t, e, s, grid, n_boot=n_ours)
+        ours = (time.perf_counter() - start) * N_BOOT / n_ours
+        idx = bootstrap_indices(n, n_ref, seed=0)
+        ref_s, ref = loop_time(
+            lambda r, t=t, e=e, s=s, g=grid: survival_ece(t[r], e[r], s[r], g).ece, idx, n_ref
+        )
+        diff = float(np.max(np.abs(reps[:n_ref] - ref)))
+        name = "survival ECE" + ("" if n_ours == N_BOOT else f" (est. from {n_ours})")
+        rows.append(
+            row(name, f"n={n:,}, G={len(grid)}", ours, "survival_ece loop", ref_s, n_ref, diff)
+        )
+
+    print(
+        "| metric | size | ours, 1,000 replicates (s) | reference | reference (s) | speed-up | max abs diff |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
