@@ -486,10 +486,8 @@ def test_survival_ece_replicates_equal_metric_on_resampled_rows():
     compared = 0
     for trial in range(80):
         n = int(rng.integers(1, 150))
-        if trial % 2:  # whole days: tied times, zeros, times beyond the grid
-            t = rng.integers(0, 16, n).astype(float)
-        else:
-            t = rng.exponential(5.0, n)
+        # odd trials: whole days (tied times, zeros, times beyond the grid)
+        t = rng.integers(0, 16, n).astype(float) if trial % 2 else rng.exponential(5.0, n)
         e = (rng.random(n) < rng.choice([0.1, 0.6, 1.0])).astype(int)
         grid = np.arange(0.0, 14.0, 2.0)
         if trial % 3:
