@@ -119,6 +119,7 @@ class _Structure:
         self.anchor_off = anchor_off.astype(np.int64)
         self.n_slots = len(anchor_vals) + n_grid
         cols_with = np.flatnonzero(np.diff(anchor_off) > 0).astype(np.int64)
+        self.n_cols_with = len(cols_with)
         self.slot_off, self.slot_lo, self.tie_off, self.tie_lo, self.tie_le = _case1_slots(
             s,
             order,
@@ -244,14 +245,16 @@ def _fen_prefix(tree, i, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _case1(w, anchor_pos, anchor_off, n_slots, slot_off, slot_lo, tie_off, tie_lo, tie_le):
-    """Case-1 half-points of every lane (module docstring, step 1)."""
+def _case1(w, wi, q, anchor_pos, anchor_off, slot_off, slot_lo, tie_off, tie_lo, tie_le):
+    """Case-1 half-points of every lane (module docstring, step 1).
+
+    ``wi`` holds the weights ``w`` as integers and ``q`` (zeros, shape (slots, lanes)) receives the
+    prefix sums, both int32 when every per-patient sum fits (the caller checks; a 64-lane int32 row
+    is 256 bytes, half the traffic of int64) and int64 otherwise.
+    """
     lanes = w.shape[1]
     n = w.shape[0]
     num = np.zeros(lanes, dtype=np.float64)
-    # prefix sums of the anchors' weights, per column; int32 keeps a slot row of 16 lanes in one
-    # cache line and is exact while 2 n G < 2**31
-    q = np.zeros((n_slots, lanes), dtype=np.int32)
     n_grid = anchor_off.shape[0] - 1
     for c in range(n_grid):
         a0 = anchor_off[c]
@@ -260,8 +263,8 @@ def _case1(w, anchor_pos, anchor_off, n_slots, slot_off, slot_lo, tie_off, tie_l
             src = anchor_pos[a]
             slot = base + (a - a0)
             for k in range(lanes):
-                q[slot + 1, k] = q[slot, k] + np.int32(w[src, k])
-    acc = np.zeros(lanes, dtype=np.int32)
+                q[slot + 1, k] = q[slot, k] + wi[src, k]
+    acc = np.zeros(lanes, dtype=q.dtype)
     for p in range(n):
         e0 = slot_off[p]
         e1 = slot_off[p + 1]
@@ -427,17 +430,22 @@ def _denominator(w, d_sorted, group_off, adjusted):
     return den
 
 
-def _replicates_of_block(st: _Structure, w: np.ndarray) -> np.ndarray:
-    """C^td of each lane (column) of the sorted-order weight matrix ``w``; NaN when undefined."""
+def _replicates_of_block(st: _Structure, w: np.ndarray, size: int) -> np.ndarray:
+    """C^td of each lane (column) of the sorted-order weight matrix ``w`` (resamples of ``size``
+    rows); NaN when undefined."""
     m = w.shape[1]
     out = np.empty(m, dtype=np.float64)
     for k0 in range(0, m, _LANES):
         lanes = np.ascontiguousarray(w[:, k0 : k0 + _LANES])
+        # a patient's case-1 sum is at most 2 x (resample size) x (anchored columns)
+        small = 2 * size * st.n_cols_with < 2**31
+        int_type = np.int32 if small else np.int64
         num = _case1(
             lanes,
+            lanes.astype(int_type),
+            np.zeros((st.n_slots, lanes.shape[1]), dtype=int_type),
             st.anchor_pos,
             st.anchor_off,
-            st.n_slots,
             st.slot_off,
             st.slot_lo,
             st.tie_off,
@@ -553,7 +561,7 @@ def concordance_td_bootstrap(
     out = np.empty(n_boot, dtype=np.float64)
     for b0, block in blocks:
         w = lane_counts(block, n, st.position)
-        out[b0 : b0 + block.shape[0]] = _replicates_of_block(st, w)
+        out[b0 : b0 + block.shape[0]] = _replicates_of_block(st, w, block.shape[1])
     n_nan = int(np.isnan(out).sum())
     if n_nan:
         warnings.warn(
