@@ -95,9 +95,7 @@ class _Structure:
         d_sorted = d[order].astype(np.bool_)
         col_sorted = grid_index_post(grid, t_sorted).astype(np.int64)
         n_grid = len(grid)
-        self.n = n
         self.adjusted = adjusted
-        self.order = order
         self.position = np.empty(n, dtype=np.int64)  # sorted position of each original row
         self.position[order] = np.arange(n, dtype=np.int64)
         self.d_sorted = d_sorted
@@ -137,11 +135,6 @@ class _Structure:
         self.block_rank, self.block_nrank = _block_ranks(
             s, order, block_cols, self.block_start, self.block_end
         )
-        self.t_sorted = t_sorted
-
-    @property
-    def work(self) -> int:
-        return int(self.slot_off[-1])
 
 
 @numba.njit(cache=True, nogil=True)
