@@ -24,7 +24,9 @@ Every row times 1,000 replicates of one metric computed by ``automd_analysis.met
 
 Each row also checks the values: the largest |replicate - reference| over the compared replicates.
 Kernel timings are medians of ``--repeat`` runs after a warm-up call (the numba JIT is cached on
-disk); reference loops run once. Synthetic data with fixed seeds (``bench_metrics.py``).
+disk); reference loops run once. Wall and CPU seconds of this process are both printed: on a
+shared machine the CPU time is the load-independent figure (all of it is single-threaded).
+Synthetic data with fixed seeds (``bench_metrics.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import time
 import warnings
 
 import numpy as np
-from _timing import timed
 from bench_metrics import pycox_ctd, sepsis_case, survival_case
 
 from automd_analysis.metrics import (
@@ -53,20 +54,33 @@ from automd_analysis.metrics import (
 N_BOOT = 1000
 
 
+def timed_cpu(fn, repeat: int):
+    """((median wall s, median CPU s of this process), last result) over ``repeat`` calls."""
+    walls, cpus, result = [], [], None
+    for _ in range(repeat):
+        c0, w0 = time.process_time(), time.perf_counter()
+        result = fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return (float(np.median(walls)), float(np.median(cpus))), result
+
+
 def loop_time(fn, idx, n_ref):
-    """(seconds for n_ref reference calls extrapolated to N_BOOT, values of those calls)."""
-    start = time.perf_counter()
+    """((wall, CPU) seconds of n_ref reference calls extrapolated to N_BOOT), their values."""
+    c0, w0 = time.process_time(), time.perf_counter()
     values = [fn(rows) for rows in idx[:n_ref]]
-    elapsed = time.perf_counter() - start
-    return elapsed * N_BOOT / n_ref, np.array(values)
+    scale = N_BOOT / n_ref
+    wall = (time.perf_counter() - w0) * scale
+    return (wall, (time.process_time() - c0) * scale), np.array(values)
 
 
-def row(name, size, ours, ref_name, ref_seconds, n_ref, diff):
-    ratio = ref_seconds / ours
-    ref_note = f"{ref_seconds:.2f}" if n_ref == N_BOOT else f"{ref_seconds:.0f} (est. from {n_ref})"
+def row(name, size, ours, ref_name, ref, n_ref, diff):
+    """A table row; ``ours`` and ``ref`` are (wall, CPU) seconds."""
+    est = "" if n_ref == N_BOOT else f" (est. from {n_ref})"
     return (
-        f"| {name} | {size} | {ours:.3f} | {ref_name} | {ref_note} | **{ratio:,.0f}x** | "
-        f"{diff:.1e} |"
+        f"| {name} | {size} | {ours[0]:.3f} ({ours[1]:.3f}) | {ref_name} | "
+        f"{ref[0]:.1f} ({ref[1]:.1f}){est} | **{ref[0] / ours[0]:,.0f}x** "
+        f"({ref[1] / ours[1]:,.0f}x) | {diff:.1e} |"
     )
 
 
@@ -129,7 +143,7 @@ def analysis_seconds(repeat: int) -> float:
         uncertainty.pairwise_comparisons(store, reps)
         uncertainty.power_table(store, reps)
 
-    return timed(all_tables, repeat)[0]
+    return timed_cpu(all_tables, repeat)[0]
 
 
 def main() -> None:
@@ -148,7 +162,7 @@ def main() -> None:
     for n, n_ref in ((1_775, 100 if args.quick else N_BOOT), (49_291, args.ref_large)):
         t, e, s, grid = survival_case(n)
         concordance_td_bootstrap(t, e, s, grid, n_boot=64)  # JIT warm-up
-        ours, reps = timed(
+        ours, reps = timed_cpu(
             lambda t=t, e=e, s=s, g=grid: concordance_td_bootstrap(t, e, s, g, n_boot=N_BOOT),
             args.repeat,
         )
@@ -181,12 +195,12 @@ def main() -> None:
     idx = bootstrap_indices(n, N_BOOT, seed=0)
     from sklearn.metrics import roc_auc_score
 
-    ours, reps = timed(lambda: auroc_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    ours, reps = timed_cpu(lambda: auroc_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
     n_ref = 100 if args.quick else N_BOOT
     ref_s, ref = loop_time(lambda r: roc_auc_score(y[r], p[r]), idx, n_ref)
     diff = float(np.max(np.abs(reps[:n_ref] - ref)))
     rows.append(row("AUROC", f"n={n:,}", ours, "sklearn roc_auc_score loop", ref_s, n_ref, diff))
-    ours, reps = timed(lambda: ece_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    ours, reps = timed_cpu(lambda: ece_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
     ref_s, ref = loop_time(lambda r: ece(y[r], p[r]), idx, n_ref)
     diff = float(np.max(np.abs(reps[:n_ref] - ref)))
     rows.append(row("ECE (10 bins)", f"n={n:,}", ours, "ece loop", ref_s, n_ref, diff))
@@ -194,7 +208,9 @@ def main() -> None:
     # utility, 1.5 M patient-hours, patients resampled
     pid, lab, pred = sepsis_case(1_500_000)
     sepsis_utility_bootstrap(pid, lab, pred, n_boot=64)
-    ours, reps = timed(lambda: sepsis_utility_bootstrap(pid, lab, pred, n_boot=N_BOOT), args.repeat)
+    ours, reps = timed_cpu(
+        lambda: sepsis_utility_bootstrap(pid, lab, pred, n_boot=N_BOOT), args.repeat
+    )
     starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
     ends = np.r_[starts[1:], len(pid)]
     idx = bootstrap_indices(len(starts), N_BOOT, seed=0)
@@ -223,9 +239,10 @@ def main() -> None:
         t, e, s, grid = survival_case(n)
         survival_ece_bootstrap(t, e, s, grid, n_boot=2)
         n_ours = 100 if n > 10_000 else N_BOOT
-        start = time.perf_counter()
-        reps = survival_ece_bootstrap(t, e, s, grid, n_boot=n_ours)
-        ours = (time.perf_counter() - start) * N_BOOT / n_ours
+        (wall, cpu), reps = timed_cpu(
+            lambda t=t, e=e, s=s, g=grid, k=n_ours: survival_ece_bootstrap(t, e, s, g, n_boot=k), 1
+        )
+        ours = (wall * N_BOOT / n_ours, cpu * N_BOOT / n_ours)
         idx = bootstrap_indices(n, n_ref, seed=0)
         ref_s, ref = loop_time(
             lambda r, t=t, e=e, s=s, g=grid: survival_ece(t[r], e[r], s[r], g).ece, idx, n_ref
@@ -236,8 +253,14 @@ def main() -> None:
             row(name, f"n={n:,}, G={len(grid)}", ours, "survival_ece loop", ref_s, n_ref, diff)
         )
 
+    wall, cpu = analysis_seconds(args.repeat)
+    rows.append(
+        f"| two-stage intervals: Tables 2 + 3, pairwise, power | 255 runs x 1,000 replicates | "
+        f"{wall:.3f} ({cpu:.3f}) | - | - | - | - |"
+    )
     print(
-        "| metric | size | ours, 1,000 replicates (s) | reference | reference (s) | speed-up | max abs diff |"
+        "| metric | size | ours, 1,000 replicates: wall (CPU) s | reference | reference: wall "
+        "(CPU) s | speed-up: wall (CPU) | max abs diff |"
     )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))

@@ -608,3 +608,18 @@ def test_bootstrap_ci_bad_arguments(kwargs, match):
 def test_bootstrap_ci_arrays_of_different_lengths():
     with pytest.raises(ValueError, match="same number of rows"):
         bootstrap_ci(lambda a, b: 0.0, np.ones(3), np.ones(4))
+
+
+@settings(max_examples=200)
+@given(
+    values=st.lists(
+        st.floats(0, 1e6, allow_nan=False, allow_subnormal=False), min_size=1, max_size=40
+    ),
+    levels=st.lists(st.floats(0, 1), min_size=1, max_size=5),
+)
+def test_quantiles_of_sorted_equal_numpy(values, levels):
+    from automd_analysis.metrics.survival_calibration_bootstrap import _quantiles_of_sorted
+
+    v = np.sort(np.array(values))
+    q = np.array(levels)
+    np.testing.assert_array_equal(_quantiles_of_sorted(v, q), np.quantile(v, q))

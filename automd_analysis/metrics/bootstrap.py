@@ -43,7 +43,7 @@ from automd_analysis.metrics.binary_bootstrap import (
     min_se_ppv_bootstrap,
 )
 from automd_analysis.metrics.concordance_bootstrap import concordance_td_bootstrap
-from automd_analysis.metrics.survival_ece_bootstrap import survival_ece_bootstrap
+from automd_analysis.metrics.survival_calibration_bootstrap import survival_ece_bootstrap
 from automd_analysis.metrics.utility_bootstrap import sepsis_utility_bootstrap
 
 __all__ = [

@@ -6,8 +6,9 @@ order decides which group a patient joins (and with it the group's Kaplan-Meier 
 is therefore computed from the resampled rows in their index order, following
 :func:`~automd_analysis.metrics.survival_ece` step by step:
 
-1. t_q = ``np.quantile`` of the resample's event times (numpy itself, so the same value); the
-   evaluation column is the grid point nearest t_q.
+1. t_q = the quantile of the resample's event times by numpy's linear rule (index (m - 1) q and
+   numpy's two-sided interpolation formula, applied to the event times read off the time order,
+   so the same float as ``np.quantile``); the evaluation column is the grid point nearest t_q.
 2. The stable sort by predicted survival at that column is a stable *counting* sort of the rows by
    the dense rank of their prediction (ranks of each column computed once, when a replicate first
    needs the column): the same order as ``np.argsort(kind="stable")``, in O(n).
@@ -15,7 +16,8 @@ is therefore computed from the resampled rows in their index order, following
 4. One pass over the resampled rows in time order (a counting sort by the dense rank of the
    duration, once per replicate) builds every group's Kaplan-Meier product at the evaluation time,
    as ``exp(Σ log(r - d) - log r)`` over the group's distinct times up to it, the lifelines
-   formula of :func:`~automd_analysis.metrics.kaplan_meier`.
+   formula of :func:`~automd_analysis.metrics.kaplan_meier` (r and d are counts, so the logs come
+   from a table of ``np.log`` of 0..n built once).
 5. ECE_q = Σ over kept groups (n_g / Σ kept n) |mean prediction - KM|; the replicate is the mean
    over the quantiles.
 
@@ -68,7 +70,9 @@ def _counting_order(keys, n_keys):
 
 
 @numba.njit(cache=True, nogil=True)
-def _time_ece(pred, pred_rank, n_pred_rank, t_r, e_r, time_order, time, n_groups, min_group):
+def _time_ece(
+    pred, pred_rank, n_pred_rank, t_r, e_r, time_order, time, n_groups, min_group, log_int
+):
     """ECE_q of one resample at one evaluation time (module docstring, steps 2-5); nan when no
     group reaches ``min_group``."""
     m = pred.shape[0]
@@ -113,7 +117,9 @@ def _time_ece(pred, pred_rank, n_pred_rank, t_r, e_r, time_order, time, n_groups
             p = -1
         if started[g]:
             if cur_t[g] <= time:
-                log_s[g] += np.log(at_risk[g] - died[g]) - np.log(at_risk[g])
+                # log of small integers from a table: a log per distinct time was most of the cost
+                r = np.int64(at_risk[g])
+                log_s[g] += log_int[r - np.int64(died[g])] - log_int[r]
             at_risk[g] -= removed[g]
         if p >= 0:
             started[g] = True
@@ -146,16 +152,48 @@ class _Columns:
         return self.cache[g]
 
 
-def _replicate(t, e, s, grid, t_rank, n_t_rank, columns, rows, qs, n_groups, min_group):
+@numba.njit(cache=True, nogil=True)
+def _sorted_events(t_r, e_r, time_order):
+    """The resample's event times in increasing order (from its time order)."""
+    n_ev = 0
+    for p in range(t_r.shape[0]):
+        if e_r[p] != 0:
+            n_ev += 1
+    out = np.empty(n_ev, dtype=np.float64)
+    j = 0
+    for p in time_order:
+        if e_r[p] != 0:
+            out[j] = t_r[p]
+            j += 1
+    return out
+
+
+def _quantiles_of_sorted(values: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """``np.quantile(values, qs)`` (default linear method) for an already sorted array, in O(1)
+    per level instead of a partition: numpy's index rule and its two-sided ``_lerp`` formula."""
+    n = values.size
+    virtual = (n - 1) * qs
+    below = np.floor(virtual)
+    above = below + 1
+    last = virtual >= n - 1
+    lo = np.where(last, n - 1, below).astype(np.int64)
+    hi = np.where(last, n - 1, np.minimum(above, n - 1)).astype(np.int64)
+    gamma = virtual - below
+    a, b = values[lo], values[hi]
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+
+
+def _replicate(t, e, s, grid, t_rank, n_t_rank, columns, rows, qs, n_groups, min_group, log_int):
     t_r = t[rows]
     e_r = e[rows]
-    event_times = t_r[e_r == 1]
+    time_order = _counting_order(t_rank[rows], n_t_rank)
+    event_times = _sorted_events(t_r, e_r, time_order)
     if event_times.size == 0:
         return float("nan")
-    time_order = _counting_order(t_rank[rows], n_t_rank)
     e_f = e_r.astype(np.float64)
     total = 0.0
-    for target in np.quantile(event_times, qs):
+    for target in _quantiles_of_sorted(event_times, qs):
         g = _nearest_grid_index(grid, float(target))
         column, rank, n_rank = columns[g]
         value = _time_ece(
@@ -168,6 +206,7 @@ def _replicate(t, e, s, grid, t_rank, n_t_rank, columns, rows, qs, n_groups, min
             float(grid[g]),
             n_groups,
             min_group,
+            log_int,
         )
         if np.isnan(value):
             return float("nan")
@@ -267,6 +306,9 @@ def survival_ece_bootstrap(
     uniq_t, t_rank = np.unique(t, return_inverse=True)
     t_rank = t_rank.ravel().astype(np.int64)
     columns = _Columns(s)
+    size = n if indices is None else idx.shape[1]
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a group whose last patients all die
+        log_int = np.log(np.arange(size + 1, dtype=np.float64))
     out = np.empty(n_boot, dtype=np.float64)
     for b0, block in blocks:
         for k, rows in enumerate(block):
@@ -282,6 +324,7 @@ def survival_ece_bootstrap(
                 qs,
                 int(n_groups),
                 int(min_group),
+                log_int,
             )
     n_nan = int(np.isnan(out).sum())
     if n_nan:
