@@ -20,10 +20,12 @@ sequential tasks resample *patients* (the first id column), each drawn patient w
 never single hours, whose utilities and labels only make sense within the patient's stay. The ECE
 of a sequential task is then computed over the drawn patients' hours.
 
-Cost (1,000 replicates): C^td at n = 1,775 about 0.03 s and at n = 49,291 about 1.5 s; AUROC / ECE /
-utility below 1 s at paper sizes. The survival ECE is recomputed per replicate from the resampled
-rows (its stable sort makes it depend on row order), about 4 ms per replicate at n = 1,775 and 30 ms
-at n = 49,291; see ``docs/statistics.md``.
+Cost (1,000 replicates, CPU seconds on the benchmark machine; ``docs/performance.md``): C^td
+0.04 s at n = 1,775 and 1.9 s at n = 49,291; AUROC / ECE at n = 50,000 and the utility on 1.5 M
+patient-hours under 1 s each. The survival ECE keeps the resampled row order (its stable sort
+decides the risk groups of tied predictions): 0.2 s at n = 1,775, 8.5 s at n = 49,291, the largest
+per-run cost at SEER size. Nothing is subsampled: all ``n_boot`` replicates of both measures are
+computed, so replicate b of the score and of the ECE always describe the same resample.
 """
 
 from __future__ import annotations
