@@ -118,6 +118,15 @@ def min_attainable_p(differences) -> float:
     the observed sum when every |d_t| counts). With k <= 5 it exceeds 0.05: no pair of agents can
     be declared different across so few tasks, whatever the data.
 
+    See Also
+    --------
+    sign_flip_test : the test.
+
+    References
+    ----------
+    Good, P. (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed., ch. 3.
+    Springer.
+
     Examples
     --------
     >>> min_attainable_p([0.1, -0.2, 0.05])

@@ -56,7 +56,19 @@ _COLUMNS = ("run_id", "replicate", "score", "ece")
 
 
 def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
-    """Mean of the finite values along ``axis``; NaN (no warning) where none is finite."""
+    """Mean of the finite values along ``axis``; NaN (no warning) where none is finite.
+
+    .. math:: \\bar x = \\frac{\\sum_i x_i [x_i \\text{ finite}]}{\\sum_i [x_i \\text{ finite}]}
+
+    Examples
+    --------
+    >>> nanmean(np.array([[1.0, np.nan], [np.nan, np.nan]]), axis=1).tolist()
+    [1.0, nan]
+
+    See Also
+    --------
+    numpy.nanmean : the same, with a warning for all-NaN slices.
+    """
     arr = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(arr)
     count = finite.sum(axis=axis)
@@ -130,7 +142,8 @@ def _check_replicates(replicates: pd.DataFrame) -> pd.DataFrame:
 
 
 def replicate_matrix(runs: pd.DataFrame, replicates: pd.DataFrame) -> ReplicateMatrix:
-    """Align the tidy replicates with ``runs`` (rows of ``selected_runs``).
+    """Align the tidy replicates with ``runs`` (rows of ``selected_runs``): ``score[i, r]`` is run
+    i's score on test resample r (NaN for an invalid run).
 
     Every valid run of ``runs`` needs replicates 0..R-1, with one R for all runs (runs on a task
     must share their resamples, and a common R keeps iteration b on the same replicate index
@@ -142,6 +155,18 @@ def replicate_matrix(runs: pd.DataFrame, replicates: pd.DataFrame) -> ReplicateM
         ``store.replicates_malformed`` (bad columns or values, duplicates, runs with different
         numbers of replicates) or ``store.no_replicates`` (a valid run without replicates); the
         message names the run and the fix.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "valid": [True, False]})
+    >>> reps = pd.DataFrame({"run_id": ["r1", "r1"], "replicate": [0, 1], "score": [0.5, 0.6],
+    ...                      "ece": [0.1, 0.2]})
+    >>> replicate_matrix(runs, reps).score.tolist()
+    [[0.5, 0.6], [nan, nan]]
+
+    See Also
+    --------
+    automd_analysis.scoring.replicates.replicates_frame : where the tidy rows come from.
     """
     table = _check_replicates(replicates)
     valid_ids = runs.loc[runs["valid"].astype(bool), "run_id"].astype(str)
@@ -198,6 +223,22 @@ def draw_runs(
     Returns ``D`` of shape ``(n_boot, len(runs))``: ``D[b, i]`` is the row whose run fills slot i in
     iteration b (always a row of the same cell). Cells are visited in sorted key order with one
     generator seeded by ``(seed, tag)``, so the draws are reproducible.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"agent": ["a", "a", "b"], "task": ["t", "t", "t"]})
+    >>> d = draw_runs(runs, ("agent", "task"), n_boot=4, seed=0, tag="demo")
+    >>> d.shape, set(d[:, 2].tolist())  # b's only run always fills b's slot
+    ((4, 3), {2})
+
+    See Also
+    --------
+    stage_two : reading the drawn runs' replicates.
+
+    References
+    ----------
+    Davison, A. C., Hinkley, D. V. (1997). Bootstrap Methods and their Application, sec. 3.8.
+    Cambridge University Press.
     """
     draws = np.empty((n_boot, len(runs)), dtype=np.int64)
     rng = _rng(seed, tag)
@@ -212,14 +253,35 @@ def draw_runs(
 
 
 def stage_two(matrix: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """Stage 2: ``V[b, i] = matrix[draws[b, i], b mod R]`` (the drawn run's replicate b)."""
+    """Stage 2: ``V[b, i] = matrix[draws[b, i], b mod R]`` (the drawn run's replicate b).
+
+    Examples
+    --------
+    >>> matrix = np.array([[0.1, 0.2], [0.5, 0.6]])  # 2 runs x R = 2 replicates
+    >>> stage_two(matrix, np.array([[1, 1], [0, 1], [0, 0]])).tolist()
+    [[0.5, 0.5], [0.2, 0.6], [0.1, 0.1]]
+
+    See Also
+    --------
+    draw_runs : stage 1.
+    """
     n_boot = draws.shape[0]
     columns = np.arange(n_boot) % matrix.shape[1]
     return matrix[draws, columns[:, None]]
 
 
 def mean_over_slots(values: np.ndarray, slots: Sequence[np.ndarray]) -> np.ndarray:
-    """``out[:, j]`` = finite mean of ``values[:, slots[j]]`` (NaN when none is finite)."""
+    """``out[:, j]`` = finite mean of ``values[:, slots[j]]`` (NaN when none is finite).
+
+    Examples
+    --------
+    >>> mean_over_slots(np.array([[1.0, 3.0, np.nan]]), [np.array([0, 1]), np.array([2])]).tolist()
+    [[2.0, nan]]
+
+    See Also
+    --------
+    nanmean : the mean used.
+    """
     out = np.full((values.shape[0], len(slots)), np.nan)
     for j, cols in enumerate(slots):
         if len(cols):
@@ -236,6 +298,18 @@ def penalized_by_group(
     value of a valid run with a finite value, else 0 (paper App. E): the rule of Table 2 and
     Table 7 applied to each row of ``values`` (shape ``(B, n_runs)``; ``valid`` the drawn runs'
     validity, same shape).
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"agent": ["a"] * 4, "rep": [0, 0, 1, 1]})
+    >>> values = np.array([[0.6, 0.4, 0.8, np.nan]])
+    >>> valid = np.array([[True, True, True, False]])
+    >>> penalized_by_group(runs, "agent", values, valid)["a"].round(12).tolist()  # (0.5 + 0.4) / 2
+    [0.45]
+
+    See Also
+    --------
+    automd_analysis.analysis.primary.table2 : the point estimate it reproduces.
     """
     pen = np.where(valid & np.isfinite(values), values, 0.0)
     out = {}

@@ -158,6 +158,10 @@ def attach_intervals(table: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFra
     The existing columns and row order of ``table`` are unchanged; rows without an interval get
     NaN.
 
+    See Also
+    --------
+    table2_intervals, table3_intervals, table5_intervals, table7_intervals : the interval columns.
+
     Examples
     --------
     >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4]})
@@ -802,6 +806,11 @@ def comparison_sentence(row, alpha: float = 0.05, level: float = 0.95) -> str:
     sentence says that the data cannot separate the agents, and, when the number of tasks makes
     p < alpha unattainable for the sign-flip test, says so.
 
+    See Also
+    --------
+    pairwise_comparisons : the rows.
+    automd_analysis.analysis.paired_tests.min_attainable_p : why few tasks cannot reach p < alpha.
+
     Examples
     --------
     >>> row = {"agent_a": "codex", "agent_b": "aide", "measure": "score", "diff_mean": 0.043,
@@ -842,6 +851,10 @@ def comparison_sentences(
     pairwise: pd.DataFrame, measure: str = "score", alpha: float = 0.05, level: float = 0.95
 ) -> list[str]:
     """:func:`comparison_sentence` for every pair of one measure, significant pairs first.
+
+    See Also
+    --------
+    comparison_sentence : one row.
 
     Examples
     --------

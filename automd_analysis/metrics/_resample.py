@@ -123,6 +123,15 @@ def bootstrap_indices(n: int, n_boot: int, seed=0) -> np.ndarray:
     -------
     numpy.ndarray of int64, shape (n_boot, n)
 
+    See Also
+    --------
+    automd_analysis.metrics.bootstrap_ci : resamples with these indices.
+
+    References
+    ----------
+    O'Neill, M. E. (2014). PCG: A family of simple fast space-efficient statistically good
+    algorithms for random number generation (numpy's default bit generator). HMC-CS-2014-0905.
+
     Examples
     --------
     >>> idx = bootstrap_indices(5, 3, seed=1)

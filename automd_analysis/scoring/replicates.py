@@ -59,6 +59,10 @@ _N_BINS = 10
 def resample_seed(task_id: str, seed: int = 0) -> list[int]:
     """Entropy of a task's resamples: ``[seed, four 32-bit words of sha256(task id)]``.
 
+    See Also
+    --------
+    task_resample_indices : the resamples this seeds.
+
     Examples
     --------
     >>> resample_seed("demo_support", 0)[0]
@@ -80,6 +84,14 @@ def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0
     ``(n_boot, n_units)``, row b = the units of replicate b (rows, or patients of a sequential task
     in order of first appearance). Depends only on (task id, n_units, n_boot, seed), and the first
     replicates do not change when ``n_boot`` grows.
+
+    See Also
+    --------
+    automd_analysis.metrics.bootstrap_indices : the resampling scheme.
+
+    References
+    ----------
+    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
 
     Examples
     --------
@@ -329,6 +341,10 @@ def replicates_frame(run_id: str, result: RunReplicates) -> pd.DataFrame:
 
     Concatenate the frames of every valid selected run to get the ``replicates`` input of
     :mod:`automd_analysis.analysis.uncertainty`.
+
+    See Also
+    --------
+    automd_analysis.analysis.uncertainty.table2_intervals : reads these rows.
 
     Examples
     --------
