@@ -44,7 +44,7 @@ class SurvivalECEResult:
         return float(self.ece)
 
 
-def _nearest_grid_index(grid: np.ndarray, t: float) -> int:
+def nearest_grid_index(grid: np.ndarray, t: float) -> int:
     """Index of the grid time nearest to t; the earlier one when two are exactly equally near."""
     return int(np.argmin(np.abs(grid - t)))  # argmin returns the first (earlier) minimiser
 
@@ -161,7 +161,7 @@ def survival_ece(
         k: [] for k in ("quantile", "target_time", "grid_index", "time", "n_kept", "ece")
     }
     for q, target in zip(qs, targets, strict=True):
-        g = _nearest_grid_index(grid, float(target))
+        g = nearest_grid_index(grid, float(target))
         time = float(grid[g])
         pred = s[:, g]
         groups = _tie_respecting_groups(pred, int(n_groups))

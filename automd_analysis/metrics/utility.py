@@ -50,7 +50,7 @@ UTILITY_PARAMETERS = {
     "u_tn": 0.0,
 }
 
-_UNIT = 180  # utilities are integer multiples of 1/180
+UTILITY_UNIT = 180  # utilities are integer multiples of 1/180
 _ONSET_SHIFT = 6  # t_sepsis = first label-1 row - dt_optimal
 
 
@@ -219,16 +219,16 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
         normalized = (u_obs - u_inaction) / (u_best - u_inaction)
     return SepsisUtilityParts(
         normalized=normalized,
-        observed=u_obs / _UNIT,
-        best=u_best / _UNIT,
-        inaction=u_inaction / _UNIT,
+        observed=u_obs / UTILITY_UNIT,
+        best=u_best / UTILITY_UNIT,
+        inaction=u_inaction / UTILITY_UNIT,
         n_rows=n_rows,
         n_patients=len(starts),
         n_septic=n_septic,
         patient_ids=seg_ids,
-        patient_observed=per_obs / _UNIT,
-        patient_best=per_best / _UNIT,
-        patient_inaction=per_inaction / _UNIT,
+        patient_observed=per_obs / UTILITY_UNIT,
+        patient_best=per_best / UTILITY_UNIT,
+        patient_inaction=per_inaction / UTILITY_UNIT,
         onset_row=onset_row,
     )
 

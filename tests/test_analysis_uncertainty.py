@@ -1,0 +1,507 @@
+"""Two-stage bootstrap intervals, paired comparisons, power table and wording, on hand-built stores.
+
+The strongest check ("twin"): for an iteration b of the two-stage bootstrap, rebuild the score store
+the iteration stands for (slot i holds the drawn run's validity and its replicate-b score / ECE) and
+run the *existing* table function on it; the iteration value must be that table's number.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import storebuilder as sb
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from automd_analysis.analysis import calibration_practices as calibration
+from automd_analysis.analysis import llm, primary, shift, uncertainty
+from automd_analysis.analysis.paired_tests import holm_adjust, min_attainable_p, sign_flip_test
+from automd_analysis.analysis.store import ScoreStore, selected_runs
+from automd_analysis.analysis.two_stage import draw_runs, stage_two
+from automd_analysis.errors import ScoreStoreError
+
+NAN = math.nan
+
+
+def reps_frame(values: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
+    """Tidy replicates from {run_id: (scores, eces)}."""
+    rows = []
+    for run_id, (scores, eces) in values.items():
+        for r, (s, e) in enumerate(zip(scores, eces, strict=True)):
+            rows.append({"run_id": run_id, "replicate": r, "score": s, "ece": e})
+    return pd.DataFrame(rows, columns=["run_id", "replicate", "score", "ece"])
+
+
+def random_replicates(store: ScoreStore, n_rep: int, seed: int = 0) -> pd.DataFrame:
+    """Replicates for every valid run of every experiment: its score/ECE plus noise, some NaN."""
+    rng = np.random.default_rng(seed)
+    runs = store.scores.loc[store.scores["is_selected"] & store.scores["valid"]]
+    values = {}
+    for run_id, score, ece in zip(runs["run_id"], runs["score"], runs["ece"], strict=True):
+        s = np.clip(score + rng.normal(0, 0.05, n_rep), 0, 1)
+        e = np.clip(ece + rng.normal(0, 0.02, n_rep), 0, 1)
+        s[rng.random(n_rep) < 0.05] = NAN  # undefined replicates
+        values[run_id] = (s.tolist(), e.tolist())
+    return reps_frame(values)
+
+
+def rid(agent, task, rep, experiment="main"):
+    return f"{experiment}/{agent}/{task}/rep{rep}"
+
+
+# --- hand-computed stage 2 (one run per cell: stage 1 has nothing to redraw) -----------------
+
+
+def hand_store():
+    runs = [
+        sb.run("a", "clf_a", 0, score=0.5, ece=0.1),
+        sb.run("a", "clf_b", 0, score=0.4, ece=0.2),
+        sb.run("b", "clf_a", 0, valid=False),
+        sb.run("b", "clf_b", 0, score=0.6, ece=0.3),
+    ]
+    reps = reps_frame(
+        {
+            rid("a", "clf_a", 0): ([0.2, 0.4, 0.6, 0.8], [0.1, 0.2, 0.3, 0.4]),
+            rid("a", "clf_b", 0): ([0.6, 0.6, 0.2, 0.2], [0.3, 0.3, 0.1, 0.1]),
+            rid("b", "clf_b", 0): ([0.3, 0.5, 0.7, 0.9], [0.2, 0.2, 0.4, 0.4]),
+        }
+    )
+    return sb.build_store(runs), reps
+
+
+def test_table2_stage_two_by_hand():
+    store, reps = hand_store()
+    ci = uncertainty.table2_intervals(store, reps, alpha=0.5)
+    a, b = ci.set_index("agent").loc["a"], ci.set_index("agent").loc["b"]
+    # a: penalised per iteration = mean over tasks = 0.4, 0.5, 0.4, 0.5 -> quartiles 0.4, 0.5
+    assert a["penalized_ci_low"] == pytest.approx(0.4, abs=1e-12)
+    assert a["penalized_ci_high"] == pytest.approx(0.5, abs=1e-12)
+    # b: invalid clf_a counts 0: (0 + 0.3) / 2 ... = 0.15, 0.25, 0.35, 0.45; quantile 0.25 at
+    # position 0.75 -> 0.225, quantile 0.75 at position 2.25 -> 0.375
+    assert b["penalized_ci_low"] == pytest.approx(0.225, abs=1e-12)
+    assert b["penalized_ci_high"] == pytest.approx(0.375, abs=1e-12)
+    # b non-penalised: only clf_b: 0.3, 0.5, 0.7, 0.9 -> 0.45, 0.75
+    assert b["nonpenalized_ci_low"] == pytest.approx(0.45, abs=1e-12)
+    assert b["nonpenalized_ci_high"] == pytest.approx(0.75, abs=1e-12)
+
+
+def test_table3_stage_two_by_hand():
+    store, reps = hand_store()
+    ci = uncertainty.table3_intervals(store, reps, alpha=0.5).set_index("agent")
+    # a: ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3), mean(0.3, 0.1), mean(0.4, 0.1)
+    #    = 0.2, 0.25, 0.2, 0.25 -> sorted 0.2, 0.2, 0.25, 0.25 -> 0.2, 0.25
+    assert ci.loc["a", "classification_ci_low"] == pytest.approx(0.2, abs=1e-12)
+    assert ci.loc["a", "all_ci_high"] == pytest.approx(0.25, abs=1e-12)
+    assert math.isnan(ci.loc["a", "survival_ci_low"])  # no survival task
+    # b: only its valid run: 0.2, 0.2, 0.4, 0.4 -> 0.2, 0.4
+    assert ci.loc["b", "all_ci_low"] == pytest.approx(0.2, abs=1e-12)
+    assert ci.loc["b", "all_ci_high"] == pytest.approx(0.4, abs=1e-12)
+
+
+def test_n_boot_cycles_through_the_stored_replicates():
+    store, reps = hand_store()
+    four = uncertainty.table2_intervals(store, reps, alpha=0.5)
+    eight = uncertainty.table2_intervals(store, reps, alpha=0.5, n_boot=8)  # each replicate twice
+    pd.testing.assert_frame_equal(four, eight)
+
+
+def test_table5_stage_two_by_hand():
+    runs = [
+        sb.run("a", "clf_b", 0, score=0.5),
+        sb.run("a", "clf_b_ext", 0, score=0.4),
+        sb.run("baseline", "clf_b", 0, score=0.5),
+        sb.run("baseline", "clf_b", 1, score=0.5),
+        sb.run("baseline", "clf_b_ext", 0, score=0.3),
+    ]
+    reps = reps_frame(
+        {
+            rid("a", "clf_b", 0): ([0.5, 0.4, 0.8, 0.2], [0.1] * 4),
+            rid("a", "clf_b_ext", 0): ([0.25, 0.3, 0.4, 0.2], [0.1] * 4),
+            rid("baseline", "clf_b", 0): ([0.5] * 4, [0.1] * 4),
+            rid("baseline", "clf_b", 1): ([0.5] * 4, [0.1] * 4),
+            rid("baseline", "clf_b_ext", 0): ([0.1, 0.2, 0.3, 0.4], [0.1] * 4),
+        }
+    )
+    store = sb.build_store(runs)
+    ci = uncertainty.table5_intervals(store, reps, alpha=0.5).set_index("agent")
+    # a: ratio per iteration 0.25/0.5, 0.3/0.4, 0.4/0.8, 0.2/0.2 = 0.5, 0.75, 0.5, 1.0
+    #    sorted 0.5, 0.5, 0.75, 1.0 -> quantile 0.25 = 0.5, 0.75 at position 2.25 = 0.8125
+    assert ci.loc["a", "ratio_ci_low"] == pytest.approx(0.5, abs=1e-12)
+    assert ci.loc["a", "ratio_ci_high"] == pytest.approx(0.8125, abs=1e-12)
+    assert ci.loc["a", "score_ci_low"] == pytest.approx(0.2375, abs=1e-12)  # 0.2,0.25,0.3,0.4
+    # baseline: internal mean is 0.5 in every iteration whatever is drawn: ratio = 2 x external
+    assert ci.loc["baseline", "ratio_ci_low"] == pytest.approx(2 * 0.175, abs=1e-12)
+    assert ci.loc["baseline", "ratio_ci_high"] == pytest.approx(2 * 0.325, abs=1e-12)
+    assert ci.loc["a", "internal_task"] == "clf_b"
+
+
+# --- twins: iteration values equal the existing table functions on the resampled store --------
+
+
+def resampled_store(store: ScoreStore, it, b: int) -> ScoreStore:
+    """The store iteration b stands for: slot i <- the drawn run's validity and replicate b."""
+    scores = store.scores.copy()
+    row_of = {r: i for i, r in enumerate(scores["run_id"])}
+    valid = it.runs["valid"].to_numpy(bool)
+    for i, run_id in enumerate(it.runs["run_id"]):
+        j = it.draws[b, i]
+        row = row_of[run_id]
+        ok = bool(valid[j])
+        scores.loc[row, "valid"] = ok
+        scores.loc[row, "score"] = it.score[b, i] if ok else NAN
+        scores.loc[row, "ece"] = it.ece[b, i] if ok else NAN
+    return ScoreStore.from_frames(scores=scores, runs=store.runs, annotations=store.annotations)
+
+
+@pytest.fixture(scope="module")
+def rich():
+    store = sb.build_store(**sb.complete_runs(seed=11))
+    return store, random_replicates(store, n_rep=12, seed=1)
+
+
+def test_table2_iterations_equal_table2_on_resampled_stores(rich):
+    store, reps = rich
+    keys, iterations = uncertainty._table2_iterations(store, reps, "main", 12, 5)
+    it = uncertainty._Iterations(
+        selected_runs(store, "main"), reps, ("agent", "task"), 12, 5, "table2"
+    )
+    for b in (0, 3, 11):
+        table = primary.table2(resampled_store(store, it, b)).set_index("agent")
+        for (agent,), values in zip(keys, iterations, strict=True):
+            assert values["penalized"][b] == pytest.approx(
+                table.loc[agent, "penalized_mean"], abs=1e-12
+            )
+            assert values["nonpenalized"][b] == pytest.approx(
+                table.loc[agent, "nonpenalized_mean"], abs=1e-12, nan_ok=True
+            )
+
+
+def test_table3_iterations_equal_table3_on_resampled_stores(rich):
+    store, reps = rich
+    keys, iterations = uncertainty._table3_iterations(store, reps, "main", 12, 2)
+    it = uncertainty._Iterations(
+        selected_runs(store, "main"), reps, ("agent", "task"), 12, 2, "table3"
+    )
+    for b in (1, 7):
+        table = calibration.table3(resampled_store(store, it, b)).set_index("agent")
+        for (agent,), values in zip(keys, iterations, strict=True):
+            for column in ("survival", "classification", "sequential", "all"):
+                assert values[column][b] == pytest.approx(
+                    table.loc[agent, column], abs=1e-12, nan_ok=True
+                )
+
+
+def test_table7_iterations_equal_table7_on_resampled_stores(rich):
+    store, reps = rich
+    runs = llm.llm_runs(store)
+    keys, iterations = uncertainty._table7_iterations(runs, reps, 12, 4)
+    it = uncertainty._Iterations(runs, reps, ("llm", "task"), 12, 4, "table7")
+    assert len(keys) >= 3
+    for b in (0, 9):
+        table = llm.table7(resampled_store(store, it, b)).set_index("llm")
+        for (name,), values in zip(keys, iterations, strict=True):
+            assert values["penalized"][b] == pytest.approx(
+                table.loc[name, "penalized_mean"], abs=1e-12
+            )
+            assert values["ece"][b] == pytest.approx(table.loc[name, "ece_mean"], abs=1e-12)
+
+
+def test_table5_iterations_equal_table5_on_resampled_stores(rich):
+    store, reps = rich
+    keys, iterations = uncertainty._table5_iterations(store, reps, "main", 12, 6)
+    runs = selected_runs(store, "main").reset_index(drop=True)
+    it = uncertainty._Iterations(runs, reps, ("agent", "task"), 12, 6, "table5")
+    row = {
+        (a, t, r): i
+        for i, (a, t, r) in enumerate(zip(runs["agent"], runs["task"], runs["rep"], strict=True))
+    }
+    for b in (2, 10):
+        # agents: an internal slot holds the partner (same repetition) of the drawn external run;
+        # the baseline's internal slots keep their own draws (its ratio pairs nothing)
+        draws = it.draws.copy()
+        for i, (agent, cp, reference) in enumerate(
+            zip(runs["agent"], runs["internal_counterpart"], runs["reference"], strict=True)
+        ):
+            if isinstance(cp, str) and not reference:
+                drawn_rep = runs.loc[draws[b, i], "rep"]
+                slot = row[(agent, cp, runs.loc[i, "rep"])]
+                draws[b, slot] = row[(agent, cp, drawn_rep)]
+        twin = type("It", (), {})()
+        twin.runs, twin.draws = runs, draws
+        twin.score = stage_two(it.matrix.score, draws)
+        twin.ece = stage_two(it.matrix.ece, draws)
+        table = shift.table5(resampled_store(store, twin, b)).set_index(["agent", "task"])
+        for (agent, task, _), values in zip(keys, iterations, strict=True):
+            assert values["score"][b] == pytest.approx(
+                table.loc[(agent, task), "score"], abs=1e-12, nan_ok=True
+            )
+            assert values["ratio"][b] == pytest.approx(
+                table.loc[(agent, task), "ratio"], abs=1e-12, nan_ok=True
+            )
+
+
+def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
+    store, reps = rich
+    ci = uncertainty.table2_intervals(store, reps, n_boot=200)
+    again = uncertainty.table2_intervals(store, reps, n_boot=200)
+    pd.testing.assert_frame_equal(ci, again)
+    other_seed = uncertainty.table2_intervals(store, reps, n_boot=200, seed=1)
+    assert not ci.equals(other_seed)
+    t2 = primary.table2(store)
+    merged = uncertainty.attach_intervals(t2, ci)
+    assert list(merged.columns[: len(t2.columns)]) == list(t2.columns)
+    pd.testing.assert_frame_equal(merged[t2.columns], t2)
+    inside = (merged["penalized_ci_low"] <= merged["penalized_mean"]) & (
+        merged["penalized_mean"] <= merged["penalized_ci_high"]
+    )
+    assert inside.all()
+
+
+# --- stage 1 draws -----------------------------------------------------------------------------
+
+
+def test_draws_stay_in_their_cell_and_are_uniform():
+    runs = pd.DataFrame({"agent": ["a"] * 3 + ["b"] * 2, "task": ["t"] * 5})
+    draws = draw_runs(runs, ("agent", "task"), 3000, seed=0, tag="x")
+    assert set(np.unique(draws[:, :3])) == {0, 1, 2}
+    assert set(np.unique(draws[:, 3:])) == {3, 4}
+    counts = np.bincount(draws[:, :3].ravel(), minlength=3)
+    assert counts.min() > 2800 and counts.max() < 3200  # 3000 expected, sd ~ 43
+    np.testing.assert_array_equal(draws, draw_runs(runs, ("agent", "task"), 3000, seed=0, tag="x"))
+
+
+# --- pairing ----------------------------------------------------------------------------------
+
+
+def test_pairs_share_test_resamples():
+    # one run per cell, b = a - 0.1 on every replicate: with shared resamples the difference is
+    # 0.1 in every iteration, so the interval has zero width although each agent's own varies
+    runs, values = [], {}
+    rng = np.random.default_rng(3)
+    for task in ("clf_a", "clf_b", "surv_a"):
+        a_reps = rng.uniform(0.3, 0.9, 20)
+        runs += [sb.run("a", task, 0, score=0.6), sb.run("b", task, 0, score=0.5)]
+        values[rid("a", task, 0)] = (a_reps.tolist(), [0.1] * 20)
+        values[rid("b", task, 0)] = ((a_reps - 0.1).tolist(), [0.1] * 20)
+    store = sb.build_store(runs)
+    reps = reps_frame(values)
+    pw = uncertainty.pairwise_comparisons(store, reps).set_index("measure")
+    assert pw.loc["score", "ci_low"] == pytest.approx(0.1, abs=1e-12)
+    assert pw.loc["score", "ci_high"] == pytest.approx(0.1, abs=1e-12)
+    assert pw.loc["ece", "ci_low"] == 0.0 and pw.loc["ece", "ci_high"] == 0.0
+    own = uncertainty.table2_intervals(store, reps).set_index("agent")
+    assert own.loc["a", "penalized_ci_high"] - own.loc["a", "penalized_ci_low"] > 0.1
+
+
+# --- tests across tasks ------------------------------------------------------------------------
+
+
+@pytest.mark.reference
+def test_sign_flip_matches_scipy_permutation_test():
+    rng = np.random.default_rng(0)
+    for t in (2, 3, 6, 9, 12):
+        for _ in range(5):
+            d = np.round(rng.normal(0.02, 0.05, t), 3)  # ties in |d|
+            ref = stats.permutation_test(
+                (d,),
+                np.mean,
+                permutation_type="samples",
+                n_resamples=np.inf,
+                alternative="two-sided",
+                vectorized=False,
+            )
+            assert sign_flip_test(d) == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_sign_flip_by_hand_and_edge_cases():
+    assert sign_flip_test([0.1, 0.2, 0.3]) == 0.25
+    assert sign_flip_test([0.0, 0.0]) == 1.0
+    assert sign_flip_test([0.1, -0.1]) == 1.0
+    assert math.isnan(sign_flip_test([]))
+    assert min_attainable_p([0.1] * 5) == 0.0625 and min_attainable_p([0.1] * 6) == 0.03125
+    assert min_attainable_p([0.0, 0.1]) == 1.0
+    many = np.full(25, 0.01)  # Monte Carlo branch: only all-+ / all-- reach the sum
+    assert sign_flip_test(many) == pytest.approx(1 / 100_001, abs=1e-3)
+    with pytest.raises(ValueError, match="finite"):
+        sign_flip_test([0.1, NAN])
+
+
+@pytest.mark.reference
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(1)
+    for m in (1, 2, 5, 12):
+        p = rng.uniform(0, 0.2, m)
+        p[rng.random(m) < 0.3] = p[0]  # ties
+        np.testing.assert_allclose(holm_adjust(p), multipletests(p, method="holm")[1], atol=1e-15)
+    out = holm_adjust([0.02, NAN, 0.01])
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.02)
+    with pytest.raises(ValueError, match=r"p_values\[0\]"):
+        holm_adjust([1.5])
+
+
+def three_task_store():
+    """Agents a, b, c with one run per task; d(a - b) = 0.1, 0.2, 0.3 on the score."""
+    spec = {
+        "a": ([0.6, 0.7, 0.8], [0.05, 0.30, 0.10]),
+        "b": ([0.5, 0.5, 0.5], [0.10, 0.20, 0.20]),
+        "c": ([0.55, 0.75, 0.7], [0.10, 0.10, 0.10]),
+    }
+    runs, values = [], {}
+    for agent, (scores, eces) in spec.items():
+        for task, s, e in zip(("clf_a", "clf_b", "surv_a"), scores, eces, strict=True):
+            runs.append(sb.run(agent, task, 0, score=s, ece=e))
+            values[rid(agent, task, 0)] = ([s] * 10, [e] * 10)
+    return sb.build_store(runs), reps_frame(values)
+
+
+def test_pairwise_by_hand():
+    store, reps = three_task_store()
+    pw = uncertainty.pairwise_comparisons(store, reps)
+    assert list(pw.columns) == list(uncertainty.PAIRWISE_COLUMNS)
+    row = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "score")]
+    assert row["diff_mean"] == pytest.approx(0.2, abs=1e-12)
+    assert row["ci_low"] == pytest.approx(0.2, abs=1e-12)  # constant replicates, one run per cell
+    assert row["p_value"] == 0.25 and row["n_tasks"] == 3 and row["tasks_a_better"] == 3
+    ece = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "ece")]
+    assert ece["diff_mean"] == pytest.approx((-0.05 + 0.10 - 0.10) / 3, abs=1e-12)
+    assert ece["tasks_a_better"] == 2  # lower ECE on clf_a and surv_a
+    for measure in ("score", "ece"):
+        mine = pw.loc[pw["measure"] == measure]
+        np.testing.assert_allclose(mine["p_holm"], holm_adjust(mine["p_value"]), atol=0)
+    assert pw[["agent_a", "agent_b"]].drop_duplicates().values.tolist() == [
+        ["a", "b"],
+        ["a", "c"],
+        ["b", "c"],
+    ]
+
+
+def test_pairwise_uses_common_tasks_only():
+    store, reps = three_task_store()
+    runs = store.scores.loc[~((store.scores["agent"] == "b") & (store.scores["task"] == "surv_a"))]
+    store2 = ScoreStore.from_frames(
+        scores=runs, runs=store.runs.loc[store.runs["run_id"].isin(runs["run_id"])]
+    )
+    pw = uncertainty.pairwise_comparisons(store2, reps).set_index(["agent_a", "agent_b", "measure"])
+    assert pw.loc[("a", "b", "score"), "n_tasks"] == 2
+    assert pw.loc[("a", "b", "score"), "diff_mean"] == pytest.approx(0.15, abs=1e-12)
+
+
+# --- power -------------------------------------------------------------------------------------
+
+
+def power_store(shift_a: float):
+    values = {
+        ("a", "clf_a"): [0.6, 0.8],
+        ("a", "clf_b"): [0.5, 0.7],
+        ("b", "clf_a"): [0.5, 0.5],
+        ("b", "clf_b"): [0.4, 0.6],
+    }
+    runs, reps = [], {}
+    for (agent, task), scores in values.items():
+        for k, s in enumerate(scores):
+            runs.append(sb.run(agent, task, k, score=s, ece=0.1))
+            delta = [shift_a, -shift_a] if (agent, task) == ("a", "clf_a") else [0.0, 0.0]
+            reps[rid(agent, task, k)] = ([s + x for x in delta], [0.1, 0.1])
+    return sb.build_store(runs), reps_frame(reps)
+
+
+def test_power_table_by_hand():
+    z2 = stats.norm.ppf(0.975) ** 2
+    # no test-set noise: D = mean(0.2, 0.1) = 0.15; S = (0.02 + 0 + 0.02 + 0.02) / 4 = 0.015
+    store, reps = power_store(0.0)
+    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    assert row["diff_mean"] == pytest.approx(0.15, abs=1e-12)
+    assert row["reps_needed"] == math.ceil(z2 * 0.015 / 0.15**2) == 3
+    assert row["se_test_set"] == 0.0 and bool(row["reachable"])
+    assert row["se_observed"] == pytest.approx(math.sqrt((0.02 / 2 + 0.04 / 2) / 4), abs=1e-12)
+    assert row["reps_observed"] == 2
+    # a's clf_a runs move +-0.05 together over the two test replicates: D per replicate
+    # 0.15 +- 0.025 -> V_test = var(0.175, 0.125) = 0.00125
+    store, reps = power_store(0.05)
+    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    assert row["se_test_set"] == pytest.approx(math.sqrt(0.00125), abs=1e-12)
+    assert row["reps_needed"] == math.ceil(z2 * 0.015 / (0.15**2 - z2 * 0.00125)) == 4
+    # test-set noise alone hides the difference: no number of repetitions helps
+    store, reps = power_store(0.2)
+    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    assert not row["reachable"] and math.isnan(row["reps_needed"])
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_missing_replicates_of_a_valid_run():
+    store, reps = hand_store()
+    reps = reps.loc[reps["run_id"] != rid("b", "clf_b", 0)]
+    with pytest.raises(ScoreStoreError) as err:
+        uncertainty.table2_intervals(store, reps)
+    assert err.value.code == "store.no_replicates"
+    assert rid("b", "clf_b", 0) in str(err.value) and "--bootstrap" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda r: r.drop(columns="ece"), "lacks column"),
+        (lambda r: r.assign(score=r["score"].where(r.index != 2, 1.5)), "row 2, column score"),
+        (lambda r: r.assign(replicate=r["replicate"].where(r.index != 1, -1)), "row 1"),
+        (lambda r: pd.concat([r, r.iloc[[0]]], ignore_index=True), "twice"),
+        (lambda r: r.loc[r.index != 1], "does not have replicates 0..3"),
+        (
+            lambda r: pd.concat([r, r.iloc[[4]].assign(replicate=4)], ignore_index=True),
+            "different numbers",
+        ),
+    ],
+)
+def test_malformed_replicates(mutate, match):
+    store, reps = hand_store()
+    with pytest.raises(ScoreStoreError, match=match) as err:
+        uncertainty.table2_intervals(store, mutate(reps))
+    assert err.value.code == "store.replicates_malformed"
+
+
+def test_invalid_runs_need_no_replicates_and_extra_runs_are_ignored():
+    store, reps = hand_store()
+    extra = reps_frame({"objectives/x/clf_a/rep0": ([0.5] * 4, [0.1] * 4)})
+    ci = uncertainty.table2_intervals(store, pd.concat([reps, extra], ignore_index=True))
+    assert len(ci) == 2
+
+
+def test_bad_alpha_and_n_boot():
+    store, reps = hand_store()
+    with pytest.raises(ValueError, match="alpha"):
+        uncertainty.table2_intervals(store, reps, alpha=0)
+    with pytest.raises(ValueError, match="n_boot"):
+        uncertainty.table2_intervals(store, reps, n_boot=0)
+
+
+# --- wording -----------------------------------------------------------------------------------
+
+
+def test_sentences_state_a_difference_only_when_significant():
+    base = {
+        "agent_a": "a_1",
+        "agent_b": "b",
+        "measure": "ece",
+        "diff_mean": 0.03,
+        "ci_low": 0.01,
+        "ci_high": 0.05,
+        "p_value": 0.001,
+        "p_holm": 0.003,
+        "n_tasks": 15,
+        "tasks_a_better": 2,
+    }
+    text = uncertainty.comparison_sentence(base)
+    assert text.startswith("b is better calibrated than a\\_1 on calibration (ECE)")
+    assert "better on 13 of 15 tasks" in text
+    not_sig = uncertainty.comparison_sentence({**base, "p_holm": 0.2})
+    assert not_sig.startswith("The data cannot separate a\\_1 and b")
+    assert "no paired test" not in not_sig
+    few = uncertainty.comparison_sentence({**base, "p_holm": 0.25, "n_tasks": 3})
+    assert "with 3 tasks no paired test across tasks can reach p < 0.05" in few
+    frame = pd.DataFrame([{**base, "p_holm": 0.2}, {**base, "agent_a": "c", "p_holm": 0.01}])
+    lines = uncertainty.comparison_sentences(frame, "ece")
+    assert lines[0].startswith("b is better calibrated than c") and "cannot separate" in lines[1]
