@@ -11,6 +11,7 @@ import sys
 
 from automd_analysis.cli import (  # noqa: F401  (each module registers its commands)
     commands_demo_archive,
+    commands_import,
     commands_masking,
     commands_report,
     commands_score,

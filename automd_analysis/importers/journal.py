@@ -62,11 +62,11 @@ def render_journal(run: ImportedRun) -> str:
     >>> run = ImportedRun("codex", Path("."), "run1", "main", "codex", "task", 0, "gpt-5",
     ...                   "linear", t, t, 720.0, [], final_file(), "final", None)
     >>> print(render_journal(run).splitlines()[0])
-    # Journal - codex on task, repetition 0 (imported from a codex log; LLM gpt-5)
+    # Journal - codex on task, repetition 0 (imported from the codex format; LLM gpt-5)
     """
     lines = [
         f"# Journal - {run.agent} on {run.task}, repetition {run.rep} "
-        f"(imported from a {run.format} log; LLM {run.llm})",
+        f"(imported from the {run.format} format; LLM {run.llm})",
         "",
         f"Imported by `automd import {run.format}` from `{run.source_name}`. Raw logs are under "
         "`logs/`, unparsed.",

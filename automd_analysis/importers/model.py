@@ -114,7 +114,7 @@ class ImportedRun:
 
     ``selected_version`` is a node id, :data:`FINAL_VERSION` or ``None`` (no submission: the run
     is invalid). ``raw_logs`` maps archive paths (below ``logs/``) to SOURCE-relative paths, copied
-    unparsed. ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code that
+    unparsed; ``log_texts`` holds logs read from outside SOURCE (``--rollout``), written as read. ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code that
     sits beside it. ``problems`` are recorded (non-fatal) problems.
     """
 
@@ -139,6 +139,7 @@ class ImportedRun:
     final_created_at: datetime | None = None
     final_code: tuple[tuple[str, str], ...] = ()
     raw_logs: dict[str, str] = field(default_factory=dict)
+    log_texts: dict[str, str] = field(default_factory=dict)
     binding: str = "none"
     problems: list[AutomdError] = field(default_factory=list)
     steps_in_run_json: bool = True

@@ -185,6 +185,8 @@ def _fill(run_dir: Path, run: ImportedRun) -> None:
         )
     for dest, rel in logs.items():
         source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+    for dest, text in sorted(run.log_texts.items()):
+        _write(run_dir / "logs" / dest, text)
     steps = None
     if run.steps_in_run_json and run.nodes:
         steps = []
