@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 
 from automd_analysis.importers._common import (
     ImportOptions,
@@ -30,9 +31,9 @@ from automd_analysis.importers._common import (
 )
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.codex import (
-    _times_from_mtime,
     linear_steps_from_files,
     read_rollouts,
+    times_from_mtime,
     top_level_code,
 )
 from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
@@ -176,7 +177,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         start, end = summary.first, summary.last
     else:
         present = [r for r in ("results.tsv", "journal.md") if source.exists(r)]
-        start, end = _times_from_mtime(source, present + ([final_rel] if final_rel else []),
+        start, end = times_from_mtime(source, present + ([final_rel] if final_rel else []),
                                        problems)  # fmt: skip
     if has_tsv:
         text = source.read_text("results.tsv", source.limits.log_bytes, what="results.tsv")
@@ -189,7 +190,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
                 bound.append(n)
                 continue
             created = min(max(mtime_utc(source, rel), start), end)
-            bound.append(_with(n, rel, created))
+            bound.append(replace(n, prediction=rel, created_at=created))
         nodes = bound
     else:
         nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
@@ -222,9 +223,3 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     )
     run.log_texts.update(summary.outside)
     return [run]
-
-
-def _with(node: ImportedNode, rel: str, created) -> ImportedNode:
-    from dataclasses import replace
-
-    return replace(node, prediction=rel, created_at=created)

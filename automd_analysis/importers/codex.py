@@ -182,7 +182,7 @@ def read_rollouts(source: SourceDir, opts: ImportOptions, problems: list) -> Rol
     return out
 
 
-def _times_from_mtime(source: SourceDir, rels: list[str], problems: list):
+def times_from_mtime(source: SourceDir, rels: list[str], problems: list):
     stamps = [mtime_utc(source, r) for r in rels]
     problems.append(
         problem(
@@ -294,7 +294,7 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
                 code="import.empty_run",
                 fix="SOURCE must hold sessions/**/rollout-*.jsonl and/or submission.csv",
             )
-        start, end = _times_from_mtime(source, [final_rel], problems)
+        start, end = times_from_mtime(source, [final_rel], problems)
     else:
         start, end = summary.first, summary.last
     nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
