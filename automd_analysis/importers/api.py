@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from automd_analysis.archive import NAME_PATTERN
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers._source import SourceDir
@@ -112,7 +113,7 @@ def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCoun
 def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | None) -> None:
     """Unknown tasks are fatal when a manifest directory is available; headers are checked
     against the task's submission columns when its data is available (recorded problems)."""
-    from automd_analysis.tasks import get_task, load_manifests, manifest_dir, read_time_grid
+    from automd_analysis.tasks import Task, data_root, load_manifest, manifest_dir, read_time_grid
 
     directory = manifest_dir(manifests)
     if not directory.is_dir():
@@ -124,21 +125,30 @@ def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | N
                 fix="pass --manifests DIR (the task manifests the archive will be scored with)",
             )
         return
-    known = load_manifests(directory)
-    for run in runs:
-        if run.task not in known:
+    known = {}
+    for task in sorted({r.task for r in runs}):
+        if not NAME_PATTERN.match(task):
             raise SourceError(
-                f"task {run.task!r} is not among the manifests",
+                f"task name {task!r} is not allowed",
+                code="import.options_invalid",
+                fix=f"task ids match {NAME_PATTERN.pattern}",
+            )
+        path = directory / f"{task}.yaml"
+        if not path.is_file():
+            names = sorted(p.stem for p in directory.glob("*.yaml"))
+            raise SourceError(
+                f"task {task!r} is not among the manifests",
                 path=directory,
                 code="import.task_unknown",
-                fix=f"pass --task with one of: {', '.join(sorted(known)[:20])}",
+                fix=f"pass --task with one of: {', '.join(names[:30])}",
             )
+        known[task] = load_manifest(path)
     for run in runs:
         m = known[run.task]
         expected = list(m.submission.id_columns)
         try:
             if m.submission.time_grid is not None:
-                expected += read_time_grid(get_task(run.task, data, directory))[1]
+                expected += read_time_grid(Task(m, data_root(data)))[1]
             else:
                 expected += [c for c in (m.submission.probability_column,
                                          m.submission.label_column) if c]  # fmt: skip
