@@ -28,8 +28,19 @@ def automd_import(fmt: str, source: Path, archive: Path, *args: str, data: Path)
     """Run ``automd import`` in-process; return (exit code, parsed --json output)."""
     res = runner.invoke(
         app,
-        ["import", fmt, str(source), "--archive", str(archive), "--json", "--data", str(data),
-         "--manifests", str(MANIFESTS), *args],  # fmt: skip
+        [
+            "import",
+            fmt,
+            str(source),
+            "--archive",
+            str(archive),
+            "--json",
+            "--data",
+            str(data),
+            "--manifests",
+            str(MANIFESTS),
+            *args,
+        ],  # fmt: skip
     )
     out = res.stdout.strip().splitlines()
     return res.exit_code, (json.loads(out[-1]) if out else None)
@@ -126,7 +137,9 @@ def ais_src(tmp_path_factory, demo_root):
     return src, al.build_aiscientist(src, demo_root)
 
 
-def test_aiscientist_latest_stage_metric_rule_when_saved_best_is_buggy(ais_src, demo_root, tmp_path):
+def test_aiscientist_latest_stage_metric_rule_when_saved_best_is_buggy(
+    ais_src, demo_root, tmp_path
+):
     src, exp = ais_src
     code, rep = automd_import("aiscientist-v2", src, tmp_path / "a", "--task", exp["task"],
                               "--agent", "aiscientist", "--predictions", PATTERN, data=demo_root)  # fmt: skip

@@ -311,5 +311,5 @@ def import_source(
     runs = readers[fmt](src, opts)
     _check_tasks(runs, None if manifests is None else Path(manifests),
                  None if data is None else Path(data))  # fmt: skip
-    written = write_runs(archive, runs, replace=replace_existing)
+    written = write_runs(archive, runs, replace=replace_existing, limits=opts.limits)
     return ImportReport(fmt, src.root, Path(archive), runs, written)

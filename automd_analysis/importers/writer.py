@@ -27,7 +27,7 @@ from automd_analysis._version import __version__
 from automd_analysis.archive import NAME_PATTERN, open_archive
 from automd_analysis.errors import ArchiveError
 from automd_analysis.importers._common import iso
-from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers._source import Limits, SourceDir
 from automd_analysis.importers.journal import render_journal
 from automd_analysis.importers.model import FINAL_VERSION, ImportedRun
 from automd_analysis.importers.problems import SourceError, problem
@@ -138,8 +138,8 @@ def _notes(run: ImportedRun) -> str:
     return text
 
 
-def _fill(run_dir: Path, run: ImportedRun) -> None:
-    source = SourceDir(run.source)
+def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
+    source = SourceDir(run.source, limits)
     logs = _log_plan(source, run)
     for node in run.nodes:
         for name, text in node.code:
@@ -237,7 +237,13 @@ def _target(dest: Path, run: ImportedRun) -> Path:
     return dest / run.experiment / run.agent / run.task / f"rep{run.rep}"
 
 
-def write_runs(dest: str | Path, runs: list[ImportedRun], *, replace: bool = False):
+def write_runs(
+    dest: str | Path,
+    runs: list[ImportedRun],
+    *,
+    replace: bool = False,
+    limits: Limits | None = None,
+):
     """Write ``runs`` into the archive ``dest`` (created when missing), all or nothing.
 
     Parameters
@@ -248,6 +254,8 @@ def write_runs(dest: str | Path, runs: list[ImportedRun], *, replace: bool = Fal
     runs : list of ImportedRun
     replace : bool
         Replace runs that already exist; without it an existing run is ``import.run_exists``.
+    limits : Limits, optional
+        Size caps for the files copied from each run's source.
 
     Returns
     -------
@@ -309,7 +317,7 @@ def write_runs(dest: str | Path, runs: list[ImportedRun], *, replace: bool = Fal
     try:
         _write(staging / "archive.yaml", meta_text)
         for run in runs:
-            _fill(_target(staging, run), run)
+            _fill(_target(staging, run), run, limits)
         staged = open_archive(staging)
         read_ids = {r.run_id for r in staged.runs()}
         if staged.problems or read_ids != seen:
