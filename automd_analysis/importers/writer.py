@@ -53,7 +53,8 @@ class WrittenRun:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True)
     path.write_text(text, encoding="utf-8", newline="\n")
 
 
