@@ -324,3 +324,20 @@ def test_real_entry_point_exit_code_and_message(aide, tmp_path):
     assert proc.returncode == 2
     assert "[import.malformed]" in proc.stderr and "journal.json" in proc.stderr
     assert not (tmp_path / "a").exists()
+
+
+def test_run_json_above_the_reader_limit_is_compacted_then_refused(aide, tmp_path, demo_root,
+                                                                   monkeypatch):  # fmt: skip
+    from automd_analysis.importers import writer
+
+    assert run("aide", aide, tmp_path / "a", data=demo_root)[0] == 0
+    (r,) = open_archive(tmp_path / "a").runs()
+    full = (r.dir / "run.json").stat().st_size
+    compact = len(json.dumps(json.loads((r.dir / "run.json").read_text()), sort_keys=True,
+                             separators=(",", ":"))) + 1  # fmt: skip
+    monkeypatch.setattr(writer, "MAX_JSON_BYTES", compact)  # only the compact form fits
+    assert run("aide", aide, tmp_path / "b", data=demo_root)[0] == 0
+    (r,) = open_archive(tmp_path / "b").runs()
+    assert (r.dir / "run.json").stat().st_size == compact < full
+    monkeypatch.setattr(writer, "MAX_JSON_BYTES", compact - 1)
+    fails(run("aide", aide, tmp_path / "c", data=demo_root), "import.too_large", tmp_path / "c")

@@ -24,7 +24,7 @@ import yaml
 
 from automd_analysis._atomic import write_text_atomic
 from automd_analysis._version import __version__
-from automd_analysis.archive import NAME_PATTERN, open_archive
+from automd_analysis.archive import MAX_JSON_BYTES, NAME_PATTERN, open_archive
 from automd_analysis.errors import ArchiveError
 from automd_analysis.importers._common import iso
 from automd_analysis.importers._source import Limits, SourceDir
@@ -230,7 +230,18 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
         "steps": steps,
         "notes": _notes(run),
     }
-    _write(run_dir / "run.json", dump_json(payload))
+    text = dump_json(payload)
+    if len(text.encode()) > MAX_JSON_BYTES:  # many steps: the compact form is still valid
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+    if len(text.encode()) > MAX_JSON_BYTES:
+        raise SourceError(
+            f"run.json would have {len(text.encode())} bytes ({len(steps or [])} steps), above "
+            f"the archive's limit of {MAX_JSON_BYTES}",
+            code="import.too_large",
+            fix="the archive format caps run.json at 1 MiB; split the run or drop steps in a copy "
+            "of the log",
+        )
+    _write(run_dir / "run.json", text)
     _write(run_dir / "journal.md", render_journal(run))
 
 
