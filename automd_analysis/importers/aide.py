@@ -228,7 +228,17 @@ def read_aide_run(
     llm = resolve_llm(opts.llm, [dig(config, "agent", "code", "model")], problems, journal_rel)
     binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
     if harness_binding:
-        merged = dict(harness_binding)
+        known = {n.node_id for n in nodes}
+        for node_id in sorted(set(harness_binding) - known):
+            problems.append(
+                problem(
+                    "import.prediction_unbound_key",
+                    f"the harness binds a file to node {node_id}, which is not in the journal; "
+                    "ignored",
+                    path=journal_rel,
+                )
+            )
+        merged = {k: v for k, v in harness_binding.items() if k in known}
         merged.update(binding.files)
         binding = Binding(merged, binding.final, binding.description, binding.problems)
         if binding.description == "none":

@@ -101,8 +101,12 @@ def parse_rollout(text: str, where: str, problems: list) -> tuple[list, list, di
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        obj = parse_json(line, where, "rollout line")
         loc = f"line {lineno}"
+        try:
+            obj = parse_json(line, where, "rollout line")
+        except SourceError as exc:
+            exc.location = f"{loc}, {exc.location}"
+            raise
         if not isinstance(obj, dict) or not isinstance(obj.get("payload"), dict):
             raise malformed("a rollout line must be an object with a 'payload' object", where, loc)
         if obj.get("type") not in ROLLOUT_TYPES:

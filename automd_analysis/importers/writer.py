@@ -113,7 +113,7 @@ def _log_plan(source: SourceDir, run: ImportedRun) -> dict[str, str]:
     """Raw logs that can be copied; oversize ones become recorded problems."""
     plan = {}
     for dest, rel in sorted(run.raw_logs.items()):
-        size = os.lstat(source.path(rel)).st_size
+        size = source.file_size(rel, 1 << 62, what="log")
         if size > source.limits.copy_bytes:
             run.problems.append(
                 problem(
