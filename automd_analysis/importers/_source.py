@@ -84,6 +84,14 @@ def check_relative(rel: str, *, what: str, where: str | None = None) -> PurePosi
         ``import.unsafe_path`` if ``rel`` is empty, absolute, has a drive letter, ``..``, a
         backslash or a NUL byte.
 
+    See Also
+    --------
+    SourceDir.path : applies this check, then refuses symlinks on the way.
+
+    References
+    ----------
+    docs/importing.md, "Untrusted sources".
+
     Examples
     --------
     >>> str(check_relative("node_predictions/ab12/submission.csv", what="prediction file"))
@@ -121,6 +129,29 @@ class SourceDir:
         SOURCE. It must be a directory; the path the user gives is trusted (it may itself be a
         symlink), everything below it is not.
     limits : Limits, optional
+
+    See Also
+    --------
+    check_relative
+
+    References
+    ----------
+    docs/importing.md, "Untrusted sources".
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "journal.json").write_text('{"nodes": []}')
+    >>> os.symlink("/etc/hostname", d / "config.yaml")
+    >>> src = SourceDir(d)
+    >>> src.read_json("journal.json")
+    {'nodes': []}
+    >>> try:
+    ...     src.read_bytes("config.yaml", 1024)
+    ... except SourceError as exc:
+    ...     print(exc.code)
+    import.unsafe_path
     """
 
     def __init__(self, root: str | Path, limits: Limits | None = None):

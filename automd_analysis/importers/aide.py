@@ -38,7 +38,7 @@ from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.selection import Candidate, best_reported_val_non_faulty
 
-__all__ = ["AIDE_LOG_FILES", "parse_journal", "read_aide", "read_aide_run"]
+__all__ = ["AIDE_LOG_FILES", "parse_journal", "read_aide"]
 
 #: Files of an AIDE log directory copied unparsed under ``logs/`` (those present).
 AIDE_LOG_FILES = (

@@ -37,7 +37,7 @@ from automd_analysis.importers.predictions import Binding, bind_nodes, scan_step
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.selection import final_file
 
-__all__ = ["RolloutSummary", "parse_rollout", "read_codex", "read_rollouts"]
+__all__ = ["RolloutSummary", "parse_rollout", "read_codex"]
 
 ROLLOUT_TYPES = {"session_meta", "turn_context", "response_item", "compacted", "event_msg"}
 

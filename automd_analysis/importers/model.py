@@ -28,6 +28,26 @@ TokenSource = Literal["agent_log", "user_file", "harness"]
 def utc_from_epoch(seconds: float) -> datetime:
     """An aware UTC datetime from epoch seconds (AIDE/AI-Scientist ``ctime``).
 
+    Parameters
+    ----------
+    seconds : float
+        Seconds since 1970-01-01T00:00:00Z (``time.time()``).
+
+    Returns
+    -------
+    datetime
+        Timezone-aware, UTC.
+
+    See Also
+    --------
+    datetime.datetime.fromtimestamp
+
+    References
+    ----------
+    AIDE ``aide/journal.py``: ``Node.ctime = time.time()``.
+
+    Examples
+    --------
     >>> utc_from_epoch(0).isoformat()
     '1970-01-01T00:00:00+00:00'
     """

@@ -39,7 +39,34 @@ RUN_SCHEMA_VERSION = 2
 
 
 def dump_json(payload: dict) -> str:
-    """JSON text with sorted keys, one-space indent and a final newline."""
+    """JSON text with sorted keys, one-space indent and a final newline (as the demo harness).
+
+    Parameters
+    ----------
+    payload : dict
+
+    Returns
+    -------
+    str
+
+    See Also
+    --------
+    write_runs
+
+    References
+    ----------
+    docs/archive.md (metadata files are strict JSON).
+
+    Examples
+    --------
+    >>> print(dump_json({"b": 1, "a": [None]}), end="")
+    {
+     "a": [
+      null
+     ],
+     "b": 1
+    }
+    """
     return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
 
 
