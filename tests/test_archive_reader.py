@@ -243,7 +243,7 @@ def test_versions_sorted_by_created_at_not_name(arch):
         ({"tokens": {"prompt": 1, "completion": 2}}, "tokens.total"),
         ({"selection": {"rule": "x"}}, "selection.selected_version"),
         ({"selection": {"rule": "x", "selected_version": "../v1"}}, "selection.selected_version"),
-        ({"schema_version": 2}, "schema_version"),
+        ({"schema_version": 3}, "schema_version"),
         ({"surprise": 1}, "surprise"),
         ({"steps": [{"step": 0, "ok": True}]}, "steps.0.step"),
     ],

@@ -1,4 +1,7 @@
-"""Strict schemas of the archive's metadata files (docs/archive.md, schema version 1).
+"""Strict schemas of the archive's metadata files (docs/archive.md).
+
+``run.json`` has schema version 1 or 2 (2 adds the optional ``tokens.source``); the other files
+have version 1.
 
 Unknown keys are errors, integers are not strings and lie in [0, 2**53 - 1] (so every count fits
 int64 and float64 exactly), floats are finite, timestamps carry a zone.
@@ -10,7 +13,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from automd_analysis.archive.safe import MAX_INT, NAME_PATTERN, read_bounded
 from automd_analysis.errors import ArchiveError
@@ -52,6 +64,15 @@ class TokensJson(_Strict):
     completion: int = Field(ge=0, le=MAX_INT)
     total: int = Field(ge=0, le=MAX_INT)
     simulated: bool = False
+    # schema version 2: where the counts came from (absent: not recorded)
+    source: Literal["agent_log", "user_file", "harness"] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_source(self, handler):
+        data = handler(self)
+        if data.get("source") is None:
+            data.pop("source", None)
+        return data
 
 
 class SelectionJson(_Strict):
@@ -72,7 +93,7 @@ class StepJson(_Strict):
 class RunJson(_Strict):
     """``run.json``."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[1, 2]
     experiment: str
     agent: str
     task: str
@@ -89,6 +110,12 @@ class RunJson(_Strict):
     reported_val_score: float | None = None
     steps: list[StepJson] | None = None
     notes: str | None = None
+
+    @model_validator(mode="after")
+    def _version_fields(self) -> RunJson:
+        if self.schema_version == 1 and self.tokens is not None and self.tokens.source is not None:
+            raise ValueError("tokens.source needs schema_version 2")
+        return self
 
 
 class VersionJson(_Strict):

@@ -1,0 +1,389 @@
+"""Helpers shared by the format importers: options, names, times, LLM, tokens, final file."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.errors import AutomdError
+from automd_analysis.importers._source import Limits, SourceDir
+from automd_analysis.importers.model import FINAL_VERSION, ImportedNode, ImportedRun, TokenCount
+from automd_analysis.importers.predictions import Binding, PredictionSpec
+from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.safe_yaml import UnsafeYamlError, load_agent_yaml
+from automd_analysis.importers.selection import Selection
+
+#: The paper's wall-clock budget per run (minutes).
+DEFAULT_BUDGET_MINUTES = 720.0
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What the user passed to ``automd import`` (besides FORMAT, SOURCE and DEST).
+
+    ``task`` may be ``None`` only for MLE-bench run groups (runs map to tasks by competition id).
+    ``tokens`` is the parsed ``--tokens`` file.
+    """
+
+    agent: str
+    task: str | None = None
+    experiment: str = "main"
+    rep: int = 0
+    llm: str | None = None
+    predictions: PredictionSpec | None = None
+    tokens: TokenCount | None = None
+    budget_minutes: float = DEFAULT_BUDGET_MINUTES
+    rollout: Path | None = None
+    limits: Limits = field(default_factory=Limits)
+
+
+def check_node_id(value: Any, what: str, where: str) -> str:
+    """``value`` if it is a safe archive name, else ``import.bad_node_id``."""
+    if not isinstance(value, str) or not NAME_PATTERN.match(value) or len(value) > 200:
+        raise SourceError(
+            f"{what} {value!r} is not a safe name (it becomes a directory of the archive)",
+            path=where,
+            code="import.bad_node_id",
+            fix=f"ids must match {NAME_PATTERN.pattern} (at most 200 characters)",
+        )
+    return value
+
+
+def malformed(msg: str, where: str, location: str | None = None) -> SourceError:
+    """An ``import.malformed`` error naming the file (SOURCE-relative) and the field."""
+    return SourceError(
+        msg,
+        path=where,
+        location=location,
+        code="import.malformed",
+        fix="the file must have the shape the agent writes (docs/importing.md)",
+    )
+
+
+def finite_or_none(value: Any, problems: list, what: str, where: str) -> float | None:
+    """A finite float, ``None`` for null; NaN/inf become ``None`` with a recorded problem."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise malformed(f"{what} must be a number or null, not {type(value).__name__}", where)
+    if not math.isfinite(value):
+        problems.append(
+            problem(
+                "import.metric_not_finite",
+                f"{what} is {value!r}; treated as not reported",
+                path=where,
+            )
+        )
+        return None
+    return float(value)
+
+
+def iso(dt: datetime) -> str:
+    """ISO 8601 UTC with microseconds and ``Z`` (stable text for byte-identical archives).
+
+    >>> iso(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    '2026-01-02T03:04:05.000000Z'
+    """
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_timestamp(text: Any, where: str, problems: list) -> datetime:
+    """An aware datetime from ISO 8601 text; a naive one is taken as UTC (recorded once)."""
+    if not isinstance(text, str):
+        raise malformed(f"timestamp must be a string, not {type(text).__name__}", where)
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise malformed(f"timestamp {text!r} is not ISO 8601", where) from None
+    if dt.tzinfo is None:
+        if not any(p.code == "import.time_zone_assumed" for p in problems):
+            problems.append(
+                problem(
+                    "import.time_zone_assumed",
+                    f"timestamps such as {text!r} carry no zone; UTC assumed",
+                    path=where,
+                )
+            )
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def mtime_utc(source: SourceDir, rel: str) -> datetime:
+    """The modification time of ``rel`` (no symlink followed) as aware UTC."""
+    return datetime.fromtimestamp(os.lstat(source.path(rel)).st_mtime, UTC)
+
+
+def read_yaml_config(source: SourceDir, rel: str, problems: list) -> dict | None:
+    """An agent's YAML config as plain data, or ``None`` (absent, unsafe or invalid: recorded)."""
+    if not source.exists(rel):
+        return None
+    text = source.read_text(rel, source.limits.yaml_bytes, what="YAML config")
+    try:
+        data = load_agent_yaml(text)
+    except UnsafeYamlError as exc:
+        problems.append(
+            problem(
+                "import.yaml_unsafe",
+                f"{rel} was not read: {exc}",
+                path=rel,
+                fix="nothing to do unless you need values from it (it is still copied to logs/)",
+            )
+        )
+        return None
+    except yaml.YAMLError as exc:
+        problems.append(problem("import.yaml_invalid", f"{rel} is not valid YAML: {exc}", path=rel))
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def dig(data: Any, *keys: str) -> Any:
+    """``data[k1][k2]...`` or ``None``."""
+    for k in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(k)
+    return data
+
+
+def resolve_llm(given: str | None, logged: list[str], problems: list, where: str) -> str:
+    """``--llm`` if given, else the last LLM the log names (a change is recorded)."""
+    names = [n for n in logged if isinstance(n, str) and n.strip()]
+    if given:
+        return given
+    if not names:
+        raise SourceError(
+            "the log does not name the LLM",
+            path=where,
+            code="import.llm_unknown",
+            fix="pass --llm NAME",
+        )
+    distinct = list(dict.fromkeys(names))
+    if len(distinct) > 1:
+        problems.append(
+            problem(
+                "import.llm_changed",
+                f"the log names several LLMs ({', '.join(distinct)}); {names[-1]!r} recorded",
+                path=where,
+                fix="pass --llm NAME to choose",
+            )
+        )
+    return names[-1].strip()
+
+
+def resolve_tokens(
+    user: TokenCount | None, logged: TokenCount | None, problems: list, what: str
+) -> TokenCount | None:
+    """``--tokens`` over the log's count (recorded); absent counts are recorded."""
+    if user is not None:
+        if logged is not None:
+            problems.append(
+                problem(
+                    "import.tokens_overridden",
+                    f"--tokens replaced the {what} count ({logged.total} total)",
+                )
+            )
+        return user
+    if logged is None:
+        problems.append(
+            problem(
+                "import.tokens_absent",
+                f"{what} records no token counts; run.json has no tokens",
+                fix="pass --tokens FILE with the harness's counts if you have them",
+            )
+        )
+    return logged
+
+
+def copy_if_present(source: SourceDir, rels: Iterable[str], dest_prefix: str = "") -> dict:
+    """``{logs/<dest_prefix><rel>: rel}`` for the regular files among ``rels`` (symlinks raise)."""
+    out = {}
+    for rel in rels:
+        if source.exists(rel) and not source.is_dir(rel):
+            out[f"{dest_prefix}{rel}"] = rel
+    return out
+
+
+def first_line(text: Any, limit: int = 160) -> str:
+    """The first non-empty line of ``text``, shortened (for ``journal.md``)."""
+    if not isinstance(text, str):
+        return ""
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
+
+
+_CODE_NAME = re.compile(r"[^A-Za-z0-9_.\-/]")
+
+
+def safe_code_name(name: str, fallback: str) -> str:
+    """A relative file name for code taken from a log (absolute / ``..`` paths → basename)."""
+    parts = [p for p in str(name).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if not parts or str(name).startswith("/") or ".." in str(name).split("/"):
+        parts = parts[-1:] or [fallback]
+    cleaned = "/".join(_CODE_NAME.sub("_", p) for p in parts)
+    cleaned = "/".join(p if not p.startswith(".") else "_" + p[1:] for p in cleaned.split("/"))
+    return cleaned or fallback
+
+
+def _sha(source: SourceDir, rel: str) -> str:
+    h = hashlib.sha256()
+    h.update(source.read_bytes(rel, source.limits.prediction_bytes, what="prediction file"))
+    return h.hexdigest()
+
+
+def final_default(source: SourceDir, binding: Binding, candidates: Iterable[str]) -> str | None:
+    """The run's final submission: the map's ``"final"`` entry, else the first existing default."""
+    if binding.final is not None:
+        return binding.final
+    for rel in candidates:
+        if source.exists(rel, what="final submission") and not source.is_dir(rel):
+            source.file_size(rel, source.limits.prediction_bytes, what="final submission")
+            return rel
+    return None
+
+
+def assemble(
+    *,
+    fmt: str,
+    source: SourceDir,
+    opts: ImportOptions,
+    task: str,
+    rep: int,
+    llm: str,
+    search: str,
+    nodes: list[ImportedNode],
+    selection: Selection,
+    binding: Binding,
+    final_rel: str | None,
+    started_at: datetime,
+    ended_at: datetime,
+    tokens: TokenCount | None,
+    raw_logs: dict,
+    problems: list[AutomdError],
+    final_code: tuple = (),
+    final_created_at: datetime | None = None,
+    steps_in_run_json: bool = True,
+) -> ImportedRun:
+    """Build the :class:`ImportedRun`: resolve the selected version and the final file.
+
+    When the selection uses the final file and that file's bytes equal a bound version's file,
+    that version is the selection (the latest such); otherwise the final file becomes version
+    :data:`~automd_analysis.importers.model.FINAL_VERSION`. Without a final file the run has no
+    submission (``import.final_file_missing``).
+    """
+    problems = list(problems) + list(binding.problems)
+    if not binding.files:
+        how = (
+            "no --predictions was given"
+            if opts.predictions is None
+            else f"{opts.predictions.describe()} matched no file"
+        )
+        problems.append(
+            problem(
+                "import.predictions_not_bound",
+                f"no per-node prediction file is bound ({how}); the run's final file is its "
+                "only prediction file",
+                fix="pass --predictions PATTERN or a JSON map (docs/importing.md)",
+            )
+        )
+    if ended_at < started_at:
+        ended_at = started_at
+    by_id = {n.node_id: n for n in nodes}
+    selected: str | None = selection.node_id
+    reported = None
+    use_final = selection.use_final_file
+    if selection.incomparable:
+        problems.append(
+            problem(
+                "import.selection_incomparable",
+                f"{len(selection.incomparable)} node(s) report a metric of another type or "
+                f"direction and were not compared: {', '.join(selection.incomparable)}",
+            )
+        )
+    if selected is not None:
+        reported = by_id[selected].metric.value
+    elif use_final:
+        if final_rel is None:
+            problems.append(
+                problem(
+                    "import.final_file_missing",
+                    "the selection uses the run's final submission file, which is absent; the "
+                    "run has no submission (scored as invalid)",
+                    fix="copy the final submission.csv into SOURCE or name it in a map file "
+                    "under the key 'final'",
+                )
+            )
+        else:
+            size = source.file_size(final_rel, source.limits.prediction_bytes)
+            same = [
+                n
+                for n in nodes
+                if n.prediction is not None
+                and source.file_size(n.prediction, source.limits.prediction_bytes) == size
+            ]
+            if same:
+                digest = _sha(source, final_rel)
+                same = [n for n in same if _sha(source, n.prediction) == digest]
+            if same:
+                hit = max(same, key=lambda n: n.ordinal)
+                selected, reported = hit.node_id, hit.metric.value
+                final_rel = None
+            else:
+                selected = FINAL_VERSION
+                if FINAL_VERSION in by_id:
+                    raise malformed(f"a node is called {FINAL_VERSION!r}", source.name)
+    else:
+        problems.append(
+            problem("import.selection_no_candidate", "no node qualified under the selection rule")
+        )
+    if selected != FINAL_VERSION:
+        final_rel = None
+    return ImportedRun(
+        format=fmt,
+        source=source.root,
+        source_name=source.name,
+        experiment=opts.experiment,
+        agent=opts.agent,
+        task=task,
+        rep=rep,
+        llm=llm,
+        search=search,
+        started_at=started_at,
+        ended_at=ended_at,
+        budget_minutes=float(opts.budget_minutes),
+        nodes=nodes,
+        selection=selection,
+        selected_version=selected,
+        reported_val_score=reported,
+        tokens=tokens,
+        final_file=final_rel,
+        final_created_at=final_created_at,
+        final_code=final_code if final_rel is not None else (),
+        raw_logs=raw_logs,
+        binding=binding.description,
+        problems=problems,
+        steps_in_run_json=steps_in_run_json,
+    )
+
+
+def require_task(opts: ImportOptions) -> str:
+    """``--task`` (``import.task_required`` when absent)."""
+    if not opts.task:
+        raise SourceError(
+            "--task is required for this format",
+            code="import.task_required",
+            fix="pass --task TASK (a task id of the manifests)",
+        )
+    return opts.task

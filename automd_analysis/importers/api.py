@@ -1,0 +1,315 @@
+"""``import_source``: read an agent's output with one format importer and write the archive run(s)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from automd_analysis.archive import NAME_PATTERN
+from automd_analysis.errors import AutomdError
+from automd_analysis.importers._common import ImportOptions
+from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.model import ImportedRun, TokenCount
+from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.writer import WrittenRun, write_runs
+
+__all__ = ["FORMATS", "ImportReport", "import_source", "read_tokens_file"]
+
+
+def _formats() -> dict[str, Callable[[SourceDir, ImportOptions], list[ImportedRun]]]:
+    from automd_analysis.importers.aide import read_aide
+    from automd_analysis.importers.aiscientist_v2 import read_aiscientist_v2
+    from automd_analysis.importers.autoresearch import read_autoresearch
+    from automd_analysis.importers.codex import read_codex
+    from automd_analysis.importers.fmlbench import read_fmlbench
+    from automd_analysis.importers.mlebench import read_mlebench
+
+    return {
+        "aide": read_aide,
+        "aiscientist-v2": read_aiscientist_v2,
+        "codex": read_codex,
+        "autoresearch": read_autoresearch,
+        "fmlbench": read_fmlbench,
+        "mlebench": read_mlebench,
+    }
+
+
+#: Format names accepted by ``automd import``.
+FORMATS = ("aide", "aiscientist-v2", "codex", "autoresearch", "fmlbench", "mlebench")
+
+
+def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCount:
+    """Parse ``--tokens FILE``: ``{"prompt": int, "completion": int, "total": int}``.
+
+    An optional ``"source"`` key may say ``"user_file"`` (default) or ``"harness"``.
+
+    Parameters
+    ----------
+    path : str or Path
+    max_bytes : int
+
+    Returns
+    -------
+    TokenCount
+
+    Raises
+    ------
+    SourceError
+        ``import.tokens_invalid``: missing file, not JSON, other keys, non-integer or negative
+        counts, ``total < max(prompt, completion)``.
+
+    See Also
+    --------
+    import_source
+
+    References
+    ----------
+    docs/importing.md, "Tokens".
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "tokens.json"
+    >>> _ = p.write_text('{"prompt": 1200, "completion": 300, "total": 1500}')
+    >>> read_tokens_file(p)
+    TokenCount(prompt=1200, completion=300, total=1500, source='user_file')
+    """
+    path = Path(path)
+    fix = 'write {"prompt": int, "completion": int, "total": int} (docs/importing.md)'
+
+    def bad(msg: str) -> SourceError:
+        return SourceError(msg, path=path, code="import.tokens_invalid", fix=fix)
+
+    if not path.is_file():
+        raise bad("--tokens file not found")
+    if path.stat().st_size > max_bytes:
+        raise bad(f"--tokens file is larger than {max_bytes} bytes")
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise bad(f"--tokens file is not JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise bad("--tokens file must hold a JSON object")
+    extra = set(raw) - {"prompt", "completion", "total", "source"}
+    if extra:
+        raise bad(f"--tokens file has unknown keys {sorted(extra)}")
+    counts = {}
+    for key in ("prompt", "completion", "total"):
+        v = raw.get(key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise bad(f"--tokens {key!r} must be an integer >= 0, not {v!r}")
+        counts[key] = v
+    if counts["total"] < max(counts["prompt"], counts["completion"]):
+        raise bad("--tokens 'total' is smaller than 'prompt' or 'completion'")
+    src = raw.get("source", "user_file")
+    if src not in ("user_file", "harness"):
+        raise bad(f"--tokens 'source' must be 'user_file' or 'harness', not {src!r}")
+    return TokenCount(counts["prompt"], counts["completion"], counts["total"], src)
+
+
+def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | None) -> None:
+    """Unknown tasks are fatal when a manifest directory is available; headers are checked
+    against the task's submission columns when its data is available (recorded problems)."""
+    from automd_analysis.tasks import Task, data_root, load_manifest, manifest_dir, read_time_grid
+
+    directory = manifest_dir(manifests)
+    if not directory.is_dir():
+        if manifests is not None:
+            raise SourceError(
+                "manifest directory not found",
+                path=directory,
+                code="import.task_unknown",
+                fix="pass --manifests DIR (the task manifests the archive will be scored with)",
+            )
+        return
+    known = {}
+    for task in sorted({r.task for r in runs}):
+        if not NAME_PATTERN.match(task):
+            raise SourceError(
+                f"task name {task!r} is not allowed",
+                code="import.options_invalid",
+                fix=f"task ids match {NAME_PATTERN.pattern}",
+            )
+        path = directory / f"{task}.yaml"
+        if not path.is_file():
+            names = sorted(p.stem for p in directory.glob("*.yaml"))
+            raise SourceError(
+                f"task {task!r} is not among the manifests",
+                path=directory,
+                code="import.task_unknown",
+                fix=f"pass --task with one of: {', '.join(names[:30])}",
+            )
+        known[task] = load_manifest(path)
+    for run in runs:
+        m = known[run.task]
+        expected = list(m.submission.id_columns)
+        try:
+            if m.submission.time_grid is not None:
+                expected += read_time_grid(Task(m, data_root(data)))[1]
+            else:
+                expected += [c for c in (m.submission.probability_column,
+                                         m.submission.label_column) if c]  # fmt: skip
+        except AutomdError:
+            continue  # data not available: scoring reports it
+        _check_headers(run, expected)
+
+
+def _check_headers(run: ImportedRun, expected: list[str]) -> None:
+    source = SourceDir(run.source)
+    files = [(n.node_id, n.prediction) for n in run.versions]
+    if run.final_file is not None:
+        files.append(("final", run.final_file))
+    bad = []
+    for node_id, rel in files:
+        source.file_size(rel, source.limits.prediction_bytes, what="prediction file")
+        head = _head(source, rel)
+        line = head.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().lstrip("\ufeff")
+        cols = [c.strip().strip('"') for c in line.split(",")]
+        if sorted(cols) != sorted(expected):
+            bad.append(node_id)
+    if bad:
+        run.problems.append(
+            problem(
+                "import.prediction_header",
+                f"{len(bad)} bound file(s) do not have the task's submission columns "
+                f"(first: {bad[0]}); they will be scored as invalid",
+                fix="check the --predictions binding",
+            )
+        )
+
+
+def _head(source: SourceDir, rel: str) -> bytes:
+    fd = os.open(source.path(rel), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(1 << 16)
+
+
+@dataclass
+class ImportReport:
+    """What one ``automd import`` did (see :meth:`to_dict` for the ``--json`` form)."""
+
+    format: str
+    source: Path
+    archive: Path
+    runs: list[ImportedRun]
+    written: list[WrittenRun] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """Plain data: format, source, archive and one entry per run."""
+        written = {w.run_id: w for w in self.written}
+        out = []
+        for r in self.runs:
+            w = written.get(r.run_id)
+            out.append(
+                {
+                    "run_id": r.run_id,
+                    "path": None if w is None else str(w.path),
+                    "replaced": False if w is None else w.replaced,
+                    "task": r.task,
+                    "rep": r.rep,
+                    "llm": r.llm,
+                    "search": r.search,
+                    "started_at": r.started_at.isoformat(),
+                    "ended_at": r.ended_at.isoformat(),
+                    "nodes": len(r.nodes),
+                    "versions": [v.node_id for v in r.versions]
+                    + (["final"] if r.final_file is not None else []),
+                    "files_bound": len(r.versions),
+                    "binding": r.binding,
+                    "selection": {
+                        "rule": r.selection.rule,
+                        "selected_version": r.selected_version,
+                        "reasons": list(r.selection.reasons),
+                    },
+                    "reported_val_score": r.reported_val_score,
+                    "tokens": None
+                    if r.tokens is None
+                    else {
+                        "prompt": r.tokens.prompt,
+                        "completion": r.tokens.completion,
+                        "total": r.tokens.total,
+                    },
+                    "tokens_source": None if r.tokens is None else r.tokens.source,
+                    "problems": [p.to_dict() for p in r.problems],
+                }
+            )
+        return {
+            "ok": True,
+            "format": self.format,
+            "source": str(self.source),
+            "archive": str(self.archive),
+            "runs": out,
+        }
+
+
+def import_source(
+    fmt: str,
+    source: str | Path,
+    archive: str | Path,
+    opts: ImportOptions,
+    *,
+    replace_existing: bool = False,
+    manifests: str | Path | None = None,
+    data: str | Path | None = None,
+) -> ImportReport:
+    """Import one agent output directory into an archive.
+
+    Parameters
+    ----------
+    fmt : str
+        One of :data:`FORMATS`.
+    source : str or Path
+        The directory holding the agent's own log (docs/importing.md, per format).
+    archive : str or Path
+        DEST; ``archive.yaml`` is created when missing.
+    opts : ImportOptions
+    replace_existing : bool
+        ``--replace``.
+    manifests, data : path, optional
+        Task manifests (an unknown task is fatal when they are available) and the data root
+        (bound files' headers are checked against the task when it is available).
+
+    Returns
+    -------
+    ImportReport
+
+    Raises
+    ------
+    SourceError
+        Any fatal ``import.*`` code of :data:`~automd_analysis.importers.problems.FATAL`; nothing
+        is written then.
+
+    See Also
+    --------
+    automd_analysis.importers.writer.write_runs
+
+    References
+    ----------
+    docs/importing.md; Auto-MD-bench App. C (selection rules).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> try:
+    ...     import_source("aide", pathlib.Path(tempfile.mkdtemp()) / "nope", "arch",
+    ...                   ImportOptions(agent="aide", task="t"))
+    ... except SourceError as exc:
+    ...     print(exc.code)
+    import.source_missing
+    """
+    readers = _formats()
+    if fmt not in readers:
+        raise SourceError(
+            f"unknown format {fmt!r}",
+            code="import.options_invalid",
+            fix=f"use one of {', '.join(FORMATS)}",
+        )
+    src = SourceDir(source, opts.limits)
+    runs = readers[fmt](src, opts)
+    _check_tasks(runs, None if manifests is None else Path(manifests),
+                 None if data is None else Path(data))  # fmt: skip
+    written = write_runs(archive, runs, replace=replace_existing, limits=opts.limits)
+    return ImportReport(fmt, src.root, Path(archive), runs, written)

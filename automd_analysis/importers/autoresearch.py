@@ -1,0 +1,225 @@
+"""Autoresearch (keep/revert loop) work directory → :class:`~.model.ImportedRun`.
+
+SOURCE is the loop's work directory: the final ``submission.csv``, the agent's free-text
+``journal.md`` (the Auto-MD-bench program) and/or a karpathy-style ``results.tsv`` (tab-separated,
+header ``commit<TAB><metric><TAB>memory_gb<TAB>status<TAB>description``, ``status`` one of
+``keep``, ``discard``, ``crash``), and optionally the Codex session rollouts under
+``sessions/**/rollout-*.jsonl`` (times, LLM, tokens; see :mod:`.codex`). ``journal.md`` is free
+text and is copied, not parsed.
+
+Steps are the rows of ``results.tsv`` (``{step}`` = the 1-based row number, ``{node_id}`` =
+``step-NNNN``); a ``crash`` row is a failed step. Selection is :func:`~.selection.final_file`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import replace
+
+from automd_analysis.importers._common import (
+    ImportOptions,
+    assemble,
+    final_default,
+    finite_or_none,
+    first_line,
+    malformed,
+    mtime_utc,
+    require_task,
+    resolve_llm,
+    resolve_tokens,
+)
+from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.codex import (
+    linear_steps_from_files,
+    read_rollouts,
+    times_from_mtime,
+    top_level_code,
+)
+from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
+from automd_analysis.importers.predictions import Binding, bind_nodes
+from automd_analysis.importers.problems import SourceError
+from automd_analysis.importers.selection import final_file
+
+__all__ = ["parse_results_tsv", "read_autoresearch"]
+
+LOG_FILES = ("results.tsv", "journal.md", "program.md", "run.log")
+
+
+def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNode]:
+    """Rows of an autoresearch ``results.tsv`` as linear steps.
+
+    Parameters
+    ----------
+    text : str
+    where : str
+    problems : list
+
+    Returns
+    -------
+    list of ImportedNode
+        ``step-NNNN`` per row (1-based); ``metric.kind`` is the metric column's name and the
+        direction is unknown (the file does not say); ``crash`` rows are buggy with no metric.
+
+    Raises
+    ------
+    SourceError
+        ``import.malformed`` (no ``commit``/``status`` column, a row with the wrong number of
+        fields, an unknown status, a metric that is not a number).
+
+    See Also
+    --------
+    read_autoresearch
+
+    References
+    ----------
+    karpathy/autoresearch ``program.md`` (MIT): the ``results.tsv`` protocol.
+
+    Examples
+    --------
+    >>> tsv = "commit\\troc_auc\\tmemory_gb\\tstatus\\tdescription\\n"
+    >>> tsv += "a1b2c3d\\t0.786\\t5.3\\tkeep\\tbaseline\\nb2c3d4e\\t0.000\\t0.0\\tcrash\\tOOM\\n"
+    >>> [(n.node_id, n.buggy, n.metric.value) for n in parse_results_tsv(tsv, "r.tsv", [])]
+    [('step-0001', False, 0.786), ('step-0002', True, None)]
+    """
+    reader = csv.reader(io.StringIO(text), delimiter="\t")
+    rows = [r for r in reader if r and any(c.strip() for c in r)]
+    if not rows:
+        raise malformed("results.tsv is empty", where)
+    header = [h.strip() for h in rows[0]]
+    if len(header) < 3 or header[0] != "commit" or "status" not in header:
+        raise malformed("results.tsv header must start with 'commit' and have 'status'", where)
+    metric_name = header[1]
+    i_status = header.index("status")
+    i_desc = header.index("description") if "description" in header else None
+    out = []
+    for n, row in enumerate(rows[1:], start=1):
+        loc = f"row {n + 1}"
+        if len(row) != len(header):
+            raise malformed(f"row has {len(row)} fields, the header {len(header)}", where, loc)
+        status = row[i_status].strip().lower()
+        if status not in ("keep", "discard", "crash"):
+            raise malformed(f"status {row[i_status]!r} is not keep/discard/crash", where, loc)
+        value = None
+        if status != "crash":
+            try:
+                value = finite_or_none(float(row[1]), problems, f"{metric_name} of {loc}", where)
+            except ValueError:
+                raise malformed(f"{metric_name} {row[1]!r} is not a number", where, loc) from None
+        desc = f"{row[0].strip()} {status.upper()}"
+        if i_desc is not None:
+            desc += f": {first_line(row[i_desc])}"
+        out.append(
+            ImportedNode(
+                f"step-{n:04d}",
+                n,
+                log_step=n,
+                buggy=status == "crash",
+                metric=Metric(value, None, metric_name),
+                description=desc,
+            )
+        )
+    return out
+
+
+def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
+    """Import an autoresearch work directory (one linear run, selection ``final_file``).
+
+    Parameters
+    ----------
+    source : SourceDir
+        The work directory: ``submission.csv``, ``journal.md`` and/or ``results.tsv``,
+        optional ``sessions/**/rollout-*.jsonl``.
+    opts : ImportOptions
+
+    Returns
+    -------
+    list of ImportedRun
+
+    Raises
+    ------
+    SourceError
+        ``import.journal_missing`` (neither ``journal.md``, ``results.tsv`` nor a rollout),
+        ``import.malformed``, ``import.llm_unknown``...
+
+    See Also
+    --------
+    automd_analysis.importers.codex.read_codex
+
+    References
+    ----------
+    Auto-MD-bench App. C (Autoresearch protocol); karpathy/autoresearch ``program.md``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "journal.md").write_text("step 1: baseline, KEEP\\n")
+    >>> _ = (d / "submission.csv").write_text("id,p\\n1,0.5\\n")
+    >>> (run,) = read_autoresearch(SourceDir(d), ImportOptions(agent="ar", task="t", llm="m"))
+    >>> run.search, run.selected_version
+    ('linear', 'final')
+    """
+    task = require_task(opts)
+    problems: list = []
+    summary = read_rollouts(source, opts, problems)
+    has_tsv = source.exists("results.tsv")
+    has_journal = source.exists("journal.md")
+    if not (has_tsv or has_journal or summary.first is not None):
+        raise SourceError(
+            "no journal.md, results.tsv or session rollout in SOURCE",
+            path=".",
+            code="import.journal_missing",
+            fix="SOURCE must be the loop's work directory (docs/importing.md)",
+        )
+    final_rel = final_default(source, Binding(), ("submission.csv",))
+    if summary.first is not None:
+        start, end = summary.first, summary.last
+    else:
+        present = [r for r in ("results.tsv", "journal.md") if source.exists(r)]
+        start, end = times_from_mtime(source, present + ([final_rel] if final_rel else []),
+                                       problems)  # fmt: skip
+    if has_tsv:
+        text = source.read_text("results.tsv", source.limits.log_bytes, what="results.tsv")
+        nodes = parse_results_tsv(text, "results.tsv", problems)
+        binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
+        bound = []
+        for n in nodes:
+            rel = binding.files.get(n.node_id)
+            if rel is None:
+                bound.append(n)
+                continue
+            created = min(max(mtime_utc(source, rel), start), end)
+            bound.append(replace(n, prediction=rel, created_at=created))
+        nodes = bound
+    else:
+        nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
+    if binding.final is not None:
+        final_rel = binding.final
+    llm = resolve_llm(opts.llm, summary.models, problems, "sessions")
+    tokens = resolve_tokens(opts.tokens, summary.tokens, problems, "the autoresearch logs")
+    raw_logs = {rel: rel for rel in summary.files}
+    raw_logs.update({f: f for f in LOG_FILES if source.exists(f)})
+    run = assemble(
+        fmt="autoresearch",
+        source=source,
+        opts=opts,
+        task=task,
+        rep=opts.rep,
+        llm=llm,
+        search="linear",
+        nodes=nodes,
+        selection=final_file(),
+        binding=binding,
+        final_rel=final_rel,
+        started_at=start,
+        ended_at=end,
+        tokens=tokens,
+        raw_logs=raw_logs,
+        problems=problems,
+        final_code=top_level_code(source),
+        final_created_at=end,
+        steps_in_run_json=bool(nodes) and has_tsv,
+    )
+    run.log_texts.update(summary.outside)
+    return [run]

@@ -1,0 +1,297 @@
+"""FML-bench run directory (``summary.json``) → :class:`~.model.ImportedRun`.
+
+SOURCE is ``<output_dir>/<agent>/<task>/<YYYYmmdd_HHMMSS>/`` with ``summary.json`` (written by
+``run_agent_benchmark.py::save_results``): ``benchmark, agent, model, provider, task_config{metric,
+metric_direction, ...}, total_duration_seconds, best_val_metric, val_steps[StepResult],
+token_usage{prompt_tokens, completion_tokens, total_tokens}, parent_workspace, ...``; every
+``StepResult`` has ``step_id`` (1-based), ``action``, ``edit_success``, ``val_result{success, ...}``
+or null, ``primary_metric``, ``token_usage``, ``step_duration_seconds`` and ``metadata`` (AIDE-style
+agents: ``node_id``, ``parent_id``). Code snapshots are ``step_snapshots/step_NNNN_code.json``
+(``{file path: content}``).
+
+FML-bench timestamps carry no zone: the start is the run directory's ``YYYYmmdd_HHMMSS`` name,
+taken as UTC (recorded), the end is the start plus ``total_duration_seconds``, and each step ends
+at the start plus the cumulative ``step_duration_seconds``. Selection:
+:func:`~.selection.earliest_best_val_metric_step`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from automd_analysis.importers._common import (
+    ImportOptions,
+    assemble,
+    final_default,
+    finite_or_none,
+    first_line,
+    malformed,
+    mtime_utc,
+    require_task,
+    resolve_llm,
+    resolve_tokens,
+    safe_code_name,
+)
+from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric, TokenCount
+from automd_analysis.importers.predictions import bind_nodes
+from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.selection import Candidate, earliest_best_val_metric_step
+
+__all__ = ["read_fmlbench"]
+
+_RUN_DIR = re.compile(r"^(\d{8}_\d{6})$")
+
+
+def _int(v, where: str, loc: str, *, minimum: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise malformed(f"must be an integer >= {minimum}", where, loc)
+    return v
+
+
+def _tokens(usage, where: str, loc: str) -> TokenCount | None:
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        raise malformed("token_usage must be an object", where, loc)
+    vals = [
+        _int(usage.get(k, 0), where, f"{loc}.{k}")
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    ]
+    return TokenCount(*vals, source="agent_log")
+
+
+def _start(source: SourceDir, summary: dict, problems: list) -> datetime:
+    candidates = []
+    pw = summary.get("parent_workspace")
+    if isinstance(pw, str) and pw:
+        candidates.append(pw.rstrip("/").rsplit("/", 1)[-1])
+    candidates.append(source.name)
+    for name in candidates:
+        m = _RUN_DIR.match(name)
+        if m:
+            problems.append(
+                problem(
+                    "import.time_zone_assumed",
+                    f"FML-bench writes local times without a zone; the run start {name} is taken "
+                    "as UTC",
+                )
+            )
+            return datetime.strptime(m.group(1), "%Y%m%d_%H%M%S").replace(tzinfo=UTC)
+    problems.append(
+        problem(
+            "import.time_from_mtime",
+            "no YYYYmmdd_HHMMSS run directory name; the run start is summary.json's "
+            "modification time minus total_duration_seconds",
+        )
+    )
+    dur = summary.get("total_duration_seconds") or 0
+    return mtime_utc(source, "summary.json") - timedelta(seconds=float(dur))
+
+
+def _code(source: SourceDir, step_id: int) -> tuple[tuple[str, str], ...]:
+    rel = f"step_snapshots/step_{step_id:04d}_code.json"
+    if not source.exists(rel):
+        return ()
+    data = source.read_json(rel, source.limits.code_bytes * 4, what="code snapshot")
+    if not isinstance(data, dict):
+        raise malformed("a code snapshot must map file paths to contents", rel)
+    out = {}
+    for path, content in sorted(data.items()):
+        if not isinstance(content, str):
+            raise malformed(f"content of {path!r} must be a string", rel)
+        out[safe_code_name(path, "code.py")] = content
+    return tuple(sorted(out.items()))
+
+
+def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
+    """Import an FML-bench run directory (one run).
+
+    Parameters
+    ----------
+    source : SourceDir
+        The directory holding ``summary.json``.
+    opts : ImportOptions
+        ``{step}`` in ``--predictions`` is ``step_id`` (1-based); ``{node_id}`` is ``step-NNNN``.
+
+    Returns
+    -------
+    list of ImportedRun
+        Steps ``step-NNNN`` (``NNNN = step_id``); ``ok`` = ``val_result.success``; tree when the
+        steps' metadata name parents (AIDE-style agents), else linear; tokens from
+        ``token_usage`` (source ``agent_log``), per step in ``meta.json``.
+
+    Raises
+    ------
+    SourceError
+        ``import.journal_missing`` (no ``summary.json``), ``import.malformed``,
+        ``import.llm_unknown``...
+
+    See Also
+    --------
+    automd_analysis.importers.selection.earliest_best_val_metric_step
+
+    References
+    ----------
+    FML-bench (qrzou/FML-bench, Apache-2.0): ``agents/base.py`` (``StepResult``),
+    ``run_agent_benchmark.py`` (``save_results``).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "20260601_101500"
+    >>> d.mkdir()
+    >>> step = {"step_id": 1, "action": "draft", "edit_success": True,
+    ...         "val_result": {"success": True}, "primary_metric": 0.2,
+    ...         "token_usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    ...         "step_duration_seconds": 60.0, "metadata": {}}
+    >>> _ = (d / "summary.json").write_text(json.dumps({"model": "m", "best_val_metric": 0.2,
+    ...     "task_config": {"metric": "loss", "metric_direction": "lower"},
+    ...     "total_duration_seconds": 60.0, "val_steps": [step],
+    ...     "token_usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}))
+    >>> (run,) = read_fmlbench(SourceDir(d), ImportOptions(agent="aide", task="t"))
+    >>> run.selection.rule, run.tokens.total, run.started_at.isoformat()
+    ('earliest_best_val_metric_step', 6, '2026-06-01T10:15:00+00:00')
+    """
+    task = require_task(opts)
+    problems: list = []
+    where = "summary.json"
+    if not source.exists(where):
+        raise SourceError(
+            "summary.json not found",
+            path=where,
+            code="import.journal_missing",
+            fix="SOURCE must be the FML-bench run directory that holds summary.json",
+        )
+    summary = source.read_json(where, what="FML-bench summary")
+    if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
+        raise malformed("summary.json must be an object with a 'val_steps' list", where)
+    cfg = summary.get("task_config") if isinstance(summary.get("task_config"), dict) else {}
+    direction = {"higher": True, "lower": False}.get(str(cfg.get("metric_direction")).lower())
+    kind = str(cfg.get("metric") or "primary_metric")
+    start = _start(source, summary, problems)
+    total = summary.get("total_duration_seconds")
+    elapsed = 0.0
+    nodes: list[ImportedNode] = []
+    node_step: dict[str, str] = {}
+    parents: dict[str, str] = {}
+    seen: set[int] = set()
+    for i, s in enumerate(summary["val_steps"]):
+        loc = f"val_steps[{i}]"
+        if not isinstance(s, dict):
+            raise malformed("a step must be an object", where, loc)
+        sid = _int(s.get("step_id"), where, f"{loc}.step_id", minimum=1)
+        if sid in seen:
+            raise malformed(f"step_id {sid} appears twice", where, loc)
+        seen.add(sid)
+        vr = s.get("val_result")
+        if vr is not None and not isinstance(vr, dict):
+            raise malformed("val_result must be an object or null", where, f"{loc}.val_result")
+        ok = isinstance(vr, dict) and vr.get("success") is True
+        dur = s.get("step_duration_seconds")
+        dur = finite_or_none(dur, problems, f"{loc}.step_duration_seconds", where) or 0.0
+        elapsed += max(dur, 0.0)
+        step_tokens = _tokens(s.get("token_usage"), where, f"{loc}.token_usage")
+        vid = f"step-{sid:04d}"
+        meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
+        if isinstance(meta.get("node_id"), str) and meta["node_id"]:
+            node_step[meta["node_id"]] = vid
+            if isinstance(meta.get("parent_id"), str) and meta["parent_id"]:
+                parents[vid] = meta["parent_id"]
+        nodes.append(
+            ImportedNode(
+                vid,
+                sid,
+                log_step=sid,
+                stage=s.get("action") if isinstance(s.get("action"), str) else None,
+                buggy=not ok,
+                metric=Metric(
+                    finite_or_none(
+                        s.get("primary_metric"), problems, f"{loc}.primary_metric", where
+                    )
+                    if ok
+                    else None,
+                    direction,
+                    kind,
+                ),  # fmt: skip
+                created_at=start + timedelta(seconds=elapsed),
+                code=_code(source, sid),
+                tokens=None if step_tokens is None else step_tokens.total,
+                description=first_line(s.get("idea_description") or s.get("action")),
+            )
+        )
+    nodes.sort(key=lambda n: n.ordinal)
+    tree = bool(parents)
+    if tree:
+        fixed = []
+        for n in nodes:
+            pid = parents.get(n.node_id)
+            parent = node_step.get(pid) if pid else None
+            if pid and parent is None:
+                problems.append(
+                    problem(
+                        "import.parent_unknown",
+                        f"{n.node_id} names parent node {pid}, which no step has",
+                        path=where,
+                    )
+                )
+            fixed.append(replace(n, parent=parent))
+        nodes = fixed
+    binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
+    nodes = [
+        replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
+        for n in nodes
+    ]
+    best = summary.get("best_val_metric")
+    best = finite_or_none(best, problems, "best_val_metric", where)
+    selection = earliest_best_val_metric_step(
+        (Candidate(n.node_id, n.ordinal, n.metric.value, has_file=n.prediction is not None)
+         for n in nodes),
+        best,
+    )  # fmt: skip
+    if not selection.use_final_file or best is None:
+        pass
+    elif not any(n.metric.value == best for n in nodes):
+        problems.append(
+            problem("import.best_step_missing", f"no step reports best_val_metric {best!r}")
+        )
+    final_rel = final_default(source, binding, ("submission.csv",))
+    if not selection.use_final_file:
+        final_rel = binding.final
+    end = start + timedelta(seconds=float(total)) if isinstance(total, int | float) else None
+    end = max(end or start, start + timedelta(seconds=elapsed))
+    llm = resolve_llm(opts.llm, [summary.get("model")], problems, where)
+    tokens = resolve_tokens(
+        opts.tokens, _tokens(summary.get("token_usage"), where, "token_usage"), problems,
+        "summary.json",
+    )  # fmt: skip
+    raw_logs = {where: where}
+    if source.exists("config_used.yaml"):
+        raw_logs["config_used.yaml"] = "config_used.yaml"
+    if source.is_dir("step_snapshots"):
+        for name, kind_ in source.listdir("step_snapshots"):
+            if kind_ == "file" and name.endswith(".json"):
+                raw_logs[f"step_snapshots/{name}"] = f"step_snapshots/{name}"
+    return [
+        assemble(
+            fmt="fmlbench",
+            source=source,
+            opts=opts,
+            task=task,
+            rep=opts.rep,
+            llm=llm,
+            search="tree" if tree else "linear",
+            nodes=nodes,
+            selection=selection,
+            binding=binding,
+            final_rel=final_rel,
+            started_at=start,
+            ended_at=end,
+            tokens=tokens,
+            raw_logs=raw_logs,
+            problems=problems,
+            final_created_at=end,
+        )
+    ]

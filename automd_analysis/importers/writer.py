@@ -1,0 +1,395 @@
+"""Write imported runs into an archive (docs/archive.md), atomically per run.
+
+Every run is first staged in a temporary directory inside DEST (``DEST/.import-*``, ignored by the
+reader because it starts with ``.``), complete with a copy of ``archive.yaml``; the staged archive
+is opened with :func:`~automd_analysis.archive.open_archive` and must read without a single
+problem. Only then is each run directory renamed into place (``--replace``: the old directory is
+moved aside first and removed after the rename). Any failure before that leaves DEST as it was.
+
+JSON is written with sorted keys, one-space indentation and ``\\n`` endings; file contents depend
+only on the source and the options, so importing the same source twice gives byte-identical runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from automd_analysis._atomic import write_text_atomic
+from automd_analysis._version import __version__
+from automd_analysis.archive import MAX_JSON_BYTES, NAME_PATTERN, open_archive
+from automd_analysis.errors import ArchiveError
+from automd_analysis.importers._common import iso
+from automd_analysis.importers._source import Limits, SourceDir
+from automd_analysis.importers.journal import render_journal
+from automd_analysis.importers.model import FINAL_VERSION, ImportedRun
+from automd_analysis.importers.problems import SourceError, problem
+
+__all__ = ["RUN_SCHEMA_VERSION", "WrittenRun", "dump_json", "write_runs"]
+
+#: ``run.json`` schema version written by the importers (2 adds ``tokens.source``).
+RUN_SCHEMA_VERSION = 2
+
+
+def dump_json(payload: dict) -> str:
+    """JSON text with sorted keys, one-space indent and a final newline (as the demo harness).
+
+    Parameters
+    ----------
+    payload : dict
+
+    Returns
+    -------
+    str
+
+    See Also
+    --------
+    write_runs
+
+    References
+    ----------
+    docs/archive.md (metadata files are strict JSON).
+
+    Examples
+    --------
+    >>> print(dump_json({"b": 1, "a": [None]}), end="")
+    {
+     "a": [
+      null
+     ],
+     "b": 1
+    }
+    """
+    return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+
+
+@dataclass(frozen=True)
+class WrittenRun:
+    """Where one run went and whether an existing run was replaced."""
+
+    run_id: str
+    path: Path
+    replaced: bool
+
+
+def _write(path: Path, text: str) -> None:
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def _archive_yaml(dest: Path, experiments: set[str]) -> tuple[str, bool]:
+    """The text ``archive.yaml`` must have, and whether it differs from the file on disk."""
+    meta_path = dest / "archive.yaml"
+    if os.path.lexists(meta_path):
+        try:
+            meta = open_archive(dest).meta
+            raw = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
+        except (ArchiveError, OSError, yaml.YAMLError) as exc:
+            raise SourceError(
+                f"DEST holds an archive.yaml that cannot be used: {exc}",
+                path=meta_path,
+                code="import.archive_invalid",
+                fix="fix archive.yaml (docs/archive.md) or import into a new directory",
+            ) from None
+        missing = sorted(experiments - set(meta.experiments))
+        if not missing:
+            return meta_path.read_text(encoding="utf-8"), False
+        raw["experiments"] = {
+            **raw["experiments"],
+            **{e: "Imported agent runs (automd import)" for e in missing},
+        }
+        return yaml.safe_dump(raw, sort_keys=False, allow_unicode=False), True
+    name = dest.resolve().name
+    if not NAME_PATTERN.match(name):
+        name = "imported"
+    raw = {
+        "schema_version": 1,
+        "name": name,
+        "description": "Agent runs imported with automd import (docs/importing.md).",
+        "experiments": {e: "Imported agent runs (automd import)" for e in sorted(experiments)},
+        "provenance": {"built_by": "automd import", "version": __version__},
+    }
+    return yaml.safe_dump(raw, sort_keys=False, allow_unicode=False), True
+
+
+def _check_names(run: ImportedRun) -> None:
+    for what, value in (
+        ("experiment", run.experiment),
+        ("agent", run.agent),
+        ("task", run.task),
+    ):
+        if not NAME_PATTERN.match(value):
+            raise SourceError(
+                f"{what} name {value!r} is not allowed in an archive",
+                code="import.options_invalid",
+                fix=f"names must match {NAME_PATTERN.pattern}",
+            )
+    if run.rep < 0:
+        raise SourceError("--rep must be >= 0", code="import.options_invalid", fix="pass --rep 0")
+
+
+def _log_plan(source: SourceDir, run: ImportedRun) -> dict[str, str]:
+    """Raw logs that can be copied; oversize ones become recorded problems."""
+    plan = {}
+    for dest, rel in sorted(run.raw_logs.items()):
+        size = source.file_size(rel, 1 << 62, what="log")
+        if size > source.limits.copy_bytes:
+            run.problems.append(
+                problem(
+                    "import.optional_file_skipped",
+                    f"{rel} ({size} bytes) is above the copy cap and was not copied to logs/",
+                    path=rel,
+                )
+            )
+            continue
+        plan[dest] = rel
+    return plan
+
+
+def _notes(run: ImportedRun) -> str:
+    tokens = f"tokens from {run.tokens.source}" if run.tokens else "no token counts"
+    codes = sorted({p.code for p in run.problems})
+    text = (
+        f"Imported by automd import {run.format} from '{run.source_name}' (automd-analysis "
+        f"{__version__}); prediction files bound by {run.binding}; {tokens}."
+    )
+    if codes:
+        text += f" Problems: {', '.join(codes)} (see journal.md)."
+    return text
+
+
+def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
+    source = SourceDir(run.source, limits)
+    logs = _log_plan(source, run)
+    for node in run.nodes:
+        for name, text in node.code:
+            _write(run_dir / "code" / node.node_id / name, text)
+    versions = []
+    for node in run.versions:
+        vdir = run_dir / "versions" / node.node_id
+        source.copy_to(node.prediction, vdir / "submission.csv", source.limits.prediction_bytes)
+        meta = {
+            "version": node.node_id,
+            "created_at": iso(node.created_at or run.ended_at),
+            "step": node.ordinal,
+            "parent": node.parent if run.search == "tree" else None,
+            "reported_val_score": node.metric.value,
+            "faulty": bool(node.buggy),
+            "code_files": [f"code/{node.node_id}/{name}" for name, _ in node.code],
+        }
+        if node.tokens is not None:
+            meta["tokens"] = int(node.tokens)
+        if node.stage is not None:
+            meta["stage"] = node.stage
+        _write(vdir / "meta.json", dump_json(meta))
+        versions.append(node.node_id)
+    if run.final_file is not None:
+        vdir = run_dir / "versions" / FINAL_VERSION
+        source.copy_to(run.final_file, vdir / "submission.csv", source.limits.prediction_bytes)
+        for name, text in run.final_code:
+            _write(run_dir / "code" / FINAL_VERSION / name, text)
+        meta = {
+            "version": FINAL_VERSION,
+            "created_at": iso(run.final_created_at or run.ended_at),
+            "step": max((n.ordinal for n in run.nodes), default=1),
+            "parent": None,
+            "reported_val_score": None,
+            "faulty": False,
+            "code_files": [f"code/{FINAL_VERSION}/{name}" for name, _ in run.final_code],
+        }
+        _write(vdir / "meta.json", dump_json(meta))
+    if run.selected_version is not None:
+        shutil.copyfile(
+            run_dir / "versions" / run.selected_version / "submission.csv",
+            run_dir / "submission.csv",
+        )
+    for dest, rel in logs.items():
+        source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+    for dest, text in sorted(run.log_texts.items()):
+        _write(run_dir / "logs" / dest, text)
+    steps = None
+    if run.steps_in_run_json and run.nodes:
+        steps = []
+        for n in run.nodes:
+            if not n.is_step:
+                continue
+            s = {
+                "step": n.ordinal,
+                "ok": not n.buggy,
+                "reported_val_score": n.metric.value,
+                "created_at": None if n.created_at is None else iso(n.created_at),
+                "version": n.node_id if n.prediction is not None else None,
+            }
+            if run.search == "tree":
+                s["node"], s["parent"] = n.node_id, n.parent
+            steps.append(s)
+    payload = {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "experiment": run.experiment,
+        "agent": run.agent,
+        "task": run.task,
+        "rep": run.rep,
+        "llm": run.llm,
+        "reference": False,
+        "search": run.search,
+        "objective": None,
+        "started_at": iso(run.started_at),
+        "ended_at": iso(run.ended_at),
+        "budget_minutes": run.budget_minutes,
+        "tokens": None
+        if run.tokens is None
+        else {
+            "prompt": run.tokens.prompt,
+            "completion": run.tokens.completion,
+            "total": run.tokens.total,
+            "source": run.tokens.source,
+        },
+        "selection": {"rule": run.selection.rule, "selected_version": run.selected_version},
+        "reported_val_score": run.reported_val_score,
+        "steps": steps,
+        "notes": _notes(run),
+    }
+    text = dump_json(payload)
+    if len(text.encode()) > MAX_JSON_BYTES:  # many steps: the compact form is still valid
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+    if len(text.encode()) > MAX_JSON_BYTES:
+        raise SourceError(
+            f"run.json would have {len(text.encode())} bytes ({len(steps or [])} steps), above "
+            f"the archive's limit of {MAX_JSON_BYTES}",
+            code="import.too_large",
+            fix="the archive format caps run.json at 1 MiB; split the run or drop steps in a copy "
+            "of the log",
+        )
+    _write(run_dir / "run.json", text)
+    _write(run_dir / "journal.md", render_journal(run))
+
+
+def _target(dest: Path, run: ImportedRun) -> Path:
+    return dest / run.experiment / run.agent / run.task / f"rep{run.rep}"
+
+
+def write_runs(
+    dest: str | Path,
+    runs: list[ImportedRun],
+    *,
+    replace: bool = False,
+    limits: Limits | None = None,
+):
+    """Write ``runs`` into the archive ``dest`` (created when missing), all or nothing.
+
+    Parameters
+    ----------
+    dest : str or Path
+        The archive directory; ``archive.yaml`` is created when missing, and an experiment the
+        runs use is declared in it when it is not.
+    runs : list of ImportedRun
+    replace : bool
+        Replace runs that already exist; without it an existing run is ``import.run_exists``.
+    limits : Limits, optional
+        Size caps for the files copied from each run's source.
+
+    Returns
+    -------
+    list of WrittenRun
+
+    Raises
+    ------
+    SourceError
+        ``import.run_exists``, ``import.archive_invalid``, ``import.options_invalid`` (a name not
+        allowed in an archive), ``import.internal_invalid`` (the staged archive did not read
+        cleanly), or any source error met while copying. Nothing is written then.
+
+    See Also
+    --------
+    automd_analysis.archive.open_archive : the reader every written run must pass.
+
+    References
+    ----------
+    docs/archive.md (archive format), docs/importing.md.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> write_runs(pathlib.Path(tempfile.mkdtemp()) / "archive", [])
+    []
+    """
+    dest = Path(dest)
+    if not runs:
+        return []
+    if os.path.lexists(dest) and not dest.is_dir():
+        raise SourceError(
+            "DEST exists and is not a directory",
+            path=dest,
+            code="import.archive_invalid",
+            fix="pass a directory (it is created when missing)",
+        )
+    seen: set[str] = set()
+    for run in runs:
+        _check_names(run)
+        if run.run_id in seen:
+            raise SourceError(
+                f"two imported runs map to {run.run_id}",
+                code="import.options_invalid",
+                fix="use distinct --rep values",
+            )
+        seen.add(run.run_id)
+        if os.path.lexists(_target(dest, run)) and not replace:
+            raise SourceError(
+                f"run {run.run_id} already exists in the archive",
+                path=_target(dest, run),
+                code="import.run_exists",
+                fix="pass --replace to overwrite it, or import under another --rep",
+            )
+    created = not dest.exists()
+    meta_text, meta_changed = _archive_yaml(dest, {r.experiment for r in runs})
+    if created:
+        dest.mkdir(parents=True)
+    staging = Path(tempfile.mkdtemp(dir=dest, prefix=".import-"))
+    try:
+        _write(staging / "archive.yaml", meta_text)
+        for run in runs:
+            _fill(_target(staging, run), run, limits)
+        staged = open_archive(staging)
+        read_ids = {r.run_id for r in staged.runs()}
+        if staged.problems or read_ids != seen:
+            first = staged.problems[0] if staged.problems else None
+            raise SourceError(
+                "the imported run does not read cleanly: "
+                + (f"{first.code}: {first}" if first else "a run is missing"),
+                code="import.internal_invalid",
+                fix="please report this importer bug with the source layout",
+                details={"problems": [p.to_dict() for p in staged.problems]},
+            )
+        if meta_changed:
+            write_text_atomic(dest / "archive.yaml", meta_text)
+        out = []
+        for run in runs:
+            target = _target(dest, run)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            replaced = os.path.lexists(target)
+            old = staging / f".old-{len(out)}"
+            if replaced:
+                os.replace(target, old)
+            try:
+                os.replace(_target(staging, run), target)
+            except BaseException:
+                if replaced:
+                    os.replace(old, target)
+                raise
+            out.append(WrittenRun(run.run_id, target, replaced))
+        return out
+    except BaseException:
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(staging)
