@@ -13,6 +13,10 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 __all__ = [
+    "CALIBRATION_MEASURE_COLUMNS",
+    "CURVE_COLUMNS",
+    "NET_BENEFIT_THRESHOLDS",
+    "net_benefit_column",
     "MASKING_COLUMNS",
     "MASKING_SCHEMA",
     "RUN_KEY",
@@ -46,6 +50,91 @@ _TASK_COLS = [
 ]
 
 
+#: Thresholds of the stored decision curve (columns ``net_benefit_p01`` ... ``net_benefit_p50``).
+NET_BENEFIT_THRESHOLDS: tuple[float, ...] = (
+    0.01,
+    0.02,
+    0.05,
+    0.10,
+    0.15,
+    0.20,
+    0.25,
+    0.30,
+    0.40,
+    0.50,
+)
+
+
+def net_benefit_column(threshold: float) -> str:
+    """Column name of the net benefit at ``threshold``: ``net_benefit_p`` + round(100 t), 2 digits.
+
+    See Also
+    --------
+    NET_BENEFIT_THRESHOLDS : the stored thresholds.
+
+    References
+    ----------
+    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis. Medical Decision Making 26:565-574.
+
+    Examples
+    --------
+    >>> net_benefit_column(0.05), net_benefit_column(0.5)
+    ('net_benefit_p05', 'net_benefit_p50')
+    """
+    return f"net_benefit_p{round(threshold * 100):02d}"
+
+
+_SCALARS: tuple[str, ...] = (
+    "ece_10",
+    "ece_15",
+    "ece_equal_mass_10",
+    "cal_intercept",
+    "cal_intercept_se",
+    "cal_intercept_lo",
+    "cal_intercept_hi",
+    "cal_slope",
+    "cal_slope_se",
+    "cal_slope_lo",
+    "cal_slope_hi",
+    "cal_se_method",
+    "n_clusters",
+    "citl_difference",
+    "ici",
+    "e50",
+    "e90",
+    "emax",
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "brier",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "prevalence",
+)
+_SURVIVAL: tuple[str, ...] = (
+    "dcal_statistic",
+    "dcal_p",
+    "dcal_divergence",
+    "horizon",
+    "horizon_quantile",
+    "horizon_observed_risk",
+    "horizon_predicted_risk",
+    "horizon_ece",
+)
+
+#: Columns of ``calibration_measures.parquet`` beyond the run key (keys of
+#: :func:`automd_analysis.scoring.calibration_measures.calibration_measures`), in a stable order.
+CALIBRATION_MEASURE_COLUMNS: tuple[str, ...] = (
+    *_SCALARS,
+    *(net_benefit_column(t) for t in NET_BENEFIT_THRESHOLDS),
+    *_SURVIVAL,
+    "measure_warnings",
+)
+
+#: Columns of ``calibration_curves.parquet`` beyond the run key.
+CURVE_COLUMNS: tuple[str, ...] = ("kind", "horizon", "x", "observed", "se", "lo", "hi")
+
+
 def _schema(cols) -> pa.Schema:
     return pa.schema([pa.field(n, t) for n, t in cols])
 
@@ -75,6 +164,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("n_rows", _I64),
             ("n_events", _I64),
             ("metric_warnings", _STR),
+            ("score_ci_low", _F64),
+            ("score_ci_high", _F64),
+            ("ece_ci_low", _F64),
+            ("ece_ci_high", _F64),
             ("submission_sha256", _STR),
             ("cache_key", _STR),
             ("scorer_version", _STR),
@@ -165,6 +258,34 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("evidence", _STR),
         ]
     ),
+    "calibration_measures": _schema(
+        RUN_KEY_FIELDS
+        + [("task_kind", _STR)]
+        + [
+            (
+                name,
+                _STR
+                if name in ("cal_se_method", "measure_warnings")
+                else _I64
+                if name == "n_clusters"
+                else _F64,
+            )
+            for name in CALIBRATION_MEASURE_COLUMNS
+        ]
+    ),
+    "calibration_curves": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("kind", _STR),
+            ("horizon", _F64),
+            ("x", _F64),
+            ("observed", _F64),
+            ("se", _F64),
+            ("lo", _F64),
+            ("hi", _F64),
+        ]
+    ),
+    "replicates": _schema([("run_id", _STR), ("replicate", _I64), ("score", _F64), ("ece", _F64)]),
     "problems": _schema(
         [
             ("run_id", _STR),

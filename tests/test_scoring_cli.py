@@ -587,7 +587,10 @@ def test_tables_sorted_and_schema_documented(store):
     doc = (Path(__file__).resolve().parent.parent / "docs" / "score_store.md").read_text()
     for name, df in t.items():
         assert f"{name}.parquet" in doc
-        if "run_id" in df and name != "problems":
+        if name == "replicates":  # keyed by run_id alone
+            keys = list(zip(df.run_id, df.replicate, strict=True))
+            assert keys == sorted(keys), name
+        elif "run_id" in df and name != "problems":
             keys = list(zip(df.experiment, df.agent, df.task, df.rep, strict=True))
             assert keys == sorted(keys), name
         for col in df.columns:

@@ -37,6 +37,7 @@ __all__ = [
     "BASELINE_AGENT",
     "DEFAULT_EXPERIMENTS",
     "PER_TASK_COLUMNS",
+    "REPLICATE_COLUMNS",
     "REQUIRED_COLUMNS",
     "RUN_KEY",
     "SCORE_FIX",
@@ -104,9 +105,13 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "annotations": ("field", "value"),
     "pairs": ("earlier", "later", "change", "affects_predictions"),
     "steps": ("step", "ok"),
+    "calibration_measures": ("task_kind", "ece_10", "cal_intercept", "cal_slope", "ici"),
+    "calibration_curves": ("kind", "horizon", "x", "observed", "lo", "hi"),
 }
 
-_OPTIONAL_TABLES = frozenset({"steps"})
+_OPTIONAL_TABLES = frozenset({"steps", "calibration_measures", "calibration_curves"})
+#: Columns of ``replicates.parquet`` (keyed by ``run_id`` alone; optional).
+REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
 #: Every table is put in this canonical row order on load, so that sums (and therefore every
 #: derived float) do not depend on the order in which the scorer wrote the rows.
 _SORT_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -118,6 +123,8 @@ _SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "annotations": ("run_id", "field", "value"),
     "pairs": ("run_id", "earlier", "later", "change"),
     "steps": ("run_id", "step"),
+    "calibration_measures": ("run_id",),
+    "calibration_curves": ("run_id", "kind", "x"),
 }
 _BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok")
 _FLOAT_COLUMNS = (
@@ -151,6 +158,12 @@ class ScoreStore:
         The tables of ``docs/score_store.md``.
     steps : DataFrame or None
         ``steps.parquet`` when present (FML-bench process metrics), else ``None``.
+    calibration_measures, calibration_curves : DataFrame or None
+        Calibration beyond ECE per selected valid submission (docs/calibration.md), when the
+        store has them.
+    replicates : DataFrame or None
+        Bootstrap replicates ``run_id, replicate, score, ece`` of every selected valid
+        submission (``None`` when scored with ``--bootstrap 0``).
     problems : DataFrame or None
         ``problems.parquet`` when present: what the scorer could not read or score (runs listed
         there are absent from the other tables; see :func:`skipped_runs`), else ``None``.
@@ -169,6 +182,9 @@ class ScoreStore:
     pairs: pd.DataFrame
     steps: pd.DataFrame | None = None
     problems: pd.DataFrame | None = None
+    calibration_measures: pd.DataFrame | None = None
+    calibration_curves: pd.DataFrame | None = None
+    replicates: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     path: Path | None = None
 
@@ -185,6 +201,9 @@ class ScoreStore:
         pairs: pd.DataFrame | None = None,
         steps: pd.DataFrame | None = None,
         problems: pd.DataFrame | None = None,
+        calibration_measures: pd.DataFrame | None = None,
+        calibration_curves: pd.DataFrame | None = None,
+        replicates: pd.DataFrame | None = None,
         meta: Mapping | None = None,
         path: str | Path | None = None,
     ) -> ScoreStore:
@@ -208,6 +227,8 @@ class ScoreStore:
             "annotations": annotations,
             "pairs": pairs,
             "steps": steps,
+            "calibration_measures": calibration_measures,
+            "calibration_curves": calibration_curves,
         }
         base = Path(path) if path is not None else None
         checked: dict[str, pd.DataFrame | None] = {}
@@ -219,6 +240,8 @@ class ScoreStore:
                 checked[name] = _check_table(name, frame, where)
         where = (base / "problems.parquet") if base is not None else "problems.parquet"
         checked["problems"] = None if problems is None else _check_problems(problems, where)
+        where = (base / "replicates.parquet") if base is not None else "replicates.parquet"
+        checked["replicates"] = None if replicates is None else _check_replicates(replicates, where)
         store = cls(**checked, meta=dict(meta or {}), path=base)
         _check_consistency(store)
         return store
@@ -282,10 +305,14 @@ def load_store(directory: str | Path) -> ScoreStore:
                 code="store.missing_table",
             )
         frames[name] = _read_table(file)
-    problems = None
+    problems = replicates = None
     if (base / "problems.parquet").is_file():
         problems = _read_table(base / "problems.parquet")
-    return ScoreStore.from_frames(**frames, problems=problems, meta=meta, path=root)
+    if (base / "replicates.parquet").is_file():
+        replicates = _read_table(base / "replicates.parquet")
+    return ScoreStore.from_frames(
+        **frames, problems=problems, replicates=replicates, meta=meta, path=root
+    )
 
 
 def _generation(root: Path) -> Path:
@@ -353,6 +380,26 @@ def _read_meta(file: Path) -> dict:
             code="store.schema_version",
         )
     return meta
+
+
+def _check_replicates(frame: pd.DataFrame, where) -> pd.DataFrame:
+    """``replicates.parquet``: the columns, integer replicate numbers, float values, sorted."""
+    missing = [c for c in REPLICATE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ScoreStoreError(
+            f"score-store table replicates.parquet lacks column(s) {', '.join(missing)}",
+            path=where,
+            location="columns",
+            fix=SCORE_FIX,
+            code="store.missing_column",
+        )
+    out = frame[list(REPLICATE_COLUMNS)].reset_index(drop=True).copy()
+    out["run_id"] = out["run_id"].astype(str)
+    out["replicate"] = _as_int(out["replicate"], "replicates", "replicate", where)
+    for column in ("score", "ece"):
+        out[column] = _as_float(out[column], "replicates", column, where)
+    out = out.sort_values(["run_id", "replicate"], kind="mergesort")
+    return out.reset_index(drop=True)
 
 
 def _empty_table(name: str) -> pd.DataFrame:

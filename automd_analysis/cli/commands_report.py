@@ -91,6 +91,9 @@ def regenerate_command(
         help="Suppress published patient/event counts below N (default: 11 for credentialed "
         "and DUA tasks only; an explicit N applies to every task; 0 disables).",
     ),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", min=0, help="Bootstrap replicates per run for intervals (0: none)."
+    ),
     parameter: list[str] | None = typer.Option(
         None, "--parameter", "-p", help="Extra notebook parameter NAME=VALUE (repeatable)."
     ),
@@ -122,6 +125,7 @@ def regenerate_command(
         embedding_backend=embedding_backend,
         embedding_cache=embedding_cache,
         min_cell=min_cell,
+        bootstrap=bootstrap,
         parameters=parse_parameters(parameter),
     )
     result = regenerate(config, log=_log)

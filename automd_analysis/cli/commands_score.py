@@ -10,6 +10,7 @@ import typer
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
 from automd_analysis.errors import AutomdError
 from automd_analysis.scoring import ScoreSummary, score_archive
+from automd_analysis.scoring.engine import DEFAULT_BOOTSTRAP
 
 _MAX_LISTED = 10
 
@@ -60,6 +61,13 @@ def score(
         "archive, data and --out directories.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    bootstrap: int = typer.Option(
+        DEFAULT_BOOTSTRAP,
+        "--bootstrap",
+        min=0,
+        help="Bootstrap replicates per selected submission for intervals (0 disables).",
+    ),
+    bootstrap_seed: int = typer.Option(0, "--bootstrap-seed", help="Seed of the resamples."),
 ) -> None:
     """Score every selected submission and archived version of ARCHIVE (cached, incremental).
 
@@ -77,6 +85,8 @@ def score(
         jobs=jobs,
         scheduler=scheduler,
         progress=progress,
+        bootstrap=bootstrap,
+        bootstrap_seed=bootstrap_seed,
     )
     typer.echo(format_summary(summary))
     if summary.data_errors:

@@ -119,6 +119,8 @@ class RegenerateConfig:
         Small-cell threshold of published counts (see docs/security.md); ``None`` applies the
         default (11) to credentialed and data-use-agreement tasks only; an explicit value applies
         to every task, ``0`` disables suppression.
+    bootstrap : int
+        Bootstrap replicates per selected submission when scoring (intervals; 0 disables).
     parameters : mapping
         Extra notebook parameters; every name must be declared by at least one notebook.
     """
@@ -141,6 +143,7 @@ class RegenerateConfig:
     embedding_backend: str = "auto"
     embedding_cache: str | Path | None = None
     min_cell: int | None = None
+    bootstrap: int = 1000
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -336,6 +339,7 @@ def score_stage(p: Pipeline):
         manifests=p.manifests,
         jobs=p.config.jobs,
         progress=p.config.progress,
+        bootstrap=p.config.bootstrap,
     )
 
 

@@ -28,12 +28,18 @@ __all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
 
 #: Version of the entry layout and of what an entry means; part of every key, so a change never
 #: reads old entries. 2: the pooled subgroup is "Other (remaining)" when a kept category is "other".
-CACHE_FORMAT = 2
+#: 3: details hold calibration measures, the smoothed curve and bootstrap replicates; survival ECE
+#: groups never split tied predictions.
+CACHE_FORMAT = 3
 _TMP_PREFIX = ".tmp-"
 
 
 def cache_key(
-    submission_sha256: str | None, task_hash: str, labels_sha256: str, scorer_version: str
+    submission_sha256: str | None,
+    task_hash: str,
+    labels_sha256: str,
+    scorer_version: str,
+    bootstrap: tuple[int, int] = (0, 0),
 ) -> str:
     """The cache key of one submission content scored against one task.
 
@@ -48,6 +54,8 @@ def cache_key(
         The pinned sha256 of the hidden-label file.
     scorer_version : str
         ``automd_analysis.__version__``.
+    bootstrap : (int, int)
+        ``(n_boot, seed)`` of the per-run bootstrap (another setting is another result).
 
     Returns
     -------
@@ -55,6 +63,8 @@ def cache_key(
         64 lower-case hex digits.
     """
     parts = [submission_sha256 or "absent", task_hash, labels_sha256, scorer_version, CACHE_FORMAT]
+    if tuple(bootstrap) != (0, 0):
+        parts.append([int(bootstrap[0]), int(bootstrap[1])])
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

@@ -44,6 +44,12 @@ import pandas as pd
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
 from automd_analysis.metrics.calibration_smooth import DEFAULT_CURVE_POINTS
+from automd_analysis.schema import (
+    CALIBRATION_MEASURE_COLUMNS,
+    CURVE_COLUMNS,
+    NET_BENEFIT_THRESHOLDS,
+    net_benefit_column,
+)
 
 __all__ = [
     "CALIBRATION_MEASURE_COLUMNS",
@@ -54,89 +60,6 @@ __all__ = [
     "net_benefit_column",
     "survival_horizon",
 ]
-
-#: Thresholds of the stored decision curve (columns ``net_benefit_p01`` ... ``net_benefit_p50``).
-NET_BENEFIT_THRESHOLDS: tuple[float, ...] = (
-    0.01,
-    0.02,
-    0.05,
-    0.10,
-    0.15,
-    0.20,
-    0.25,
-    0.30,
-    0.40,
-    0.50,
-)
-
-
-def net_benefit_column(threshold: float) -> str:
-    """Column name of the net benefit at ``threshold``: ``net_benefit_p`` + round(100 t), 2 digits.
-
-    See Also
-    --------
-    NET_BENEFIT_THRESHOLDS : the stored thresholds.
-
-    References
-    ----------
-    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis. Medical Decision Making 26:565-574.
-
-    Examples
-    --------
-    >>> net_benefit_column(0.05), net_benefit_column(0.5)
-    ('net_benefit_p05', 'net_benefit_p50')
-    """
-    return f"net_benefit_p{round(threshold * 100):02d}"
-
-
-_SCALARS: tuple[str, ...] = (
-    "ece_10",
-    "ece_15",
-    "ece_equal_mass_10",
-    "cal_intercept",
-    "cal_intercept_se",
-    "cal_intercept_lo",
-    "cal_intercept_hi",
-    "cal_slope",
-    "cal_slope_se",
-    "cal_slope_lo",
-    "cal_slope_hi",
-    "cal_se_method",
-    "n_clusters",
-    "citl_difference",
-    "ici",
-    "e50",
-    "e90",
-    "emax",
-    "spiegelhalter_z",
-    "spiegelhalter_p",
-    "brier",
-    "brier_reliability",
-    "brier_resolution",
-    "brier_uncertainty",
-    "prevalence",
-)
-_SURVIVAL: tuple[str, ...] = (
-    "dcal_statistic",
-    "dcal_p",
-    "dcal_divergence",
-    "horizon",
-    "horizon_quantile",
-    "horizon_observed_risk",
-    "horizon_predicted_risk",
-    "horizon_ece",
-)
-
-#: Keys of :func:`calibration_measures`, in a stable order.
-CALIBRATION_MEASURE_COLUMNS: tuple[str, ...] = (
-    *_SCALARS,
-    *(net_benefit_column(t) for t in NET_BENEFIT_THRESHOLDS),
-    *_SURVIVAL,
-    "measure_warnings",
-)
-
-#: Keys of every row of :func:`calibration_curve_rows`.
-CURVE_COLUMNS: tuple[str, ...] = ("kind", "horizon", "x", "observed", "se", "lo", "hi")
 
 #: Quantile of the test event times whose nearest grid time is the survival horizon.
 HORIZON_QUANTILE = 0.5

@@ -32,7 +32,10 @@ from automd_analysis.scoring.publish import build_tables, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 from automd_analysis.tasks import data_root
 
-__all__ = ["ScoreSummary", "score_archive"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
+
+#: Bootstrap replicates per selected valid submission unless told otherwise.
+DEFAULT_BOOTSTRAP = 1000
 
 #: Temporaries older than this (seconds) are left-overs of a killed run and are deleted.
 _STALE_TMP_SECONDS = 600
@@ -172,6 +175,7 @@ def _execute(
     jobs: int,
     scheduler: str | None,
     on_done: Callable[[list[dict]], None],
+    bootstrap: tuple[int, int] = (0, 0),
 ) -> None:
     def failed(chunk, exc) -> list[dict]:
         err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
@@ -183,7 +187,7 @@ def _execute(
 
         with Client(scheduler, set_as_default=False) as client, client.as_current():
             futures = {
-                client.submit(run_chunk, m, r, cache_dir, part, pure=False): (m, r, part)
+                client.submit(run_chunk, m, r, cache_dir, part, bootstrap, pure=False): (m, r, part)
                 for m, r, part in chunks
             }
             for fut in dask_completed(list(futures)):
@@ -194,12 +198,13 @@ def _execute(
         return
     if jobs <= 1 or len(chunks) <= 1:
         for m, r, part in chunks:
-            on_done(run_chunk(m, r, cache_dir, part))
+            on_done(run_chunk(m, r, cache_dir, part, bootstrap))
         return
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
         futures = {
-            pool.submit(run_chunk, m, r, cache_dir, part): (m, r, part) for m, r, part in chunks
+            pool.submit(run_chunk, m, r, cache_dir, part, bootstrap): (m, r, part)
+            for m, r, part in chunks
         }
         for fut in as_completed(futures):
             try:
@@ -214,7 +219,7 @@ def _needs_work(entry: dict | None, job: Job) -> bool:
     return job.details and entry["valid"] and entry.get("details") is None
 
 
-def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary):
+def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary, bootstrap):
     """Score every job without a (complete) cache entry; return entries, file and task errors."""
     entries = {key: cache.get(key) for key in plan.jobs}
     todo = [job for key, job in plan.jobs.items() if _needs_work(entries[key], job)]
@@ -239,7 +244,9 @@ def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, sum
         bar.update(len(results))
 
     try:
-        _execute(_chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done)
+        _execute(
+            _chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done, bootstrap
+        )
     finally:
         bar.close()
     for job in todo:  # a failed job may have left an older entry without details: not usable
@@ -287,6 +294,8 @@ def score_archive(
     jobs: int = 1,
     scheduler: str | None = None,
     progress: bool = False,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    bootstrap_seed: int = 0,
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -306,6 +315,12 @@ def score_archive(
         Address of a Dask distributed scheduler; when given, ``jobs`` is ignored.
     progress : bool, default False
         Show a tqdm progress bar (stderr).
+    bootstrap : int, default 1000
+        Bootstrap replicates per selected valid submission (percentile intervals on the score
+        and ECE, and the replicates table the aggregate intervals are built from); 0 disables.
+    bootstrap_seed : int, default 0
+        Seed of the resamples (they depend only on the task, the test size and this seed, so the
+        runs of a task share them: comparisons are paired).
 
     Returns
     -------
@@ -339,12 +354,24 @@ def score_archive(
             code="data.missing",
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run `automd demo data`)",
         )
-    plan = make_plan(runs, data=root, manifests=manifests, hash_workers=max(1, jobs))
+    if bootstrap < 0 or bootstrap == 1:
+        raise ScoreStoreError(
+            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
+            location="--bootstrap",
+            code="usage",
+            fix="e.g. --bootstrap 1000",
+        )
+    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    plan = make_plan(
+        runs, data=root, manifests=manifests, hash_workers=max(1, jobs), bootstrap=boot
+    )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
     t_plan = time.perf_counter()
-    entries, errors, task_errors = _score_missing(plan, cache, jobs, scheduler, progress, summary)
+    entries, errors, task_errors = _score_missing(
+        plan, cache, jobs, scheduler, progress, summary, boot
+    )
     t_score = time.perf_counter()
     published, files, problems = _select_publishable(arch, plan, entries, errors, task_errors)
     tables = build_tables(
@@ -361,7 +388,7 @@ def score_archive(
     summary.n_errors = len(errors)
     meta = {
         "archive": arch.name,
-        "settings": dict(SCORING_SETTINGS),
+        "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "tasks": {
             t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
         },

@@ -139,7 +139,13 @@ def _hash_all(paths: list[Path], workers: int) -> list[tuple[str, int]]:
         return list(pool.map(one, paths))
 
 
-def make_plan(runs: list[Run], data=None, manifests=None, hash_workers: int = 1) -> Plan:
+def make_plan(
+    runs: list[Run],
+    data=None,
+    manifests=None,
+    hash_workers: int = 1,
+    bootstrap: tuple[int, int] = (0, 0),
+) -> Plan:
     """Plan the scoring of ``runs``.
 
     Parameters
@@ -150,6 +156,8 @@ def make_plan(runs: list[Run], data=None, manifests=None, hash_workers: int = 1)
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS``).
     hash_workers : int, default 1
         Threads hashing the submission files.
+    bootstrap : (int, int)
+        ``(n_boot, seed)`` of the per-run bootstrap (part of every cache key).
 
     Returns
     -------
@@ -196,7 +204,9 @@ def make_plan(runs: list[Run], data=None, manifests=None, hash_workers: int = 1)
             continue
         run, version, path = item
         sha, size = next(hashes)
-        key = cache_key(sha, tasks[run.task].content_hash, labels_sha[run.task], __version__)
+        key = cache_key(
+            sha, tasks[run.task].content_hash, labels_sha[run.task], __version__, bootstrap
+        )
         plan.files.append(FileRef(run, version, path, sha, key))
         job = plan.jobs.get(key)
         selected = version is None

@@ -237,6 +237,45 @@ def _annotation_rows(run: Run) -> tuple[list[dict], list[dict]]:
     return rows, pairs
 
 
+_NON_FLOAT = frozenset(
+    name
+    for table in ("calibration_measures", "calibration_curves")
+    for name, dtype in zip(SCHEMAS[table].names, SCHEMAS[table].types, strict=True)
+    if dtype != pa.float64()
+)
+
+
+def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> None:
+    """Rows a selected valid submission adds: subgroups, reliability bins, calibration measures
+    and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row)."""
+    for sg in details["subgroups"]:
+        tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
+    for b in details["calibration_bins"]:
+        tables["calibration_bins"].append(key | b)
+    tables["calibration_measures"].append(
+        key | {"task_kind": row["task_kind"]} | _nullable(details["calibration_measures"])
+    )
+    for point in details["calibration_curve"]:
+        tables["calibration_curves"].append(key | _nullable(point))
+    boot = details.get("bootstrap")
+    if boot:
+        for name in ("score_ci_low", "score_ci_high", "ece_ci_low", "ece_ci_high"):
+            row[name] = _nan(boot.get(name))
+        run_id = key["run_id"]
+        for i, (score, ece) in enumerate(zip(boot["score"], boot["ece"], strict=True)):
+            tables["replicates"].append(
+                {"run_id": run_id, "replicate": i, "score": _nan(score), "ece": _nan(ece)}
+            )
+
+
+def _nullable(record: dict) -> dict:
+    """A cached record as column values: NaN in a non-float slot (a count, a text) is null."""
+    return {
+        k: None if isinstance(v, float) and math.isnan(v) and k in _NON_FLOAT else v
+        for k, v in record.items()
+    }
+
+
 def build_tables(
     runs: list[Run],
     files: list[FileRef],
@@ -290,10 +329,7 @@ def build_tables(
                 )
             details = (entry or {}).get("details") if ref.is_selected and row["valid"] else None
             if details:
-                for sg in details["subgroups"]:
-                    tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
-                for b in details["calibration_bins"]:
-                    tables["calibration_bins"].append(key | b)
+                _detail_rows(tables, key, row, details)
     tables["problems"] = sorted(
         problems,
         key=lambda p: tuple(

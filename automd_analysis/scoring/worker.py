@@ -17,7 +17,12 @@ from pathlib import Path
 from automd_analysis import __version__, submissions, tasks
 from automd_analysis.errors import AutomdError
 from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.calibration_measures import (
+    calibration_curve_rows,
+    calibration_measures,
+)
 from automd_analysis.scoring.metrics_for import calibration_rows, metric_record
+from automd_analysis.scoring.replicates import run_replicates
 from automd_analysis.scoring.subgroup_scores import subgroup_rows
 
 __all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
@@ -76,7 +81,14 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
     }
 
 
-def score_file(task, path, labels=None, details: bool = False, sha256: str | None = None) -> dict:
+def score_file(
+    task,
+    path,
+    labels=None,
+    details: bool = False,
+    sha256: str | None = None,
+    bootstrap: tuple[int, int] = (0, 0),
+) -> dict:
     """Validate and score one submission file against ``task``.
 
     Parameters
@@ -87,11 +99,15 @@ def score_file(task, path, labels=None, details: bool = False, sha256: str | Non
     labels : TaskLabels, optional
         Hidden labels of ``task`` (loaded if not given).
     details : bool, default False
-        Also compute subgroup scores (paper App. F) and reliability rows; the engine asks for them
-        for selected submissions only.
+        Also compute subgroup scores (paper App. F), reliability rows, the calibration measures
+        and smoothed curve (:mod:`~automd_analysis.scoring.calibration_measures`) and the bootstrap
+        replicates (:mod:`~automd_analysis.scoring.replicates`); the engine asks for them for
+        selected submissions only.
     sha256 : str, optional
         The sha256 the caller planned with; if the file now has other bytes,
         :class:`SubmissionChanged` is raised so that no result is cached under a stale key.
+    bootstrap : (int, int)
+        ``(n_boot, seed)`` of the per-run bootstrap (``n_boot = 0``: none).
 
     Returns
     -------
@@ -99,8 +115,8 @@ def score_file(task, path, labels=None, details: bool = False, sha256: str | Non
         The cache entry: ``task``, ``submission_sha256``, ``scorer_version``, ``valid``,
         ``reasons`` (list of ``{code, message, examples}``), ``n_rows_read``, ``metrics``
         (:func:`~automd_analysis.scoring.metrics_for.metric_record`, ``None`` when invalid) and
-        ``details`` (``{"subgroups": [...], "calibration_bins": [...]}``; ``None`` when not
-        requested or invalid).
+        ``details`` (``{"subgroups", "calibration_bins", "calibration_measures",
+        "calibration_curve", "bootstrap"}``; ``None`` when not requested or invalid).
 
     Raises
     ------
@@ -120,15 +136,27 @@ def score_file(task, path, labels=None, details: bool = False, sha256: str | Non
         entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds)
         if details:
             rules = {name: sg.rule for name, sg in m.subgroups.items()}
+            n_boot, seed = bootstrap
+            replicates = None
+            if n_boot > 0:
+                replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
+                                            task_id=task.id, n_boot=n_boot, seed=seed).to_dict()  # fmt: skip
             entry["details"] = {
                 "subgroups": subgroup_rows(kind, rules, labels, preds),
                 "calibration_bins": calibration_rows(kind, labels, preds),
+                "calibration_measures": calibration_measures(kind, labels, preds),
+                "calibration_curve": calibration_curve_rows(kind, labels, preds),
+                "bootstrap": replicates,
             }
     return entry
 
 
 def run_chunk(
-    manifest_json: str, data_root: str, cache_dir: str, jobs: list[ChunkJob]
+    manifest_json: str,
+    data_root: str,
+    cache_dir: str,
+    jobs: list[ChunkJob],
+    bootstrap: tuple[int, int] = (0, 0),
 ) -> list[dict]:
     """Score a chunk of files of one task and write each result to the cache.
 
@@ -142,6 +170,8 @@ def run_chunk(
     cache_dir : str
         The score cache directory (shared with the engine).
     jobs : list of (key, path, sha256, details)
+    bootstrap : (int, int)
+        ``(n_boot, seed)`` for :func:`score_file`.
 
     Returns
     -------
@@ -158,7 +188,9 @@ def run_chunk(
     out = []
     for key, path, sha, details in jobs:
         try:
-            entry = score_file(task, path, labels, details=details, sha256=sha)
+            entry = score_file(
+                task, path, labels, details=details, sha256=sha, bootstrap=tuple(bootstrap)
+            )
             cache.put(key, entry)
             out.append({"key": key, "status": "scored", "error": None})
         except Exception as exc:  # one file's failure must not stop the others
