@@ -37,7 +37,7 @@ __all__ = ["ModelSite", "SourceFile", "Trace", "analyse_program", "module_names"
 #: Labels that follow the rows selected by an index, a mask or a ``where`` condition.
 INDEX_PASS = frozenset(
     _words(
-        "rand classcond split site sitemask demo forcedevent survext event dur resampled known "
+        "rand classcond split site sitemask demo forcedevent survext event dur resampled known foldid "
         "horizon durle durgt censind ones"
     )
 )
@@ -1018,11 +1018,16 @@ class _Interpreter:
                 or (isinstance(op, ast.NotEq) and 1 in consts)
             ):
                 labels.add(("censind",))
-        if left.has("dur") and not any(r.has("dur") for r in rights):
+        if left.has("dur"):
             if isinstance(op, ast.Lt | ast.LtE):
                 labels.add(("durle", self.eid(frame, node)))
             elif isinstance(op, ast.Gt | ast.GtE):
                 labels.add(("durgt", self.eid(frame, node)))
+        if any(v.has("foldid") for v in values) and isinstance(op, ast.Eq | ast.NotEq):
+            e = self.eid(frame, node)
+            labels = {lab for lab in labels if lab[0] != "foldid"}
+            labels.add(("split", ("kfold_cv",), e))
+            self.event("foldsplit", "kfold_cv", e)
         if any(v.has("site") for v in values) and isinstance(
             op, ast.Eq | ast.NotEq | ast.In | ast.NotIn
         ):
@@ -1056,6 +1061,10 @@ class _Interpreter:
                     labels.add(("oddsx", self.eid(frame, node)))
                 if a.has("logit") and not b.has("src"):
                     labels.add(("logitx", self.eid(frame, node)))
+        elif isinstance(op, ast.Mod):
+            k = right.const
+            if isinstance(k, int) and not isinstance(k, bool) and 2 <= k <= 100:
+                labels.add(("foldid", k))
         elif isinstance(op, ast.Sub):
             if left.const == 1 and right.has("event"):
                 labels.add(("censind",))
@@ -1763,6 +1772,20 @@ class _Interpreter:
         if rands and ("classcond",) in labels:
             kind = "oversampling" if any(r[1] == "rep" for r in rands) else "undersampling"
             m.imbalance.setdefault(kind, set()).update(r[2] for r in rands)
+        elif rands:  # rows drawn at random without regard to the class: a holdout split
+            for r in rands:
+                if r[1] == "norep":
+                    self.event("validation", "single_holdout", r[2])
+        for lab in labels:
+            if (
+                lab[0] == "split"
+                and lab[1] == ("kfold_cv",)
+                and ("foldsplit", "kfold_cv", lab[2]) in self.trace.events
+            ):
+                self.event("validation", "kfold_cv", lab[2])
+        split = kwargs.get("validation_split")
+        if split is not None and isinstance(split.const, float) and 0 < split.const < 1:
+            self.event("validation", "single_holdout", e)
         if m.key[0] == "lifelines" and m.key[1] not in ("KaplanMeierFitter",):
             ev = kwargs.get("event_col")
             if (ev is None or ev.const is None) and len(args) < 3 and m.key[1] != "WeibullFitter":

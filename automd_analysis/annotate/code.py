@@ -1,0 +1,119 @@
+"""Annotate a set of Python files (one version of a run, or loose scripts) - no I/O here.
+
+:func:`annotate_sources` is the whole static pipeline: module names from the file paths, the
+abstract interpretation (:mod:`.interpreter`), the codebook rules (:mod:`.practices`) and task
+eligibility.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from automd_analysis.annotate.interpreter import SourceFile, Trace, analyse_program, module_names
+from automd_analysis.annotate.practices import (
+    Finding,
+    TaskFacts,
+    apply_eligibility,
+    code_findings,
+)
+
+__all__ = ["analyse_sources", "annotate_sources", "common_root"]
+
+
+def common_root(paths: Sequence[str]) -> str:
+    """The deepest directory containing every ``/``-separated path (``""`` if none).
+
+    Examples
+    --------
+    >>> common_root(["code/v1/train.py", "code/v1/src/models.py"])
+    'code/v1'
+    >>> common_root(["train.py"])
+    ''
+    """
+    dirs = [posixpath.dirname(p) for p in paths]
+    if not dirs:
+        return ""
+    root = posixpath.commonpath(dirs) if all(dirs) else ""
+    return root
+
+
+def analyse_sources(
+    sources: Sequence[tuple[str, str]], entries: Sequence[str] | None = None
+) -> Trace:
+    """Run the static analysis over ``(path, text)`` pairs.
+
+    Parameters
+    ----------
+    sources : sequence of (str, str)
+        ``/``-separated paths (as evidence will cite them) and source texts. Module names for
+        imports between the files are the paths relative to their common directory.
+    entries : sequence of str, optional
+        Paths run as scripts; default all of them.
+
+    Returns
+    -------
+    Trace
+
+    See Also
+    --------
+    annotate_sources : the codebook answers.
+    """
+    paths = [p for p, _ in sources]
+    root = common_root(paths)
+    rel = [posixpath.relpath(p, root) if root else p for p in paths]
+    files = [
+        SourceFile(path, module, text)
+        for (path, text), module in zip(sources, module_names(rel), strict=True)
+    ]
+    index = {p: i for i, p in enumerate(paths)}
+    chosen = None if entries is None else [index[e] for e in entries if e in index]
+    return analyse_program(files, chosen)
+
+
+def annotate_sources(
+    sources: Sequence[tuple[str, str]],
+    task: TaskFacts | None = None,
+    entries: Sequence[str] | None = None,
+) -> tuple[dict[str, Finding], Trace]:
+    """Codebook answers for the code in ``sources`` (static analysis, never executed).
+
+    The answers follow the rules of ``docs/annotation.md``; fields that do not apply to the task
+    (``task``) are ``"na"``. Evidence is ``(file number, line)`` into ``sources``.
+
+    Parameters
+    ----------
+    sources : sequence of (str, str)
+        ``(path, text)`` of each Python file.
+    task : TaskFacts, optional
+        Task kind and eligibility facts; unknown facts leave the code answer.
+    entries : sequence of str, optional
+        Paths run as scripts (default: all).
+
+    Returns
+    -------
+    (dict, Trace)
+        Field -> :class:`~.practices.Finding`, and the trace (its ``files`` and ``notes``).
+
+    Examples
+    --------
+    >>> code = '''
+    ... import pandas as pd
+    ... from scipy.stats import rankdata
+    ... from sklearn.ensemble import RandomForestClassifier as RF
+    ... from sklearn.linear_model import LogisticRegression
+    ... tr, te = pd.read_csv("train.csv"), pd.read_csv("test.csv")
+    ... a = RF().fit(tr[["x"]], tr["y"]).predict_proba(te[["x"]])[:, 1]
+    ... b = LogisticRegression().fit(tr[["x"]], tr["y"]).predict_proba(te[["x"]])[:, 1]
+    ... p = (rankdata(a) + rankdata(b)) / (2 * len(a))
+    ... pd.DataFrame({"p": p}).to_csv("submission.csv")
+    ... '''
+    >>> found, _ = annotate_sources([("train.py", code)], TaskFacts(kind="classification"))
+    >>> found["averaged_ranks_as_probabilities"].value, found["ensembling"].value
+    ('yes', ('model_blend',))
+    >>> found["censoring_handling"].value
+    'na'
+    """
+    trace = analyse_sources(sources, entries)
+    found = code_findings(trace)
+    return apply_eligibility(found, task or TaskFacts()), trace
