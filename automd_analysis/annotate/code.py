@@ -39,7 +39,9 @@ def common_root(paths: Sequence[str]) -> str:
 
 
 def analyse_sources(
-    sources: Sequence[tuple[str, str]], entries: Sequence[str] | None = None
+    sources: Sequence[tuple[str, str]],
+    entries: Sequence[str] | None = None,
+    task_kind: str | None = None,
 ) -> Trace:
     """Run the static analysis over ``(path, text)`` pairs.
 
@@ -50,6 +52,8 @@ def analyse_sources(
         imports between the files are the paths relative to their common directory.
     entries : sequence of str, optional
         Paths run as scripts; default all of them.
+    task_kind : str, optional
+        Task kind, for code that branches on it (:func:`~.interpreter.analyse_program`).
 
     Returns
     -------
@@ -68,7 +72,7 @@ def analyse_sources(
     ]
     index = {p: i for i, p in enumerate(paths)}
     chosen = None if entries is None else [index[e] for e in entries if e in index]
-    return analyse_program(files, chosen)
+    return analyse_program(files, chosen, task_kind=task_kind)
 
 
 def annotate_sources(
@@ -114,6 +118,6 @@ def annotate_sources(
     >>> found["censoring_handling"].value
     'na'
     """
-    trace = analyse_sources(sources, entries)
+    trace = analyse_sources(sources, entries, task.kind if task is not None else None)
     found = code_findings(trace)
     return apply_eligibility(found, task or TaskFacts()), trace

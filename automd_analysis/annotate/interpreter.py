@@ -165,6 +165,7 @@ class _Class:
     methods: dict[str, int] = field(default_factory=dict)
     attrs: dict[str, Value] = field(default_factory=dict)
     neural: bool = False
+    fields: list[str] = field(default_factory=list)
 
 
 class _Module:
@@ -222,7 +223,11 @@ def _parse(text: str) -> ast.Module:
 
 
 def analyse_program(
-    files: Sequence[SourceFile], entries: Sequence[int] | None = None, *, parsed=None
+    files: Sequence[SourceFile],
+    entries: Sequence[int] | None = None,
+    *,
+    parsed=None,
+    task_kind: str | None = None,
 ) -> Trace:
     """Analyse the files of one version and return the :class:`Trace`.
 
@@ -233,12 +238,16 @@ def analyse_program(
         Indices of the files run as scripts (``__name__ == "__main__"``); default all files.
     parsed : list of ast.Module or None, optional
         Already parsed trees (same order as ``files``); ``None`` items are parsed here.
+    task_kind : str, optional
+        The task kind; code that branches on a variable named like ``kind`` compared with
+        ``"survival"``, ``"classification"`` or ``"sequential"`` then takes only that branch.
 
     Returns
     -------
     Trace
     """
     interp = _Interpreter(files, parsed)
+    interp.task_kind = task_kind
     return interp.run(range(len(files)) if entries is None else entries)
 
 
@@ -279,6 +288,7 @@ class _Interpreter:
         self.lambdas: dict[int, int] = {}
         self.heap: dict[tuple[int, str], Value] = {}
         self.eids: dict[tuple[int, int], int] = {}
+        self.task_kind: str | None = None
         self.handlers = self._expression_handlers()
         self.stmt_handlers = self._statement_handlers()
 
@@ -619,6 +629,11 @@ class _Interpreter:
             lib.symbol_key(q) in lib.NEURAL_BASES for b in bases for _, q in b.of("lib")
         ) or any(self.classes[c].neural for b in bases for _, c in b.of("class"))
         body_frame = _Frame(frame.module, frame.parent, {}, frame.ctx)
+        cls.fields = [
+            s.target.id
+            for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+        ]
         for stmt in node.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 cls.methods[stmt.name] = self.define_function(stmt, frame, cid)
@@ -1005,6 +1020,8 @@ class _Interpreter:
         rights = [self.expr(c, frame) for c in node.comparators]
         values = [left, *rights]
         folded = _fold_compare(node.ops, values)
+        if folded is NO and self.task_kind is not None:
+            folded = _fold_kind(node, values, self.task_kind)
         if folded is not NO:
             return Value(const=folded)
         labels = set().union(*(v.labels for v in values))
@@ -1220,6 +1237,12 @@ class _Interpreter:
         init = self.method_of(cid, "__init__")
         if init is not None:
             self._call_function(init, [obj, *args], kwargs, node, frame)
+        elif cls.fields:  # a dataclass / NamedTuple: the arguments become its fields
+            for name, value in zip(cls.fields, args, strict=False):
+                self._heap_write(cid, name, value)
+            for name, value in kwargs.items():
+                if name in cls.fields:
+                    self._heap_write(cid, name, value)
         return obj
 
     # library calls -------------------------------------------------------------
@@ -2107,6 +2130,31 @@ def _temperature_name(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return bool(_TEMPERATURE.match(node.attr))
     return False
+
+
+_TASK_KINDS = frozenset({"survival", "classification", "sequential"})
+_KIND_NAME = re.compile(r"(^|_)(kind|task_type|problem_type|task_kind)$", re.IGNORECASE)
+
+
+def _kind_expression(node: ast.expr) -> bool:
+    """A name or attribute chain that ends like ``kind`` (``kind``, ``m.kind.value``...)."""
+    while isinstance(node, ast.Attribute):
+        if _KIND_NAME.search(node.attr):
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and bool(_KIND_NAME.search(node.id))
+
+
+def _fold_kind(node: ast.Compare, values, task_kind: str) -> object:
+    """``kind == "survival"`` with a known task kind."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        return NO
+    left, right = values
+    for expr, const in ((node.left, right.const), (node.comparators[0], left.const)):
+        if const in _TASK_KINDS and _kind_expression(expr):
+            equal = const == task_kind
+            return equal if isinstance(node.ops[0], ast.Eq) else not equal
+    return NO
 
 
 def _fold_compare(ops, values) -> object:

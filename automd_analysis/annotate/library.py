@@ -111,10 +111,9 @@ MODEL_FAMILIES: dict[tuple[str, str], tuple[str, ...]] = {
         "FastSurvivalSVM FastKernelSurvivalSVM SurvivalTree KaplanMeierEstimator",
         ("other",),
     ),
-    **_table("pycox", "CoxPH CoxCC CoxTime", ("cox", "neural_net")),
     **_table(
         "pycox",
-        "DeepHitSingle DeepHit LogisticHazard PMF MTLR BCESurv PCHazard",
+        "CoxPH CoxCC CoxTime DeepHitSingle DeepHit LogisticHazard PMF MTLR BCESurv PCHazard",
         ("neural_net",),
     ),
     **_table("torch", "Sequential", ("neural_net",)),
