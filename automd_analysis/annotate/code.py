@@ -18,7 +18,7 @@ from automd_analysis.annotate.practices import (
     code_findings,
 )
 
-__all__ = ["analyse_sources", "annotate_sources", "common_root"]
+__all__ = ["analyse_sources", "annotate_sources", "common_root", "findings_by_file"]
 
 
 def common_root(paths: Sequence[str]) -> str:
@@ -121,3 +121,39 @@ def annotate_sources(
     trace = analyse_sources(sources, entries, task.kind if task is not None else None)
     found = code_findings(trace)
     return apply_eligibility(found, task or TaskFacts()), trace
+
+
+def findings_by_file(
+    sources: Sequence[tuple[str, str]], task: TaskFacts | None = None
+) -> dict[str, list[dict]]:
+    """Per file, the codebook answers when that file is run as the script.
+
+    Every file is analysed as the entry point, with the other files available to its imports.
+    Each answer is ``{field, value, line, evidence}``: ``line`` is the first line the answer cites
+    in that file (``None`` if it cites none there) and ``evidence`` every ``file:line`` citation.
+
+    Examples
+    --------
+    >>> code = "from sklearn.svm import SVC\\nm = SVC(class_weight='balanced')\\n"
+    >>> out = findings_by_file([("a.py", code)])
+    >>> [a for a in out["a.py"] if a["field"] == "class_imbalance_handling"]
+    [{'field': 'class_imbalance_handling', 'value': 'class_weight', 'line': 2, 'evidence': ['a.py:2']}]
+    """
+    out: dict[str, list[dict]] = {}
+    for path, _ in sources:
+        found, trace = annotate_sources(sources, task, entries=[path])
+        answers = []
+        for name in sorted(found):
+            f = found[name]
+            cites = [(trace.files[i], line) for i, line in f.evidence]
+            here = [line for p, line in cites if p == path]
+            answers.append(
+                {
+                    "field": name,
+                    "value": list(f.value) if isinstance(f.value, tuple) else f.value,
+                    "line": here[0] if here else None,
+                    "evidence": [f"{p}:{line}" for p, line in cites],
+                }
+            )
+        out[path] = answers
+    return out

@@ -51,6 +51,7 @@ __all__ = [
     "RunJob",
     "TaskInfo",
     "annotate_archive",
+    "archive_agreement",
     "annotate_job",
     "apply_annotations",
     "choose_annotations",
@@ -599,3 +600,40 @@ def apply_annotations(
         out.append(run if chosen is run.annotations else replace(run, annotations=chosen))
         sources[run.run_id] = source
     return out, sources
+
+
+def archive_agreement(archive: Archive, directory: str | Path, *, include_reference: bool = True):
+    """Agreement of generated annotations with the archive's own (the reference), per field.
+
+    Parameters
+    ----------
+    archive : Archive
+        Its runs' ``annotations.json`` are the reference (e.g. harness ground truth).
+    directory : str or Path
+        Generated annotations (:func:`annotate_archive`).
+    include_reference : bool
+        Include the simple-baseline runs (``reference: true``).
+
+    Returns
+    -------
+    (DataFrame, DataFrame, DataFrame, dict)
+        :func:`~.agreement.agreement_table` (per field, per value),
+        :func:`~.agreement.confusion_table`, and ``{"n_runs": ..., "annotators": [...]}``
+        describing the reference.
+    """
+    from automd_analysis.annotate.agreement import agreement_table, confusion_table
+
+    generated, _ = load_generated_annotations(archive, directory)
+    reference = {
+        r.run_id: r.annotations
+        for r in archive.runs()
+        if r.annotations is not None and (include_reference or not r.reference)
+    }
+    fields, values = agreement_table(reference, generated)
+    conf = confusion_table(reference, generated)
+    both = sorted(set(reference) & set(generated))
+    info = {
+        "n_runs": len(both),
+        "annotators": sorted({reference[r].annotator for r in both}),
+    }
+    return fields, values, conf, info

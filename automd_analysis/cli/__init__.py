@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from automd_analysis.cli import (  # noqa: F401  (each module registers its commands)
+    commands_annotate,
     commands_demo_archive,
     commands_masking,
     commands_report,
