@@ -22,6 +22,7 @@ __all__ = [
     "cohen_kappa",
     "confusion",
     "confusion_table",
+    "pair_agreement",
     "paired_answers",
     "precision_recall",
 ]
@@ -292,3 +293,58 @@ def confusion_table(
                 if m[i, j]:
                     rows.append({"field": name, "reference": x, "rated": y, "n": int(m[i, j])})
     return pd.DataFrame(rows, columns=["field", "reference", "rated", "n"])
+
+
+def pair_agreement(
+    reference: Mapping[str, Annotations], rated: Mapping[str, Annotations]
+) -> pd.DataFrame:
+    """Agreement on version-pair change types, over the pairs both annotate.
+
+    Pairs are matched by ``(run, earlier, later)``. Each change type is a binary rating per pair
+    (present or not); ``affects_predictions`` is compared as a binary rating too.
+
+    Returns
+    -------
+    DataFrame
+        ``change, n_pairs, n_reference, n_rated, kappa, precision, recall``.
+
+    Examples
+    --------
+    >>> from automd_analysis.archive.codebook import Annotations, PairAnnotation
+    >>> def ann(*changes):
+    ...     return Annotations("x", {}, (PairAnnotation("v1", "v2", changes, True, ()),))
+    >>> t = pair_agreement({"r": ann("ensembling")}, {"r": ann("ensembling", "other")})
+    >>> t.set_index("change").loc[["ensembling", "other"], ["n_reference", "n_rated"]].to_dict("index")
+    {'ensembling': {'n_reference': 1, 'n_rated': 1}, 'other': {'n_reference': 0, 'n_rated': 1}}
+    """
+    from automd_analysis.archive.codebook import PAIR_CHANGES
+
+    matched = []
+    for run_id in sorted(set(reference) & set(rated)):
+        mine = {(p.earlier, p.later): p for p in rated[run_id].pairs}
+        for p in reference[run_id].pairs:
+            q = mine.get((p.earlier, p.later))
+            if q is not None:
+                matched.append((p, q))
+    rows = []
+    for change in (*PAIR_CHANGES, "affects_predictions"):
+        if change == "affects_predictions":
+            a = [p.affects_predictions for p, _ in matched]
+            b = [q.affects_predictions for _, q in matched]
+        else:
+            a = [change in p.changes for p, _ in matched]
+            b = [change in q.changes for _, q in matched]
+        pr = precision_recall(a, b, [False, True])
+        hit = pr[pr["label"]].iloc[0]
+        rows.append(
+            {
+                "change": change,
+                "n_pairs": len(matched),
+                "n_reference": int(hit.n_reference),
+                "n_rated": int(hit.n_rated),
+                "kappa": cohen_kappa(a, b, [False, True]) if matched else float("nan"),
+                "precision": float(hit.precision),
+                "recall": float(hit.recall),
+            }
+        )
+    return pd.DataFrame(rows)

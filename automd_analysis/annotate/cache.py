@@ -29,7 +29,7 @@ __all__ = ["CACHE_FORMAT", "RULES_VERSION", "AnnotationCache", "code_key", "fore
 #: Version of the analyser's rules; part of every key (bump when an answer can change).
 RULES_VERSION = 1
 #: Layout of an entry.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def code_key(
@@ -114,13 +114,17 @@ class AnnotationCache:
         """Where the entry of ``key`` lives."""
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> tuple[dict[str, Finding], list[str]] | None:
-        """``(findings, notes)`` for ``key``, or ``None`` if absent, unreadable or foreign."""
+    def get(self, key: str) -> tuple[dict[str, Finding], list[str], dict] | None:
+        """``(findings, notes, signature)`` for ``key``, or ``None`` if absent, unreadable or
+        foreign."""
         try:
             doc = json.loads(self.path(key).read_text(encoding="utf-8"))
             if doc.get("key") != key or doc.get("format") != CACHE_FORMAT:
                 return None
-            return _decode(doc["findings"]), [str(n) for n in doc.get("notes", [])]
+            signature = doc.get("signature", {})
+            if not isinstance(signature, dict):
+                return None
+            return _decode(doc["findings"]), [str(n) for n in doc.get("notes", [])], signature
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -140,12 +144,19 @@ class AnnotationCache:
         doc = {"key": key, "format": CACHE_FORMAT, "doc": value}
         return write_text_atomic(self.path(key), json.dumps(doc, sort_keys=True) + "\n")
 
-    def put(self, key: str, findings: dict[str, Finding], notes: Sequence[str] = ()) -> Path:
-        """Store ``findings`` under ``key`` atomically."""
+    def put(
+        self,
+        key: str,
+        findings: dict[str, Finding],
+        notes: Sequence[str] = (),
+        signature: dict | None = None,
+    ) -> Path:
+        """Store ``findings`` (and the code signature used by version pairs) atomically."""
         doc = {
             "key": key,
             "format": CACHE_FORMAT,
             "findings": _encode(findings),
             "notes": list(notes),
+            "signature": signature or {},
         }
         return write_text_atomic(self.path(key), json.dumps(doc, sort_keys=True) + "\n")

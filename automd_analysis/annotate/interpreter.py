@@ -1141,6 +1141,7 @@ class _Interpreter:
             tag = lab[0]
             if tag == "func":
                 handled = True
+                self._literal_blend_weights(args, node, frame)
                 out.append(self._call_function(lab[1], args, kwargs, node, frame))
             elif tag == "bmethod":
                 handled = True
@@ -1168,6 +1169,27 @@ class _Interpreter:
         if not handled:
             out.append(_data_union([fv, *args, *kwargs.values()]))
         return join(out)
+
+    def _literal_blend_weights(self, args: list[Value], node, frame) -> None:
+        """``combine(member_predictions, [0.6, 0.4])``: literal weights of the members."""
+        members = [a for a in args if a.items is not None and _n_sources(a) > 1]
+        weights = [
+            a
+            for a in args
+            if a.items is not None
+            and a.items
+            and all(
+                isinstance(x.const, int | float) and not isinstance(x.const, bool) for x in a.items
+            )
+        ]
+        if len(members) == 1 and len(weights) == 1:
+            m, w = members[0], weights[0]
+            if len(m.items) == len(w.items):
+                groups = [frozenset(lab for lab in it.labels if lab[0] == "src") for it in m.items]
+                consts = [x.const for x in w.items]
+                self.event(
+                    "blend_weights", tuple(zip(groups, consts, strict=True)), self.eid(frame, node)
+                )
 
     def _bind_params(self, f: _Func, args: list[Value], kwargs: dict[str, Value]) -> dict:
         a = f.node.args

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from automd_analysis.annotate.interpreter import ModelSite, Trace
 from automd_analysis.archive.codebook import CODEBOOK
 
-__all__ = ["MAX_EVIDENCE", "Finding", "TaskFacts", "apply_eligibility", "code_findings"]
+__all__ = [
+    "MAX_EVIDENCE",
+    "Finding",
+    "TaskFacts",
+    "apply_eligibility",
+    "code_findings",
+    "code_signature",
+]
 
 #: Evidence items cited per answer.
 MAX_EVIDENCE = 4
@@ -403,3 +410,72 @@ def apply_eligibility(findings: dict[str, Finding], task: TaskFacts) -> dict[str
         if any(v not in spec.values for v in values):  # pragma: no cover - a rule bug
             raise AssertionError(f"{name}: {f.value!r} is not a codebook value")
     return out
+
+
+#: Keyword arguments that are not hyperparameters (seeds, threads, logging) or are answered by
+#: another codebook field (class weights).
+_NOT_HYPERPARAMETERS = frozenset(
+    {
+        "random_state",
+        "seed",
+        "random_seed",
+        "n_jobs",
+        "verbose",
+        "verbosity",
+        "silent",
+        "thread_count",
+        "nthread",
+        "class_weight",
+        "class_weights",
+        "scale_pos_weight",
+        "is_unbalance",
+        "auto_class_weights",
+        "eval_metric",
+    }
+)
+
+
+def code_signature(trace: Trace) -> dict:
+    """What a version's code does, beyond the codebook answers, for comparing two versions.
+
+    Returns
+    -------
+    dict
+        ``models`` (library class of each submitted model), ``params`` (literal hyperparameters of
+        the submitted models), ``calibration`` (calibration methods reaching the submission),
+        ``blend_weights`` (literal blend weights), all sorted lists of strings (JSON-ready).
+
+    Examples
+    --------
+    >>> from automd_analysis.annotate.interpreter import SourceFile, analyse_program
+    >>> code = '''
+    ... import pandas as pd
+    ... from sklearn.ensemble import RandomForestClassifier
+    ... d = pd.read_csv("train.csv")
+    ... m = RandomForestClassifier(n_estimators=300, random_state=0).fit(d[["x"]], d["y"])
+    ... pd.DataFrame({"p": m.predict_proba(d[["x"]])[:, 1]}).to_csv("submission.csv")
+    ... '''
+    >>> sig = code_signature(analyse_program([SourceFile("t.py", "t", code)]))
+    >>> sig["models"], sig["params"]
+    (['RandomForestClassifier'], ['RandomForestClassifier.n_estimators=300'])
+    """
+    ctx = _Context(trace)
+    models = sorted(m.key[1] for m in ctx.base)
+    params = sorted(
+        f"{m.key[1]}.{k}={v!r}"
+        for m in ctx.base
+        for k, v in m.kwargs.items()
+        if k not in _NOT_HYPERPARAMETERS and v != "<expr>"
+    )
+    calibration = sorted({lab[2] for lab in ctx.labels if lab[0] == "cal" and len(lab) > 2})
+    weights = sorted(
+        repr(sorted(w for _, w in detail))
+        for (kind, detail, _), reached in trace.events.items()
+        if kind == "blend_weights" and reached
+    )
+    return {
+        "models": models,
+        "params": params,
+        "calibration": calibration,
+        "blend_weights": weights,
+    }

@@ -16,6 +16,7 @@ between the archive's own annotations and the generated ones.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -33,11 +34,13 @@ from automd_analysis._version import __version__
 from automd_analysis.annotate.cache import AnnotationCache, code_key, forensics_key
 from automd_analysis.annotate.code import analyse_sources, common_root
 from automd_analysis.annotate.forensics import submission_forensics
+from automd_analysis.annotate.pairs import VersionCode, pair_changes
 from automd_analysis.annotate.practices import (
     Finding,
     TaskFacts,
     apply_eligibility,
     code_findings,
+    code_signature,
 )
 from automd_analysis.archive import MAX_JSON_BYTES, MAX_TEXT_BYTES, Archive, Run
 from automd_analysis.archive._safe import json_loads_strict, read_bounded, resolve_inside
@@ -50,6 +53,7 @@ __all__ = [
     "AnnotateSummary",
     "RunJob",
     "TaskInfo",
+    "VersionJob",
     "annotate_archive",
     "archive_agreement",
     "annotate_job",
@@ -90,8 +94,25 @@ class TaskInfo:
 
 
 @dataclass(frozen=True)
+class VersionJob:
+    """One archived version: its Python files, prediction file and place in the search."""
+
+    version: str
+    code_files: tuple[str, ...]
+    submission: Path | None
+    elapsed_min: float
+    step: int
+    parent: str | None
+    node: str | None
+
+
+@dataclass(frozen=True)
 class RunJob:
-    """Everything a worker needs to annotate one run (picklable; no archive object)."""
+    """Everything a worker needs to annotate one run (picklable; no archive object).
+
+    ``versions`` are annotated for the version pairs (paper App. H) when ``pairs`` is true; the
+    selected version (``version``) is always annotated for the run's answers.
+    """
 
     run_id: str
     run_dir: Path
@@ -101,6 +122,10 @@ class RunJob:
     submission: Path | None
     task: TaskInfo | None
     cache_dir: Path | None
+    search: str = "none"
+    versions: tuple[VersionJob, ...] = ()
+    steps: tuple[tuple[str | None, str | None, str | None], ...] = ()
+    pairs: bool = False
 
 
 @dataclass
@@ -110,7 +135,8 @@ class RunResult:
     run_id: str
     document: dict | None
     problems: list[dict] = field(default_factory=list)
-    cached: bool = False
+    cached: int = 0
+    analysed: int = 0
 
 
 @dataclass
@@ -124,6 +150,7 @@ class AnnotateSummary:
     n_cached: int
     problems: list[dict]
     seconds: float
+    n_versions: int = 0
 
 
 def task_info(manifest, data_root: Path | None = None) -> TaskInfo:
@@ -177,10 +204,26 @@ def _python_files(run: Run, version: str) -> tuple[str, ...]:
     return tuple(sorted(f for f in v.code_files if f.endswith(".py")))
 
 
-def run_job(run: Run, task: TaskInfo | None, cache_dir: Path | None) -> RunJob:
-    """The :class:`RunJob` of ``run`` (its selected version and submission)."""
+def run_job(
+    run: Run, task: TaskInfo | None, cache_dir: Path | None, *, pairs: bool = False
+) -> RunJob:
+    """The :class:`RunJob` of ``run`` (its selected version and submission, and every version
+    when ``pairs``)."""
     version = run.selected_version
     files = _python_files(run, version) if version else ()
+    versions = tuple(
+        VersionJob(
+            version=v.version_id,
+            code_files=tuple(sorted(f for f in v.code_files if f.endswith(".py"))),
+            submission=v.submission_path,
+            elapsed_min=(v.created_at - run.started_at).total_seconds() / 60.0,
+            step=v.step,
+            parent=v.parent,
+            node=v.node,
+        )
+        for v in run.versions
+    )
+    steps = tuple((s.version, s.node, s.parent) for s in run.steps or ())
     return RunJob(
         run_id=run.run_id,
         run_dir=run.dir,
@@ -190,6 +233,10 @@ def run_job(run: Run, task: TaskInfo | None, cache_dir: Path | None) -> RunJob:
         submission=run.submission_path,
         task=task,
         cache_dir=cache_dir,
+        search=run.search,
+        versions=versions if pairs else (),
+        steps=steps if pairs else (),
+        pairs=pairs,
     )
 
 
@@ -198,9 +245,11 @@ def _line_counts(text: str) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _read_sources(job: RunJob, problems: list[dict]) -> list[tuple[str, str]]:
+def _read_sources(
+    job: RunJob, code_files: Sequence[str], problems: list[dict]
+) -> list[tuple[str, str]]:
     sources = []
-    for rel in job.code_files:
+    for rel in code_files:
         try:
             path = resolve_inside(job.run_dir, rel, base=job.run_dir, what="code_files")
             data = read_bounded(path, MAX_TEXT_BYTES, job.root)
@@ -211,20 +260,30 @@ def _read_sources(job: RunJob, problems: list[dict]) -> list[tuple[str, str]]:
     return sources
 
 
-def _code_answers(job: RunJob, problems: list[dict]) -> tuple[dict[str, Finding], list[str], bool]:
-    """Findings (before eligibility) with run-relative file names; cached by content."""
-    sources = _read_sources(job, problems)
+@dataclass
+class _Analysed:
+    findings: dict[str, Finding]
+    signature: dict
+    sources: list[tuple[str, str]]
+    cached: bool
+
+
+def _analyse_version(
+    job: RunJob, version: str, code_files: Sequence[str], problems: list[dict]
+) -> _Analysed | None:
+    """Findings (before eligibility, evidence as (file number, line)), signature and sources of
+    one version's code; cached by content. ``None`` when no file could be read."""
+    sources = _read_sources(job, code_files, problems)
     if not sources:
-        if job.version is not None:
-            problems.append(
-                _problem(
-                    job.run_id,
-                    "annotate.no_code",
-                    f"version {job.version!r} lists no readable Python file",
-                    f"versions/{job.version}/meta.json",
-                )
+        problems.append(
+            _problem(
+                job.run_id,
+                "annotate.no_code",
+                f"version {version!r} lists no readable Python file",
+                f"versions/{version}/meta.json",
             )
-        return {}, [], False
+        )
+        return None
     root = common_root([p for p, _ in sources])
     rel = [(posixpath.relpath(p, root) if root else p, t) for p, t in sources]
     cache = AnnotationCache(job.cache_dir) if job.cache_dir is not None else None
@@ -232,22 +291,22 @@ def _code_answers(job: RunJob, problems: list[dict]) -> tuple[dict[str, Finding]
     key = code_key(rel, task_kind=kind)
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
-        findings, notes = hit
+        findings, notes, signature = hit
         cached = True
     else:
         trace = analyse_sources(rel, task_kind=kind)
         findings, notes, cached = code_findings(trace), list(trace.notes), False
+        signature = code_signature(trace)
         if cache is not None:
-            cache.put(key, findings, notes)
-    paths = [p for p, _ in sources]
+            cache.put(key, findings, notes, signature)
     lines = [_line_counts(t) for _, t in sources]
     out = {}
     for name, f in findings.items():
-        cites = tuple(e for e in f.evidence if e[0] < len(paths) and 1 <= e[1] <= lines[e[0]])
+        cites = tuple(e for e in f.evidence if e[0] < len(sources) and 1 <= e[1] <= lines[e[0]])
         out[name] = Finding(name, f.value, cites, f.affected_weight)
     for note in notes:
-        problems.append(_problem(job.run_id, "annotate.partial", note, None))
-    return out, [p for p, _ in sources], cached
+        problems.append(_problem(job.run_id, "annotate.partial", f"{version}: {note}", None))
+    return _Analysed(out, signature, sources, cached)
 
 
 def _answer_json(f: Finding, paths: Sequence[str]) -> dict:
@@ -326,6 +385,82 @@ def _forensics(job: RunJob, problems: list[dict]) -> dict:
     return out
 
 
+def _sha256(path: Path | None, root: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(read_bounded(path, MAX_SUBMISSION_BYTES, root)).hexdigest()
+    except ArchiveError:
+        return None
+
+
+def _pairs(
+    job: RunJob,
+    problems: list[dict],
+    facts: TaskFacts,
+    known: dict[str, _Analysed | None] | None = None,
+) -> tuple[list[dict], int, int]:
+    """Version pairs (App. H rule over versions with a prediction file) with their changes."""
+    import pandas as pd
+
+    from automd_analysis.analysis.development import form_version_pairs
+
+    if job.search not in ("tree", "linear") or len(job.versions) < 2:
+        return [], 0, 0
+    frame = pd.DataFrame(
+        {
+            "version": [v.version for v in job.versions],
+            "elapsed_min": [v.elapsed_min for v in job.versions],
+            "step": [v.step for v in job.versions],
+            "parent": [v.parent for v in job.versions],
+            "node": [v.node for v in job.versions],
+            "valid": [v.submission is not None for v in job.versions],
+        }
+    )
+    steps = (
+        pd.DataFrame(list(job.steps), columns=["version", "node", "parent"]) if job.steps else None
+    )
+    formed = form_version_pairs(frame, job.search, steps=steps)
+    by_id = {v.version: v for v in job.versions}
+    analysed: dict[str, _Analysed | None] = dict(known or {})
+    n_analysed = n_cached = 0
+
+    def code(vid: str) -> _Analysed | None:
+        nonlocal n_analysed, n_cached
+        if vid not in analysed:
+            v = by_id[vid]
+            result = _analyse_version(job, vid, v.code_files, problems) if v.code_files else None
+            analysed[vid] = result
+            if result is not None:
+                n_analysed += 1
+                n_cached += result.cached
+        return analysed[vid]
+
+    out = []
+    for earlier, later in zip(formed["earlier"], formed["later"], strict=True):
+        a, b = code(earlier), code(later)
+        if a is None or b is None:
+            continue
+        va = {k: f.value for k, f in apply_eligibility(a.findings, facts).items()}
+        vb = {k: f.value for k, f in apply_eligibility(b.findings, facts).items()}
+        changes, evidence = pair_changes(
+            VersionCode(va, a.signature, tuple(a.sources)),
+            VersionCode(vb, b.signature, tuple(b.sources)),
+        )
+        ha = _sha256(by_id[earlier].submission, job.root)
+        hb = _sha256(by_id[later].submission, job.root)
+        out.append(
+            {
+                "earlier": earlier,
+                "later": later,
+                "changes": changes,
+                "affects_predictions": ha is not None and hb is not None and ha != hb,
+                "evidence": evidence,
+            }
+        )
+    return out, n_analysed, n_cached
+
+
 def run_document(job: RunJob) -> RunResult:
     """The ``annotations.json`` document of one run (never raises on bad input).
 
@@ -335,21 +470,35 @@ def run_document(job: RunJob) -> RunResult:
         ``document`` is ``None`` when the run has no selected version and no submission.
     """
     problems: list[dict] = []
-    findings, paths, cached = _code_answers(job, problems) if job.version else ({}, [], False)
     facts = job.task.facts if job.task is not None else TaskFacts()
-    findings = apply_eligibility(findings, facts) if findings else {}
+    findings: dict[str, Finding] = {}
+    paths: list[str] = []
+    analysed = cached = 0
+    known: dict[str, _Analysed | None] = {}
+    if job.version:
+        result = _analyse_version(job, job.version, job.code_files, problems)
+        known[job.version] = result
+        if result is not None:
+            findings = apply_eligibility(result.findings, facts)
+            paths = [p for p, _ in result.sources]
+            analysed, cached = 1, int(result.cached)
+    pairs, n_pairs_analysed, n_pairs_cached = (
+        _pairs(job, problems, facts, known) if job.pairs else ([], 0, 0)
+    )
     forensics = _forensics(job, problems)
-    if not findings and not forensics:
-        return RunResult(job.run_id, None, problems, cached)
+    if not findings and not forensics and not pairs:
+        return RunResult(job.run_id, None, problems, cached, analysed)
     doc = {
         "schema_version": 1,
         "annotator": ANNOTATOR,
         "run": {name: _answer_json(f, paths) for name, f in sorted(findings.items())},
-        "pairs": [],
+        "pairs": pairs,
     }
     if forensics:
         doc["forensics"] = forensics
-    return RunResult(job.run_id, doc, problems, cached)
+    return RunResult(
+        job.run_id, doc, problems, cached + n_pairs_cached, analysed + n_pairs_analysed
+    )
 
 
 def annotate_job(job: RunJob) -> RunResult:
@@ -416,6 +565,7 @@ def annotate_archive(
     data_root: str | Path | None = None,
     jobs: int = 1,
     cache: bool = True,
+    pairs: bool = True,
     progress: bool = False,
 ) -> AnnotateSummary:
     """Write one ``annotations.json`` per run of ``archive`` under ``out``.
@@ -437,6 +587,9 @@ def annotate_archive(
         Worker processes.
     cache : bool
         Reuse and store code answers in ``<out>/.cache``.
+    pairs : bool
+        Annotate every version and write the version pairs (paper App. H rule, over versions
+        that saved a prediction file) with their change types (:mod:`.pairs`).
     progress : bool
         Progress bar on stderr.
 
@@ -471,12 +624,13 @@ def annotate_archive(
                         "task's eligible fields and there are no forensics",
                     )
                 )
-        job_list.append(run_job(run, infos[run.task], cache_dir))
+        job_list.append(run_job(run, infos[run.task], cache_dir, pairs=pairs))
     results = _run_all(job_list, jobs, progress)
-    written = cached = 0
+    written = cached = analysed = 0
     for result in sorted(results, key=lambda r: r.run_id):
         problems.extend(result.problems)
         cached += result.cached
+        analysed += result.analysed
         if result.document is None:
             continue
         write_text_atomic(out / result.run_id / _FILE, _dump(result.document))
@@ -491,6 +645,7 @@ def annotate_archive(
         n_cached=cached,
         problems=problems,
         seconds=time.perf_counter() - t0,
+        n_versions=analysed,
     )
 
 

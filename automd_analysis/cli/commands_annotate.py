@@ -64,8 +64,8 @@ def format_summary(s: AnnotateSummary) -> str:
     """The human summary printed after annotating an archive."""
     lines = [
         f"automd annotate: archive {s.archive!r} -> {s.out_dir}",
-        f"  runs:      {s.n_runs} ({s.n_written} annotations.json written, "
-        f"{s.n_cached} code analyses from cache)",
+        f"  runs:      {s.n_runs} ({s.n_written} annotations.json written)",
+        f"  versions:  {s.n_versions} analysed ({s.n_cached} from cache)",
         f"  problems:  {len(s.problems)} (problems.json)",
         f"  time:      {s.seconds:.1f} s",
     ]
@@ -84,6 +84,9 @@ def annotate_archive_command(
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse cached code answers."),
+    pairs: bool = typer.Option(
+        True, "--pairs/--no-pairs", help="Annotate every version and the version pairs."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
 ) -> None:
     """Annotate every run of ARCHIVE: one annotations.json per run under --out.
@@ -98,6 +101,7 @@ def annotate_archive_command(
         data_root=data_root(data),
         jobs=jobs,
         cache=cache,
+        pairs=pairs,
         progress=progress,
     )
     typer.echo(format_summary(summary))
