@@ -229,8 +229,9 @@ def test_every_run_of_the_committed_fixture_archive(tmp_path):
         if run.run_id in generated and run.task in MANIFESTS:
             kind = MANIFESTS[run.task].kind.value
             answers = generated[run.run_id].answers
-            if not run.selected_version:  # no selected code: forensics only
-                assert answers == {} and generated[run.run_id].forensics
+            if not run.selected_version:  # no selected code: pairs and forensics only
+                assert answers == {}
+                assert generated[run.run_id].forensics or generated[run.run_id].pairs
                 continue
             if kind == "survival":
                 assert answers["class_imbalance_handling"].value == "na"
@@ -265,3 +266,56 @@ def test_apply_annotations_replaces_only_what_is_chosen(arch, tmp_path):
     assert [r.run_id for r in chosen] == [r.run_id for r in runs]
     kept, sources = apply_annotations(chosen, {}, prefer_generated=True)
     assert set(sources.values()) == {"archive"}
+
+
+def test_version_pairs_follow_the_app_h_rule_and_describe_the_change(tmp_path):
+    """A linear run v1 -> v2 -> v3: v2 adds class weights, v3 adds a calibration step."""
+    root = tmp_path / "arch"
+    kit.write_archive_yaml(root, experiments={"main": "main experiment"})
+    run_dir = kit.write_run(
+        root,
+        "main",
+        "alpha",
+        "fx_cls",
+        0,
+        selection={"rule": "final_file", "selected_version": "v3"},
+    )
+    head = (
+        "import pandas as pd\nfrom lightgbm import LGBMClassifier\n"
+        "from sklearn.isotonic import IsotonicRegression\n"
+        "tr, te = pd.read_csv('train.csv'), pd.read_csv('test.csv')\n"
+        "X, y, Xt = tr[['a']], tr['y'], te[['a']]\n"
+    )
+    codes = {
+        "v1": head
+        + "m = LGBMClassifier(n_estimators=100).fit(X, y)\np = m.predict_proba(Xt)[:, 1]\n",
+        "v2": head + "m = LGBMClassifier(n_estimators=100, class_weight='balanced').fit(X, y)\n"
+        "p = m.predict_proba(Xt)[:, 1]\n",
+        "v3": head + "m = LGBMClassifier(n_estimators=100, class_weight='balanced').fit(X, y)\n"
+        "iso = IsotonicRegression().fit(m.predict_proba(X)[:, 1], y)\n"
+        "p = iso.predict(m.predict_proba(Xt)[:, 1])\n",
+    }
+    for step, (vid, text) in enumerate(codes.items(), start=1):
+        path = run_dir / "code" / vid / "train.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(text + "pd.DataFrame({'p': p}).to_csv('submission.csv')\n")
+        kit.write_version(
+            run_dir, vid, kit.T0 + timedelta(minutes=5 * step), step,
+            _probabilities(60, step), code_files=[f"code/{vid}/train.py"],
+        )  # fmt: skip
+    (run_dir / "submission.csv").write_bytes(_probabilities(60, 3))
+    out = tmp_path / "out"
+    summary = _annotate(root, out)
+    assert summary.n_versions == 3
+    generated, problems = load_generated_annotations(open_archive(root), out)
+    assert problems == []
+    pairs = generated["main/alpha/fx_cls/rep0"].pairs
+    assert [(p.earlier, p.later) for p in pairs] == [("v1", "v2"), ("v2", "v3")]
+    assert pairs[0].changes == ("imbalance_handling",)
+    assert pairs[1].changes == ("calibration",)
+    assert all(p.affects_predictions for p in pairs)
+    assert pairs[1].evidence and all(e.startswith("code/v3/train.py:") for e in pairs[1].evidence)
+    no_pairs = _annotate(root, tmp_path / "no_pairs", pairs=False)
+    assert no_pairs.n_versions == 1
+    again, _ = load_generated_annotations(open_archive(root), tmp_path / "no_pairs")
+    assert again["main/alpha/fx_cls/rep0"].pairs == ()
