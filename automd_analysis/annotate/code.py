@@ -42,6 +42,7 @@ def analyse_sources(
     sources: Sequence[tuple[str, str]],
     entries: Sequence[str] | None = None,
     task_kind: str | None = None,
+    parsed=None,
 ) -> Trace:
     """Run the static analysis over ``(path, text)`` pairs.
 
@@ -54,6 +55,8 @@ def analyse_sources(
         Paths run as scripts; default all of them.
     task_kind : str, optional
         Task kind, for code that branches on it (:func:`~.interpreter.analyse_program`).
+    parsed : list of ast.Module or None, optional
+        Already parsed trees, in the order of ``sources``.
 
     Returns
     -------
@@ -72,7 +75,7 @@ def analyse_sources(
     ]
     index = {p: i for i, p in enumerate(paths)}
     chosen = None if entries is None else [index[e] for e in entries if e in index]
-    return analyse_program(files, chosen, task_kind=task_kind)
+    return analyse_program(files, chosen, parsed=parsed, task_kind=task_kind)
 
 
 def annotate_sources(

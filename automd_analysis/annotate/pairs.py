@@ -32,7 +32,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["VersionCode", "changed_lines", "pair_changes"]
+__all__ = [
+    "VersionCode",
+    "changed_lines",
+    "layout_json",
+    "layout_of",
+    "pair_changes",
+    "remember_layout",
+]
 
 _PREPROCESSING = re.compile(
     r"imput|fillna|Imputer|scal(e|er|ing)|Scaler|standardi[sz]|normali[sz]|encod|Encoder|"
@@ -74,32 +81,72 @@ class VersionCode:
     files: tuple[tuple[str, str], ...]
 
 
-def _layout(text: str) -> tuple[set[int], dict[str, range]]:
-    """Lines to ignore (docstrings, imports) and the line span of each top-level function."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set(), {}
+Layout = tuple[frozenset[int], dict[str, range]]
+_KNOWN: dict[str, Layout] = {}
+_MAX_KNOWN = 512
+
+
+def layout_of(tree: ast.Module) -> Layout:
+    """Lines to ignore (docstrings and imports of the module, its top-level functions and
+    classes) and the line span of each top-level definition of a parsed file."""
     skip: set[int] = set()
     spans: dict[str, range] = {}
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(
-            node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-        ) and (
-            body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
+
+    def docstring(body: list[ast.stmt]) -> None:
+        first = body[0] if body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
         ):
-            skip.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+            skip.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+
+    docstring(tree.body)
+    for node in tree.body:  # top level only: a walk over every node costs more than the parse
         if isinstance(node, ast.Import | ast.ImportFrom):
             skip.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             spans[node.name] = range(start, (node.end_lineno or node.lineno) + 1)
-    return skip, spans
+            docstring(node.body)
+            for inner in node.body:
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    docstring(inner.body)
+                elif isinstance(inner, ast.Import | ast.ImportFrom):
+                    skip.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return frozenset(skip), spans
+
+
+def layout_json(layout: Layout) -> dict:
+    """JSON form of a layout (for the annotation cache)."""
+    skip, spans = layout
+    return {"skip": sorted(skip), "spans": {k: [r.start, r.stop] for k, r in spans.items()}}
+
+
+def remember_layout(text: str, doc: dict | Layout) -> None:
+    """Record the layout of ``text`` (e.g. from the cache) so that it is not parsed again."""
+    if len(_KNOWN) >= _MAX_KNOWN:
+        _KNOWN.clear()
+    if isinstance(doc, dict):
+        layout = (
+            frozenset(int(x) for x in doc.get("skip", [])),
+            {str(k): range(int(a), int(b)) for k, (a, b) in doc.get("spans", {}).items()},
+        )
+    else:
+        layout = doc
+    _KNOWN[text] = layout
+
+
+def _layout(text: str) -> Layout:
+    known = _KNOWN.get(text)
+    if known is not None:
+        return known
+    try:
+        layout = layout_of(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        layout = (frozenset(), {})
+    remember_layout(text, layout)
+    return layout
 
 
 def _code_lines(
@@ -110,7 +157,8 @@ def _code_lines(
     out = []
     for path, text in files:
         name = _short(path)
-        skip, spans = _layout(text)
+        ignored, spans = _layout(text)
+        skip = set(ignored)
         for d in drop_defs or ():
             if d in spans:
                 skip.update(spans[d])

@@ -16,6 +16,7 @@ between the archive's own annotations and the generated ones.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import json
@@ -34,7 +35,13 @@ from automd_analysis._version import __version__
 from automd_analysis.annotate.cache import AnnotationCache, code_key, forensics_key
 from automd_analysis.annotate.code import analyse_sources, common_root
 from automd_analysis.annotate.forensics import submission_forensics
-from automd_analysis.annotate.pairs import VersionCode, pair_changes
+from automd_analysis.annotate.pairs import (
+    VersionCode,
+    layout_json,
+    layout_of,
+    pair_changes,
+    remember_layout,
+)
 from automd_analysis.annotate.practices import (
     Finding,
     TaskFacts,
@@ -268,6 +275,13 @@ class _Analysed:
     cached: bool
 
 
+def _parse_or_none(text: str):
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the interpreter parses again and records a note
+
+
 def _analyse_version(
     job: RunJob, version: str, code_files: Sequence[str], problems: list[dict]
 ) -> _Analysed | None:
@@ -293,10 +307,21 @@ def _analyse_version(
     if hit is not None:
         findings, notes, signature = hit
         cached = True
+        for (_, text), layout in zip(rel, signature.get("layout", []), strict=False):
+            if layout:
+                remember_layout(text, layout)
     else:
-        trace = analyse_sources(rel, task_kind=kind)
+        trees = [_parse_or_none(text) for _, text in rel]
+        trace = analyse_sources(rel, task_kind=kind, parsed=trees)
         findings, notes, cached = code_findings(trace), list(trace.notes), False
         signature = code_signature(trace)
+        layouts = []
+        for (_, text), tree in zip(rel, trees, strict=True):
+            layout = layout_of(tree) if tree is not None else None
+            if layout is not None:
+                remember_layout(text, layout)
+            layouts.append(layout_json(layout) if layout is not None else None)
+        signature["layout"] = layouts
         if cache is not None:
             cache.put(key, findings, notes, signature)
     lines = [_line_counts(t) for _, t in sources]
@@ -436,6 +461,13 @@ def _pairs(
                 n_cached += result.cached
         return analysed[vid]
 
+    hashes: dict[str, str | None] = {}
+
+    def digest(vid: str) -> str | None:
+        if vid not in hashes:
+            hashes[vid] = _sha256(by_id[vid].submission, job.root)
+        return hashes[vid]
+
     out = []
     for earlier, later in zip(formed["earlier"], formed["later"], strict=True):
         a, b = code(earlier), code(later)
@@ -447,8 +479,7 @@ def _pairs(
             VersionCode(va, a.signature, tuple(a.sources)),
             VersionCode(vb, b.signature, tuple(b.sources)),
         )
-        ha = _sha256(by_id[earlier].submission, job.root)
-        hb = _sha256(by_id[later].submission, job.root)
+        ha, hb = digest(earlier), digest(later)
         out.append(
             {
                 "earlier": earlier,
