@@ -65,6 +65,13 @@ def analyse_sources(
     See Also
     --------
     annotate_sources : the codebook answers.
+
+    Examples
+    --------
+    >>> trace = analyse_sources([("code/v1/main.py", "from helpers import f\\nf()\\n"),
+    ...                          ("code/v1/helpers.py", "def f():\\n    return 1\\n")])
+    >>> trace.files, trace.notes
+    (['code/v1/main.py', 'code/v1/helpers.py'], [])
     """
     paths = [p for p, _ in sources]
     root = common_root(paths)
@@ -101,6 +108,14 @@ def annotate_sources(
     -------
     (dict, Trace)
         Field -> :class:`~.practices.Finding`, and the trace (its ``files`` and ``notes``).
+
+    See Also
+    --------
+    automd_analysis.annotate.runs.annotate_archive : every run of an archive.
+
+    References
+    ----------
+    Codebook: ``docs/archive.md``; rules: ``docs/annotation.md``; paper App. I.
 
     Examples
     --------

@@ -245,6 +245,21 @@ def analyse_program(
     Returns
     -------
     Trace
+
+    See Also
+    --------
+    automd_analysis.annotate.practices.code_findings : codebook answers from the trace.
+
+    References
+    ----------
+    The rules and labels are listed in ``docs/annotation.md``.
+
+    Examples
+    --------
+    >>> code = "import lightgbm as lgb\\nm = lgb.LGBMClassifier(is_unbalance=True)\\n"
+    >>> trace = analyse_program([SourceFile("train.py", "train", code)])
+    >>> [(m.key, m.families, m.line, sorted(m.imbalance)) for m in trace.models.values()]
+    [(('lightgbm', 'LGBMClassifier'), ('gbdt',), 2, ['class_weight'])]
     """
     interp = _Interpreter(files, parsed)
     interp.task_kind = task_kind

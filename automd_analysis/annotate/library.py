@@ -36,7 +36,13 @@ def words(text: str) -> list[str]:
 
 
 def symbol_key(qualname: str) -> tuple[str, str]:
-    """``(root package, final name)`` of a dotted name (``"a.b.c"`` -> ``("a", "c")``)."""
+    """``(root package, final name)`` of a dotted name (``"a.b.c"`` -> ``("a", "c")``).
+
+    Examples
+    --------
+    >>> symbol_key("sklearn.ensemble._forest.RandomForestClassifier")
+    ('sklearn', 'RandomForestClassifier')
+    """
     parts = qualname.split(".")
     return parts[0], parts[-1]
 

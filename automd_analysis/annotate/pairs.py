@@ -88,7 +88,14 @@ _MAX_KNOWN = 512
 
 def layout_of(tree: ast.Module) -> Layout:
     """Lines to ignore (docstrings and imports of the module, its top-level functions and
-    classes) and the line span of each top-level definition of a parsed file."""
+    classes) and the line span of each top-level definition of a parsed file.
+
+    Examples
+    --------
+    >>> skip, spans = layout_of(ast.parse("'doc'\\nimport os\\ndef f():\\n    return 1\\n"))
+    >>> sorted(skip), spans
+    ([1, 2], {'f': range(3, 5)})
+    """
     skip: set[int] = set()
     spans: dict[str, range] = {}
 
@@ -118,13 +125,26 @@ def layout_of(tree: ast.Module) -> Layout:
 
 
 def layout_json(layout: Layout) -> dict:
-    """JSON form of a layout (for the annotation cache)."""
+    """JSON form of a layout (for the annotation cache).
+
+    Examples
+    --------
+    >>> layout_json((frozenset({1, 2}), {"f": range(3, 5)}))
+    {'skip': [1, 2], 'spans': {'f': [3, 5]}}
+    """
     skip, spans = layout
     return {"skip": sorted(skip), "spans": {k: [r.start, r.stop] for k, r in spans.items()}}
 
 
 def remember_layout(text: str, doc: dict | Layout) -> None:
-    """Record the layout of ``text`` (e.g. from the cache) so that it is not parsed again."""
+    """Record the layout of ``text`` (e.g. from the cache) so that it is not parsed again.
+
+    Examples
+    --------
+    >>> remember_layout("x = 1\\n", {"skip": [], "spans": {}})
+    >>> _layout("x = 1\\n")
+    (frozenset(), {})
+    """
     if len(_KNOWN) >= _MAX_KNOWN:
         _KNOWN.clear()
     if isinstance(doc, dict):
@@ -218,6 +238,14 @@ def pair_changes(earlier: VersionCode, later: VersionCode) -> tuple[list[str], l
     Parameters
     ----------
     earlier, later : VersionCode
+
+    See Also
+    --------
+    changed_lines, automd_analysis.analysis.development.form_version_pairs
+
+    References
+    ----------
+    Paper App. H (change categories); ``docs/annotation.md``.
 
     Returns
     -------

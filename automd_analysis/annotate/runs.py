@@ -165,6 +165,14 @@ def task_info(manifest, data_root: Path | None = None) -> TaskInfo:
 
     ``missingness_features`` applies when the manifest says ``paper.ehr: true``;
     ``validation_under_shift`` when the task is external with a cohort or hospital shift.
+
+    Examples
+    --------
+    >>> from automd_analysis.tasks import load_manifests
+    >>> small = Path(__file__).parents[2] / "tests" / "fixtures" / "small"
+    >>> info = task_info(load_manifests(small / "manifests")["fx_surv"])
+    >>> info.facts.kind, info.id_columns, info.prevalence
+    ('survival', ('pid',), None)
     """
     kind = manifest.kind.value
     facts = TaskFacts(
@@ -215,7 +223,16 @@ def run_job(
     run: Run, task: TaskInfo | None, cache_dir: Path | None, *, pairs: bool = False
 ) -> RunJob:
     """The :class:`RunJob` of ``run`` (its selected version and submission, and every version
-    when ``pairs``)."""
+    when ``pairs``).
+
+    Examples
+    --------
+    >>> from automd_analysis.archive import open_archive
+    >>> run = open_archive(Path(__file__).parents[2] / "tests/fixtures/small/archive").runs()[0]
+    >>> job = run_job(run, None, None, pairs=True)
+    >>> job.run_id == run.run_id, len(job.versions) == len(run.versions)
+    (True, True)
+    """
     version = run.selected_version
     files = _python_files(run, version) if version else ()
     versions = tuple(
@@ -499,6 +516,18 @@ def run_document(job: RunJob) -> RunResult:
     -------
     RunResult
         ``document`` is ``None`` when the run has no selected version and no submission.
+
+    See Also
+    --------
+    annotate_job : the same, with unexpected failures turned into problem entries.
+
+    Examples
+    --------
+    >>> from automd_analysis.archive import open_archive
+    >>> runs = open_archive(Path(__file__).parents[2] / "tests/fixtures/small/archive").runs()
+    >>> result = run_document(run_job(runs[0], None, None))
+    >>> result.document["annotator"] == ANNOTATOR
+    True
     """
     problems: list[dict] = []
     facts = job.task.facts if job.task is not None else TaskFacts()
@@ -533,7 +562,15 @@ def run_document(job: RunJob) -> RunResult:
 
 
 def annotate_job(job: RunJob) -> RunResult:
-    """:func:`run_document`, with any unexpected failure turned into a problem entry."""
+    """:func:`run_document`, with any unexpected failure turned into a problem entry.
+
+    Examples
+    --------
+    >>> job = RunJob("x/y/z/rep0", Path("/nonexistent"), Path("/nonexistent"), "v1",
+    ...              ("code/v1/train.py",), None, None, None)
+    >>> [p["code"] for p in annotate_job(job).problems]
+    ['archive.file_missing', 'annotate.no_code']
+    """
     try:
         return run_document(job)
     except AutomdError as exc:
@@ -632,6 +669,27 @@ def annotate_archive(
     ------
     AutomdError
         ``annotate.out_inside_archive``.
+
+    See Also
+    --------
+    load_generated_annotations, choose_annotations, archive_agreement
+
+    References
+    ----------
+    ``docs/annotation.md`` (rules, forensics, agreement); ``docs/archive.md`` (format).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from automd_analysis.archive import open_archive
+    >>> from automd_analysis.tasks import load_manifests
+    >>> small = Path(__file__).parents[2] / "tests" / "fixtures" / "small"
+    >>> archive = open_archive(small / "archive")
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     summary = annotate_archive(archive, out, manifests=load_manifests(small / "manifests"))
+    ...     generated, errors = load_generated_annotations(archive, out)
+    >>> summary.n_written == len(generated) > 0, errors
+    (True, [])
     """
     t0 = time.perf_counter()
     out = Path(out)
@@ -708,6 +766,19 @@ def load_generated_annotations(
     ------
     AutomdError
         ``annotate.missing`` if ``directory`` does not exist.
+
+    See Also
+    --------
+    annotate_archive, choose_annotations
+
+    Examples
+    --------
+    >>> from automd_analysis.archive import open_archive
+    >>> small = Path(__file__).parents[2] / "tests" / "fixtures" / "small"
+    >>> load_generated_annotations(open_archive(small / "archive"), small / "nowhere")
+    Traceback (most recent call last):
+    ...
+    automd_analysis.errors.AutomdError: annotations directory not found in ...
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -806,6 +877,21 @@ def archive_agreement(archive: Archive, directory: str | Path, *, include_refere
         :func:`~.agreement.agreement_table` (per field, per value),
         :func:`~.agreement.confusion_table`, and ``{"n_runs": ..., "annotators": [...]}``
         describing the reference.
+
+    See Also
+    --------
+    automd_analysis.annotate.agreement.agreement_table
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from automd_analysis.archive import open_archive
+    >>> archive = open_archive(Path(__file__).parents[2] / "tests/fixtures/small/archive")
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     _ = annotate_archive(archive, out, pairs=False)
+    ...     fields, values, confusion, info = archive_agreement(archive, out)
+    >>> list(fields.columns), info["n_runs"] > 0
+    (['field', 'n_runs', 'exact', 'kappa', 'multi'], True)
     """
     from automd_analysis.annotate.agreement import agreement_table, confusion_table
 

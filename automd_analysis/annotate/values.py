@@ -127,6 +127,13 @@ def join(values: Iterable[Value]) -> Value:
 
     Keys of two keyed values are merged key by key (a key missing on one side keeps the other
     side's value), so a frame built differently on two branches still knows its columns.
+
+    Examples
+    --------
+    >>> a = Value(frozenset({("src", 1)}), const=3)
+    >>> b = Value(frozenset({("rank", 7)}), const=3)
+    >>> sorted(join([a, b]).labels), join([a, b]).const
+    ([('rank', 7), ('src', 1)], 3)
     """
     values = [v for v in values if v is not None]
     if not values:
