@@ -191,6 +191,14 @@ def test_bad_code_and_bad_submissions_are_problems_not_crashes(arch, tmp_path):
     assert generated["main/alpha/fx_cls/rep3"].answers["validation_design"].value == ("none",)
     listed = json.loads((tmp_path / "out" / "problems.json").read_text())["problems"]
     assert len(listed) == len(summary.problems)
+    # a run that can no longer be annotated loses its earlier file; the others are untouched
+    kept = (tmp_path / "out" / "main/alpha/fx_cls/rep0/annotations.json").read_bytes()
+    stale = tmp_path / "out" / "main/alpha/fx_cls/rep5/annotations.json"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("{}")
+    _annotate(arch, tmp_path / "out")
+    assert not (tmp_path / "out" / "main/alpha/fx_cls/rep5/annotations.json").exists()
+    assert (tmp_path / "out" / "main/alpha/fx_cls/rep0/annotations.json").read_bytes() == kept
 
 
 def test_tampered_generated_files_are_skipped_with_a_structured_error(arch, tmp_path):

@@ -644,8 +644,9 @@ def annotate_archive(
         An opened archive (read only).
     out : str or Path
         Output directory (created; must not lie inside the archive). Files go to
-        ``<out>/<experiment>/<agent>/<task>/rep<k>/annotations.json``; ``problems.json`` lists
-        what could not be annotated; the cache lives in ``<out>/.cache``.
+        ``<out>/<experiment>/<agent>/<task>/rep<k>/annotations.json`` (a run with nothing to
+        annotate any more loses its earlier file); ``problems.json`` lists what could not be
+        annotated; the cache lives in ``<out>/.cache``.
     manifests : mapping, optional
         Task id -> manifest (:func:`automd_analysis.tasks.load_manifests`); without a manifest a
         run's answers are not restricted to eligible fields and it gets no forensics.
@@ -720,9 +721,13 @@ def annotate_archive(
         problems.extend(result.problems)
         cached += result.cached
         analysed += result.analysed
+        target = out / result.run_id / _FILE
         if result.document is None:
+            # nothing to say about this run now: drop what an earlier annotation wrote
+            if target.is_file() and not target.is_symlink():
+                target.unlink()
             continue
-        write_text_atomic(out / result.run_id / _FILE, _dump(result.document))
+        write_text_atomic(target, _dump(result.document))
         written += 1
     problems.sort(key=lambda p: (p["run_id"] or "", p["code"], p["message"]))
     write_text_atomic(out / "problems.json", _dump({"problems": problems}))
