@@ -201,6 +201,17 @@ def test_bad_code_and_bad_submissions_are_problems_not_crashes(arch, tmp_path):
     assert (tmp_path / "out" / "main/alpha/fx_cls/rep0/annotations.json").read_bytes() == kept
 
 
+def test_versions_with_too_much_code_are_read_up_to_the_limits(arch, tmp_path, monkeypatch):
+    import automd_analysis.annotate.runs as runs
+
+    monkeypatch.setattr(runs, "MAX_CODE_FILES", 2)
+    summary = _annotate(arch, tmp_path / "out")  # rep2 is a 4-file project
+    limited = [p for p in summary.problems if p["code"] == "annotate.too_much_code"]
+    assert [p["run_id"] for p in limited] == ["main/alpha/fx_cls/rep2"]
+    generated, problems = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    assert problems == [] and "main/alpha/fx_cls/rep2" in generated
+
+
 def test_tampered_generated_files_are_skipped_with_a_structured_error(arch, tmp_path):
     out = tmp_path / "out"
     _annotate(arch, out)

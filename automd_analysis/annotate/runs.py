@@ -56,6 +56,8 @@ from automd_analysis.errors import ArchiveError, AutomdError
 
 __all__ = [
     "ANNOTATOR",
+    "MAX_CODE_BYTES",
+    "MAX_CODE_FILES",
     "MAX_SUBMISSION_BYTES",
     "AnnotateSummary",
     "RunJob",
@@ -75,6 +77,9 @@ __all__ = [
 ANNOTATOR = f"automd annotate {__version__}"
 #: Largest submission file read for the forensics.
 MAX_SUBMISSION_BYTES = 256 << 20
+#: Python files and bytes of code read per version (each file is also limited to 1 MiB).
+MAX_CODE_FILES = 200
+MAX_CODE_BYTES = 8 << 20
 _FILE = "annotations.json"
 
 
@@ -272,14 +277,27 @@ def _line_counts(text: str) -> int:
 def _read_sources(
     job: RunJob, code_files: Sequence[str], problems: list[dict]
 ) -> list[tuple[str, str]]:
-    sources = []
+    sources: list[tuple[str, str]] = []
+    total = 0
     for rel in code_files:
+        if len(sources) >= MAX_CODE_FILES or total > MAX_CODE_BYTES:
+            problems.append(
+                _problem(
+                    job.run_id,
+                    "annotate.too_much_code",
+                    f"only the first {len(sources)} Python files ({total} bytes) of the version "
+                    f"are read (limits: {MAX_CODE_FILES} files, {MAX_CODE_BYTES} bytes)",
+                    rel,
+                )
+            )
+            break
         try:
             path = resolve_inside(job.run_dir, rel, base=job.run_dir, what="code_files")
             data = read_bounded(path, MAX_TEXT_BYTES, job.root)
         except ArchiveError as exc:
             problems.append(_problem(job.run_id, exc.code, exc.message, rel))
             continue
+        total += len(data)
         sources.append((rel, data.decode("utf-8", errors="replace")))
     return sources
 
