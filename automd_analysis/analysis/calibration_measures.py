@@ -317,7 +317,7 @@ def agent_measure_table(
     See Also
     --------
     measure_correlations, rank_flips, ranking_agreement : compare the rankings.
-    automd_analysis.analysis.calibration.table3 : the paper's ECE table (same aggregation).
+    automd_analysis.analysis.calibration_practices.ece_by_task_class : the paper's ECE table (same aggregation).
 
     References
     ----------

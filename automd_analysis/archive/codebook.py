@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,12 @@ from automd_analysis.errors import ArchiveError
 
 __all__ = [
     "CODEBOOK",
+    "FORENSICS",
     "PAIR_CHANGES",
     "Annotations",
     "Answer",
     "CodebookField",
+    "ForensicAnswer",
     "PairAnnotation",
     "validate_annotations",
 ]
@@ -104,6 +106,16 @@ PAIR_CHANGES = (
 )
 
 
+#: Prediction forensics (optional; written by ``automd annotate``): field -> allowed values.
+#: Statistics of the submitted file alone, reported next to the codebook answers (docs/archive.md).
+FORENSICS: dict[str, tuple[str, ...]] = {
+    "ranks_as_probabilities": ("yes", "no", "na"),
+    "mean_risk_far_from_prevalence": ("yes", "no", "na"),
+    "constant_or_binary": ("constant", "near_binary", "no", "na"),
+    "identical_survival_rows": ("yes", "no", "na"),
+}
+
+
 @dataclass(frozen=True)
 class Answer:
     """A codebook answer; ``value`` is a str, or a tuple of str for multi-valued fields."""
@@ -126,12 +138,29 @@ class PairAnnotation:
 
 
 @dataclass(frozen=True)
+class ForensicAnswer:
+    """A prediction-forensics answer: a value, the statistics it rests on and its rule."""
+
+    field: str
+    value: str
+    statistics: dict[str, float | None]
+    threshold: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Annotations:
-    """A validated ``annotations.json``: answers keyed by codebook field, and version pairs."""
+    """A validated ``annotations.json``: answers keyed by codebook field, and version pairs.
+
+    ``annotator`` says who produced the answers (harness ground truth, a human, or
+    ``automd annotate <version>``); ``forensics`` is empty unless the file has the optional
+    ``forensics`` object.
+    """
 
     annotator: str
     answers: dict[str, Answer]
     pairs: tuple[PairAnnotation, ...]
+    forensics: dict[str, ForensicAnswer] = field(default_factory=dict)
 
 
 class _Shape(BaseModel):
@@ -152,11 +181,19 @@ class _PairJson(_Shape):
     evidence: list[str] = Field(default_factory=list)
 
 
+class _ForensicJson(_Shape):
+    value: str
+    statistics: dict[str, float | None] = Field(default_factory=dict)
+    threshold: str = ""
+    evidence: list[str] = Field(default_factory=list)
+
+
 class _AnnotationsJson(_Shape):
     schema_version: int
     annotator: str = ""
     run: dict[str, _AnswerJson] = Field(default_factory=dict)
     pairs: list[_PairJson] = Field(default_factory=list)
+    forensics: dict[str, _ForensicJson] = Field(default_factory=dict)
 
 
 _EVIDENCE = re.compile(r"^(?P<path>.+?)(?::(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?)?$")
@@ -356,4 +393,33 @@ def validate_annotations(
                 evidence=check_evidence(p.evidence, f"pairs[{i}].evidence"),
             )
         )
-    return Annotations(annotator=doc.annotator, answers=answers, pairs=tuple(pairs))
+    forensics = {}
+    for name in sorted(doc.forensics):
+        f = doc.forensics[name]
+        loc = f"forensics.{name}"
+        if name not in FORENSICS:
+            raise _err(
+                f"unknown forensics field {name!r}",
+                ann_path,
+                loc,
+                "archive.annotation_unknown_field",
+                f"use one of {sorted(FORENSICS)}",
+            )
+        if f.value not in FORENSICS[name]:
+            raise _err(
+                f"value {f.value!r} is not allowed for forensics {name!r} "
+                f"(expected one of {list(FORENSICS[name])})",
+                ann_path,
+                f"{loc}.value",
+                "archive.annotation_bad_value",
+            )
+        forensics[name] = ForensicAnswer(
+            field=name,
+            value=f.value,
+            statistics=dict(f.statistics),
+            threshold=f.threshold,
+            evidence=check_evidence(f.evidence, f"{loc}.evidence"),
+        )
+    return Annotations(
+        annotator=doc.annotator, answers=answers, pairs=tuple(pairs), forensics=forensics
+    )

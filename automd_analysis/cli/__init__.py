@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 from automd_analysis.cli import (  # noqa: F401  (each module registers its commands)
+    commands_annotate,
     commands_import,
     commands_masking,
     commands_report,

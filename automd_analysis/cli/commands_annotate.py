@@ -1,0 +1,180 @@
+"""``automd annotate``: codebook answers from the code itself (parse arguments, print results).
+
+- ``automd annotate ARCHIVE --out DIR [--jobs N]``: one ``annotations.json`` per run under DIR
+  (never into the archive);
+- ``automd annotate code FILE... --json``: the answers for loose scripts, as one JSON object
+  ``{file: [{field, value, line, evidence}]}``;
+- ``automd annotate agreement ARCHIVE --generated DIR``: agreement of DIR with the archive's own
+  annotations (Cohen's kappa, precision/recall per value, confusion).
+
+Exit codes: 0 success, 1 some runs could not be annotated (listed in ``problems.json``), 2 bad
+input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from automd_analysis.annotate.code import findings_by_file
+from automd_analysis.annotate.practices import TaskFacts
+from automd_analysis.annotate.runs import (
+    AnnotateSummary,
+    annotate_archive,
+    archive_agreement,
+    task_info,
+)
+from automd_analysis.archive import open_archive
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.errors import AutomdError
+from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
+
+_MAX_LISTED = 10
+_SUBCOMMANDS = ("archive", "code", "agreement")
+
+
+class _ArchiveByDefault(TyperGroup):
+    """``automd annotate ARCHIVE ...`` means ``automd annotate archive ARCHIVE ...``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in _SUBCOMMANDS and args[0] not in ("--help", "-h"):
+            args = ["archive", *args]
+        return super().parse_args(ctx, args)
+
+
+annotate_app = typer.Typer(
+    cls=_ArchiveByDefault,
+    help="Codebook answers from archived code (static analysis, never executed) + forensics. "
+    "`automd annotate ARCHIVE --out DIR [--jobs N]` annotates every run of ARCHIVE into DIR.",
+    no_args_is_help=True,
+)
+app.add_typer(annotate_app, name="annotate")
+
+
+def _default_jobs() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def format_summary(s: AnnotateSummary) -> str:
+    """The human summary printed after annotating an archive."""
+    lines = [
+        f"automd annotate: archive {s.archive!r} -> {s.out_dir}",
+        f"  runs:      {s.n_runs} ({s.n_written} annotations.json written)",
+        f"  versions:  {s.n_versions} analysed ({s.n_cached} from cache)",
+        f"  problems:  {len(s.problems)} (problems.json)",
+        f"  time:      {s.seconds:.1f} s",
+    ]
+    for p in s.problems[:_MAX_LISTED]:
+        lines.append(f"    - {p['code']} {p['run_id']}: {p['message']}")
+    if len(s.problems) > _MAX_LISTED:
+        lines.append(f"    ... {len(s.problems) - _MAX_LISTED} more in problems.json")
+    return "\n".join(lines)
+
+
+@annotate_app.command("archive", hidden=True)
+def annotate_archive_command(
+    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    out: Path = typer.Option(..., "--out", help="Output directory (outside the archive)."),
+    jobs: int = typer.Option(_default_jobs(), "--jobs", "-j", min=1, help="Worker processes."),
+    data: Path | None = DataOpt,
+    manifests: Path | None = ManifestsOpt,
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse cached code answers."),
+    pairs: bool = typer.Option(
+        True, "--pairs/--no-pairs", help="Annotate every version and the version pairs."
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
+) -> None:
+    """Annotate every run of ARCHIVE: one annotations.json per run under --out.
+
+    Exit code 1: some runs could not be (fully) annotated; they are listed in problems.json.
+    """
+    opened = open_archive(archive)
+    summary = annotate_archive(
+        opened,
+        out,
+        manifests=load_manifests(manifests),
+        data_root=data_root(data),
+        jobs=jobs,
+        cache=cache,
+        pairs=pairs,
+        progress=progress,
+    )
+    typer.echo(format_summary(summary))
+    if any(p["code"] != "annotate.task_unknown" for p in summary.problems):
+        raise typer.Exit(1)
+
+
+def _task_facts(task: str | None, manifests: Path | None) -> TaskFacts | None:
+    if task is None:
+        return None
+    return task_info(load_manifest(manifest_dir(manifests) / f"{task}.yaml")).facts
+
+
+@annotate_app.command("code")
+def annotate_code_command(
+    files: list[Path] = typer.Argument(..., help="Python files (analysed together)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    task: str | None = typer.Option(
+        None, "--task", help="Task id: fields that do not apply to it are 'na'."
+    ),
+    manifests: Path | None = ManifestsOpt,
+) -> None:
+    """The codebook answers for loose scripts, each file run as the script.
+
+    Prints {file: [{field, value, line, evidence}]} with --json.
+    """
+    sources = []
+    for f in files:
+        if not f.is_file():
+            raise AutomdError(
+                "not a file", path=f, code="annotate.file_missing", fix="pass Python files"
+            )
+        sources.append((f.as_posix(), f.read_bytes().decode("utf-8", errors="replace")))
+    report = findings_by_file(sources, _task_facts(task, manifests))
+    if as_json:
+        typer.echo(json.dumps(report, indent=1, sort_keys=True))
+        return
+    for path, answers in report.items():
+        typer.echo(path)
+        for a in answers:
+            value = ", ".join(a["value"]) if isinstance(a["value"], list) else a["value"]
+            where = f"  (line {a['line']})" if a["line"] is not None else ""
+            typer.echo(f"  {a['field']:<32} {value}{where}")
+
+
+@annotate_app.command("agreement")
+def annotate_agreement_command(
+    archive: Path = typer.Argument(..., help="Archive whose own annotations are the reference."),
+    generated: Path = typer.Option(..., "--generated", help="Output of `automd annotate`."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Also write agreement_fields.csv, agreement_values.csv and "
+        "agreement_confusion.csv here.",
+    ),
+    include_reference: bool = typer.Option(
+        True, "--include-reference/--agents-only", help="Include the simple-baseline runs."
+    ),
+) -> None:
+    """Agreement of generated annotations with the archive's own (kappa, precision/recall)."""
+    fields, values, conf, info = archive_agreement(
+        open_archive(archive), generated, include_reference=include_reference
+    )
+    typer.echo(
+        f"reference: {', '.join(info['annotators']) or '-'}; runs compared: {info['n_runs']}"
+    )
+    typer.echo(fields.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    wrong = conf[conf["reference"] != conf["rated"]]
+    if len(wrong):
+        typer.echo("\ndisagreements (reference -> generated):")
+        typer.echo(wrong.to_string(index=False))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        fields.to_csv(out / "agreement_fields.csv", index=False)
+        values.to_csv(out / "agreement_values.csv", index=False)
+        conf.to_csv(out / "agreement_confusion.csv", index=False)
