@@ -187,6 +187,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("tokens_completion", _I64),
             ("tokens_total", _I64),
             ("tokens_simulated", _BOOL),
+            ("tokens_source", _STR),
             ("selection_rule", _STR),
             ("selected_version", _STR),
             ("reported_val_score", _F64),
@@ -194,7 +195,13 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("has_submission", _BOOL),
         ]
         + _TASK_COLS
-        + [("n_steps", _I64), ("n_steps_ok", _I64), ("has_annotations", _BOOL)]
+        + [
+            ("n_steps", _I64),
+            ("n_steps_ok", _I64),
+            ("has_annotations", _BOOL),
+            ("annotator", _STR),
+            ("annotations_source", _STR),
+        ]
     ),
     "steps": _schema(
         RUN_KEY_FIELDS

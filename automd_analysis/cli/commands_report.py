@@ -94,6 +94,12 @@ def regenerate_command(
     bootstrap: int = typer.Option(
         1000, "--bootstrap", min=0, help="Bootstrap replicates per run for intervals (0: none)."
     ),
+    annotations: Path | None = typer.Option(
+        None, "--annotations", help="Annotations written by `automd annotate --out DIR`."
+    ),
+    prefer_generated: bool = typer.Option(
+        False, "--prefer-generated", help="Use --annotations even where the archive has its own."
+    ),
     parameter: list[str] | None = typer.Option(
         None, "--parameter", "-p", help="Extra notebook parameter NAME=VALUE (repeatable)."
     ),
@@ -126,6 +132,8 @@ def regenerate_command(
         embedding_cache=embedding_cache,
         min_cell=min_cell,
         bootstrap=bootstrap,
+        annotations=annotations,
+        prefer_generated=prefer_generated,
         parameters=parse_parameters(parameter),
     )
     result = regenerate(config, log=_log)

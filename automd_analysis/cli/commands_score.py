@@ -68,6 +68,14 @@ def score(
         help="Bootstrap replicates per selected submission for intervals (0 disables).",
     ),
     bootstrap_seed: int = typer.Option(0, "--bootstrap-seed", help="Seed of the resamples."),
+    annotations: Path | None = typer.Option(
+        None,
+        "--annotations",
+        help="Annotations written by `automd annotate --out DIR` (the archive's own win).",
+    ),
+    prefer_generated: bool = typer.Option(
+        False, "--prefer-generated", help="Use --annotations even where the archive has its own."
+    ),
 ) -> None:
     """Score every selected submission and archived version of ARCHIVE (cached, incremental).
 
@@ -87,6 +95,8 @@ def score(
         progress=progress,
         bootstrap=bootstrap,
         bootstrap_seed=bootstrap_seed,
+        annotations=annotations,
+        prefer_generated=prefer_generated,
     )
     typer.echo(format_summary(summary))
     if summary.data_errors:

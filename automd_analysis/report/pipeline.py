@@ -121,6 +121,10 @@ class RegenerateConfig:
         to every task, ``0`` disables suppression.
     bootstrap : int
         Bootstrap replicates per selected submission when scoring (intervals; 0 disables).
+    annotations : path, optional
+        Output directory of ``automd annotate`` (codebook answers generated from the code).
+    prefer_generated : bool
+        Use the generated annotations even where the archive has its own.
     parameters : mapping
         Extra notebook parameters; every name must be declared by at least one notebook.
     """
@@ -144,6 +148,8 @@ class RegenerateConfig:
     embedding_cache: str | Path | None = None
     min_cell: int | None = None
     bootstrap: int = 1000
+    annotations: str | Path | None = None
+    prefer_generated: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -340,6 +346,8 @@ def score_stage(p: Pipeline):
         jobs=p.config.jobs,
         progress=p.config.progress,
         bootstrap=p.config.bootstrap,
+        annotations=_resolved(p.config.annotations),
+        prefer_generated=p.config.prefer_generated,
     )
 
 

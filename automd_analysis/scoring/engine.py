@@ -254,16 +254,16 @@ def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, sum
     return entries, errors, dict(sorted(task_errors.items()))
 
 
-def _select_publishable(arch: Archive, plan: Plan, entries, errors, task_errors):
+def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_errors, extra=()):
     """Runs to publish (usable task, scored selected file), their files, and the problem rows."""
     problems = [
         _problem_row(p.to_dict(), p.details.get("run_id"), arch.root, p.details.get("effect"))
-        for p in arch.problems
+        for p in [*arch.problems, *extra]
     ]
     missing = {"code": "scoring.missing_entry", "message": "not scored"}
     selected_key = {f.run.run_id: f.key for f in plan.files if f.is_selected}
     published = []
-    for run in arch.runs():
+    for run in runs:
         if run.task in task_errors:
             problems.append(
                 _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
@@ -286,6 +286,18 @@ def _select_publishable(arch: Archive, plan: Plan, entries, errors, task_errors)
     return published, files, problems
 
 
+def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
+    """Runs with generated annotations applied (``automd annotate`` output), their sources and the
+    problems of unusable generated files; the runs unchanged when no directory is given."""
+    if directory is None:
+        return runs, None, []
+    from automd_analysis.annotate.runs import apply_annotations, load_generated_annotations
+
+    generated, problems = load_generated_annotations(arch, directory)
+    runs, sources = apply_annotations(runs, generated, prefer_generated=prefer_generated)
+    return runs, sources, problems
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -296,6 +308,8 @@ def score_archive(
     progress: bool = False,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     bootstrap_seed: int = 0,
+    annotations: str | Path | None = None,
+    prefer_generated: bool = False,
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -321,6 +335,12 @@ def score_archive(
     bootstrap_seed : int, default 0
         Seed of the resamples (they depend only on the task, the test size and this seed, so the
         runs of a task share them: comparisons are paired).
+    annotations : path, optional
+        Output directory of ``automd annotate`` (generated codebook answers). A run's annotations
+        in the archive win unless ``prefer_generated``; ``runs.parquet`` records which were used
+        (``annotator``, ``annotations_source``).
+    prefer_generated : bool, default False
+        Use the generated annotations even where the archive has its own.
 
     Returns
     -------
@@ -346,6 +366,9 @@ def score_archive(
             fix="choose an --out directory outside the archive (archives are read-only)",
         )
     runs = arch.runs()
+    runs, sources, annotation_problems = _with_annotations(
+        runs, arch, annotations, prefer_generated
+    )
     root = data_root(data)
     if runs and not root.is_dir():
         raise DataError(
@@ -373,9 +396,16 @@ def score_archive(
         plan, cache, jobs, scheduler, progress, summary, boot
     )
     t_score = time.perf_counter()
-    published, files, problems = _select_publishable(arch, plan, entries, errors, task_errors)
+    published, files, problems = _select_publishable(
+        arch, runs, plan, entries, errors, task_errors, annotation_problems
+    )
     tables = build_tables(
-        published, files, entries, {t: k.manifest for t, k in plan.tasks.items()}, problems
+        published,
+        files,
+        entries,
+        {t: k.manifest for t, k in plan.tasks.items()},
+        problems,
+        annotation_sources=sources,
     )
     scores = tables["scores"]
     summary.n_runs = len(published)
@@ -389,6 +419,10 @@ def score_archive(
     meta = {
         "archive": arch.name,
         "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
+        "annotations": {
+            "generated": annotations is not None,
+            "prefer_generated": bool(prefer_generated) if annotations is not None else False,
+        },
         "tasks": {
             t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
         },

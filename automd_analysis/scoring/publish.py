@@ -129,7 +129,7 @@ def _reasons(entry: dict | None) -> list[dict]:
     return [] if entry is None or entry["valid"] else list(entry["reasons"])
 
 
-def _run_row(run: Run, manifest) -> dict:
+def _run_row(run: Run, manifest, annotations_source: str | None = None) -> dict:
     minutes = (run.ended_at - run.started_at).total_seconds() / 60.0
     tok = run.tokens or {}
     if run.steps is not None:
@@ -151,6 +151,7 @@ def _run_row(run: Run, manifest) -> dict:
             "tokens_completion": tok.get("completion"),
             "tokens_total": tok.get("total"),
             "tokens_simulated": tok.get("simulated") if run.tokens else None,
+            "tokens_source": tok.get("source") if run.tokens else None,
             "selection_rule": run.selection_rule,
             "selected_version": run.selected_version,
             "reported_val_score": _nan(run.reported_val_score),
@@ -158,7 +159,14 @@ def _run_row(run: Run, manifest) -> dict:
             "has_submission": run.submission_path is not None,
         }
         | _task_cols(manifest)
-        | {"n_steps": n_steps, "n_steps_ok": n_ok, "has_annotations": run.annotations is not None}
+        | {
+            "n_steps": n_steps,
+            "n_steps_ok": n_ok,
+            "has_annotations": run.annotations is not None,
+            "annotator": run.annotations.annotator if run.annotations is not None else None,
+            "annotations_source": annotations_source
+            or ("archive" if run.annotations is not None else "none"),
+        }
     )
 
 
@@ -282,6 +290,7 @@ def build_tables(
     entries: dict[str, dict],
     manifests: dict,
     problems: list[dict],
+    annotation_sources: dict[str, str] | None = None,
 ) -> dict[str, list[dict]]:
     """Rows of every table (lists of dicts in final order).
 
@@ -298,6 +307,8 @@ def build_tables(
         Task id -> TaskManifest.
     problems : list of dict
         Rows for ``problems.parquet``.
+    annotation_sources : dict, optional
+        Run id -> where its annotations come from (``archive``, ``generated``, ``none``).
     """
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
     by_run: dict[str, list[FileRef]] = {}
@@ -305,7 +316,8 @@ def build_tables(
         by_run.setdefault(ref.run.run_id, []).append(ref)
     for run in runs:
         manifest = manifests[run.task]
-        tables["runs"].append(_run_row(run, manifest))
+        source = (annotation_sources or {}).get(run.run_id)
+        tables["runs"].append(_run_row(run, manifest, source))
         tables["steps"].extend(_step_rows(run))
         ann, pairs = _annotation_rows(run)
         tables["annotations"].extend(ann)
