@@ -654,41 +654,8 @@ class LibraryCalls:
 
     def _data_method(self, recv: Value, name, args, kwargs, node, frame, recv_node) -> Value:
         everything = [*args, *kwargs.values()]
-        if name in ("append", "extend", "insert", "add", "appendleft"):
-            item = args[-1] if args else EMPTY
-            new_labels = set(item.labels)
-            if frame.multiplicity() > 1 and (item.has("src") or item.has("model")):
-                new_labels.add(("foldlist", self.eid(frame, node)))
-            items = None
-            if (
-                name == "append"
-                and recv.items is not None
-                and frame.multiplicity() == 1
-                and len(recv.items) < 64
-            ):
-                items = (*recv.items, item)
-            if isinstance(recv_node, ast.Name):
-                old = self.lookup(recv_node.id, frame)
-                self.assign_name(
-                    recv_node.id, Value(old.labels | new_labels, items, old.keys), frame
-                )
-            else:
-                self._update_container(recv_node, frozenset(new_labels), frame)
-            return NONE
-        if name == "update" and args:
-            if (
-                isinstance(recv_node, ast.Name)
-                and recv.keys is not None
-                and args[0].keys is not None
-            ):
-                merged = dict(recv.keys)
-                merged.update(dict(args[0].keys))
-                self.assign_name(
-                    recv_node.id,
-                    Value(recv.labels | args[0].labels, None, tuple(merged.items())),
-                    frame,
-                )
-            return NONE
+        if name in ("append", "extend", "insert", "add", "appendleft", "update"):
+            return self._mutate_container(recv, name, args, node, frame, recv_node)
         if name in ("fit_resample", "fit_sample"):
             samplers = [lab for lab in recv.labels if lab[0] == "sampler"]
             data = data_union(everything)
@@ -771,6 +738,51 @@ class LibraryCalls:
             if fn.has("func"):
                 res = self.call_value(node, frame, fn, [Value(recv.labels)], {})
                 return Value(recv.labels | res.labels)
+        return self._plain_data_method(recv, name, args, everything)
+
+    def _mutate_container(self, recv: Value, name, args, node, frame, recv_node) -> Value:
+        """``list.append``/``extend``/``insert``, ``set.add``, ``dict.update``: the container
+        variable gains the item's labels (and, for a short literal list, the item itself)."""
+        if name in ("append", "extend", "insert", "add", "appendleft"):
+            item = args[-1] if args else EMPTY
+            new_labels = set(item.labels)
+            if frame.multiplicity() > 1 and (item.has("src") or item.has("model")):
+                new_labels.add(("foldlist", self.eid(frame, node)))
+            items = None
+            if (
+                name == "append"
+                and recv.items is not None
+                and frame.multiplicity() == 1
+                and len(recv.items) < 64
+            ):
+                items = (*recv.items, item)
+            if isinstance(recv_node, ast.Name):
+                old = self.lookup(recv_node.id, frame)
+                self.assign_name(
+                    recv_node.id, Value(old.labels | new_labels, items, old.keys), frame
+                )
+            else:
+                self._update_container(recv_node, frozenset(new_labels), frame)
+            return NONE
+        if name == "update" and args:
+            if (
+                isinstance(recv_node, ast.Name)
+                and recv.keys is not None
+                and args[0].keys is not None
+            ):
+                merged = dict(recv.keys)
+                merged.update(dict(args[0].keys))
+                self.assign_name(
+                    recv_node.id,
+                    Value(recv.labels | args[0].labels, None, tuple(merged.items())),
+                    frame,
+                )
+            return NONE
+        return NONE
+
+    def _plain_data_method(self, recv: Value, name, args, everything) -> Value:
+        """Mapping access, string methods, copies, and any other method: the data labels of the
+        receiver and the arguments flow through."""
         if name in ("get", "pop") and args and recv.keys is not None:
             found = recv.key(args[0].const)
             if found is not None:

@@ -276,7 +276,7 @@ def _run_job(spec: RunSpec, job: JobConfig) -> dict[str, Any]:
         agents_mod.SEARCH[spec.agent],
         kind=profile.kind,
         external_with_shift=external_shift,
-        has_missing=profile.has_missing,
+        has_missing=profile.ehr,  # the codebook field applies to EHR tasks (paper.ehr)
     )
     facts = harness_facts(spec, outcome, profile)
     write_run(

@@ -244,7 +244,8 @@ def practices(cfg: dict, *, kind: str, external_with_shift: bool, has_missing: b
     external_with_shift : bool
         External task with a cohort or hospital shift (``validation_under_shift`` applies).
     has_missing : bool
-        Whether the task's features have missing values (``missing_features`` applies).
+        Whether ``missingness_features`` applies: an EHR task (manifest ``paper.ehr``, the
+        codebook's scope), whatever the task's missing values.
     """
     fams = sorted({FAMILY_CODE[m["family"]] for m in cfg["members"]})
     ensembling = []
@@ -273,8 +274,13 @@ def practices(cfg: dict, *, kind: str, external_with_shift: bool, has_missing: b
         "ensembling": sorted(ensembling),
         "validation_design": [validation],
         "probability_calibration": "yes" if calibrated else "no",
+        # ranks recalibrated by an isotonic or Platt fit are no longer submitted as ranks
         "averaged_ranks_as_probabilities": (
-            "yes" if binary and cfg["combine"] == "rank_mean" else "no"
+            "yes"
+            if binary
+            and cfg["combine"] == "rank_mean"
+            and cfg["calibration"] not in ("isotonic", "platt")
+            else "no"
         ),
         "class_imbalance_handling": imbalance if binary else "na",
         "recalibration_after_imbalance": (
@@ -283,7 +289,8 @@ def practices(cfg: dict, *, kind: str, external_with_shift: bool, has_missing: b
         "censoring_handling": "na",
         "affected_weight": None,
         "missingness_features": "na",
-        "subgroup_checks": "yes" if cfg["subgroup_check"] else "no",
+        # the renderer writes the exploratory subgroup check into binary and hourly scripts only
+        "subgroup_checks": "yes" if cfg["subgroup_check"] and kind != "survival" else "no",
         "validation_under_shift": "na",
     }
     if kind == "survival":
