@@ -419,8 +419,30 @@ class Task:
 def get_task(
     task_id: str, data: str | Path | None = None, manifests: str | Path | None = None
 ) -> Task:
-    """Load manifest ``task_id`` and bind it to the data root."""
-    path = manifest_dir(manifests) / f"{task_id}.yaml"
+    """Load manifest ``task_id`` and bind it to the data root.
+
+    Raises
+    ------
+    ManifestError
+        ``manifest.missing`` (the message lists the known task ids) or ``manifest.bad_id`` for an
+        id that is not a plain name; and the errors of :func:`load_manifest`.
+    """
+    directory = manifest_dir(manifests)
+    if not isinstance(task_id, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", task_id):
+        raise ManifestError(
+            f"{task_id!r} is not a task id",
+            code="manifest.bad_id",
+            fix="task ids are plain names such as demo_support (see `automd tasks`)",
+        )
+    path = directory / f"{task_id}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in directory.glob("*.yaml")) if directory.is_dir() else []
+        raise ManifestError(
+            f"no task {task_id!r}",
+            path=path,
+            code="manifest.missing",
+            fix="known tasks: " + (", ".join(known) if known else f"none in {directory}"),
+        )
     return Task(load_manifest(path), data_root(data))
 
 

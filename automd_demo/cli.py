@@ -23,7 +23,14 @@ from automd_analysis.cli._apps import DataOpt, ManifestsOpt
 from automd_analysis.errors import ArchiveError, AutomdError
 from automd_analysis.tasks import data_root
 
-__all__ = ["demo_app", "ensure_archive_yaml", "parse_seeds", "register"]
+__all__ = [
+    "BUILD_STAMP",
+    "build_stamp",
+    "demo_app",
+    "ensure_archive_yaml",
+    "parse_seeds",
+    "register",
+]
 
 demo_app = typer.Typer(
     help="Build the demo tasks (real public cohorts) and the demo archive.", no_args_is_help=True
@@ -31,6 +38,40 @@ demo_app = typer.Typer(
 baselines_app = typer.Typer()
 
 DEFAULT_DEMO_ARCHIVE = Path("runs_archive/demo")
+#: File in the demo archive recording the inputs it was built from (ignored by the reader: hidden).
+BUILD_STAMP = ".build-stamp"
+
+
+def build_stamp(*, size: str, seed: int, tasks, data, manifests) -> str:
+    """sha256 of everything a demo archive build depends on.
+
+    The source of the ``automd_demo`` package and of the metric code its agents call, the
+    manifests of the tasks (they pin the sha256 of every task file) and the options. Same stamp
+    => the build would write the same bytes.
+    """
+    import hashlib
+
+    import automd_analysis
+    import automd_demo
+    from automd_analysis.tasks import load_manifests
+
+    h = hashlib.sha256()
+    h.update(repr((size, seed, tuple(tasks), automd_analysis.__version__)).encode())
+    for package in (automd_demo, automd_analysis):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".md", ".j2") and "__pycache__" not in path.parts:
+                h.update(path.relative_to(root).as_posix().encode() + b"\0")
+                h.update(hashlib.sha256(path.read_bytes()).digest())
+    found = load_manifests(manifests)
+    for task_id in sorted(tasks):
+        manifest = found.get(task_id)
+        h.update(task_id.encode() + b"\0")
+        h.update(b"" if manifest is None else manifest.model_dump_json().encode())
+    h.update(str(Path(data).resolve() if data is not None else "").encode())
+    return h.hexdigest()
+
+
 DEFAULT_BASELINE_ARCHIVE = Path("runs_archive/baselines")
 
 
@@ -70,11 +111,16 @@ def demo_archive_command(
     task: list[str] | None = typer.Option(
         None, "--task", help="Only these tasks (repeatable; default: every demo task)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild even when the archive is up to date with its inputs."
+    ),
 ) -> None:
     """Build the scripted-agent demo archive on the demo tasks (after `automd demo data`).
 
     The agents are scripted policies that really fit models on the public task files; no LLM is
-    used; timestamps and token counts are simulated. Same command => byte-identical archive.
+    used; timestamps and token counts are simulated. Same command => byte-identical archive, so an
+    archive whose inputs (harness code, task files, options) have not changed since it was built
+    is kept as it is (--force rebuilds it).
     """
     from tqdm import tqdm
 
@@ -83,7 +129,14 @@ def demo_archive_command(
     if size not in SIZES:
         _fail(ArchiveError(f"unknown size {size!r}", location="--size", code="archive.size",
                            fix="use small, medium or large"))  # fmt: skip
-    specs = plan(size, tasks=tuple(task) if task else DEMO_TASKS)
+    tasks = tuple(task) if task else DEMO_TASKS
+    stamp = build_stamp(size=size, seed=seed, tasks=tasks, data=data, manifests=manifests)
+    stamp_file = archive / BUILD_STAMP
+    built = (archive / "archive.yaml").is_file() and stamp_file.is_file()
+    if not force and built and stamp_file.read_text(encoding="utf-8").strip() == stamp:
+        typer.echo(f"{archive} is up to date with its inputs (--force rebuilds it)")
+        return
+    specs = plan(size, tasks=tasks)
     start = time.perf_counter()
     bar = tqdm(total=len(specs), desc="demo archive", unit="run", file=sys.stderr)
 
@@ -100,6 +153,7 @@ def demo_archive_command(
         bar.close()
         _fail(exc)
     bar.close()
+    write_text_atomic(stamp_file, stamp + "\n")
     runs = result["runs"]
     agents = Counter(r["agent"] for r in runs)
     versions = sum(r.get("versions", 1) for r in runs)

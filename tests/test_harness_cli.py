@@ -63,9 +63,16 @@ def test_demo_archive_command_builds_a_readable_reproducible_archive(toy, tmp_pa
     meta = yaml.safe_load((out / "archive.yaml").read_text())
     assert meta["provenance"]["built_by"] == "automd demo archive"
     first = _digests(out)
-    res = _run(*args)  # same command again: replaces the archive with identical bytes
-    assert res.exit_code == 0, res.output
+    assert ".build-stamp" in first and not any(r.run_id.startswith(".") for r in runs)
+    res = _run(*args)  # same command again, same inputs: nothing to do
+    assert res.exit_code == 0 and "up to date" in res.output and "built" not in res.output
     assert _digests(out) == first
+    res = _run(*args, "--force")  # forced: rebuilt, with identical bytes
+    assert res.exit_code == 0 and "built" in res.output, res.output
+    assert _digests(out) == first
+    res = _run(*args[:-2], "--jobs", "1", "--seed", "7")  # another input: rebuilt
+    assert res.exit_code == 0 and "built" in res.output, res.output
+    assert _digests(out)[".build-stamp"] != first[".build-stamp"]
 
 
 def test_demo_archive_command_errors_are_clear(toy, tmp_path):

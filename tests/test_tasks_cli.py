@@ -62,11 +62,11 @@ def test_validate_root_option(demo_root, tmp_path):
 def test_validate_errors_exit_2_without_traceback(demo_root, tmp_path):
     res = _run("validate", "no_such_task", tmp_path / "x.csv", "--data", demo_root)
     assert res.exit_code == 2
-    assert "manifest not found" in res.stderr and "Traceback" not in res.output
+    assert "no task 'no_such_task'" in res.stderr and "Traceback" not in res.output
 
     # the task's own data is missing: a data error, not an invalid submission
     res = _run("validate", "demo_support", tmp_path / "x.csv", "--data", tmp_path / "empty")
-    assert res.exit_code == 1  # the submission is checked first: it does not exist
+    assert res.exit_code == 2  # the submission does not exist: a usage error
     sample = get_task("demo_support", data=demo_root).path("sample_submission")
     res = _run("validate", "demo_support", sample, "--data", tmp_path / "empty")
     assert res.exit_code == 2
@@ -190,3 +190,13 @@ def test_demo_data_reports_unreproducible_builds(tmp_path):
 
     res = _run("demo", "data", "--data", tmp_path / "d", "--task", "support")
     assert res.exit_code == 2 and "not demo tasks" in res.stderr
+
+
+def test_validate_usage_errors_exit_2_and_list_the_known_tasks(tmp_path):
+    res = runner.invoke(app, ["validate", "no_such_task", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2
+    assert "no task 'no_such_task'" in res.output and "demo_support" in res.output
+    res = runner.invoke(app, ["validate", "../../etc/passwd", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "is not a task id" in res.output
+    res = runner.invoke(app, ["validate", "demo_support", str(tmp_path / "absent.csv")])
+    assert res.exit_code == 2 and "submission file not found" in res.output

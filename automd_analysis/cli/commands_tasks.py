@@ -43,11 +43,21 @@ def validate_command(
         None, "--root", help="Refuse a file that resolves (via symlinks) outside this directory."
     ),
 ) -> None:
-    """Check a submission against a task (paper App. E): exit 0 valid, 1 invalid, 2 error."""
+    """Check a submission against a task (paper App. E): exit 0 valid, 1 invalid, 2 error.
+
+    A FILE that does not exist is a usage error (exit 2), not an invalid submission.
+    """
     from automd_analysis.submissions import validate_submission
 
     try:
         task = get_task(task_id, data=data, manifests=manifests)
+        if not file.exists() and not file.is_symlink():
+            raise AutomdError(
+                "submission file not found",
+                path=file,
+                code="file.missing",
+                fix="check the path of the CSV file to validate",
+            )
         result = validate_submission(task, file, root=root)
     except AutomdError as exc:
         _fail(exc)
