@@ -3,14 +3,22 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
+# torch (only the pycox survival baseline and the reference tests need it) is installed as the CPU
+# build from this index first: PyPI's default Linux wheel is the CUDA build (~2 GB more).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: install demo demo-data demo-archive regenerate test lint format bench fuzz clean
 
 $(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 12))' || { \
+	  echo "automd-analysis needs Python 3.11 or 3.12, but $(PYTHON) is $$($(PYTHON) -V 2>&1)."; \
+	  echo "Point make at another interpreter, e.g.: make demo PYTHON=python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --retries 1 --timeout 30 --index-url $(TORCH_INDEX) "torch==2.13.0" \
+	  || $(BIN)/python -m pip install -q "torch==2.13.0"
 	$(BIN)/python -m pip install -q -e ".[dev,demo,baselines]"
 	touch $@
 
