@@ -37,6 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from automd_analysis.analysis.store import load_store
+    from automd_analysis.masking.sandbox import SandboxedRerun
     from automd_analysis.masking.step import run_masking_step
     from automd_analysis.report.run_notebooks import execute_notebook
     from automd_analysis.scoring import score_archive
@@ -63,11 +64,14 @@ def main() -> None:
         score_archive(archive, scores, data=data, manifests=manifests, jobs=2)
         rows.append(("score the archive", time.perf_counter() - start))
         store = load_store(scores)
+        rerun = SandboxedRerun("demo", data=str(data), manifests=str(manifests))
         for label in ("masking step, every agent (cold)", "masking step (cached)"):
             start = time.perf_counter()
             summary = run_masking_step(archive, store, scores, agents=AGENTS, data=data,
-                                       manifests=manifests, jobs=args.jobs)  # fmt: skip
-            rows.append((f"{label}: {summary.n_eligible} runs, {summary.n_rerun} re-run",
+                                       manifests=manifests, jobs=args.jobs, rerun=rerun,
+                                       allow_code_execution=True)  # fmt: skip
+            rows.append((f"{label}: {summary.n_eligible} runs, {summary.n_rerun} re-run "
+                         f"({rerun.isolation})",
                          time.perf_counter() - start))  # fmt: skip
         params = {
             "archive": str(Path(archive).resolve()),
