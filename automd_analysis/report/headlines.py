@@ -776,12 +776,12 @@ def comparison_findings(
                 + (f", {ci}" if (ci := _ci(float(r["ci_low"]), float(r["ci_high"]))) else "")
                 for r in rest
             ]
-            text += f" (mean differences {'; '.join(diffs)})"
+            text += f": mean differences {'; '.join(diffs)}"
         p_values = [float(r["p_holm"]) for r in rest if math.isfinite(float(r["p_holm"]))]
         if p_values:
             text += (
-                f": every Holm-adjusted p-value is at least {alpha:g} "
-                f"({_f(min(p_values))} to {_f(max(p_values))})"
+                f"{';' if len(rest) <= 3 else ':'} every Holm-adjusted p-value is at least "
+                f"{alpha:g} ({_f(min(p_values))} to {_f(max(p_values))})"
             )
         tasks = sorted({int(r["n_tasks"]) for r in rest})
         if all(_too_few_tasks(t, alpha) for t in tasks):

@@ -31,16 +31,18 @@ __all__ = [
     "INTERVAL_NOTE",
     "IntervalColumn",
     "IntervalDisplay",
+    "IntervalStatus",
     "caption_with_intervals",
     "display_frame",
     "export_table",
     "format_interval",
+    "interval_status",
 ]
 
 #: Sentence appended to the caption of a table that shows intervals.
 INTERVAL_NOTE = (
-    "Brackets: 95% two-stage bootstrap interval (an agent's runs redrawn within each task, then "
-    "the test patients of each drawn run; the tasks are fixed)."
+    "Brackets: 95% two-stage bootstrap interval (the runs of each agent redrawn within each task, "
+    "then the test patients of each drawn run; the tasks are held fixed)."
 )
 
 
@@ -336,3 +338,79 @@ def export_table(
     write_text_atomic(paths["tex"], _tables.render_latex(text, bold, name=name, caption=caption))
     write_text_atomic(paths["html"], _tables.render_html(text, bold, name=name, caption=caption))
     return paths
+
+
+@dataclass(frozen=True)
+class IntervalStatus:
+    """What the intervals of a report rest on; Jupyter shows it as one paragraph.
+
+    Attributes
+    ----------
+    n_replicates : int
+        Bootstrap replicates per run in the score store (0: none, no intervals).
+    bootstrap_seed : int or None
+        Seed of the test-patient resamples (``store.json`` settings), if recorded.
+    seed : int
+        Seed of the repetition draws of the two-stage bootstrap (the notebook's ``seed``).
+    """
+
+    n_replicates: int
+    bootstrap_seed: int | None
+    seed: int
+
+    def _repr_markdown_(self) -> str:
+        if self.n_replicates == 0:
+            return (
+                "**No bootstrap intervals:** the score store has no bootstrap replicates (it was "
+                "scored with `--bootstrap 0` or by an older version), so the tables below have "
+                "empty interval columns and no pair of agents is compared. Re-score with "
+                "`automd score ARCHIVE --bootstrap 1000` (or `automd regenerate`)."
+            )
+        seed = "" if self.bootstrap_seed is None else f" (resample seed {self.bootstrap_seed})"
+        return (
+            f"Intervals: 95% two-stage bootstrap with {self.n_replicates} iterations: the runs "
+            f"of each agent and task redrawn (seed {self.seed}), then the test patients of each "
+            f"drawn run, shared by every agent on the task{seed}."
+        )
+
+    def __repr__(self) -> str:
+        return self._repr_markdown_().replace("**", "").replace("`", "")
+
+
+def interval_status(store, seed: int = 0) -> IntervalStatus:
+    """The :class:`IntervalStatus` of a score store.
+
+    Parameters
+    ----------
+    store : ScoreStore
+    seed : int, default 0
+        The notebook's seed (repetition draws).
+
+    Returns
+    -------
+    IntervalStatus
+
+    See Also
+    --------
+    automd_analysis.analysis.intervals.n_replicates
+
+    References
+    ----------
+    .. [1] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store, _ = example_store()
+    >>> interval_status(store).n_replicates
+    0
+    """
+    from automd_analysis.analysis.intervals import n_replicates
+
+    settings = (store.meta or {}).get("settings") or {}
+    boot_seed = settings.get("bootstrap_seed")
+    return IntervalStatus(
+        n_replicates=n_replicates(store),
+        bootstrap_seed=None if boot_seed is None else int(boot_seed),
+        seed=int(seed),
+    )
