@@ -62,18 +62,62 @@ RC = {
 
 @contextmanager
 def style() -> Iterator[None]:
-    """Context in which the figures of these modules are built (:data:`RC`)."""
+    """Context in which the figures of these modules are built (:data:`RC`).
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Customizing Matplotlib with style sheets and rcParams".
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> with style():
+    ...     matplotlib.rcParams["font.size"] >= MIN_FONT_PT
+    True
+    """
     with matplotlib.rc_context(RC):
         yield
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """A constrained-layout figure, ``width`` capped at :data:`MAX_WIDTH_IN`."""
+    """A constrained-layout figure of ``min(width, MAX_WIDTH_IN)`` x ``height`` inches.
+
+    See Also
+    --------
+    style, empty_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Constrained layout guide".
+
+    Examples
+    --------
+    >>> new_figure(14.0, 3.0).get_size_inches().tolist()
+    [10.0, 3.0]
+    """
     return Figure(figsize=(min(float(width), MAX_WIDTH_IN), float(height)), layout="constrained")
 
 
 def empty_figure(message: str, width: float = 5.0, height: float = 2.0) -> Figure:
-    """A figure that only says why there is nothing to draw."""
+    """A figure that only says why there is nothing to draw (the message centred, no axes).
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Text in Matplotlib".
+
+    Examples
+    --------
+    >>> empty_figure("no runs").axes[0].texts[0].get_text()
+    'no runs'
+    """
     fig = new_figure(width, height)
     ax = fig.subplots()
     ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
@@ -82,7 +126,23 @@ def empty_figure(message: str, width: float = 5.0, height: float = 2.0) -> Figur
 
 
 def agent_colors(agents: Iterable[str]) -> dict[str, str]:
-    """Agent -> colour: the palette in the given order, the simple baseline grey."""
+    """Agent -> colour: a colour-blind-safe palette (Okabe-Ito) in the given order, the simple
+    baseline grey (:data:`BASELINE_COLOR`); repeated names get one colour.
+
+    See Also
+    --------
+    outside_legend
+
+    References
+    ----------
+    .. [1] Okabe M, Ito K (2008). Color Universal Design: how to make figures and presentations
+       that are friendly to colorblind people. https://jfly.uni-koeln.de/color/
+
+    Examples
+    --------
+    >>> agent_colors(["codex", "baseline", "aide", "codex"])
+    {'codex': '#0072B2', 'baseline': '#7f7f7f', 'aide': '#D55E00'}
+    """
     colors, i = {}, 0
     for agent in dict.fromkeys(agents):
         if agent == BASELINE_AGENT:
@@ -94,7 +154,25 @@ def agent_colors(agents: Iterable[str]) -> dict[str, str]:
 
 
 def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, ncols: int = 4):
-    """One legend for the whole figure, below the panels (constrained layout makes room)."""
+    """One legend for the whole figure, below the panels (constrained layout makes room), so it
+    never covers data; ``None`` when there is nothing to list.
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Legend guide" (figure legends, ``loc="outside ..."``).
+
+    Examples
+    --------
+    >>> from matplotlib.lines import Line2D
+    >>> fig = new_figure(4, 3)
+    >>> _ = fig.subplots()
+    >>> outside_legend(fig, [Line2D([], [])], ["a line"]).get_texts()[0].get_text()
+    'a line'
+    """
     if not handles:
         return None
     return fig.legend(

@@ -400,10 +400,12 @@ def interval_status(store, seed: int = 0) -> IntervalStatus:
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, _ = example_store()
-    >>> interval_status(store).n_replicates
-    0
+    >>> from types import SimpleNamespace
+    >>> status = interval_status(SimpleNamespace(replicates=None, meta={}), seed=3)
+    >>> status.n_replicates, status.seed
+    (0, 3)
+    >>> repr(status).startswith("No bootstrap intervals")
+    True
     """
     from automd_analysis.analysis.intervals import n_replicates
 

@@ -243,7 +243,10 @@ class Report:
         The display spec is ``spec`` if given, else the registered one for ``name``
         (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`. Small
         counts of restricted tasks are suppressed first (:attr:`disclosure`); the returned view
-        holds the published frame.
+        holds the published frame. Bootstrap intervals of the tables listed in
+        :data:`automd_analysis.report.interval_tables.INTERVAL_DISPLAYS` (Tables 2, 3, 5, 7, the
+        pairwise comparisons) are shown in brackets after their values, with a caption note
+        (:func:`automd_analysis.report.interval_tables.export_table`); the CSV is unchanged.
         """
         frame = self.disclosure.apply(frame, name)
         spec = spec if spec is not None else table_spec(name)
