@@ -107,6 +107,15 @@ def test_regenerate_builds_the_whole_report(two_reports):
         "fig3_pair_changes",
         "fig5_development",
         "process_spearman",
+        # intervals and calibration measures (notebooks 01, 02, 04, 06)
+        "table2_forest",
+        "pairwise_score",
+        "table3_forest",
+        "pairwise_ece",
+        "calibration_measure_ranks",
+        "decision_curves",
+        "table5_forest",
+        "table7_forest",
     ):
         for ext in ("png", "svg"):
             assert (out / "figures" / f"{figure}.{ext}").is_file()

@@ -684,7 +684,9 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     _require(runs, _RUN_COLUMNS, "runs")
     _require(curve_rows, ("run_id", "kind", "x", "observed", "lo", "hi"), "curve_rows")
     valid = runs.loc[runs["valid"].astype(bool), ["run_id", "agent", "task"]]
-    data = curve_rows.merge(valid, on="run_id", how="inner")
+    # the stored curves carry the run key too (agent, task, ...): take the run's from ``runs``
+    points = curve_rows[["run_id", "kind", "x", "observed", "lo", "hi"]]
+    data = points.merge(valid, on="run_id", how="inner")
     data = data.loc[np.isfinite(pd.to_numeric(data["observed"], errors="coerce").astype(float))]
     rows = []
     order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}

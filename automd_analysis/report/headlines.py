@@ -634,3 +634,474 @@ def combine(*groups: Iterable[Finding]) -> Findings:
     for group in groups:
         out.extend(group)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Uncertainty: which differences are significant (notebooks 01 and 02)
+
+_MEASURE_WORDS = {"score": "the primary score", "ece": "calibration (ECE)"}
+_NO_REPLICATES = (
+    "The score store has no bootstrap replicates, so the report cannot say whether any two agents "
+    "differ on {words}; re-score the archive with `automd score ARCHIVE --bootstrap 1000`."
+)
+
+
+def _ci(low: float, high: float) -> str:
+    """``"95% CI 0.278 to 0.424"``; empty when the interval is missing."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    return f"95% CI {_f(low)} to {_f(high)}"
+
+
+def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> str:
+    if low not in frame.columns or high not in frame.columns:
+        return ""
+    rows = frame.loc[frame[key] == label]
+    if rows.empty:
+        return ""
+    return _ci(float(rows[low].iloc[0]), float(rows[high].iloc[0]))
+
+
+def _end(frame: pd.DataFrame, agent: str, value: float, low: str, high: str) -> str:
+    """``"0.350 (alpha; 95% CI 0.278 to 0.424)"`` (without the interval when it is missing)."""
+    ci = _row_ci(frame, agent, "agent", low, high)
+    return f"{_f(value)} ({_name(agent)}{'; ' + ci if ci else ''})"
+
+
+def _pair_words(row: Mapping) -> str:
+    return f"{_name(row['agent_a'])} and {_name(row['agent_b'])}"
+
+
+def _too_few_tasks(n_tasks: int, alpha: float) -> bool:
+    """Whether a two-sided sign-flip test over ``n_tasks`` differences cannot reach p < alpha
+    (its smallest p-value is 2 / 2^n)."""
+    return n_tasks == 0 or 2.0 / 2.0**n_tasks >= alpha
+
+
+def comparison_findings(
+    pairwise: pd.DataFrame,
+    measure: str = "score",
+    *,
+    alpha: float = 0.05,
+    has_replicates: bool = True,
+) -> Findings:
+    """The agent comparisons of one measure, stating a difference only when it is significant.
+
+    A difference is significant when its Holm-adjusted p-value (``p_holm`` of
+    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`) is below ``alpha``.
+
+    - ``diff_<measure>_<a>_<b>``: one finding per significant pair
+      (:func:`~automd_analysis.analysis.uncertainty.comparison_sentence`: who is better, the mean
+      difference with its 95 % interval, on how many tasks, the adjusted p-value);
+    - ``no_separation_<measure>``: one finding for all other pairs, saying that the data cannot
+      separate them and why: no adjusted p-value below ``alpha`` and, when that is the cause, that
+      with T tasks the paired sign-flip test cannot reach p < ``alpha`` at all (its smallest
+      p-value is 2 / 2^T, so T <= 5 never can at 0.05). Up to three pairs are listed with their
+      mean difference and interval; more are only named.
+    - ``no_comparisons_<measure>``: no rows - the store has no replicates (``has_replicates``
+      false: re-score with ``--bootstrap``) or there are fewer than two agents.
+
+    Parameters
+    ----------
+    pairwise : DataFrame
+        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons` (any measures).
+    measure : str, default "score"
+        ``score`` or ``ece``.
+    alpha : float, default 0.05
+    has_replicates : bool, default True
+        Whether the store had replicates (only changes the wording of an empty table).
+
+    See Also
+    --------
+    automd_analysis.analysis.uncertainty.comparison_sentences : one sentence per pair.
+    primary_findings_with_uncertainty, calibration_findings_with_uncertainty : notebooks 01/02.
+
+    References
+    ----------
+    .. [1] Holm S (1979). A simple sequentially rejective multiple test procedure. Scandinavian
+       Journal of Statistics 6(2), 65-70.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
+    ...     "diff_mean": 0.02, "ci_low": -0.01, "ci_high": 0.05, "p_value": 0.25, "p_holm": 0.25,
+    ...     "n_tasks": 3, "tasks_a_better": 3}])
+    >>> print(comparison_findings(rows)[0].text)
+    The data cannot separate a and b on the primary score: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
+    """
+    from automd_analysis.analysis.uncertainty import comparison_sentence
+
+    words = _MEASURE_WORDS.get(measure, _name(measure))
+    out = Findings()
+    mine = pairwise.loc[pairwise["measure"] == measure] if len(pairwise) else pairwise
+    if mine.empty:
+        text = (
+            _NO_REPLICATES.format(words=words)
+            if not has_replicates
+            else f"There is no pair of agents to compare on {words}."
+        )
+        out.append(Finding(f"no_comparisons_{measure}", text))
+        return out
+    records = mine.to_dict("records")
+    significant = [
+        r
+        for r in records
+        if r["p_holm"] is not None and math.isfinite(r["p_holm"]) and r["p_holm"] < alpha
+    ]
+    rest = [r for r in records if r not in significant]
+    for row in significant:
+        out.append(
+            Finding(
+                f"diff_{measure}_{row['agent_a']}_{row['agent_b']}",
+                comparison_sentence(row, alpha),
+                {
+                    "diff_mean": float(row["diff_mean"]),
+                    "ci_low": float(row["ci_low"]),
+                    "ci_high": float(row["ci_high"]),
+                    "p_holm": float(row["p_holm"]),
+                },
+            )
+        )
+    if not rest:
+        return out
+    if len(rest) == 1:
+        text = comparison_sentence(rest[0], alpha)
+    else:
+        names = [_pair_words(r) for r in rest]
+        text = f"The data cannot separate {', '.join(names[:-1])} or {names[-1]} on {words}"
+        if len(rest) <= 3:
+            diffs = [
+                f"{_name(r['agent_a'])} \N{MINUS SIGN} {_name(r['agent_b'])} "
+                f"{_signed(float(r['diff_mean']))}"
+                + (f", {ci}" if (ci := _ci(float(r["ci_low"]), float(r["ci_high"]))) else "")
+                for r in rest
+            ]
+            text += f": mean differences {'; '.join(diffs)}"
+        p_values = [float(r["p_holm"]) for r in rest if math.isfinite(float(r["p_holm"]))]
+        if p_values:
+            text += (
+                f"{';' if len(rest) <= 3 else ':'} every Holm-adjusted p-value is at least "
+                f"{alpha:g} ({_f(min(p_values))} to {_f(max(p_values))})"
+            )
+        tasks = sorted({int(r["n_tasks"]) for r in rest})
+        if all(_too_few_tasks(t, alpha) for t in tasks):
+            shown = " or ".join(str(t) for t in tasks)
+            needed = int(math.floor(math.log2(2.0 / alpha))) + 1
+            text += (
+                f"; with {shown} tasks no paired test across tasks can reach p < {alpha:g} "
+                f"(at least {needed} tasks are needed)"
+            )
+        text += "."
+    out.append(
+        Finding(
+            f"no_separation_{measure}",
+            text,
+            {"n_pairs": len(rest), "p_holm_min": min(float(r["p_holm"]) for r in rest)},
+        )
+    )
+    return out
+
+
+def primary_findings_with_uncertainty(
+    table2: pd.DataFrame,
+    table12: pd.DataFrame,
+    pairwise: pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    has_replicates: bool = True,
+) -> Findings:
+    """Headlines of notebook 01 with intervals: :func:`primary_findings`, whose score spread gives
+    each end's 95 % interval (Table 2 ``penalized_ci_low/high``), followed by
+    :func:`comparison_findings` of the primary score, so that no difference between agents is
+    stated unless it is significant.
+
+    Parameters
+    ----------
+    table2 : DataFrame
+        Table 2 with its interval columns
+        (:func:`~automd_analysis.analysis.intervals.agent_summary_with_intervals`).
+    table12 : DataFrame
+    pairwise : DataFrame
+        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
+    alpha : float, default 0.05
+    has_replicates : bool, default True
+
+    See Also
+    --------
+    primary_findings, comparison_findings
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 2.
+
+    Examples
+    --------
+    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4],
+    ...     "nonpenalized_mean": [0.5, 0.4], "valid_rate_mean": [1.0, 1.0],
+    ...     "penalized_ci_low": [0.45, 0.3], "penalized_ci_high": [0.55, 0.5]})
+    >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
+    >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
+    ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
+    ...     "n_tasks": 15, "tasks_a_better": 14}])
+    >>> for f in primary_findings_with_uncertainty(t2, t12, pw):
+    ...     print(f.text)
+    Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
+    a scores higher than b on the primary score: mean difference +0.100 (95% CI 0.050 to 0.150), better on 14 of 15 tasks, Holm-adjusted p = 0.001.
+    """
+    base = primary_findings(table2, table12)
+    out = Findings()
+    for finding in base:
+        if finding.key != "score_spread":
+            out.append(finding)
+            continue
+        v = dict(finding.values)
+        agents = _agents_only(table2).reset_index(drop=True)
+        lo_name, _, hi_name, _ = _extremes(agents, "penalized_mean", "agent")
+        cols = ("penalized_ci_low", "penalized_ci_high")
+        text = (
+            f"Penalised primary scores of the {len(agents)} agents range from "
+            f"{_end(table2, lo_name, v['low'], *cols)} to "
+            f"{_end(table2, hi_name, v['high'], *cols)}"
+        )
+        if math.isnan(v["baseline"]):
+            text += "."
+        else:
+            ci = _row_ci(table2, BASELINE_AGENT, "agent", *cols)
+            text += f"; the simple baseline scores {_f(v['baseline'])}"
+            text += f" ({ci})." if ci else "."
+        out.append(Finding("score_spread", text, v))
+        out.extend(
+            comparison_findings(pairwise, "score", alpha=alpha, has_replicates=has_replicates)
+        )
+    if not any(f.key == "score_spread" for f in base):
+        out.extend(
+            comparison_findings(pairwise, "score", alpha=alpha, has_replicates=has_replicates)
+        )
+    return out
+
+
+def calibration_findings_with_uncertainty(
+    table2: pd.DataFrame,
+    table3: pd.DataFrame,
+    pairwise: pd.DataFrame,
+    decomposition: pd.DataFrame | None = None,
+    recalibration: pd.DataFrame | None = None,
+    *,
+    alpha: float = 0.05,
+    has_replicates: bool = True,
+) -> Findings:
+    """Headlines of notebook 02 with intervals: :func:`calibration_findings`, whose ECE range gives
+    each end's 95 % interval (Table 3 ``all_ci_low/high``) without contrasting it with the score
+    spread, followed by :func:`comparison_findings` of ECE.
+
+    Parameters
+    ----------
+    table2, table3 : DataFrame
+        Table 2 and Table 3 (with ``all_ci_low/high``:
+        :func:`~automd_analysis.analysis.intervals.ece_by_task_class_with_intervals`).
+    pairwise : DataFrame
+        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
+    decomposition, recalibration : DataFrame, optional
+        As :func:`calibration_findings`.
+    alpha : float, default 0.05
+    has_replicates : bool, default True
+
+    See Also
+    --------
+    calibration_findings, comparison_findings, measure_robustness_findings
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 3 and Figure 2.
+
+    Examples
+    --------
+    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.49]})
+    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.05, 0.12],
+    ...     "all_ci_low": [0.04, 0.10], "all_ci_high": [0.06, 0.15]})
+    >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
+    >>> for f in calibration_findings_with_uncertainty(t2, t3, pw, has_replicates=False):
+    ...     print(f.text)
+    The agents' mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
+    The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
+    """
+    base = calibration_findings(table2, table3, decomposition, recalibration)
+    comparisons = comparison_findings(pairwise, "ece", alpha=alpha, has_replicates=has_replicates)
+    out = Findings()
+    for finding in base:
+        if finding.key != "ece_spread":
+            out.append(finding)
+            continue
+        v = dict(finding.values)
+        agents = _agents_only(table3).reset_index(drop=True)
+        lo_name, _, hi_name, _ = _extremes(agents, "all", "agent")
+        cols = ("all_ci_low", "all_ci_high")
+        text = (
+            f"The agents' mean ECE ranges from {_end(table3, lo_name, v['ece_low'], *cols)} to "
+            f"{_end(table3, hi_name, v['ece_high'], *cols)}"
+        )
+        if "ratio_low" in v:
+            text += (
+                f", {_f(v['ratio_low'], 1)}x to {_f(v['ratio_high'], 1)}x the simple baseline's "
+                f"{_f(v['baseline_ece'])}"
+            )
+        text += f"; their penalised scores lie within {_f(v['score_spread'])} of each other."
+        out.append(Finding("ece_spread", text, v))
+        out.extend(comparisons)
+    if not any(f.key == "ece_spread" for f in base):
+        out.extend(comparisons)
+    return out
+
+
+#: Short names of the calibration measures of
+#: :data:`automd_analysis.analysis.calibration_measures.RANKING_MEASURES`, for sentences.
+MEASURE_NAMES: Mapping[str, str] = {
+    "ece_10": "10-bin ECE",
+    "ece_15": "15-bin ECE",
+    "ece_equal_mass": "equal-mass ECE",
+    "ici": "ICI",
+    "slope": "calibration slope",
+    "intercept": "calibration intercept",
+    "d_calibration": "D-calibration",
+}
+
+
+def _measure_name(measure: str) -> str:
+    return MEASURE_NAMES.get(measure, _name(measure))
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def measure_robustness_findings(
+    agreement: pd.DataFrame,
+    pairwise: pd.DataFrame | None = None,
+    *,
+    reference: str = "ece_10",
+    alpha: float = 0.05,
+) -> Findings:
+    """Whether the agents' calibration ranking holds across measures, in one plain sentence.
+
+    From :func:`~automd_analysis.analysis.calibration_measures.ranking_agreement` (every measure
+    against ``reference``, the paper's 10-bin ECE): the conclusion *holds* when no measure flips the
+    order of any pair of agents (``n_flipped == 0`` everywhere); otherwise the sentence names the
+    measures that flip pairs (how many of how many) and the best agent under each measure. When
+    ``pairwise`` is given and no ECE difference between agents is significant
+    (:func:`comparison_findings`), it adds that the reference ranking itself does not separate the
+    agents, so a flip may be noise.
+
+    - ``measure_robustness``: the sentence; ``values``: ``n_measures``, ``n_changing``.
+
+    Parameters
+    ----------
+    agreement : DataFrame
+        :func:`~automd_analysis.analysis.calibration_measures.ranking_agreement`.
+    pairwise : DataFrame, optional
+        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
+    reference : str, default "ece_10"
+    alpha : float, default 0.05
+
+    See Also
+    --------
+    automd_analysis.analysis.calibration_measures.rank_flips : the flipped pairs.
+
+    References
+    ----------
+    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
+       BMC Medicine 17:230.
+
+    Examples
+    --------
+    >>> agreement = pd.DataFrame({"measure": ["ece_10", "ici"], "n_agents": 2, "n_pairs": 1,
+    ...     "n_flipped": [0, 1], "best_agent": ["a", "b"], "same_best": [True, False]})
+    >>> print(measure_robustness_findings(agreement)[0].text)
+    The calibration ranking depends on the measure: against the 10-bin ECE, ICI reverses 1 of 1 agent pair; the best-calibrated agent is a under 10-bin ECE and b under ICI.
+    """
+    out = Findings()
+    ranked = agreement.loc[agreement["n_agents"] >= 2]
+    if ranked.empty or reference not in set(ranked["measure"]):
+        out.append(
+            Finding(
+                "measure_robustness",
+                "Fewer than two agents have calibration measures, so there is no ranking to "
+                "compare across measures.",
+                {"n_measures": 0, "n_changing": 0},
+            )
+        )
+        return out
+    names = [_measure_name(m) for m in ranked["measure"]]
+    changing = ranked.loc[ranked["n_flipped"] > 0]
+    values = {"n_measures": len(ranked), "n_changing": len(changing)}
+    if changing.empty:
+        text = (
+            f"The agents' calibration ranking is the same under all {len(ranked)} measures "
+            f"({_and(names)}): the calibration conclusions do not depend on the measure."
+        )
+    else:
+        parts = [
+            f"{_measure_name(r['measure'])} reverses {int(r['n_flipped'])} of "
+            f"{_count(int(r['n_pairs']), 'agent pair')}"
+            for r in changing.to_dict("records")
+        ]
+        best: dict[str, list[str]] = {}
+        for r in ranked.to_dict("records"):
+            label = _name(r["best_agent"]) if isinstance(r["best_agent"], str) else "a tie"
+            best.setdefault(label, []).append(_measure_name(r["measure"]))
+        best_text = _and([f"{agent} under {_and(ms)}" for agent, ms in best.items()])
+        text = (
+            f"The calibration ranking depends on the measure: against the "
+            f"{_measure_name(reference)}, {'; '.join(parts)}; the best-calibrated agent is "
+            f"{best_text}."
+        )
+    if pairwise is not None and len(pairwise):
+        ece = pairwise.loc[
+            (pairwise["measure"] == "ece")
+            & (pairwise["agent_a"] != BASELINE_AGENT)
+            & (pairwise["agent_b"] != BASELINE_AGENT)
+        ]
+        p = pd.to_numeric(ece["p_holm"], errors="coerce")
+        if len(ece) and not (p < alpha).any():
+            text += (
+                f" None of the agents' ECE differences is significant (Holm-adjusted p >= "
+                f"{alpha:g}), so their order under any single measure is not established either."
+            )
+    out.append(Finding("measure_robustness", text, values))
+    return out
+
+
+def annotation_findings(provenance: pd.DataFrame) -> Findings:
+    """Who produced the codebook answers behind Figure 2a and Table 20, as one finding.
+
+    - ``annotator``: :func:`~automd_analysis.analysis.annotation_provenance.provenance_text` of
+      the counts (archive strings escaped).
+
+    Parameters
+    ----------
+    provenance : DataFrame
+        :func:`~automd_analysis.analysis.annotation_provenance.annotation_provenance`.
+
+    See Also
+    --------
+    automd_analysis.analysis.annotation_provenance.annotation_provenance
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. I.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"annotator": ["automd annotate 0.1.0"],
+    ...     "annotations_source": ["generated"], "n_runs": [12]})
+    >>> annotation_findings(rows)[0].text
+    'Codebook answers by automd annotate 0.1.0 (12 runs, generated outside the archive).'
+    """
+    from automd_analysis.analysis.annotation_provenance import provenance_text
+
+    counts = {
+        str(r["annotator"]) if r["annotations_source"] != "none" else "(none)": int(r["n_runs"])
+        for r in provenance.to_dict("records")
+    }
+    return Findings([Finding("annotator", _name(provenance_text(provenance)), counts)])

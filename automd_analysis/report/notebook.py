@@ -35,6 +35,7 @@ import pandas as pd
 from automd_analysis.analysis.store import ScoreStore, load_store
 from automd_analysis.errors import AutomdError, ManifestError
 from automd_analysis.report import figures as _figures
+from automd_analysis.report import interval_tables as _intervals
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
 from automd_analysis.tasks import REPO_ROOT, load_manifests
@@ -93,10 +94,15 @@ def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
 def table_spec(name: str) -> _tables.TableSpec | None:
     """The registered display spec of a table: notebooks 01-06 in
     :data:`automd_analysis.report.tables.TABLE_SPECS`, notebook 07 in
-    :data:`automd_analysis.report.development_tables.TABLE_SPECS`; ``None`` if neither has one."""
+    :data:`automd_analysis.report.development_tables.TABLE_SPECS`, the comparison and
+    calibration-measure tables of notebooks 01-02 in
+    :data:`automd_analysis.report.comparison_tables.TABLE_SPECS`; ``None`` if none has one."""
+    from automd_analysis.report.comparison_tables import TABLE_SPECS as COMPARISON_SPECS
     from automd_analysis.report.development_tables import TABLE_SPECS as DEVELOPMENT_SPECS
 
-    return _tables.TABLE_SPECS.get(name) or DEVELOPMENT_SPECS.get(name)
+    return (
+        _tables.TABLE_SPECS.get(name) or DEVELOPMENT_SPECS.get(name) or COMPARISON_SPECS.get(name)
+    )
 
 
 @dataclass(frozen=True)
@@ -237,13 +243,18 @@ class Report:
         The display spec is ``spec`` if given, else the registered one for ``name``
         (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`. Small
         counts of restricted tasks are suppressed first (:attr:`disclosure`); the returned view
-        holds the published frame.
+        holds the published frame. Bootstrap intervals of the tables listed in
+        :data:`automd_analysis.report.interval_tables.INTERVAL_DISPLAYS` (Tables 2, 3, 5, 7, the
+        pairwise comparisons) are shown in brackets after their values, with a caption note
+        (:func:`automd_analysis.report.interval_tables.export_table`); the CSV is unchanged.
         """
         frame = self.disclosure.apply(frame, name)
         spec = spec if spec is not None else table_spec(name)
-        paths = _tables.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
+        # bootstrap intervals (Tables 2, 3, 5, 7, pairwise comparisons) are shown in brackets
+        paths = _intervals.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
         caption = caption if caption is not None else (spec.caption if spec else "")
-        text, bold = _tables.display_frame(frame, spec)
+        caption = _intervals.caption_with_intervals(frame, name, caption)
+        text, bold = _intervals.display_frame(frame, spec, name)
         html = _tables.render_html(text, bold, name=name, caption=caption)
         return TableView(name=name, frame=frame, html=html, paths=paths)
 

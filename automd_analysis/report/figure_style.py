@@ -1,0 +1,184 @@
+"""Shared look of the interval and calibration figures: readable at the report's page width.
+
+The HTML report shows a figure about 900 px wide. A figure at most :data:`MAX_WIDTH_IN` inches wide
+(100 px per inch) is therefore never shrunk by more than 10 %, and with every text at least
+:data:`MIN_FONT_PT` + 1 points it reads at 9 pt or more. Legends go outside the axes
+(:func:`outside_legend`), below the panels, so they never cover data. Figures are built without
+:mod:`matplotlib.pyplot` (no global state) and drawn deterministically; archive strings are plain
+text (``text.parse_math`` off). Saving is :func:`automd_analysis.report.figures.save_figure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from automd_analysis.analysis.store import BASELINE_AGENT
+
+__all__ = [
+    "BASELINE_COLOR",
+    "MAX_WIDTH_IN",
+    "MIN_FONT_PT",
+    "RC",
+    "agent_colors",
+    "empty_figure",
+    "new_figure",
+    "outside_legend",
+    "style",
+]
+
+#: Widest figure (inches): 1,000 px at 100 dpi, shown at ~900 px in the report.
+MAX_WIDTH_IN = 10.0
+#: Smallest font size (points) of any text these figures draw.
+MIN_FONT_PT = 10.0
+BASELINE_COLOR = "#7f7f7f"
+#: Colour-blind-safe qualitative palette (Okabe-Ito without black and grey).
+_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+
+#: rcParams of every figure of these modules.
+RC = {
+    "text.parse_math": False,
+    "svg.hashsalt": "automd-analysis",
+    "svg.fonttype": "path",
+    "font.size": MIN_FONT_PT,
+    "axes.titlesize": MIN_FONT_PT + 1,
+    "axes.labelsize": MIN_FONT_PT,
+    "xtick.labelsize": MIN_FONT_PT,
+    "ytick.labelsize": MIN_FONT_PT,
+    "legend.fontsize": MIN_FONT_PT,
+    "legend.title_fontsize": MIN_FONT_PT,
+    "figure.titlesize": MIN_FONT_PT + 2,
+    "axes.grid": True,
+    "grid.color": "#e5e5e5",
+    "grid.linewidth": 0.8,
+    "axes.edgecolor": "#555555",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """Context in which the figures of these modules are built (:data:`RC`).
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Customizing Matplotlib with style sheets and rcParams".
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> with style():
+    ...     matplotlib.rcParams["font.size"] >= MIN_FONT_PT
+    True
+    """
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A constrained-layout figure of ``min(width, MAX_WIDTH_IN)`` x ``height`` inches.
+
+    See Also
+    --------
+    style, empty_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Constrained layout guide".
+
+    Examples
+    --------
+    >>> new_figure(14.0, 3.0).get_size_inches().tolist()
+    [10.0, 3.0]
+    """
+    return Figure(figsize=(min(float(width), MAX_WIDTH_IN), float(height)), layout="constrained")
+
+
+def empty_figure(message: str, width: float = 5.0, height: float = 2.0) -> Figure:
+    """A figure that only says why there is nothing to draw (the message centred, no axes).
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Text in Matplotlib".
+
+    Examples
+    --------
+    >>> empty_figure("no runs").axes[0].texts[0].get_text()
+    'no runs'
+    """
+    fig = new_figure(width, height)
+    ax = fig.subplots()
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_axis_off()
+    return fig
+
+
+def agent_colors(agents: Iterable[str]) -> dict[str, str]:
+    """Agent -> colour: a colour-blind-safe palette (Okabe-Ito) in the given order, the simple
+    baseline grey (:data:`BASELINE_COLOR`); repeated names get one colour.
+
+    See Also
+    --------
+    outside_legend
+
+    References
+    ----------
+    .. [1] Okabe M, Ito K (2008). Color Universal Design: how to make figures and presentations
+       that are friendly to colorblind people. https://jfly.uni-koeln.de/color/
+
+    Examples
+    --------
+    >>> agent_colors(["codex", "baseline", "aide", "codex"])
+    {'codex': '#0072B2', 'baseline': '#7f7f7f', 'aide': '#D55E00'}
+    """
+    colors, i = {}, 0
+    for agent in dict.fromkeys(agents):
+        if agent == BASELINE_AGENT:
+            colors[agent] = BASELINE_COLOR
+        else:
+            colors[agent] = _PALETTE[i % len(_PALETTE)]
+            i += 1
+    return colors
+
+
+def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, ncols: int = 4):
+    """One legend for the whole figure, below the panels (constrained layout makes room), so it
+    never covers data; ``None`` when there is nothing to list.
+
+    See Also
+    --------
+    new_figure
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Legend guide" (figure legends, ``loc="outside ..."``).
+
+    Examples
+    --------
+    >>> from matplotlib.lines import Line2D
+    >>> fig = new_figure(4, 3)
+    >>> _ = fig.subplots()
+    >>> outside_legend(fig, [Line2D([], [])], ["a line"]).get_texts()[0].get_text()
+    'a line'
+    """
+    if not handles:
+        return None
+    return fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=max(1, min(ncols, len(handles))),
+        frameon=False,
+    )
