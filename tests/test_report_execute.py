@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 from papermill.execute import raise_for_execution_errors
 
-from automd_analysis.report import execute as ex
+from automd_analysis.report import run_notebooks as ex
 
 
 def _outputs_text(path) -> str:
