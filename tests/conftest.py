@@ -7,8 +7,6 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from automd_demo.task_files import ensure_demo_data
-
 # Hypothesis: CI (and `make test`) run a derandomised profile, so a run never fails on a case that
 # no commit introduced; `make fuzz` runs the unseeded "explore" profile with more examples.
 settings.register_profile(
@@ -32,6 +30,8 @@ def demo_root(request, tmp_path_factory):
     pytest cache (shared by xdist workers; :func:`ensure_demo_data` takes a file lock and only
     re-hashes an existing build).
     """
+    from automd_demo.task_files import ensure_demo_data  # here: the fast tests never need it
+
     env = os.environ.get("AUTOMD_TEST_DEMO_DATA")
     if env:
         root = env

@@ -152,6 +152,7 @@ def test_matches_brute_force_definition(method):
     assert checked > 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["adj_antolini", "antolini"])
 def test_threaded_kernels_match_brute_force(monkeypatch, method):
     # Large inputs use the prange kernels; force them on small cases to check them exactly.

@@ -83,6 +83,7 @@ def _nbval(notebook: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("stored_number", "passes"), [("0.517346", True), ("0.517347", False)])
 def test_nbval_ignores_volatile_parts_but_not_numbers(tmp_path, stored_number, passes):
     stored = (

@@ -292,6 +292,7 @@ def test_save_figure_is_byte_identical(tmp_path, store):
     assert not list((tmp_path / "a" / "figures").glob(".*"))
 
 
+@pytest.mark.slow
 def test_svg_identical_across_processes(tmp_path):
     """A fresh interpreter (new default svg hash salt) writes the same bytes."""
     script = textwrap.dedent(
@@ -425,6 +426,7 @@ def test_process_correlation_bars_are_the_rhos():
     assert set(zero.get_xdata()) == {0}
 
 
+@pytest.mark.slow
 def test_notebook_07_figures_handle_empty_inputs_and_save_identically(tmp_path):
     empty_shares = _shares().iloc[0:0]
     for fig in (

@@ -160,6 +160,7 @@ def _export_all(store, out_dir, *, draw_figures: bool = False) -> list[tuple[str
     return nx.export_notebook_outputs(report, draw_figures=draw_figures)
 
 
+@pytest.mark.slow
 def test_the_tests_export_exactly_what_the_notebooks_export(tmp_path, store):
     published = _export_all(store, tmp_path, draw_figures=True)
     generic = {
@@ -181,6 +182,7 @@ def test_the_tests_export_exactly_what_the_notebooks_export(tmp_path, store):
     assert written == sorted(f"{n}.{s}" for n in figures for s in ("png", "svg"))
 
 
+@pytest.mark.slow
 def test_notebook_tables_follow_the_csv_contract(tmp_path, store):
     _export_all(store, tmp_path)
     for name, header in CONTRACT.items():
@@ -196,6 +198,7 @@ def test_notebook_tables_follow_the_csv_contract(tmp_path, store):
     assert not list((tmp_path / "tables").glob(".*"))  # no temporary files left
 
 
+@pytest.mark.slow
 def test_export_is_byte_identical_and_row_order_free(tmp_path, complete, store):
     published = _export_all(store, tmp_path / "a")
     _export_all(store, tmp_path / "b")
@@ -231,6 +234,7 @@ def test_csv_text_rules():
     assert text == 'name,x,ok\n"a,1",,false\nb,0.1,true\n,1e-20,true\n'
 
 
+@pytest.mark.slow
 def test_tables_from_a_store_on_disk(tmp_path, complete, store):
     directory = sb.write_store(
         complete["runs"],
