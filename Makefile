@@ -7,7 +7,7 @@ JOBS ?= 2
 # build from this index first: PyPI's default Linux wheel is the CUDA build (~2 GB more).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install demo demo-data demo-archive regenerate test lint format bench fuzz clean
+.PHONY: install demo demo-data demo-archive regenerate test test-fast lint format bench fuzz clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 12))' || { \
@@ -31,12 +31,19 @@ demo: install
 	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS) --masking --allow-code-execution
 	@echo "Report: reports/index.html"
 
-## all tests: lint, format check, unit/property/reference/integration tests and nbval notebooks
+## all tests: lint, format check, unit/property/reference/integration tests, the docstring examples
+## of the package (doctests) and nbval notebooks
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	$(BIN)/python -m pytest -n $(JOBS) --doctest-modules automd_analysis
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --nbval tests/nbval --nbval-sanitize-with tests/nbval/sanitize.cfg
+
+## the edit-test loop: unit and property tests only (no `slow` integration tests, no `reference`
+## comparisons with pycox & co.; `make test` runs everything)
+test-fast: install
+	$(BIN)/python -m pytest -n $(JOBS) --dist load -p no:nbval -q -m "not slow and not reference"
 
 ## unseeded property-test exploration (not in CI): HYPOTHESIS_PROFILE=explore
 fuzz: install

@@ -1,4 +1,4 @@
-"""Read and validate a submission file against a task (paper App. E; SPEC section 3.2).
+"""Read and validate a submission file against a task (paper App. E; ``docs/tasks.md``).
 
 Contract (used by ``scoring``; keep these names):
 
@@ -260,7 +260,7 @@ def validate_submission(
 ) -> ValidationResult:
     """Check a submission file against a task and align its predictions to the hidden labels.
 
-    Implements the validity rule of paper App. E / SPEC section 3.2: exactly the required
+    Implements the validity rule of paper App. E (``docs/tasks.md``): exactly the required
     columns and test identifiers (sequential: patient-hours), no duplicates, probabilities finite
     in [0, 1], binary labels in {0, 1}, survival curves in [0, 1] and non-increasing along the
     grid. Rows may come in any order; survival columns in any order. A survival header matches a

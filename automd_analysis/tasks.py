@@ -2,7 +2,7 @@
 
 No code in this package knows a task by name. Everything the scorer needs - kind, metric, null
 score m0, submission schema, the hidden-label file and its sha256, subgroup columns - comes from a
-YAML manifest in ``data_manifests/<task_id>.yaml`` (SPEC section 3.1), validated on load by
+YAML manifest in ``data_manifests/<task_id>.yaml`` (``docs/tasks.md``), validated on load by
 :class:`TaskManifest`.
 
 Paths inside a manifest are relative to a *data root*: ``--data DIR`` on the command line, else the
@@ -90,7 +90,7 @@ class FileSpec(_Strict):
 
 
 class SubmissionSpec(_Strict):
-    """The columns a valid submission must have (SPEC section 3.2)."""
+    """The columns a valid submission must have (``docs/tasks.md``, "Submission formats")."""
 
     id_columns: list[str] = Field(min_length=1, max_length=2)
     probability_column: str | None = "PredictedProbability"

@@ -1,5 +1,8 @@
 """Speed of the score-store analyses and the report layer (tables + figures).
 
+The tables and figures are published the way report notebooks 01-06 publish them (analysis
+functions, then ``Report.table`` / ``Report.figure``; ``tests/notebook_exports.py``).
+
 Run: ``python bench/bench_analysis_report.py [--repeat 3]``. Prints a Markdown table of the median
 wall time of each operation (see docs/performance.md, section "Analysis tables and figures").
 
@@ -19,12 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import notebook_exports as nx  # noqa: E402
 import storebuilder as sb  # noqa: E402
 from _timing import timed  # noqa: E402
 
 from automd_analysis.analysis import primary  # noqa: E402
 from automd_analysis.analysis.store import load_store  # noqa: E402
-from automd_analysis.report import figures, tables  # noqa: E402
+
+
+def _publish(store, out: Path, draw_figures: bool) -> None:
+    nx.export_notebook_outputs(nx.report_on(store, out), draw_figures=draw_figures)
 
 
 def main() -> None:
@@ -46,14 +53,14 @@ def main() -> None:
             n = len(store.runs)
             rows = [
                 ("load_store (Parquet)", lambda d=directory: load_store(d)),
-                ("primary.table2", lambda s=store: primary.table2(s)),
+                ("primary.agent_summary", lambda s=store: primary.agent_summary(s)),
                 (
-                    "export_paper_tables (20 tables x CSV/TeX/HTML)",
-                    lambda s=store, t=tmp: tables.export_paper_tables(s, Path(t) / "out"),
+                    "notebooks 01-06 tables (Report.table: CSV/TeX/HTML)",
+                    lambda s=store, t=tmp: _publish(s, Path(t) / "tables_only", False),
                 ),
                 (
-                    "export_paper_figures (PNG + SVG)",
-                    lambda s=store, t=tmp: figures.export_paper_figures(s, Path(t) / "out"),
+                    "notebooks 01-06 tables + figures (Report.figure: PNG + SVG)",
+                    lambda s=store, t=tmp: _publish(s, Path(t) / "everything", True),
                 ),
             ]
             for label, fn in rows:

@@ -86,7 +86,8 @@ def sepsis_case(n_rows: int, seed: int = 0):
 
 
 def hour_utility(t, t_sepsis, septic, predicted):
-    """Utility of one patient-hour (metrics_reference §2.4), official piecewise-linear form."""
+    """Utility of one patient-hour, official piecewise-linear form (the table in the module
+    docstring of ``automd_analysis.metrics.utility``)."""
     if not septic:
         return -0.05 if predicted else 0.0
     d = t - t_sepsis

@@ -196,6 +196,7 @@ def balanced_runs(draw):
     return runs
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(balanced_runs())
 def test_ranks_equal_scipy_rankdata(runs):
@@ -210,6 +211,7 @@ def test_ranks_equal_scipy_rankdata(runs):
         assert got.sum() == k * (k + 1) / 2
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(balanced_runs())
 def test_penalised_never_exceeds_nonpenalised(runs):
@@ -221,6 +223,7 @@ def test_penalised_never_exceeds_nonpenalised(runs):
             assert math.isnan(row["nonpenalized_sd"])
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(balanced_runs(), st.randoms(use_true_random=False))
 def test_row_order_does_not_change_the_tables(runs, random):

@@ -83,6 +83,7 @@ def test_store_without_external_tasks_gives_an_empty_table():
     assert table.empty and tuple(table.columns) == shift.TABLE5_COLUMNS
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(st.tuples(st.floats(0.01, 1), st.floats(0, 1)), min_size=1, max_size=5),

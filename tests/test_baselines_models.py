@@ -18,6 +18,9 @@ from automd_analysis.tasks import get_task
 from automd_demo import baselines as B
 from automd_demo.harness.toy import make_toy_tasks
 
+#: Fits the demo generator's baseline models: `make test-fast` skips this module.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):

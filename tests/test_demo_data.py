@@ -25,6 +25,9 @@ from automd_demo.sequential_synth import LABEL_LEAD, simulate_sepsis_cohort
 from automd_demo.splits import _time_grid_local, kaplan_meier_at, time_grid
 from automd_demo.task_files import build_demo_data, demo_manifests
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 
 def _csv(root, task_id, key):
     task = get_task(task_id, data=root)

@@ -62,6 +62,7 @@ def test_hashing_backend_is_corpus_independent():
     np.testing.assert_array_equal(alone[0], together[1])
 
 
+@pytest.mark.slow
 def test_hashing_backend_same_in_a_fresh_process():
     """MurmurHash-based features do not depend on PYTHONHASHSEED or process state."""
     script = (

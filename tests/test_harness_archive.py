@@ -23,6 +23,9 @@ from automd_demo.harness.script_runner import Memo
 from automd_demo.harness.taskdata import load_profile
 from automd_demo.harness.toy import make_toy_tasks
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 AGENTS = ("autoresearch", "codex", "aide", "aiscientist")
 TASKS = ("toy_survival", "toy_label", "toy_hourly_local")
 

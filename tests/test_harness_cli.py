@@ -17,6 +17,9 @@ from automd_analysis.cli import app
 from automd_demo.cli import parse_seeds
 from automd_demo.harness.toy import make_toy_tasks
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

@@ -14,6 +14,9 @@ from automd_demo.harness.build import RunSpec, build_archive
 from automd_demo.harness.rerun import rerun_submission
 from automd_demo.harness.toy import make_toy_tasks
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):

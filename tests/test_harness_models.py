@@ -145,7 +145,7 @@ def test_agent_utility_matches_the_toolkit_metric(patients, seed):
 
 
 def test_agent_utility_test_vector_s19():
-    """metrics_reference.md S19: utility 0.981905 for the two-patient example."""
+    """docs/reference_values.md, S19: utility 0.981905 for the two-patient example."""
     ids = np.array(["A"] * 30 + ["B"] * 20)
     labels = np.array([0] * 20 + [1] * 10 + [0] * 20)
     alarms = np.array([0] * 16 + [1] * 14 + [0] * 17 + [1] * 3)

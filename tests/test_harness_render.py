@@ -82,6 +82,7 @@ def test_survival_censoring_tags(toy):
     assert any("'censored_as_survivor'" in t for t in surv)
 
 
+@pytest.mark.slow
 def test_standalone_script_equals_in_process_execution(toy, tmp_path):
     """`python train.py <task_dir> out.csv` writes exactly what the harness archived."""
     root, man, profiles = toy

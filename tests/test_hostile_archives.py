@@ -25,6 +25,9 @@ from automd_analysis.archive import open_archive
 from automd_analysis.scoring import plan as plan_module
 from automd_analysis.scoring.publish import CURRENT, GENERATIONS, store_files, write_store
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
 RUN = "main/alpha/fx_cls/rep0"

@@ -18,6 +18,9 @@ from typer.testing import CliRunner
 from automd_analysis.archive import open_archive
 from automd_analysis.cli import app
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "data_manifests"
 PATTERN = "node_predictions/{node_id}/submission.csv"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import astuple
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -213,6 +214,7 @@ def test_aide_rule_is_invariant_to_listing_order_and_selects_a_valid_best(cands,
         assert not (c.value == chosen.value and c.order < chosen.order)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(st.lists(candidate_lists(), min_size=1, max_size=4), st.randoms(use_true_random=False))
 def test_ais_rule_is_invariant_to_order_of_stages_and_nodes(stage_lists, rnd):

@@ -363,6 +363,7 @@ def test_cli_make_and_compare(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("violation:")
 
 
+@pytest.mark.slow
 def test_cli_errors_are_messages_not_tracebacks(tmp_path, capsys):
     data, manifests, _ = _write_task(tmp_path)
     bad = tmp_path / "bad.csv"

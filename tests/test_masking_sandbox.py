@@ -25,6 +25,9 @@ from automd_analysis.masking.sandbox import (
 )
 from automd_demo.harness.toy import make_toy_tasks
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 TASK = "toy_hourly_local"
 
 

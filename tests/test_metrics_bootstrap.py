@@ -325,6 +325,7 @@ def binary_case(rng, n_max=40):
     return y, p
 
 
+@pytest.mark.slow
 def test_auroc_replicates_equal_metric_and_sklearn():
     from sklearn.metrics import roc_auc_score
 

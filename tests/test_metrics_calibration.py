@@ -1,5 +1,6 @@
 """Binary ECE / reliability bins / Brier, and the survival KM-ECE of App. F: verified vectors
-(metrics_reference §6.3, §7 C1), an independent implementation written here, lifelines KM as reference."""
+(docs/reference_values.md: "Binary ECE", C1), an independent implementation written here, lifelines
+KM as reference."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def _require(module: str):
 @pytest.mark.parametrize(
     ("p", "y", "n_bins", "expected"),
     [
-        # metrics_reference §6.3: netcal values (torchmetrics differs: it keeps p = 1.0 apart)
+        # docs/reference_values.md, Binary ECE: netcal values (torchmetrics keeps p = 1.0 apart)
         ([1, 1, 0.95, 0.9, 0.2, 0.1], [1, 0, 1, 1, 0, 0], 10, 0.191667),
         ([1, 0.97, 0.96], [0, 1, 1], 15, 0.310000),
         ([0.25, 0.25, 0.55, 0.75, 0.75], [0, 0, 1, 1, 1], 2, 0.29),
@@ -220,8 +221,8 @@ def test_survival_ece_keeps_tied_predictions_in_one_group():
 
 
 def test_c1_matches_dcm_km_ece_with_four_groups():
-    # metrics_reference §7 C1: DCM KM-ECE with 4 quantile bins at t* = 3 is 0.321483; with 20 distinct
-    # predictions its bins are the 4 equal-size groups of SPEC §4.
+    # docs/reference_values.md, C1: DCM KM-ECE with 4 quantile bins at t* = 3 is 0.321483; with 20
+    # distinct predictions its bins are the 4 equal-size groups of survival_ece.
     t = np.array(
         [0.5, 1, 1.5, 2, 2.5, 3.5, 4, 5, 6, 7, 0.8, 1.2, 2.2, 2.8, 3.2, 4.5, 5.5, 6.5, 8, 9]
     )

@@ -370,6 +370,7 @@ def test_local_linear_variant_equals_statsmodels_lowess():
     np.testing.assert_allclose(ours, ref, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_local_quadratic_vs_lowess_agreement_is_measured():
     # Local quadratic (ours, as Austin & Steyerberg) vs local linear (statsmodels lowess): the curves
     # differ by the quadratic term, most in the tails; the ICI differs far less. Numbers in docs.
@@ -382,6 +383,7 @@ def test_local_quadratic_vs_lowess_agreement_is_measured():
     assert curve_gap < 0.05
 
 
+@pytest.mark.slow
 def test_interpolated_surface_stays_close_to_the_direct_fit():
     for seed, (shrink, shift) in enumerate([(1.0, 0.0), (0.6, 0.3), (1.5, -0.4)]):
         y, p = _sample(8000, 20 + seed, shrink=shrink, shift=shift)

@@ -107,6 +107,7 @@ def test_d_calibration_matches_the_survivaleval_definition_off_the_edges():
     np.testing.assert_allclose(res.histogram, _survivaleval_style_hist(s_at_t, e, 10), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_d_calibration_separates_calibrated_from_miscalibrated():
     # a fine grid: read as steps, a coarse grid overstates survival at T_i by itself
     t, e, surv, grid = _cohort(4000, 3, grid_points=3001)
@@ -181,6 +182,7 @@ def _lifelines_pseudo(t, e, h):
     return np.array([n * full - (n - 1) * risk(np.delete(t, i), np.delete(e, i)) for i in range(n)])
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(
     st.lists(st.tuples(st.integers(1, 8), st.integers(0, 1)), min_size=2, max_size=25),
@@ -292,6 +294,7 @@ def test_all_censored_cohort_is_handled():
 # --- survival ICI -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_survival_ici_is_loess_of_lifelines_pseudo_values():
     t, e, surv, grid = _cohort(120, 8, scale=1.3)
     h = 7.5
@@ -332,6 +335,7 @@ def test_loess_handles_general_outcomes_like_binary_ones():
     np.testing.assert_allclose(a, b, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_smoothed_survival_curve_is_the_pseudo_value_loess():
     t, e, surv, grid = _cohort(150, 11, scale=1.4)
     h = 7.5

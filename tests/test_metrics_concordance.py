@@ -1,5 +1,6 @@
-"""C^td: hand vectors (metrics_reference §7 P1, P2, H), an independent O(n²) implementation written from
-the definition, the real pycox (``@pytest.mark.reference``), undefined cases and input validation."""
+"""C^td: reference vectors (docs/reference_values.md: P1, P2, H), an independent O(n²)
+implementation written from the definition, the real pycox (``@pytest.mark.reference``), undefined
+cases and input validation."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _require(module: str):
 
 
 def brute_force_ctd(durations, events, surv, grid, method):
-    """Σ conc / Σ comp over ordered pairs, written from the definition (metrics_reference §1.2)."""
+    """Σ conc / Σ comp over ordered pairs, written from the definition (the module docstring of
+    ``automd_analysis.metrics.concordance``)."""
     t = np.asarray(durations, dtype=float)
     d = np.asarray(events, dtype=int)
     s = np.asarray(surv, dtype=float)
@@ -82,7 +84,7 @@ def random_case(rng, *, n_max=40, g_max=8):
 
 
 def test_p1_differentiating_vector():
-    # metrics_reference §7 P1: grid [0,1,2,3], columns = patients
+    # docs/reference_values.md, P1: grid [0,1,2,3], columns = patients
     surv = np.array(
         [
             [1, 1, 1, 1, 1],
@@ -150,6 +152,7 @@ def test_matches_brute_force_definition(method):
     assert checked > 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["adj_antolini", "antolini"])
 def test_threaded_kernels_match_brute_force(monkeypatch, method):
     # Large inputs use the prange kernels; force them on small cases to check them exactly.

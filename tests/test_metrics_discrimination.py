@@ -77,7 +77,7 @@ def test_auroc_malformed(y, p, match):
 
 
 def test_s12_vector():
-    # metrics_reference §7 S12: Se = 2/3, PPV = 1/2 -> 0.5
+    # docs/reference_values.md, S12: Se = 2/3, PPV = 1/2 -> 0.5
     assert min_se_ppv([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 1]) == 0.5
 
 

@@ -1,5 +1,6 @@
-"""PhysioNet/CinC 2019 utility: test vector S19 (metrics_reference §7), the per-hour table, an independent
-per-row loop written from the official definition, undefined cases and input validation."""
+"""PhysioNet/CinC 2019 utility: test vector S19 (docs/reference_values.md), the per-hour table, an
+independent per-row loop written from the official definition, undefined cases and input
+validation."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from automd_analysis.metrics import (
     sepsis_utility_parts,
 )
 
-# --- independent per-row implementation (official definition, metrics_reference §2.4-2.5) ---------
+# --- independent per-row implementation (official definition, automd_analysis.metrics.utility) ----
 
 
 def loop_hour_utility(delta, septic, predicted):

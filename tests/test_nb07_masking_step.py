@@ -435,6 +435,7 @@ def result_rows(draw):
     return rows
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -7,6 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging.requirements import Requirement
 
@@ -41,6 +42,7 @@ def test_torch_only_pinned_exactly():
     assert torch_specs and all(s == "==2.13.0" for s in torch_specs)
 
 
+@pytest.mark.slow
 def test_cli_help_runs():
     out = subprocess.run(
         [sys.executable, "-m", "automd_analysis", "--help"],

@@ -16,6 +16,9 @@ from notebook_factory import code, markdown, parameters_cell, write_notebook
 
 from automd_analysis.report.pipeline import REPORT_MARKER
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "small"
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9]*.ipynb"))

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import storebuilder as sb
+from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from automd_analysis.analysis import calibration_practices as calibration
-from automd_analysis.analysis import objectives, shift, subgroups
 from automd_analysis.report import figures as fg
 
 TESTS = Path(__file__).resolve().parent
@@ -53,17 +54,216 @@ def test_figure2a_bars_are_the_shares(store):
     assert heights == expected
 
 
-def test_every_figure_draws(store):
-    figs = [
-        fg.figure4(objectives.figure4_data(store), objectives.objective_baseline(store)),
-        fg.reliability_figure(calibration.reliability_bins(store, "clf_a")),
-        fg.reliability_figure(calibration.reliability_bins(store, "surv_a")),
-        fg.external_ratio_figure(shift.table5(store)),
-        fg.subgroup_gap_figure(subgroups.table14(store)),
+# ---------------------------------------------------------------------------------------------
+# what is drawn: read back from matplotlib's artists
+
+
+def _bars(ax) -> list[tuple[float, float, tuple]]:
+    """(x centre, height, face colour) of every drawn bar; seaborn's legend proxies (zero
+    width and height) and empty bars are left out."""
+    return [
+        (p.get_x() + p.get_width() / 2, p.get_height(), p.get_facecolor()[:3])
+        for p in ax.patches
+        if p.get_width() != 0 and p.get_height() != 0
     ]
-    assert all(isinstance(f, Figure) and f.axes for f in figs)
-    n_agents = len(set(calibration.reliability_bins(store, "clf_a")["agent"]))
-    assert len([a for a in figs[1].axes if a.get_title()]) == n_agents
+
+
+def _legend(ax) -> dict[str, tuple]:
+    """Legend label -> RGB colour of its handle (patch face colour or line colour)."""
+    legend = ax.get_legend()
+    colors = {}
+    for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True):
+        color = handle.get_facecolor() if isinstance(handle, Patch) else handle.get_color()
+        colors[text.get_text()] = tuple(to_rgba_array(color)[0][:3])
+    return colors
+
+
+def _tick_label(ax, x: float) -> str:
+    """The x tick label of the category a bar centred at ``x`` belongs to."""
+    ticks = np.asarray(ax.get_xticks(), float)
+    return ax.get_xticklabels()[int(np.argmin(np.abs(ticks - x)))].get_text()
+
+
+def _hue_bars(ax) -> set[tuple[str, str, float]]:
+    """(x category, legend entry, rounded height) of every bar of a seaborn hue bar plot."""
+    by_color = {color: label for label, color in _legend(ax).items()}
+    return {(_tick_label(ax, x), by_color[color], round(h, 9)) for x, h, color in _bars(ax)}
+
+
+def test_figure2a_draws_each_groups_two_shares_with_titles_and_legend():
+    decomposition = pd.DataFrame(
+        {
+            "group": ["averaged_ranks", "other", "unannotated"],
+            "n_runs": [3, 6, 1],
+            "share_of_runs": [0.3, 0.6, 0.1],
+            "share_of_difference": [0.9, -0.2, 0.3],
+            "mean_ece": [0.21, 0.04, np.nan],
+        }
+    )
+    ax = fg.figure2a(decomposition).axes[0]
+    titles = {
+        "averaged_ranks": "Averaged ranks\nas probabilities\nn=3, mean ECE 0.210",
+        "other": "Other runs\nn=6, mean ECE 0.040",
+        "unannotated": "Not annotated\nn=1, mean ECE n/a",
+    }
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(titles.values())
+    assert set(_legend(ax)) == {"Share of runs", "Share of ECE difference"}
+    assert _hue_bars(ax) == {
+        (titles[g], "Share of runs", round(100 * r, 9))
+        for g, r in zip(decomposition["group"], decomposition["share_of_runs"], strict=True)
+    } | {
+        (titles[g], "Share of ECE difference", round(100 * d, 9))
+        for g, d in zip(decomposition["group"], decomposition["share_of_difference"], strict=True)
+    }
+    [zero] = ax.get_lines()  # the reference line at 0 (a negative share goes below it)
+    assert set(zero.get_ydata()) == {0}
+
+
+def test_figure2b_draws_every_run_at_its_group_position():
+    effect = pd.DataFrame(
+        {"recalibrated": [False, False, False, True, True], "ece": [0.3, 0.1, 0.2, 0.05, 0.07]}
+    )
+    ax = fg.figure2b(effect, seed=4).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "Without recalibration",
+        "With recalibration",
+    ]
+    assert ax.get_ylabel() == "ECE"
+    runs = [c for c in ax.collections if c.get_offsets().shape[0] > 1]
+    for position, flag in enumerate((False, True)):
+        [cloud] = [c for c in runs if abs(c.get_offsets()[:, 0].mean() - position) < 0.3]
+        xy = np.asarray(cloud.get_offsets())
+        assert np.all(np.abs(xy[:, 0] - position) <= 0.25)  # jitter stays inside the group
+        expected = effect.loc[effect["recalibrated"] == flag, "ece"]
+        np.testing.assert_allclose(sorted(xy[:, 1]), sorted(expected))
+        [diamond] = [
+            c
+            for c in ax.collections
+            if c.get_offsets().shape[0] == 1 and c.get_offsets()[0][0] == position
+        ]
+        np.testing.assert_allclose(diamond.get_offsets()[0][1], expected.mean())
+
+
+def _bins() -> pd.DataFrame:
+    """Two agents: ``a`` with two binary bins, ``b`` with a survival time quantile."""
+    return pd.DataFrame(
+        {
+            "agent": ["a", "a", "a", "b", "b", "b"],
+            "kind": ["binary", "binary", "binary", "survival", "survival", "survival"],
+            "quantile": [np.nan, np.nan, np.nan, 0.5, 0.5, 0.5],
+            "time": [np.nan, np.nan, np.nan, 30.0, 30.0, 30.0],
+            "bin": [0, 1, 2, 0, 1, 2],
+            "lo": [0.0, 0.5, 0.9, np.nan, np.nan, np.nan],
+            "hi": [0.5, 0.9, 1.0, np.nan, np.nan, np.nan],
+            "n": [40, 10, 0, 12, 12, 11],
+            "n_runs": [2, 2, 0, 1, 1, 1],
+            "mean_pred": [0.2, 0.7, np.nan, 0.1, 0.4, 0.8],
+            "observed": [0.25, 0.6, np.nan, 0.15, 0.35, 0.7],
+        }
+    )
+
+
+def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
+    bins = _bins()
+    fig = fg.reliability_figure(bins)
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert set(panels) == {"a", "b"}
+    for agent, ax in panels.items():
+        mine = bins[(bins["agent"] == agent) & (bins["n"] > 0)]
+        diagonal, curve = ax.get_lines()
+        assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
+        np.testing.assert_allclose(curve.get_xdata(), mine["mean_pred"])
+        np.testing.assert_allclose(curve.get_ydata(), mine["observed"])
+        assert ax.get_xlim() == (0, 1) and ax.get_ylim() == (0, 1)
+    a = panels["a"]
+    counts = sorted((round(x, 9), round(h, 9)) for x, h, _ in _bars(a))
+    # bars at the bin centres, the largest count (40) a quarter of the panel high; the empty
+    # third bin has no bar
+    assert counts == [(0.25, 0.25), (0.7, 0.0625)]
+    assert "max n = 40" in [t.get_text() for t in a.texts]
+    assert a.get_legend() is None  # binary bins only: nothing to tell apart
+    assert not _bars(panels["b"])  # survival groups have no count bars
+    assert [t.get_text() for t in panels["b"].get_legend().get_texts()] == [
+        "t at q=0.5 (n/group 12)"
+    ]
+
+
+def test_figure4_draws_objective_means_runs_and_the_baseline():
+    points = pd.DataFrame(
+        {
+            "objective": ["auroc", "auroc", "auroc", "brier", "brier"],
+            "agent": ["x"] * 5,
+            "run_id": [f"r{i}" for i in range(5)],
+            "auroc": [0.7, 0.8, 0.9, 0.6, 0.65],
+            "ece": [0.2, 0.1, 0.15, 0.05, 0.03],
+            "group": [
+                "averaged_ranks",
+                "other",
+                "other",
+                "other",
+                "imbalance_without_recalibration",
+            ],
+        }
+    )
+    baseline = pd.DataFrame({"task": ["clf_a"], "n_valid": [5], "auroc": [0.75], "ece": [0.04]})
+    fig = fg.figure4(points, baseline, seed=3)
+    for ax, metric in zip(fig.axes, ("auroc", "ece"), strict=True):
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["auroc", "brier"]
+        heights = [round(h, 9) for _, h, _ in sorted(_bars(ax))]
+        means = points.groupby("objective", sort=False)[metric].mean()
+        assert heights == [round(v, 9) for v in means]
+        drawn = np.concatenate([c.get_offsets() for c in ax.collections])
+        expected = points.assign(x=points["objective"].map({"auroc": 0, "brier": 1}))
+        got = sorted((int(round(x)), round(y, 9)) for x, y in drawn)
+        assert got == sorted(zip(expected["x"], expected[metric].round(9), strict=True))
+        assert np.all(np.abs(drawn[:, 0] - np.round(drawn[:, 0])) <= 0.2)
+        [line] = ax.get_lines()
+        assert set(line.get_ydata()) == {baseline[metric].iloc[0]}
+        assert line.get_linestyle() == "--"
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert labels == [
+        "Averaged ranks as probabilities",
+        "Imbalance handling without recalibration",
+        "Other runs",
+        "Simple baseline",
+    ]
+
+
+def test_external_ratio_bars_are_the_ratios_in_percent():
+    table5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "a", "b"],
+            "task": ["x_ext", "x_ext", "y_ext", "y_ext"],
+            "internal_task": ["x", "x", "y", "y"],
+            "score": [0.3, 0.4, 0.2, 0.1],
+            "ratio": [0.9, 1.1, np.nan, 0.5],
+        }
+    )
+    ax = fg.external_ratio_figure(table5).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["x_ext", "y_ext"]
+    assert set(_legend(ax)) == {"a", "b"}
+    # an undefined ratio draws no bar
+    assert _hue_bars(ax) == {("x_ext", "a", 90.0), ("x_ext", "b", 110.0), ("y_ext", "b", 50.0)}
+    [reference] = ax.get_lines()
+    assert set(reference.get_ydata()) == {100}
+
+
+def test_subgroup_gap_bars_are_the_mean_gaps():
+    table14 = pd.DataFrame(
+        {
+            "task_group": ["icu", "icu", "icu", "cancer"],
+            "attribute": ["age", "age", "sex", "age"],
+            "agent": ["a", "b", "a", "a"],
+            "gap_mean": [0.12, 0.08, np.nan, 0.3],
+        }
+    )
+    ax = fg.subgroup_gap_figure(table14).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["icu / age", "cancer / age"]
+    assert _hue_bars(ax) == {
+        ("icu / age", "a", 0.12),
+        ("icu / age", "b", 0.08),
+        ("cancer / age", "a", 0.3),
+    }
 
 
 def test_empty_inputs_give_a_placeholder_figure():
@@ -92,6 +292,7 @@ def test_save_figure_is_byte_identical(tmp_path, store):
     assert not list((tmp_path / "a" / "figures").glob(".*"))
 
 
+@pytest.mark.slow
 def test_svg_identical_across_processes(tmp_path):
     """A fresh interpreter (new default svg hash salt) writes the same bytes."""
     script = textwrap.dedent(
@@ -132,14 +333,6 @@ def test_save_figure_rejects_bad_names(tmp_path):
     for bad in ("../x", "a/b", ""):
         with pytest.raises(ValueError):
             fg.save_figure(fig, bad, tmp_path)
-
-
-def test_export_paper_figures_skips_what_is_missing(tmp_path):
-    store = sb.build_store([sb.run("A", "clf_a", k, annotations={}) for k in range(2)])
-    results = fg.export_paper_figures(store, tmp_path)
-    assert results["fig4_objectives"].startswith("skipped:")
-    assert results["fig2a_ece_decomposition"].startswith("skipped:")
-    assert (tmp_path / "figures" / "external_ratios.svg").is_file()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,6 +383,11 @@ def test_figure3_bars_are_the_shares_of_present_change_types():
     heights = sorted(round(p.get_height(), 9) for p in ax.patches if p.get_width() > 0)
     drawn = shares[(shares["agent"] == "aide") & (shares["change"] != "calibration")]
     assert heights == sorted(round(100 * v, 9) for v in drawn["share"])
+    assert list(_legend(ax)) == ["early", "late"]  # stages in STAGES order
+    assert _hue_bars(ax) == {
+        (c, st, round(100 * v, 9))
+        for c, st, v in zip(drawn["change"], drawn["stage"], drawn["share"], strict=True)
+    }
 
 
 def _correlations() -> pd.DataFrame:
@@ -213,8 +411,22 @@ def test_process_correlation_bars_are_the_rhos():
     texts = [t.get_text() for t in ax.texts]
     assert "n/a" in texts and "p=0.01, n=30" in texts and "p=0.3, n=29" in texts
     assert "hashing:test" in ax.get_title()
+    bars = sorted(ax.patches[:3], key=lambda p: -p.get_y())  # top to bottom: the table order
+    assert [round(p.get_width(), 9) for p in bars] == [0.5, 0.0, -0.25]
+    ticks = sorted(zip(ax.get_yticks(), ax.get_yticklabels(), strict=True), key=lambda t: -t[0])
+    assert [label.get_text() for _, label in ticks] == [
+        "exploration_spread",
+        "first_improvement_step",
+        "wall_clock_h",
+    ]
+    legend = _legend(ax)
+    assert list(legend) == ["Exploration", "Efficiency", "Cost"]
+    assert [p.get_facecolor()[:3] for p in bars] == [legend[d] for d in legend]
+    [zero] = ax.get_lines()
+    assert set(zero.get_xdata()) == {0}
 
 
+@pytest.mark.slow
 def test_notebook_07_figures_handle_empty_inputs_and_save_identically(tmp_path):
     empty_shares = _shares().iloc[0:0]
     for fig in (

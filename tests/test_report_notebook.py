@@ -157,6 +157,7 @@ def test_task_units_read_for_the_tasks_in_the_store(tmp_path):
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
 
 
+@pytest.mark.slow
 def test_reliability_figures_one_per_task_with_bins(tmp_path):
     archive = _archive(tmp_path / "arch")
     complete = storebuilder.complete_runs(seed=3)

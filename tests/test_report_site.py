@@ -129,6 +129,7 @@ def test_no_tag_from_a_table_cell_survives(value):
 # render_notebook (real execution: code must be hidden, outputs shown)
 
 
+@pytest.mark.slow
 def test_rendered_page_hides_code_and_embeds_figures(tmp_path):
     source = write_notebook(
         tmp_path / "nbs" / "01_page.ipynb",
@@ -256,6 +257,7 @@ def test_index_lists_tables_in_paper_order(tmp_path):
     assert order == ["table2_primary", "table3_ece", "table12_task", "fig2a_ece", "overview_runs"]
 
 
+@pytest.mark.slow
 def test_render_site_lays_out_directories_and_skips_failed_pages(tmp_path):
     source = write_notebook(
         tmp_path / "nbs" / "01_ok.ipynb", [markdown("# Fine"), parameters_cell("x = 1"), code("x")]

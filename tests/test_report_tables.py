@@ -8,14 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import notebook_exports as nx
 import numpy as np
 import pandas as pd
 import pytest
 import storebuilder as sb
 
 from automd_analysis.analysis import calibration_practices as calibration
-from automd_analysis.analysis import primary
+from automd_analysis.analysis import llm, objectives, primary
 from automd_analysis.analysis.store import load_store
+from automd_analysis.errors import ScoreStoreError
 from automd_analysis.report import tables as tb
 
 EVIL = "<script>alert('x')</script>&\"$_%#{}"
@@ -102,12 +104,16 @@ def _runs_for_bold():
 
 def test_bold_best_follows_the_column_direction():
     store = sb.build_store(_runs_for_bold())
-    text, bold = tb.display_frame(primary.table2(store), tb.TABLE_SPECS["table2_primary_scores"])
+    text, bold = tb.display_frame(
+        primary.agent_summary(store), tb.TABLE_SPECS["table2_primary_scores"]
+    )
     by_agent = dict(zip(text["agent"], range(len(text)), strict=True))
     assert bold.loc[by_agent["good"], "Penalized score"]  # higher is better
     assert not bold.loc[by_agent["baseline"], "Penalized score"]  # baseline never bold
     assert bold.loc[by_agent["good"], "Rank (penalized)"]  # rank 1: lower is better
-    text, bold = tb.display_frame(calibration.table3(store), tb.TABLE_SPECS["table3_ece"])
+    text, bold = tb.display_frame(
+        calibration.ece_by_task_class(store), tb.TABLE_SPECS["table3_ece"]
+    )
     row = text.index[text["agent"] == "calibrated"][0]
     assert bold.loc[row, "Classification"]  # lower ECE is better
     assert not bold.loc[text.index[text["agent"] == "good"][0], "Classification"]
@@ -115,7 +121,7 @@ def test_bold_best_follows_the_column_direction():
 
 def test_daggers_in_per_task_tables(tmp_path):
     store = sb.build_store(_runs_for_bold() + [sb.run("two", "clf_a", k) for k in range(2)])
-    paths = tb.export_table(primary.table12(store), "table12_task_scores", tmp_path)
+    paths = tb.export_table(primary.scores_by_task(store), "table12_task_scores", tmp_path)
     html = paths["html"].read_text()
     assert "0.700‡" in html  # flaky: one valid run
     assert "0.500 ± 0.000†" in html  # two: two valid runs
@@ -130,8 +136,8 @@ def test_archive_strings_are_escaped_in_html_and_latex(tmp_path):
     runs = [sb.run(EVIL, "clf_a", 0, score=0.9, llm=EVIL), sb.run("ok", "clf_a", 0, score=0.1)]
     store = sb.build_store(runs)
     for name, frame in (
-        ("table2_primary_scores", primary.table2(store)),
-        ("table12_task_scores", primary.table12(store)),  # the agent is a column header here
+        ("table2_primary_scores", primary.agent_summary(store)),
+        ("table12_task_scores", primary.scores_by_task(store)),  # the agent is a column header here
     ):
         paths = tb.export_table(frame, name, tmp_path, caption=f"caption {EVIL}")
         html = paths["html"].read_text()
@@ -148,10 +154,38 @@ def test_archive_strings_are_escaped_in_html_and_latex(tmp_path):
 # export: contract columns, determinism, round trip
 
 
-def test_export_paper_tables_writes_the_contract_csvs(tmp_path, store):
-    results = tb.export_paper_tables(store, tmp_path)
+def _export_all(store, out_dir, *, draw_figures: bool = False) -> list[tuple[str, str]]:
+    """Every table (and figure) of notebooks 01-06, published as the notebooks publish them."""
+    report = nx.report_on(store, out_dir)
+    return nx.export_notebook_outputs(report, draw_figures=draw_figures)
+
+
+@pytest.mark.slow
+def test_the_tests_export_exactly_what_the_notebooks_export(tmp_path, store):
+    published = _export_all(store, tmp_path, draw_figures=True)
+    generic = {
+        (
+            kind,
+            "reliability_<task>" if kind == "figure" and name.startswith("reliability_") else name,
+        )
+        for kind, name in published
+    }
+    assert generic == nx.notebook_exports(), "tests/notebook_exports.py is out of step"
+    reliability = {n for k, n in published if k == "figure" and n.startswith("reliability_")}
+    assert reliability == {f"reliability_{t}" for t in sorted(set(store.calibration_bins["task"]))}
+    tables = sorted(n for k, n in published if k == "table")
+    figures = sorted(n for k, n in published if k == "figure")
+    assert len(tables) == len(set(tables)) and len(figures) == len(set(figures))
+    written = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert written == sorted(f"{n}.{s}" for n in tables for s in ("csv", "html", "tex"))
+    written = sorted(p.name for p in (tmp_path / "figures").iterdir())
+    assert written == sorted(f"{n}.{s}" for n in figures for s in ("png", "svg"))
+
+
+@pytest.mark.slow
+def test_notebook_tables_follow_the_csv_contract(tmp_path, store):
+    _export_all(store, tmp_path)
     for name, header in CONTRACT.items():
-        assert not isinstance(results[name], str), results[name]
         csv = (tmp_path / "tables" / f"{name}.csv").read_text()
         assert csv.splitlines()[0] == header
         for suffix in ("tex", "html"):
@@ -164,9 +198,10 @@ def test_export_paper_tables_writes_the_contract_csvs(tmp_path, store):
     assert not list((tmp_path / "tables").glob(".*"))  # no temporary files left
 
 
+@pytest.mark.slow
 def test_export_is_byte_identical_and_row_order_free(tmp_path, complete, store):
-    tb.export_paper_tables(store, tmp_path / "a")
-    tb.export_paper_tables(store, tmp_path / "b")
+    published = _export_all(store, tmp_path / "a")
+    _export_all(store, tmp_path / "b")
     shuffled_runs = list(complete["runs"])
     np.random.default_rng(1).shuffle(shuffled_runs)
     shuffled = sb.build_store(
@@ -174,9 +209,9 @@ def test_export_is_byte_identical_and_row_order_free(tmp_path, complete, store):
         subgroups=complete["subgroups"][::-1],
         calibration_bins=complete["calibration_bins"],
     )
-    tb.export_paper_tables(shuffled, tmp_path / "c")
+    _export_all(shuffled, tmp_path / "c")
     files = sorted(p.name for p in (tmp_path / "a" / "tables").iterdir())
-    assert len(files) == 3 * 22
+    assert len(files) == 3 * sum(kind == "table" for kind, _ in published) >= 3 * 25
     for name in files:
         a = (tmp_path / "a" / "tables" / name).read_bytes()
         assert a == (tmp_path / "b" / "tables" / name).read_bytes(), name
@@ -184,7 +219,7 @@ def test_export_is_byte_identical_and_row_order_free(tmp_path, complete, store):
 
 
 def test_csv_round_trips_the_numbers_exactly(tmp_path, store):
-    table = primary.table2(store)
+    table = primary.agent_summary(store)
     paths = tb.export_table(table, "table2_primary_scores", tmp_path)
     back = pd.read_csv(paths["csv"], float_precision="round_trip").set_index("agent").sort_index()
     expected = table.set_index("agent").sort_index()
@@ -199,24 +234,44 @@ def test_csv_text_rules():
     assert text == 'name,x,ok\n"a,1",,false\nb,0.1,true\n,1e-20,true\n'
 
 
-def test_tables_from_a_store_on_disk(tmp_path, complete):
+@pytest.mark.slow
+def test_tables_from_a_store_on_disk(tmp_path, complete, store):
     directory = sb.write_store(
         complete["runs"],
         tmp_path / "store",
         subgroups=complete["subgroups"],
         calibration_bins=complete["calibration_bins"],
     )
-    results = tb.export_paper_tables(load_store(directory), tmp_path / "report")
-    assert all(not isinstance(v, str) for v in results.values())
+    published = _export_all(load_store(directory), tmp_path / "disk")
+    assert published == _export_all(store, tmp_path / "memory")
+    for kind, name in published:
+        if kind == "table":
+            csv = f"tables/{name}.csv"
+            assert (tmp_path / "disk" / csv).read_bytes() == (
+                tmp_path / "memory" / csv
+            ).read_bytes()
 
 
-def test_missing_experiments_and_baseline_are_skipped_not_fatal(tmp_path):
+def test_missing_experiments_and_baseline_are_structured_errors(tmp_path):
+    """A store without the objectives/LLM experiments or the simple baseline: the analyses behind
+    those tables say what is missing and how to fix it (``automd regenerate`` skips notebooks 03
+    and 06 for such a store); the other tables are still exported."""
     store = sb.build_store([sb.run("A", "clf_a", k, annotations={}) for k in range(3)])
-    results = tb.export_paper_tables(store, tmp_path)
-    assert results["table7_llm"].startswith("skipped:")
-    assert results["table4_objectives"].startswith("skipped:")
-    assert "baseline" in results["fig2a_ece_decomposition"]
-    assert isinstance(results["table2_primary_scores"], dict)
+    for compute, role in (
+        (lambda: llm.llm_summary(store), "llm"),
+        (lambda: objectives.objective_summary(store), "objectives"),
+    ):
+        with pytest.raises(ScoreStoreError) as info:
+            compute()
+        assert info.value.code == "store.no_experiment"
+        assert repr(role) in str(info.value) and f"{role}_experiment" in info.value.fix
+    with pytest.raises(ScoreStoreError) as info:
+        calibration.ece_decomposition(store)
+    assert info.value.code == "store.no_baseline" and "clf_a" in str(info.value)
+    view = nx.report_on(store, tmp_path).table(
+        primary.agent_summary(store), "table2_primary_scores"
+    )
+    assert view.paths["csv"].read_text().startswith("agent,penalized_mean,")
 
 
 def test_export_table_without_spec_and_bad_names(tmp_path):
@@ -266,8 +321,7 @@ def scored_fixture(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_end_to_end_from_automd_score(scored_fixture, tmp_path):
     store = load_store(scored_fixture)
-    results = tb.export_paper_tables(store, tmp_path)
-    assert all(not isinstance(v, str) for v in results.values()), results
+    _export_all(store, tmp_path)
     for name, header in CONTRACT.items():
         assert (tmp_path / "tables" / f"{name}.csv").read_text().splitlines()[0] == header
 

@@ -25,7 +25,8 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from automd_analysis.scoring.publish import TABLES
 
 #: The module shares one scored store: keep its tests on one xdist worker.
-pytestmark = pytest.mark.xdist_group("scoring_cli")
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scoring_cli")]
 
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 ARCHIVE, DATA, MANIFESTS = SMALL / "archive", SMALL / "data", SMALL / "manifests"

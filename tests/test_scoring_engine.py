@@ -18,7 +18,8 @@ from automd_analysis.scoring import engine, metrics_for, score_archive, worker
 from automd_analysis.scoring.publish import TABLES
 
 #: The module shares one scored store: keep its tests on one xdist worker.
-pytestmark = pytest.mark.xdist_group("scoring_engine")
+#: Scores the fixture archive end to end: `make test-fast` skips this module.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("scoring_engine")]
 
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
@@ -193,6 +194,7 @@ def test_changed_submission_is_rescored_alone(reference, tmp_path):
     assert list(changed[changed].index) == [("main/baseline/fx_cls/rep0", "selected")]
 
 
+@pytest.mark.slow
 def test_process_pool_gives_identical_store(reference, tmp_path):
     arch, out, _ = reference
     s = score_archive(arch, out=tmp_path / "pool", data=DATA, manifests=MANIFESTS, jobs=2)
@@ -200,6 +202,7 @@ def test_process_pool_gives_identical_store(reference, tmp_path):
     assert _store_bytes(tmp_path / "pool") == _store_bytes(out)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
     import distributed
 

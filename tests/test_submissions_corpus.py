@@ -22,6 +22,9 @@ import pytest
 from automd_analysis.submissions import REASON_CODES, paper_category, validate_submission
 from automd_analysis.tasks import get_task, load_labels
 
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
+
 SURV, AUROC, BINARY, SEQ = (
     "demo_rotterdam",
     "demo_support_death30",

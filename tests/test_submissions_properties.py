@@ -182,6 +182,7 @@ def test_random_csv_mutations_never_raise_and_agree(tiny, case):
     _validate(tiny, fmt, data)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(fmt=st.sampled_from(sorted(FORMATS)), seed=st.integers(0, 2**32 - 1))
 def test_row_order_does_not_matter(tiny, fmt, seed):
@@ -219,6 +220,7 @@ NUMBERISH = st.one_of(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     fmt=st.sampled_from(sorted(FORMATS)),

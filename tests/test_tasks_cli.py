@@ -6,12 +6,16 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 from test_tasks_tiny import make_tiny_task
 from typer.testing import CliRunner
 
 from automd_analysis.cli import app
 from automd_analysis.tasks import DEFAULT_MANIFEST_DIR, get_task, load_manifest
+
+#: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
+pytestmark = pytest.mark.slow
 
 runner = CliRunner()
 

@@ -3,7 +3,7 @@
 Every function takes a :class:`~automd_analysis.analysis.store.ScoreStore` and returns a tidy
 DataFrame; it uses the selected submission of each run of the main experiment (``experiment``).
 
-Aggregation rules (paper App. E, SPEC section 5):
+Aggregation rules (paper App. E; docs/tables.md, docs/decisions.md item 19):
 
 - **Penalised** score: an invalid run scores 0; for each (agent, repetition) the normalised scores
   are averaged over the tasks, then the mean and sample SD (``ddof=1``) over repetitions are

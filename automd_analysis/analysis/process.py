@@ -35,7 +35,7 @@ A step is *valid* (valid-step ratio) when ``ok`` and, if it wrote a prediction f
 passed the submission checks (the analogue of FML-bench's "task-specific constraint violation").
 Step indices are 1-based positions in the run's step order.
 
-**Where we follow the paper, not FML-bench's released code** (``metrics_reference.md`` section 5):
+**Where we follow the paper, not FML-bench's released code** (docs/decisions.md item 7):
 best-improvement step takes the *first* step reaching the best (the code takes the last);
 late-gain uses ``P_best(floor(T/2))`` with ``P_best(0) = 0``, so ``T = 1`` gives 1 when the only
 step improved (the code's index wraps and gives 0); first improvement uses ``> 0`` (the code uses

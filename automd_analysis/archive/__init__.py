@@ -1,4 +1,4 @@
-"""Read a runs archive (SPEC section 3.3, ``docs/archive.md``): runs, versions, metadata, annotations.
+"""Read a runs archive (``docs/archive.md``): runs, versions, metadata, annotations.
 
 The archive is **untrusted input** written by agents; this package only ever *reads* it:
 

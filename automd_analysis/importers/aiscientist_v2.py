@@ -19,7 +19,7 @@ final file is ``submission.csv`` in SOURCE (copy the worker's ``working/submissi
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from automd_analysis.importers._common import (
@@ -201,81 +201,16 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
             code="import.journal_missing",
             fix="SOURCE must be logs/0-run/ with its stage_* directories",
         )
-    raw_by_id: dict[str, dict] = {}
-    first_stage: dict[str, str] = {}
-    parent_of: dict[str, str] = {}
-    stage_nodes: dict[str, list[str]] = {}
-    best_ids: dict[str, str | None] = {}
-    raw_logs: dict[str, str] = {}
-    llm_names = []
-    for name, _order in stages:
-        where = f"{name}/journal.json"
-        raw, n2p = parse_journal(source.read_json(where, what="AI-Scientist journal"), where)
-        stage_nodes[name] = [n["id"] for n in raw]
-        for n in raw:
-            if n["id"] not in raw_by_id:
-                raw_by_id[n["id"]] = n
-                first_stage[n["id"]] = name
-        for child, parent in n2p.items():
-            parent_of.setdefault(child, parent)
-        best_ids[name] = _best_node_id(source, name, problems)
-        config = read_yaml_config(source, f"{name}/config.yaml", problems)
-        llm_names.append(dig(config, "agent", "code", "model"))
-        raw_logs.update(copy_if_present(source, [f"{name}/{f}" for f in STAGE_LOG_FILES]))
-        for fname, kind in source.listdir(name):
-            if kind == "file" and fname.startswith("best_solution_") and fname.endswith(".py"):
-                raw_logs[f"{name}/{fname}"] = f"{name}/{fname}"
-        if source.is_dir(f"{name}/notes"):
-            for fname, kind in source.listdir(f"{name}/notes"):
-                if kind == "file" and fname.endswith(".json"):
-                    raw_logs[f"{name}/notes/{fname}"] = f"{name}/notes/{fname}"
-    for fname, kind in source.listdir(""):
-        if kind == "file" and fname.endswith("_summary.json"):
-            raw_logs[fname] = fname
-    if not raw_by_id:
+    journals = _read_stage_journals(source, stages, problems)
+    if not journals.raw_by_id:
         raise SourceError(
             "the sub-stage journals hold no nodes",
             path=".",
             code="import.empty_run",
             fix="the agent produced no node; there is nothing to import",
         )
-    stage_order = {name: i for i, (name, _o) in enumerate(stages)}
-    ordered = sorted(
-        raw_by_id.values(),
-        key=lambda n: (float(n["ctime"]), stage_order[first_stage[n["id"]]], n["step"], n["id"]),
-    )
-    nodes: list[ImportedNode] = []
-    for ordinal, n in enumerate(ordered, start=1):
-        nid = n["id"]
-        where = f"{first_stage[nid]}/journal.json"
-        parent = parent_of.get(nid)
-        if parent is not None and parent not in raw_by_id:
-            problems.append(
-                problem(
-                    "import.parent_unknown",
-                    f"node {nid} names parent {parent}, which is in no sub-stage journal",
-                    path=where,
-                )
-            )
-            parent = None
-        code = [("experiment_code.py", n.get("code") or "")]
-        if isinstance(n.get("plot_code"), str) and n["plot_code"]:
-            code.append(("plotting_code.py", n["plot_code"]))
-        nodes.append(
-            ImportedNode(
-                node_id=nid,
-                ordinal=ordinal,
-                log_step=n["step"],
-                parent=parent,
-                stage=first_stage[nid],
-                buggy=n.get("is_buggy") is True,
-                metric=parse_metric(n.get("metric"), problems, f"metric of node {nid}", where),
-                created_at=utc_from_epoch(float(n["ctime"]) + float(n.get("exec_time") or 0)),
-                code=tuple(code),
-                description=first_line(n.get("plan")),
-                is_step=n.get("is_seed_agg_node") is not True,
-            )
-        )
+    ordered = _in_creation_order(journals, stages)
+    nodes = [_imported_node(n, i, journals, problems) for i, n in enumerate(ordered, start=1)]
     binding = bind_nodes(
         source, opts.predictions, [(n.node_id, n.log_step) for n in nodes], step_allowed=False
     )
@@ -283,44 +218,7 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
         replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
         for n in nodes
     ]
-    by_id = {n.node_id: n for n in nodes}
-
-    def cand(nid: str) -> Candidate:
-        n, raw = by_id[nid], raw_by_id[nid]
-        seed = raw.get("is_seed_node") is True or raw.get("is_seed_agg_node") is True
-        return Candidate(
-            nid,
-            n.ordinal,
-            n.metric.value,
-            n.metric.maximize,
-            n.metric.kind,
-            n.buggy,
-            n.prediction is not None,
-            rankable=not seed,
-        )
-
-    stage_cands = []
-    for name, order in stages:
-        best = best_ids[name]
-        if best is not None and best not in stage_nodes[name]:
-            problems.append(
-                problem(
-                    "import.best_node_missing",
-                    f"{name}/best_node_id.txt names {best}, which is not in the stage's journal",
-                    path=f"{name}/best_node_id.txt",
-                )
-            )
-        elif best is not None and by_id[best].buggy:
-            problems.append(
-                problem(
-                    "import.best_node_buggy",
-                    f"{name}: the saved best node {best} is marked buggy; the metric rule decides",
-                    path=f"{name}/best_node_id.txt",
-                )
-            )
-        stage_cands.append(
-            StageCandidates(name, order, best, tuple(cand(i) for i in stage_nodes[name]))
-        )
+    stage_cands = _stage_candidates(stages, journals, {n.node_id: n for n in nodes}, problems)
     selection = latest_stage_best_node(stage_cands)
     final_rel = (
         final_default(source, binding, FINAL_CANDIDATES)
@@ -329,7 +227,7 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     )
     started = min(utc_from_epoch(float(n["ctime"])) for n in ordered)
     ended = max(n.created_at for n in nodes)
-    llm = resolve_llm(opts.llm, [x for x in llm_names if x], problems, stages[-1][0])
+    llm = resolve_llm(opts.llm, [x for x in journals.llm_names if x], problems, stages[-1][0])
     tokens = resolve_tokens(opts.tokens, None, problems, "the AI-Scientist-v2 tree search")
     return [
         assemble(
@@ -347,11 +245,160 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
             started_at=started,
             ended_at=ended,
             tokens=tokens,
-            raw_logs=raw_logs,
+            raw_logs=journals.raw_logs,
             problems=problems,
             final_created_at=ended,
         )
     ]
+
+
+@dataclass
+class _StageJournals:
+    """What the sub-stage directories hold, gathered in stage order."""
+
+    raw_by_id: dict[str, dict] = field(default_factory=dict)  # first occurrence of each node id
+    first_stage: dict[str, str] = field(default_factory=dict)  # node id -> its first sub-stage
+    parent_of: dict[str, str] = field(default_factory=dict)
+    stage_nodes: dict[str, list[str]] = field(default_factory=dict)  # sub-stage -> node ids
+    best_ids: dict[str, str | None] = field(default_factory=dict)  # best_node_id.txt per stage
+    raw_logs: dict[str, str] = field(default_factory=dict)
+    llm_names: list = field(default_factory=list)
+
+
+def _read_stage_journals(
+    source: SourceDir, stages: list[tuple[str, tuple[int, int]]], problems: list
+) -> _StageJournals:
+    """Read every sub-stage's journal, best node id, config and raw log files (nodes copied
+    into a later sub-stage keep their first occurrence)."""
+    out = _StageJournals()
+    for name, _order in stages:
+        where = f"{name}/journal.json"
+        raw, n2p = parse_journal(source.read_json(where, what="AI-Scientist journal"), where)
+        out.stage_nodes[name] = [n["id"] for n in raw]
+        for n in raw:
+            if n["id"] not in out.raw_by_id:
+                out.raw_by_id[n["id"]] = n
+                out.first_stage[n["id"]] = name
+        for child, parent in n2p.items():
+            out.parent_of.setdefault(child, parent)
+        out.best_ids[name] = _best_node_id(source, name, problems)
+        config = read_yaml_config(source, f"{name}/config.yaml", problems)
+        out.llm_names.append(dig(config, "agent", "code", "model"))
+        out.raw_logs.update(_stage_raw_logs(source, name))
+    for fname, kind in source.listdir(""):
+        if kind == "file" and fname.endswith("_summary.json"):
+            out.raw_logs[fname] = fname
+    return out
+
+
+def _stage_raw_logs(source: SourceDir, name: str) -> dict[str, str]:
+    """The log files of one sub-stage to copy into the archive (archive path -> source path)."""
+    logs = copy_if_present(source, [f"{name}/{f}" for f in STAGE_LOG_FILES])
+    for fname, kind in source.listdir(name):
+        if kind == "file" and fname.startswith("best_solution_") and fname.endswith(".py"):
+            logs[f"{name}/{fname}"] = f"{name}/{fname}"
+    if source.is_dir(f"{name}/notes"):
+        for fname, kind in source.listdir(f"{name}/notes"):
+            if kind == "file" and fname.endswith(".json"):
+                logs[f"{name}/notes/{fname}"] = f"{name}/notes/{fname}"
+    return logs
+
+
+def _in_creation_order(
+    journals: _StageJournals, stages: list[tuple[str, tuple[int, int]]]
+) -> list[dict]:
+    """The distinct raw nodes by ``ctime``, then sub-stage, step and id."""
+    stage_order = {name: i for i, (name, _o) in enumerate(stages)}
+    return sorted(
+        journals.raw_by_id.values(),
+        key=lambda n: (
+            float(n["ctime"]),
+            stage_order[journals.first_stage[n["id"]]],
+            n["step"],
+            n["id"],
+        ),
+    )
+
+
+def _imported_node(n: dict, ordinal: int, journals: _StageJournals, problems: list) -> ImportedNode:
+    """One raw journal node as :class:`~.model.ImportedNode` (an unknown parent is dropped and
+    recorded)."""
+    nid = n["id"]
+    where = f"{journals.first_stage[nid]}/journal.json"
+    parent = journals.parent_of.get(nid)
+    if parent is not None and parent not in journals.raw_by_id:
+        problems.append(
+            problem(
+                "import.parent_unknown",
+                f"node {nid} names parent {parent}, which is in no sub-stage journal",
+                path=where,
+            )
+        )
+        parent = None
+    code = [("experiment_code.py", n.get("code") or "")]
+    if isinstance(n.get("plot_code"), str) and n["plot_code"]:
+        code.append(("plotting_code.py", n["plot_code"]))
+    return ImportedNode(
+        node_id=nid,
+        ordinal=ordinal,
+        log_step=n["step"],
+        parent=parent,
+        stage=journals.first_stage[nid],
+        buggy=n.get("is_buggy") is True,
+        metric=parse_metric(n.get("metric"), problems, f"metric of node {nid}", where),
+        created_at=utc_from_epoch(float(n["ctime"]) + float(n.get("exec_time") or 0)),
+        code=tuple(code),
+        description=first_line(n.get("plan")),
+        is_step=n.get("is_seed_agg_node") is not True,
+    )
+
+
+def _stage_candidates(
+    stages: list[tuple[str, tuple[int, int]]],
+    journals: _StageJournals,
+    by_id: dict[str, ImportedNode],
+    problems: list,
+) -> list[StageCandidates]:
+    """Each sub-stage's nodes as selection candidates with its saved best node (a saved best
+    node missing from the stage or marked buggy is recorded)."""
+
+    def cand(nid: str) -> Candidate:
+        n, raw = by_id[nid], journals.raw_by_id[nid]
+        seed = raw.get("is_seed_node") is True or raw.get("is_seed_agg_node") is True
+        return Candidate(
+            nid,
+            n.ordinal,
+            n.metric.value,
+            n.metric.maximize,
+            n.metric.kind,
+            n.buggy,
+            n.prediction is not None,
+            rankable=not seed,
+        )
+
+    out = []
+    for name, order in stages:
+        best = journals.best_ids[name]
+        if best is not None and best not in journals.stage_nodes[name]:
+            problems.append(
+                problem(
+                    "import.best_node_missing",
+                    f"{name}/best_node_id.txt names {best}, which is not in the stage's journal",
+                    path=f"{name}/best_node_id.txt",
+                )
+            )
+        elif best is not None and by_id[best].buggy:
+            problems.append(
+                problem(
+                    "import.best_node_buggy",
+                    f"{name}: the saved best node {best} is marked buggy; the metric rule decides",
+                    path=f"{name}/best_node_id.txt",
+                )
+            )
+        out.append(
+            StageCandidates(name, order, best, tuple(cand(i) for i in journals.stage_nodes[name]))
+        )
+    return out
 
 
 def _best_node_id(source: SourceDir, stage: str, problems: list) -> str | None:

@@ -18,7 +18,7 @@ at the start plus the cumulative ``step_duration_seconds``. Selection:
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from automd_analysis.importers._common import (
@@ -43,6 +43,7 @@ from automd_analysis.importers.selection import Candidate, earliest_best_val_met
 __all__ = ["read_fmlbench"]
 
 _RUN_DIR = re.compile(r"^(\d{8}_\d{6})$")
+SUMMARY = "summary.json"
 
 
 def _int(v, where: str, loc: str, *, minimum: int = 0) -> int:
@@ -157,123 +158,31 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     """
     task = require_task(opts)
     problems: list = []
-    where = "summary.json"
-    if not source.exists(where):
-        raise SourceError(
-            "summary.json not found",
-            path=where,
-            code="import.journal_missing",
-            fix="SOURCE must be the FML-bench run directory that holds summary.json",
-        )
-    summary = source.read_json(where, what="FML-bench summary")
-    if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
-        raise malformed("summary.json must be an object with a 'val_steps' list", where)
-    cfg = summary.get("task_config") if isinstance(summary.get("task_config"), dict) else {}
-    direction = {"higher": True, "lower": False}.get(str(cfg.get("metric_direction")).lower())
-    kind = str(cfg.get("metric") or "primary_metric")
+    where = SUMMARY
+    summary = _read_summary(source)
     start = _start(source, summary, problems)
     total = summary.get("total_duration_seconds")
-    elapsed = 0.0
-    nodes: list[ImportedNode] = []
-    node_step: dict[str, str] = {}
-    parents: dict[str, str] = {}
-    seen: set[int] = set()
-    for i, s in enumerate(summary["val_steps"]):
-        loc = f"val_steps[{i}]"
-        if not isinstance(s, dict):
-            raise malformed("a step must be an object", where, loc)
-        sid = _int(s.get("step_id"), where, f"{loc}.step_id", minimum=1)
-        if sid in seen:
-            raise malformed(f"step_id {sid} appears twice", where, loc)
-        seen.add(sid)
-        vr = s.get("val_result")
-        if vr is not None and not isinstance(vr, dict):
-            raise malformed("val_result must be an object or null", where, f"{loc}.val_result")
-        ok = isinstance(vr, dict) and vr.get("success") is True
-        dur = s.get("step_duration_seconds")
-        dur = finite_or_none(dur, problems, f"{loc}.step_duration_seconds", where) or 0.0
-        elapsed += max(dur, 0.0)
-        step_tokens = _tokens(s.get("token_usage"), where, f"{loc}.token_usage")
-        vid = f"step-{sid:04d}"
-        meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
-        if isinstance(meta.get("node_id"), str) and meta["node_id"]:
-            node_step[meta["node_id"]] = vid
-            if isinstance(meta.get("parent_id"), str) and meta["parent_id"]:
-                parents[vid] = meta["parent_id"]
-        nodes.append(
-            ImportedNode(
-                vid,
-                sid,
-                log_step=sid,
-                stage=s.get("action") if isinstance(s.get("action"), str) else None,
-                buggy=not ok,
-                metric=Metric(
-                    finite_or_none(
-                        s.get("primary_metric"), problems, f"{loc}.primary_metric", where
-                    )
-                    if ok
-                    else None,
-                    direction,
-                    kind,
-                ),  # fmt: skip
-                created_at=start + timedelta(seconds=elapsed),
-                code=_code(source, sid),
-                tokens=None if step_tokens is None else step_tokens.total,
-                description=first_line(s.get("idea_description") or s.get("action")),
-            )
-        )
-    nodes.sort(key=lambda n: n.ordinal)
-    tree = bool(parents)
+    steps = _read_steps(source, summary, start, problems)
+    nodes = sorted(steps.nodes, key=lambda n: n.ordinal)
+    tree = bool(steps.parents)
     if tree:
-        fixed = []
-        for n in nodes:
-            pid = parents.get(n.node_id)
-            parent = node_step.get(pid) if pid else None
-            if pid and parent is None:
-                problems.append(
-                    problem(
-                        "import.parent_unknown",
-                        f"{n.node_id} names parent node {pid}, which no step has",
-                        path=where,
-                    )
-                )
-            fixed.append(replace(n, parent=parent))
-        nodes = fixed
+        nodes = _link_parents(nodes, steps, problems)
     binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
     nodes = [
         replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
         for n in nodes
     ]
-    best = summary.get("best_val_metric")
-    best = finite_or_none(best, problems, "best_val_metric", where)
-    selection = earliest_best_val_metric_step(
-        (Candidate(n.node_id, n.ordinal, n.metric.value, has_file=n.prediction is not None)
-         for n in nodes),
-        best,
-    )  # fmt: skip
-    if not selection.use_final_file or best is None:
-        pass
-    elif not any(n.metric.value == best for n in nodes):
-        problems.append(
-            problem("import.best_step_missing", f"no step reports best_val_metric {best!r}")
-        )
+    selection = _select(nodes, summary, problems)
     final_rel = final_default(source, binding, ("submission.csv",))
     if not selection.use_final_file:
         final_rel = binding.final
     end = start + timedelta(seconds=float(total)) if isinstance(total, int | float) else None
-    end = max(end or start, start + timedelta(seconds=elapsed))
+    end = max(end or start, start + timedelta(seconds=steps.elapsed))
     llm = resolve_llm(opts.llm, [summary.get("model")], problems, where)
     tokens = resolve_tokens(
         opts.tokens, _tokens(summary.get("token_usage"), where, "token_usage"), problems,
         "summary.json",
     )  # fmt: skip
-    raw_logs = {where: where}
-    if source.exists("config_used.yaml"):
-        raw_logs["config_used.yaml"] = "config_used.yaml"
-    if source.is_dir("step_snapshots"):
-        for name, kind_ in source.listdir("step_snapshots"):
-            if kind_ == "file" and name.endswith(".json"):
-                raw_logs[f"step_snapshots/{name}"] = f"step_snapshots/{name}"
     return [
         assemble(
             fmt="fmlbench",
@@ -290,8 +199,133 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
             started_at=start,
             ended_at=end,
             tokens=tokens,
-            raw_logs=raw_logs,
+            raw_logs=_raw_logs(source),
             problems=problems,
             final_created_at=end,
         )
     ]
+
+
+def _read_summary(source: SourceDir) -> dict:
+    """``summary.json``, checked to be an object with a ``val_steps`` list."""
+    if not source.exists(SUMMARY):
+        raise SourceError(
+            "summary.json not found",
+            path=SUMMARY,
+            code="import.journal_missing",
+            fix="SOURCE must be the FML-bench run directory that holds summary.json",
+        )
+    summary = source.read_json(SUMMARY, what="FML-bench summary")
+    if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
+        raise malformed("summary.json must be an object with a 'val_steps' list", SUMMARY)
+    return summary
+
+
+@dataclass
+class _Steps:
+    """The ``val_steps`` as nodes, with the AIDE-style tree links their metadata names."""
+
+    nodes: list[ImportedNode] = field(default_factory=list)
+    node_step: dict[str, str] = field(default_factory=dict)  # agent node id -> step-NNNN
+    parents: dict[str, str] = field(default_factory=dict)  # step-NNNN -> agent parent node id
+    elapsed: float = 0.0  # cumulative step_duration_seconds
+
+
+def _read_steps(source: SourceDir, summary: dict, start: datetime, problems: list) -> _Steps:
+    """Every ``val_steps`` entry as a node ``step-NNNN`` ending at the cumulative duration."""
+    cfg = summary.get("task_config") if isinstance(summary.get("task_config"), dict) else {}
+    direction = {"higher": True, "lower": False}.get(str(cfg.get("metric_direction")).lower())
+    kind = str(cfg.get("metric") or "primary_metric")
+    out = _Steps()
+    seen: set[int] = set()
+    for i, s in enumerate(summary["val_steps"]):
+        loc = f"val_steps[{i}]"
+        if not isinstance(s, dict):
+            raise malformed("a step must be an object", SUMMARY, loc)
+        sid = _int(s.get("step_id"), SUMMARY, f"{loc}.step_id", minimum=1)
+        if sid in seen:
+            raise malformed(f"step_id {sid} appears twice", SUMMARY, loc)
+        seen.add(sid)
+        vr = s.get("val_result")
+        if vr is not None and not isinstance(vr, dict):
+            raise malformed("val_result must be an object or null", SUMMARY, f"{loc}.val_result")
+        ok = isinstance(vr, dict) and vr.get("success") is True
+        dur = s.get("step_duration_seconds")
+        dur = finite_or_none(dur, problems, f"{loc}.step_duration_seconds", SUMMARY) or 0.0
+        out.elapsed += max(dur, 0.0)
+        step_tokens = _tokens(s.get("token_usage"), SUMMARY, f"{loc}.token_usage")
+        vid = f"step-{sid:04d}"
+        meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
+        if isinstance(meta.get("node_id"), str) and meta["node_id"]:
+            out.node_step[meta["node_id"]] = vid
+            if isinstance(meta.get("parent_id"), str) and meta["parent_id"]:
+                out.parents[vid] = meta["parent_id"]
+        value = (
+            finite_or_none(s.get("primary_metric"), problems, f"{loc}.primary_metric", SUMMARY)
+            if ok
+            else None
+        )
+        out.nodes.append(
+            ImportedNode(
+                vid,
+                sid,
+                log_step=sid,
+                stage=s.get("action") if isinstance(s.get("action"), str) else None,
+                buggy=not ok,
+                metric=Metric(value, direction, kind),
+                created_at=start + timedelta(seconds=out.elapsed),
+                code=_code(source, sid),
+                tokens=None if step_tokens is None else step_tokens.total,
+                description=first_line(s.get("idea_description") or s.get("action")),
+            )
+        )
+    return out
+
+
+def _link_parents(nodes: list[ImportedNode], steps: _Steps, problems: list) -> list[ImportedNode]:
+    """Each node's parent step from the agent's node ids (an unknown parent is recorded)."""
+    fixed = []
+    for n in nodes:
+        pid = steps.parents.get(n.node_id)
+        parent = steps.node_step.get(pid) if pid else None
+        if pid and parent is None:
+            problems.append(
+                problem(
+                    "import.parent_unknown",
+                    f"{n.node_id} names parent node {pid}, which no step has",
+                    path=SUMMARY,
+                )
+            )
+        fixed.append(replace(n, parent=parent))
+    return fixed
+
+
+def _select(nodes: list[ImportedNode], summary: dict, problems: list):
+    """The earliest step reaching ``best_val_metric`` (a best value no step reports is
+    recorded)."""
+    best = summary.get("best_val_metric")
+    best = finite_or_none(best, problems, "best_val_metric", SUMMARY)
+    selection = earliest_best_val_metric_step(
+        (Candidate(n.node_id, n.ordinal, n.metric.value, has_file=n.prediction is not None)
+         for n in nodes),
+        best,
+    )  # fmt: skip
+    if not selection.use_final_file or best is None:
+        pass
+    elif not any(n.metric.value == best for n in nodes):
+        problems.append(
+            problem("import.best_step_missing", f"no step reports best_val_metric {best!r}")
+        )
+    return selection
+
+
+def _raw_logs(source: SourceDir) -> dict[str, str]:
+    """The log files copied into the archive: the summary, the config, the code snapshots."""
+    raw_logs = {SUMMARY: SUMMARY}
+    if source.exists("config_used.yaml"):
+        raw_logs["config_used.yaml"] = "config_used.yaml"
+    if source.is_dir("step_snapshots"):
+        for name, kind_ in source.listdir("step_snapshots"):
+            if kind_ == "file" and name.endswith(".json"):
+                raw_logs[f"step_snapshots/{name}"] = f"step_snapshots/{name}"
+    return raw_logs

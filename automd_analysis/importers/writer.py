@@ -29,7 +29,7 @@ from automd_analysis.errors import ArchiveError
 from automd_analysis.importers._common import iso
 from automd_analysis.importers._source import Limits, SourceDir
 from automd_analysis.importers.journal import render_journal
-from automd_analysis.importers.model import FINAL_VERSION, ImportedRun
+from automd_analysis.importers.model import FINAL_VERSION, ImportedNode, ImportedRun
 from automd_analysis.importers.problems import SourceError, problem
 
 __all__ = ["RUN_SCHEMA_VERSION", "WrittenRun", "dump_json", "write_runs"]
@@ -167,45 +167,16 @@ def _notes(run: ImportedRun) -> str:
 
 
 def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
+    """Write one run's files into the (temporary) run directory ``run_dir``."""
     source = SourceDir(run.source, limits)
-    logs = _log_plan(source, run)
+    logs = _log_plan(source, run)  # first: skipped logs become problems the notes count
     for node in run.nodes:
         for name, text in node.code:
             _write(run_dir / "code" / node.node_id / name, text)
-    versions = []
     for node in run.versions:
-        vdir = run_dir / "versions" / node.node_id
-        source.copy_to(node.prediction, vdir / "submission.csv", source.limits.prediction_bytes)
-        meta = {
-            "version": node.node_id,
-            "created_at": iso(node.created_at or run.ended_at),
-            "step": node.ordinal,
-            "parent": node.parent if run.search == "tree" else None,
-            "reported_val_score": node.metric.value,
-            "faulty": bool(node.buggy),
-            "code_files": [f"code/{node.node_id}/{name}" for name, _ in node.code],
-        }
-        if node.tokens is not None:
-            meta["tokens"] = int(node.tokens)
-        if node.stage is not None:
-            meta["stage"] = node.stage
-        _write(vdir / "meta.json", dump_json(meta))
-        versions.append(node.node_id)
+        _write_version(run_dir, run, node, source)
     if run.final_file is not None:
-        vdir = run_dir / "versions" / FINAL_VERSION
-        source.copy_to(run.final_file, vdir / "submission.csv", source.limits.prediction_bytes)
-        for name, text in run.final_code:
-            _write(run_dir / "code" / FINAL_VERSION / name, text)
-        meta = {
-            "version": FINAL_VERSION,
-            "created_at": iso(run.final_created_at or run.ended_at),
-            "step": max((n.ordinal for n in run.nodes), default=1),
-            "parent": None,
-            "reported_val_score": None,
-            "faulty": False,
-            "code_files": [f"code/{FINAL_VERSION}/{name}" for name, _ in run.final_code],
-        }
-        _write(vdir / "meta.json", dump_json(meta))
+        _write_final_version(run_dir, run, source)
     if run.selected_version is not None:
         shutil.copyfile(
             run_dir / "versions" / run.selected_version / "submission.csv",
@@ -215,22 +186,72 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
         source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
     for dest, text in sorted(run.log_texts.items()):
         _write(run_dir / "logs" / dest, text)
-    steps = None
-    if run.steps_in_run_json and run.nodes:
-        steps = []
-        for n in run.nodes:
-            if not n.is_step:
-                continue
-            s = {
-                "step": n.ordinal,
-                "ok": not n.buggy,
-                "reported_val_score": n.metric.value,
-                "created_at": None if n.created_at is None else iso(n.created_at),
-                "version": n.node_id if n.prediction is not None else None,
-            }
-            if run.search == "tree":
-                s["node"], s["parent"] = n.node_id, n.parent
-            steps.append(s)
+    _write(run_dir / "run.json", _run_json_text(run))
+    _write(run_dir / "journal.md", render_journal(run))
+
+
+def _write_version(run_dir: Path, run: ImportedRun, node: ImportedNode, source: SourceDir) -> None:
+    """``versions/<node id>/``: the node's prediction file and its ``meta.json``."""
+    vdir = run_dir / "versions" / node.node_id
+    source.copy_to(node.prediction, vdir / "submission.csv", source.limits.prediction_bytes)
+    meta = {
+        "version": node.node_id,
+        "created_at": iso(node.created_at or run.ended_at),
+        "step": node.ordinal,
+        "parent": node.parent if run.search == "tree" else None,
+        "reported_val_score": node.metric.value,
+        "faulty": bool(node.buggy),
+        "code_files": [f"code/{node.node_id}/{name}" for name, _ in node.code],
+    }
+    if node.tokens is not None:
+        meta["tokens"] = int(node.tokens)
+    if node.stage is not None:
+        meta["stage"] = node.stage
+    _write(vdir / "meta.json", dump_json(meta))
+
+
+def _write_final_version(run_dir: Path, run: ImportedRun, source: SourceDir) -> None:
+    """``versions/final/``: the run's final file, its code and ``meta.json`` (last step)."""
+    vdir = run_dir / "versions" / FINAL_VERSION
+    source.copy_to(run.final_file, vdir / "submission.csv", source.limits.prediction_bytes)
+    for name, text in run.final_code:
+        _write(run_dir / "code" / FINAL_VERSION / name, text)
+    meta = {
+        "version": FINAL_VERSION,
+        "created_at": iso(run.final_created_at or run.ended_at),
+        "step": max((n.ordinal for n in run.nodes), default=1),
+        "parent": None,
+        "reported_val_score": None,
+        "faulty": False,
+        "code_files": [f"code/{FINAL_VERSION}/{name}" for name, _ in run.final_code],
+    }
+    _write(vdir / "meta.json", dump_json(meta))
+
+
+def _steps_payload(run: ImportedRun) -> list[dict] | None:
+    """``run.json``'s ``steps``: one entry per development step (``None`` when not recorded)."""
+    if not (run.steps_in_run_json and run.nodes):
+        return None
+    steps = []
+    for n in run.nodes:
+        if not n.is_step:
+            continue
+        s = {
+            "step": n.ordinal,
+            "ok": not n.buggy,
+            "reported_val_score": n.metric.value,
+            "created_at": None if n.created_at is None else iso(n.created_at),
+            "version": n.node_id if n.prediction is not None else None,
+        }
+        if run.search == "tree":
+            s["node"], s["parent"] = n.node_id, n.parent
+        steps.append(s)
+    return steps
+
+
+def _run_json_text(run: ImportedRun) -> str:
+    """The text of ``run.json`` (compact when the indented form is above the size cap)."""
+    steps = _steps_payload(run)
     payload = {
         "schema_version": RUN_SCHEMA_VERSION,
         "experiment": run.experiment,
@@ -268,8 +289,7 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
             fix="the archive format caps run.json at 1 MiB; split the run or drop steps in a copy "
             "of the log",
         )
-    _write(run_dir / "run.json", text)
-    _write(run_dir / "journal.md", render_journal(run))
+    return text
 
 
 def _target(dest: Path, run: ImportedRun) -> Path:

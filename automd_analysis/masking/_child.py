@@ -1,7 +1,7 @@
 """The sandbox child: apply the limits, call one installed re-runner, report as JSON.
 
 Started by :class:`automd_analysis.masking.sandbox.SandboxedRerun` as
-``python -s -P -m automd_analysis.masking._child SPEC.json`` in the sandbox directory. The spec holds
+``python -s -P -m automd_analysis.masking._child spec.json`` in the sandbox directory. The spec holds
 paths (as data) and the ``module:function`` of the re-runner; nothing in it is ever evaluated.
 The outcome goes to ``spec["result"]``: ``{"ok": true}`` or ``{"ok": false, "error": {code,
 message, fix}}``.

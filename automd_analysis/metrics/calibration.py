@@ -60,6 +60,41 @@ class CalibrationBins:
 
 
 def check_n_bins(n_bins) -> int:
+    """Validate a number of calibration bins: a positive integer (``True`` is not a number here).
+
+    Parameters
+    ----------
+    n_bins : int-like
+        Requested number of bins; ``10.0`` is accepted as 10, ``10.5`` is not.
+
+    Returns
+    -------
+    int
+        ``n_bins`` as a Python ``int`` (>= 1).
+
+    Raises
+    ------
+    ValueError
+        ``n_bins`` is a bool, not integral, or < 1.
+
+    See Also
+    --------
+    calibration_bins, automd_analysis.metrics.calibration_bins_equal_mass : the binnings it guards.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F (10 bins).
+
+    Examples
+    --------
+    >>> check_n_bins(10.0)
+    10
+    >>> check_n_bins(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins must be a positive integer, got 0.
+    """
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
     return int(n_bins)
@@ -71,8 +106,12 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     Edges are ``np.linspace(0, 1, n_bins + 1)``; observation i falls in the bin with
     lo <= p_i < hi (``searchsorted(edges, p, side="right") - 1``), and p = 1.0 falls in the last bin,
     which is closed. A probability equal to an interior edge goes to the upper bin. This is the
-    ``numpy.histogram`` / netcal ``ECE`` convention (metrics_reference §6.3), not torchmetrics', which
-    keeps p = 1.0 in an extra hidden bin.
+    ``numpy.histogram`` / netcal ``ECE`` convention, not torchmetrics', which keeps p = 1.0 in an
+    extra hidden bin (docs/decisions.md, "Metrics: binning and survival details";
+    docs/reference_values.md, "Binary ECE"). Per bin b with n_b observations:
+
+    .. math:: \\bar p_b = \\frac{1}{n_b} \\sum_{i \\in b} p_i, \\qquad
+              \\bar y_b = \\frac{1}{n_b} \\sum_{i \\in b} y_i
 
     Parameters
     ----------
@@ -93,6 +132,26 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     ValueError
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
         [0, 1], ``n_bins`` not a positive integer.
+
+    See Also
+    --------
+    ece : the weighted mean gap of these bins.
+    automd_analysis.metrics.calibration_bins_equal_mass : equal-mass (quantile) bins.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.
+    .. [2] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 2015:2901-2907.
+
+    Examples
+    --------
+    Two bins: [0, 0.5) holds 0.1 and 0.4, [0.5, 1] holds 0.5 (an interior edge goes up) and 1.0.
+
+    >>> bins = calibration_bins([0, 1, 0, 1], [0.1, 0.4, 0.5, 1.0], n_bins=2)
+    >>> bins.n.tolist(), bins.mean_pred.tolist(), bins.observed.tolist()
+    ([2, 2], [0.25, 0.75], [0.5, 0.5])
     """
     n_bins = check_n_bins(n_bins)
     y = as_binary("y_true", y_true)
@@ -142,6 +201,35 @@ def ece(y_true, y_prob, n_bins: int = 10) -> float:
     ------
     ValueError
         As :func:`calibration_bins`.
+
+    See Also
+    --------
+    calibration_bins : the bins behind the value (reliability diagrams).
+    automd_analysis.metrics.ece_equal_mass : the same gap over equal-mass bins.
+    automd_analysis.metrics.survival_ece : the survival-task ECE against Kaplan-Meier.
+    automd_analysis.metrics.ici : a bin-free summary of the smoothed calibration curve.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.
+    .. [2] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 2015:2901-2907.
+    .. [3] Guo C, Pleiss G, Sun Y, Weinberger KQ (2017). On calibration of modern neural
+       networks. ICML 2017, PMLR 70:1321-1330.
+
+    Examples
+    --------
+    Bin [0, 0.5) predicts 0.25 on average and sees 1 event in 2; bin [0.5, 1] predicts 0.75 and
+    sees 1 in 2: ECE = 1/2 |0.25 - 0.5| + 1/2 |0.75 - 0.5| = 0.25.
+
+    >>> ece([0, 1, 0, 1], [0.1, 0.4, 0.5, 1.0], n_bins=2)
+    0.25
+
+    With the default 10 bins (a value checked against netcal in docs/reference_values.md):
+
+    >>> round(ece([1, 0, 1, 1, 0, 0], [1.0, 1.0, 0.95, 0.9, 0.2, 0.1]), 6)
+    0.191667
     """
     return calibration_bins(y_true, y_prob, n_bins).ece
 
@@ -168,6 +256,23 @@ def brier(y_true, y_prob) -> float:
     ValueError
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
         [0, 1].
+
+    See Also
+    --------
+    automd_analysis.metrics.brier_decomposition : reliability, resolution and uncertainty.
+    automd_analysis.metrics.survival_brier_score : the IPCW Brier score of survival curves.
+
+    References
+    ----------
+    .. [1] Brier GW (1950). Verification of forecasts expressed in terms of probability. Monthly
+       Weather Review 78:1-3.
+    .. [2] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.1.
+
+    Examples
+    --------
+    >>> round(brier([0, 1, 1], [0.2, 0.6, 1.0]), 6)  # (0.04 + 0.16 + 0) / 3
+    0.066667
     """
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)

@@ -79,7 +79,24 @@ class ICIResult:
 def ici_from_observed(observed: np.ndarray, predicted: np.ndarray, *, exact: bool) -> ICIResult:
     """ICI, E50, E90 and Emax of d_i = |observed_i - predicted_i| (arrays already computed).
 
-    ICI = mean d, E50 = median d, E90 = ``numpy.quantile(d, 0.9)``, Emax = max d.
+    .. math:: \\mathrm{ICI} = \\frac{1}{n} \\sum_i d_i, \\quad E50 = \\operatorname{median}(d),
+              \\quad E90 = Q_{0.9}(d), \\quad E_{max} = \\max_i d_i
+
+    with Q_{0.9} the ``numpy.quantile`` linear-interpolation quantile.
+
+    Parameters
+    ----------
+    observed : array-like of shape (n,)
+        Smoothed observed risk at each observation's prediction.
+    predicted : array-like of shape (n,)
+        The predictions themselves.
+    exact : bool
+        Recorded in the result: whether ``observed`` came from an exact (not interpolated) fit.
+
+    Returns
+    -------
+    ICIResult
+        ``ici``, ``e50``, ``e90``, ``emax``, ``n`` and ``exact``.
 
     See Also
     --------
@@ -281,7 +298,52 @@ def smoothed_calibration_curve(
 
 
 def smoothed_curve_unchecked(p, y, points, span: float, level: float) -> SmoothedCalibrationCurve:
-    """:func:`smoothed_calibration_curve` on validated arrays (``y`` binary or any real outcome)."""
+    """:func:`smoothed_calibration_curve` on validated arrays (``y`` binary or any real outcome).
+
+    .. math:: \\hat o(x) = \\sum_i l_i(x) y_i, \\qquad
+              \\mathrm{SE}(x) = \\sqrt{\\tilde o (1 - \\tilde o) \\sum_i l_i(x)^2}
+
+    with l_i(x) the loess weights at x and õ = ô(x) clipped to [0, 1]. A real-valued ``y`` (e.g.
+    Kaplan-Meier pseudo-observations of an event) gives the smoothed mean of ``y``.
+
+    Parameters
+    ----------
+    p : numpy.ndarray of shape (n,)
+        Predictions, finite (not checked).
+    y : numpy.ndarray of shape (n,)
+        Outcomes (not checked).
+    points : array-like of shape (k,) or None
+        Where to read the curve (``None``: :data:`DEFAULT_CURVE_POINTS`).
+    span : float
+        Loess span in (0, 1] (not checked).
+    level : float
+        Interval level in (0, 1) (not checked).
+
+    Returns
+    -------
+    SmoothedCalibrationCurve
+        As :func:`smoothed_calibration_curve`.
+
+    See Also
+    --------
+    smoothed_calibration_curve : validates binary outcomes and probabilities first.
+    automd_analysis.metrics.smoothed_survival_calibration_curve : calls this with pseudo-values.
+
+    References
+    ----------
+    .. [1] Austin PC, Steyerberg EW (2014). Graphical assessment of internal and external
+       calibration of logistic regression models by using loess smoothers. Statistics in Medicine
+       33:517-535.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0, 0, 1, 0, 1, 1, 0, 1, 1, 0], dtype=float)
+    >>> p = np.array([0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.55, 0.7, 0.8, 0.9])
+    >>> curve = smoothed_curve_unchecked(p, y, [0.3, 0.5], 0.75, 0.95)
+    >>> [round(float(v), 4) for v in curve.observed]  # as smoothed_calibration_curve
+    [0.4796, 0.5557]
+    """
     x = DEFAULT_CURVE_POINTS.copy() if points is None else as_finite_1d("points", points)
     inside = (x >= p.min()) & (x <= p.max())
     fit = loess_fit(p, y, span=span, want_var=True, extra_points=x[inside], only_extra_points=True)

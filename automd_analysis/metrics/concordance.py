@@ -299,6 +299,37 @@ def concordance_td(durations, events, surv, time_grid, method: str = "adj_antoli
     -----
     pycox silently scores NaN predictions as discordant and *returns* (does not raise) an error object
     for an unknown method; both are rejected here.
+
+    See Also
+    --------
+    automd_analysis.metrics.concordance_td_bootstrap : bootstrap interval of this index.
+    automd_analysis.metrics.grid_index_post : the rule that reads a curve at a duration.
+    automd_analysis.metrics.survival_time_grid : the grid submissions report curves on.
+
+    References
+    ----------
+    .. [1] Antolini L, Boracchi P, Biganzoli E (2005). A time-dependent discrimination index for
+       survival data. Statistics in Medicine 24:3927-3944.
+    .. [2] Harrell FE Jr, Califf RM, Pryor DB, Lee KL, Rosati RA (1982). Evaluating the yield of
+       medical tests. JAMA 247:2543-2546 (the concordance index C^td generalises).
+    .. [3] Kvamme H, Borgan O, Scheel I (2019). Time-to-event prediction with neural networks and
+       Cox regression. JMLR 20(129):1-30 (pycox, whose ``concordance_td`` this reproduces).
+    .. [4] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, Sec. 3.3 and App. F.
+
+    Examples
+    --------
+    Five patients on the grid [0, 1, 2, 3] (vector P1 of docs/reference_values.md, whose values
+    pycox gives); rows are patients, columns the grid times:
+
+    >>> import numpy as np
+    >>> surv = np.array([[1, .8, .5, .2], [1, .8, .6, .3], [1, .6, .5, .5],
+    ...                  [1, .9, .7, .4], [1, .7, .4, .1]])
+    >>> durations, events = [1, 1, 2, 2.5, 3], [1, 1, 0, 1, 1]
+    >>> concordance_td(durations, events, surv, [0, 1, 2, 3], method="antolini")  # 2/7
+    0.2857142857142857
+    >>> concordance_td(durations, events, surv, [0, 1, 2, 3])  # adj_antolini: 4/9
+    0.4444444444444444
     """
     if method not in CONCORDANCE_METHODS:
         raise ValueError(f"method must be one of {CONCORDANCE_METHODS}, got {method!r}.")

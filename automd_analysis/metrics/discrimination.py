@@ -45,6 +45,29 @@ def auroc(y_true, y_prob) -> float:
     ------
     ValueError
         Empty or non-1-D input, different lengths, labels other than 0/1, NaN/inf scores.
+
+    See Also
+    --------
+    automd_analysis.metrics.auroc_bootstrap : bootstrap interval of the AUROC.
+    automd_analysis.metrics.concordance_td : the survival-task analogue.
+    min_se_ppv : the thresholded metric of the PhysioNet 2012 task.
+
+    References
+    ----------
+    .. [1] Hanley JA, McNeil BJ (1982). The meaning and use of the area under a receiver operating
+       characteristic (ROC) curve. Radiology 143:29-36.
+    .. [2] Mann HB, Whitney DR (1947). On a test of whether one of two random variables is
+       stochastically larger than the other. Annals of Mathematical Statistics 18:50-60.
+    .. [3] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, Sec. 3.3 and App. F.
+
+    Examples
+    --------
+    Positives score 0.8 and 0.4, negatives 0.4 and 0.1: of the four (positive, negative) pairs three
+    are ordered correctly and one is tied, so AUROC = (3 + 1/2) / 4.
+
+    >>> auroc([1, 0, 1, 0], [0.8, 0.4, 0.4, 0.1])
+    0.875
     """
     y = as_binary("y_true", y_true)
     p = as_finite_1d("y_prob", y_prob)
@@ -96,6 +119,27 @@ def min_se_ppv(y_true, y_pred_label) -> float:
     ------
     ValueError
         Empty or non-1-D input, different lengths, values other than 0/1.
+
+    See Also
+    --------
+    automd_analysis.metrics.min_se_ppv_bootstrap : bootstrap interval of this score.
+    auroc : the threshold-free discrimination metric of the other classification tasks.
+
+    References
+    ----------
+    .. [1] Silva I, Moody G, Scott DJ, Celi LA, Mark RG (2012). Predicting in-hospital mortality of
+       ICU patients: the PhysioNet/Computing in Cardiology Challenge 2012. Computing in Cardiology
+       39:245-248.
+    .. [2] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, Sec. 3.3.
+
+    Examples
+    --------
+    Three deaths, two of them predicted (Se = 2/3); four predicted positives, two of them deaths
+    (PPV = 1/2); vector S12 of docs/reference_values.md:
+
+    >>> min_se_ppv([1, 1, 1, 0, 0, 0, 0, 0], [1, 1, 0, 1, 0, 0, 0, 1])
+    0.5
     """
     y = as_binary("y_true", y_true)
     pred = as_binary("y_pred_label", y_pred_label)

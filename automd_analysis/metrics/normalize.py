@@ -37,6 +37,16 @@ def normalized_score(raw, null_score):
         If ``null_score`` is not finite or is >= 1 (the denominator 1 - m0 would be <= 0), or the inputs
         cannot be broadcast together.
 
+    See Also
+    --------
+    automd_analysis.metrics.concordance_td, automd_analysis.metrics.auroc,
+    automd_analysis.metrics.min_se_ppv, automd_analysis.metrics.sepsis_utility : the raw metrics m.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, Sec. 3.3, eq. (1).
+
     Examples
     --------
     >>> normalized_score(0.75, 0.5)

@@ -19,8 +19,13 @@ def survival_time_grid(train_durations, train_events, n_levels: int = 100) -> np
     """Time grid on which survival submissions report S(t) (Auto-MD-bench App. A.1, "Survival Time Grids").
 
     The unique values of ``np.quantile(event_times, np.linspace(0, 1, n_levels))`` (numpy's default
-    linear interpolation) over the *training event* times, together with time 0, sorted. With the
-    default 100 levels the grid has at most 101 points.
+    linear interpolation) over the *training event* times, together with time 0, sorted:
+
+    .. math:: \\mathcal{G} = \\{0\\} \\cup \\bigl\\{Q_E(\\ell / (L - 1)) :
+              \\ell = 0, \\dots, L - 1\\bigr\\}
+
+    where Q_E is the empirical quantile function of the training event times and L = ``n_levels``.
+    With the default 100 levels the grid has at most 101 points.
 
     Parameters
     ----------
@@ -40,6 +45,23 @@ def survival_time_grid(train_durations, train_events, n_levels: int = 100) -> np
     ------
     ValueError
         Malformed inputs, ``n_levels < 2``, or no training event (the grid is then undefined).
+
+    See Also
+    --------
+    grid_index_post : how a curve on this grid is read at a time.
+    automd_analysis.metrics.concordance_td : scores curves reported on this grid.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. A.1.
+
+    Examples
+    --------
+    Event times 1, 2, 3, 4, 4, 6 (the censored 2 and 5 do not count) at five levels 0, 1/4, ..., 1:
+
+    >>> survival_time_grid([1, 2, 2, 3, 4, 4, 5, 6], [1, 1, 0, 1, 1, 1, 0, 1], n_levels=5).tolist()
+    [0.0, 1.0, 2.25, 3.5, 4.0, 6.0]
     """
     durations = as_durations("train_durations", train_durations)
     events = as_binary("train_events", train_events)
@@ -56,9 +78,12 @@ def survival_time_grid(train_durations, train_events, n_levels: int = 100) -> np
 def grid_index_post(time_grid: np.ndarray, times: np.ndarray) -> np.ndarray:
     """Grid index whose value a right-continuous step curve holds at each time: last grid time <= t.
 
-    ``clip(searchsorted(grid, t, side="right") - 1, 0, G - 1)``, i.e. pycox ``idx_at_times`` with
-    ``steps='post'``, the reading rule of C^td (SPEC §4). A time before the first grid point reads
-    index 0 and one after the last reads G - 1 (nothing is extrapolated).
+    .. math:: k(t) = \\min\\bigl(G - 1, \\max(0, \\max\\{k : g_k \\le t\\})\\bigr)
+
+    computed as ``clip(searchsorted(grid, t, side="right") - 1, 0, G - 1)``, i.e. pycox
+    ``idx_at_times`` with ``steps='post'``, the reading rule of C^td (docs/decisions.md, "Metrics:
+    binning and survival details"). A time before the first grid point reads index 0 and one after
+    the last reads G - 1 (nothing is extrapolated).
 
     Parameters
     ----------
@@ -71,6 +96,23 @@ def grid_index_post(time_grid: np.ndarray, times: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray of int
         Indices in [0, G - 1], same shape as ``times``.
+
+    See Also
+    --------
+    automd_analysis.metrics.concordance_td : reads every curve with this rule.
+    KaplanMeierCurve.at : the same step rule on a Kaplan-Meier curve.
+
+    References
+    ----------
+    .. [1] Kvamme H, Borgan O, Scheel I (2019). Time-to-event prediction with neural networks and
+       Cox regression. JMLR 20(129):1-30 (pycox ``EvalSurv(steps='post')``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grid = np.array([0.0, 1.0, 2.0, 3.0])
+    >>> grid_index_post(grid, np.array([-1.0, 0.0, 1.5, 3.0, 7.0])).tolist()
+    [0, 0, 1, 3, 3]
     """
     idx = np.searchsorted(time_grid, times, side="right") - 1
     return np.clip(idx, 0, len(time_grid) - 1)
@@ -138,6 +180,28 @@ def kaplan_meier(durations, events) -> KaplanMeierCurve:
     ------
     ValueError
         Empty input, different lengths, NaN/inf/negative durations, events other than 0/1.
+
+    See Also
+    --------
+    kaplan_meier_unchecked : the same estimate on arrays already validated.
+    automd_analysis.metrics.survival_ece : compares predicted survival with this estimate per group.
+
+    References
+    ----------
+    .. [1] Kaplan EL, Meier P (1958). Nonparametric estimation from incomplete observations.
+       Journal of the American Statistical Association 53:457-481.
+    .. [2] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.
+
+    Examples
+    --------
+    >>> km = kaplan_meier([1, 2, 2, 3, 4, 4, 5, 6], [1, 1, 0, 1, 1, 1, 0, 1])
+    >>> km.times.tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    >>> [round(float(v), 6) for v in km.survival]  # 7/8, then x 6/7, x 4/5, x 2/4, x 1, x 0
+    [1.0, 0.875, 0.75, 0.6, 0.3, 0.3, 0.0]
+    >>> [round(float(v), 6) for v in km.at([0.5, 3.0, 10.0])]  # before, at and after the data
+    [1.0, 0.6, 0.0]
     """
     t = as_durations("durations", durations)
     e = as_binary("events", events)
@@ -146,6 +210,38 @@ def kaplan_meier(durations, events) -> KaplanMeierCurve:
 
 
 def kaplan_meier_unchecked(t: np.ndarray, e: np.ndarray) -> KaplanMeierCurve:
+    """:func:`kaplan_meier` on arrays that are already validated (for inner loops).
+
+    .. math:: \\hat S(t) = \\exp \\sum_{t_k \\le t} \\bigl(\\log(r_k - d_k) - \\log r_k\\bigr)
+
+    Parameters
+    ----------
+    t : numpy.ndarray of float64, shape (n,)
+        Durations, finite and >= 0 (not checked).
+    e : numpy.ndarray, shape (n,)
+        Event indicators 0/1 (not checked).
+
+    Returns
+    -------
+    KaplanMeierCurve
+        As :func:`kaplan_meier`.
+
+    See Also
+    --------
+    kaplan_meier : validates its inputs first.
+
+    References
+    ----------
+    .. [1] Kaplan EL, Meier P (1958). Nonparametric estimation from incomplete observations.
+       Journal of the American Statistical Association 53:457-481.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> km = kaplan_meier_unchecked(np.array([2.0, 1.0, 3.0]), np.array([1, 0, 1]))
+    >>> km.survival.tolist()  # time 0, then 1 (censored), 2 (1 of 2 at risk dies), 3
+    [1.0, 1.0, 0.5, 0.0]
+    """
     uniq, inverse = np.unique(t, return_inverse=True)
     removed = np.bincount(inverse, minlength=len(uniq))
     observed = np.bincount(inverse, weights=e, minlength=len(uniq)).astype(np.int64)

@@ -12,7 +12,8 @@ Convention: pycox ``EvalSurv(surv_df, durations, events, censor_surv='km', steps
 - BS(t) = Σ w_i (1{T_i <= t, d_i} S_i(t)² + 1{T_i > t} (1 - S_i(t))²) / Σ w_i (``normalize="weights"``,
   pycox). With ``normalize="n"`` the same sum is divided by n (Graf et al. 1999); scikit-survival
   additionally uses G(T) instead of G(T-) and a censoring KM fitted on training data, so neither option
-  reproduces sksurv (metrics_reference §1.3, §4.3).
+  reproduces sksurv (docs/decisions.md, "Survival Brier / IBS"; the values of the three conventions
+  on one data set are in docs/reference_values.md, vector H).
 
 The integrated score is ∫ BS(t) dt / (t_last - t_first) over the evaluation times, by the trapezoidal
 rule (default) or SciPy's Simpson rule (``scipy.integrate.simpson``; pycox called the removed ``simps``
@@ -126,6 +127,36 @@ def survival_brier_score(
     ------
     ValueError
         Malformed inputs (as :func:`concordance_td`) or an unknown ``normalize``.
+
+    See Also
+    --------
+    integrated_brier_score : the time average of this curve.
+    automd_analysis.metrics.brier : the Brier score of binary probabilities.
+    automd_analysis.metrics.kaplan_meier : the estimator behind the censoring weights.
+
+    References
+    ----------
+    .. [1] Graf E, Schmoor C, Sauerbrei W, Schumacher M (1999). Assessment and comparison of
+       prognostic classification schemes for survival data. Statistics in Medicine 18:2529-2545.
+    .. [2] Kvamme H, Borgan O, Scheel I (2019). Time-to-event prediction with neural networks and
+       Cox regression. JMLR 20(129):1-30 (pycox ``EvalSurv.brier_score``).
+
+    Examples
+    --------
+    The eight patients of vector H (docs/reference_values.md) with exponential curves
+    S_i(t) = exp(-r_i t / 3) on the grid 0, 1, ..., 6:
+
+    >>> import numpy as np
+    >>> durations = [1, 2, 2, 3, 4, 4, 5, 6]
+    >>> events = [1, 1, 0, 1, 1, 1, 0, 1]
+    >>> risk = np.array([.9, .8, .8, .5, .6, .6, .2, .1])
+    >>> grid = np.arange(7.0)
+    >>> surv = np.exp(-np.outer(risk, grid) / 3)
+    >>> survival_brier_score(durations, events, surv, grid, [2, 3, 4]).round(6).tolist()
+    [0.129668, 0.168547, 0.136581]
+    >>> by_n = survival_brier_score(durations, events, surv, grid, [2, 3, 4], normalize="n")
+    >>> by_n.round(6).tolist()
+    [0.126967, 0.165036, 0.133735]
     """
     if normalize not in _NORMALIZE:
         raise ValueError(f"normalize must be one of {_NORMALIZE}, got {normalize!r}.")
@@ -171,6 +202,35 @@ def integrated_brier_score(
     ValueError
         As :func:`survival_brier_score`, fewer than two evaluation times, or an unknown
         ``integration``.
+
+    See Also
+    --------
+    survival_brier_score : the curve BS(t) being integrated.
+
+    References
+    ----------
+    .. [1] Graf E, Schmoor C, Sauerbrei W, Schumacher M (1999). Assessment and comparison of
+       prognostic classification schemes for survival data. Statistics in Medicine 18:2529-2545.
+    .. [2] Kvamme H, Borgan O, Scheel I (2019). Time-to-event prediction with neural networks and
+       Cox regression. JMLR 20(129):1-30 (pycox ``EvalSurv.integrated_brier_score``).
+
+    Examples
+    --------
+    The eight patients of vector H (docs/reference_values.md) with exponential curves
+    S_i(t) = exp(-r_i t / 3) on the grid 0, 1, ..., 6:
+
+    >>> import numpy as np
+    >>> durations = [1, 2, 2, 3, 4, 4, 5, 6]
+    >>> events = [1, 1, 0, 1, 1, 1, 0, 1]
+    >>> risk = np.array([.9, .8, .8, .5, .6, .6, .2, .1])
+    >>> grid = np.arange(7.0)
+    >>> surv = np.exp(-np.outer(risk, grid) / 3)
+    >>> times = [2, 3, 4]
+    >>> round(integrated_brier_score(durations, events, surv, grid, times), 6)
+    0.150836
+    >>> ibs = integrated_brier_score(durations, events, surv, grid, times, integration="simpson")
+    >>> round(ibs, 6)
+    0.15674
     """
     if integration not in _INTEGRATION:
         raise ValueError(f"integration must be one of {_INTEGRATION}, got {integration!r}.")

@@ -45,7 +45,41 @@ class SurvivalECEResult:
 
 
 def nearest_grid_index(grid: np.ndarray, t: float) -> int:
-    """Index of the grid time nearest to t; the earlier one when two are exactly equally near."""
+    """Index of the grid time nearest to t; the earlier one when two are exactly equally near.
+
+    .. math:: g(t) = \\min \\operatorname{arg\\,min}_k |g_k - t|
+
+    Parameters
+    ----------
+    grid : numpy.ndarray of shape (G,)
+        Sorted grid times (not validated here).
+    t : float
+        Target time (an event-time quantile in :func:`survival_ece`).
+
+    Returns
+    -------
+    int
+        Index in [0, G - 1].
+
+    See Also
+    --------
+    survival_ece : evaluates calibration at the grid point this picks.
+    automd_analysis.metrics.grid_index_post : the step rule (last grid time <= t) of C^td.
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F (the grid point nearest each
+       event-time quantile).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nearest_grid_index(np.array([0.0, 2.0, 4.0]), 3.0)  # 2 and 4 are equally near: the earlier
+    1
+    >>> nearest_grid_index(np.array([0.0, 2.0, 4.0]), 3.1)
+    2
+    """
     return int(np.argmin(np.abs(grid - t)))  # argmin returns the first (earlier) minimiser
 
 
@@ -125,6 +159,40 @@ def survival_ece(
         Shape mismatch; NaN/inf/negative durations; events other than 0/1; a non-increasing grid;
         survival values outside [0, 1]; quantiles outside [0, 1]; ``n_groups`` or ``min_group`` not a
         positive integer.
+
+    See Also
+    --------
+    automd_analysis.metrics.survival_ece_bootstrap : bootstrap interval of this ECE.
+    automd_analysis.metrics.ece : the binary-task ECE.
+    automd_analysis.metrics.kaplan_meier : the observed survival of each group.
+    automd_analysis.metrics.survival_calibration_at : Kaplan-Meier groups at one horizon, with
+        more measures (docs/calibration.md).
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.
+    .. [2] Nagpal C, Yadlowsky S, Rostamzadeh N, Heller K (2021). Deep Cox mixtures for survival
+       regression. Machine Learning for Healthcare, PMLR 149:674-708 (ECE against Kaplan-Meier in
+       groups of predicted risk).
+    .. [3] Kaplan EL, Meier P (1958). Nonparametric estimation from incomplete observations.
+       Journal of the American Statistical Association 53:457-481.
+
+    Examples
+    --------
+    Six patients, one quantile (the median event time 2.5 reads grid point 2), two groups of three.
+    The low group (predicted 0.2, 0.4, 0.6; mean 0.4) has Kaplan-Meier 1/3 at t = 2, the high group
+    (0.7, 0.8, 0.9; mean 0.8) has 1: ECE = 1/2 |0.4 - 1/3| + 1/2 |0.8 - 1| = 2/15.
+
+    >>> import numpy as np
+    >>> s2 = np.array([0.2, 0.4, 0.6, 0.7, 0.8, 0.9])
+    >>> surv = np.column_stack([np.ones(6), s2, s2 / 2])  # curves on the grid 0, 2, 4
+    >>> res = survival_ece([1, 2, 3, 4, 5, 6], [1, 1, 1, 0, 1, 0], surv, [0, 2, 4],
+    ...                    quantiles=(0.5,), n_groups=2, min_group=3)
+    >>> round(res.ece, 6), res.per_time["time"].tolist()
+    (0.133333, [2.0])
+    >>> [round(float(v), 6) for v in res.groups["km"]]
+    [0.333333, 1.0]
     """
     t = as_durations("durations", durations)
     e = as_binary("events", events)

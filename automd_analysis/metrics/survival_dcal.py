@@ -68,6 +68,21 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
 
     Linear: S(T) = S(g_k) + (T - g_k) / (g_{k+1} - g_k) * (S(g_{k+1}) - S(g_k)) for g_k <= T < g_{k+1}.
 
+    Parameters
+    ----------
+    durations : numpy.ndarray of shape (n,)
+        Follow-up times T_i.
+    surv : numpy.ndarray of shape (n, G)
+        Survival curves on ``time_grid``.
+    time_grid : numpy.ndarray of shape (G,)
+        Strictly increasing grid times.
+    interpolation : {"linear", "step"}, default "linear"
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        S_i(T_i).
+
     See Also
     --------
     d_calibration : uses these values.

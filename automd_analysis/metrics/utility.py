@@ -192,8 +192,51 @@ def _check_hours(hours, starts: np.ndarray, n_rows: int) -> None:
 def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> SepsisUtilityParts:
     """PhysioNet/CinC 2019 utility with its unnormalised parts (see :func:`sepsis_utility`).
 
-    Parameters and errors are those of :func:`sepsis_utility`; returns a :class:`SepsisUtilityParts`.
-    With no septic patient, ``normalized`` is ``nan`` and :class:`UndefinedMetricWarning` is emitted.
+    .. math:: U_{obs} = \\sum_{p} \\sum_{t} u_p(t, \\hat y_{p,t}), \\qquad
+              U = \\frac{U_{obs} - U_{inaction}}{U_{best} - U_{inaction}}
+
+    with the per-hour utility u of the table in the module docstring; U_best and U_inaction are the
+    same sums for the best labels and for all-zero labels.
+
+    Parameters
+    ----------
+    patient_ids, labels, predicted_labels, hours
+        As :func:`sepsis_utility`.
+
+    Returns
+    -------
+    SepsisUtilityParts
+        The normalised utility, the cohort sums U_obs, U_best and U_inaction (in utility units),
+        counts and per-patient sums. With no septic patient ``normalized`` is ``nan`` and
+        :class:`UndefinedMetricWarning` is emitted.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sepsis_utility`.
+
+    See Also
+    --------
+    sepsis_utility : only the normalised value.
+    automd_analysis.metrics.sepsis_utility_bootstrap : bootstrap over patients.
+
+    References
+    ----------
+    .. [1] Reyna MA, Josef CS, Jeter R, Shashikumar SP, Westover MB, Nemati S, Clifford GD,
+       Sharma A (2020). Early prediction of sepsis from clinical data: the PhysioNet/Computing in
+       Cardiology Challenge 2019. Critical Care Medicine 48(2):210-217.
+
+    Examples
+    --------
+    One septic patient of six hours: the label turns 1 at row 4, so onset is t_sepsis = 10 and
+    the rows are Δ = -10, ..., -5. The alarms at rows 2-4 earn (Δ + 12) / 6 = 2/3, 5/6, 1 and
+    the one at row 5 earns (3 - Δ) / 9 = 8/9, so U_obs = 61/18:
+
+    >>> parts = sepsis_utility_parts([1] * 6, [0, 0, 0, 0, 1, 1], [0, 0, 1, 1, 1, 1])
+    >>> round(parts.observed, 6), round(parts.best, 6), round(parts.inaction, 6)
+    (3.388889, 4.222222, -0.222222)
+    >>> parts.onset_row.tolist(), round(parts.normalized, 6)
+    ([10], 0.8125)
     """
     y = as_binary("labels", labels)
     pred = as_binary("predicted_labels", predicted_labels)
@@ -277,5 +320,27 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
     --------
     sepsis_utility_parts : the same computation, returning U_obs, U_best, U_inaction and per-patient
         sums.
+    automd_analysis.metrics.sepsis_utility_bootstrap : bootstrap interval over patients.
+    automd_analysis.metrics.normalized_score : eq. (1), which clips U to [0, 1] (m0 = 0).
+
+    References
+    ----------
+    .. [1] Reyna MA, Josef CS, Jeter R, Shashikumar SP, Westover MB, Nemati S, Clifford GD,
+       Sharma A (2020). Early prediction of sepsis from clinical data: the PhysioNet/Computing in
+       Cardiology Challenge 2019. Critical Care Medicine 48(2):210-217.
+    .. [2] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, Sec. 3.3.
+
+    Examples
+    --------
+    Vector S19 of docs/reference_values.md: patient A (30 hours, labelled 1 from row 20, alarms from
+    row 16) and patient B (20 hours, never septic, three false alarms at the end):
+    U = (7.1833 + 10) / (7.5 + 10).
+
+    >>> ids = ["A"] * 30 + ["B"] * 20
+    >>> labels = [0] * 20 + [1] * 10 + [0] * 20
+    >>> alarms = [0] * 16 + [1] * 14 + [0] * 17 + [1] * 3
+    >>> round(sepsis_utility(ids, labels, alarms), 6)
+    0.981905
     """
     return sepsis_utility_parts(patient_ids, labels, predicted_labels, hours).normalized

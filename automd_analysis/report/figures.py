@@ -4,7 +4,9 @@ Each ``figure*`` function takes the DataFrame an analysis function returns and g
 :class:`matplotlib.figure.Figure` (built without :mod:`matplotlib.pyplot`, so no global figure state
 leaks between notebook cells; Jupyter displays it inline). :func:`save_figure` writes
 ``<out_dir>/figures/<name>.png`` and ``.svg``: Agg rendering, a fixed ``svg.hashsalt``, no
-``Date`` metadata and atomic file replacement, so the same input gives identical files.
+``Date`` metadata and atomic file replacement, so the same input gives identical files. The
+report notebooks publish every figure with :meth:`automd_analysis.report.notebook.Report.figure`,
+which calls :func:`save_figure`.
 
 Deterministic drawing: seaborn's own jitter uses numpy's global random state and its bars default
 to bootstrapped error bars, so point clouds are jittered here with a seeded generator and bars are
@@ -31,7 +33,6 @@ from automd_analysis._atomic import write_bytes_atomic
 
 __all__ = [
     "SVG_HASHSALT",
-    "export_paper_figures",
     "external_ratio_figure",
     "figure2a",
     "figure2b",
@@ -501,68 +502,3 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
             fig.savefig(buffer, format=fmt, dpi=_DPI, metadata=metadata)
             write_bytes_atomic(paths[fmt], buffer.getvalue())
     return paths
-
-
-def export_paper_figures(
-    store,
-    out_dir: str | Path,
-    *,
-    main_experiment: str = "main",
-    objectives_experiment: str = "objectives",
-    task_groups=None,
-    seed: int = 0,
-) -> dict[str, dict[str, Path] | str]:
-    """Draw and save every figure of notebooks 02-05 from a score store in one call.
-
-    Figures: ``fig2a_ece_decomposition``, ``fig2b_recalibration``, ``reliability_<task>`` (one per
-    task with calibration bins), ``fig4_objectives``, ``external_ratios``, ``subgroup_gaps``. A
-    figure whose inputs are absent (no objectives experiment, no baseline for the ECE
-    decomposition) is skipped; the returned mapping gives its reason instead of paths.
-    """
-    from automd_analysis.analysis import calibration_practices as calibration
-    from automd_analysis.analysis import objectives, shift, subgroups
-    from automd_analysis.errors import ScoreStoreError
-
-    main = {"experiment": main_experiment}
-    obj = {"main_experiment": main_experiment, "objectives_experiment": objectives_experiment}
-    jobs = [
-        ("fig2a_ece_decomposition", lambda: figure2a(calibration.ece_decomposition(store, **main))),
-        (
-            "fig2b_recalibration",
-            lambda: figure2b(calibration.recalibration_effect(store, **main), seed=seed),
-        ),
-        (
-            "fig4_objectives",
-            lambda: figure4(
-                objectives.figure4_data(store, **obj),
-                objectives.objective_baseline(store, **obj),
-                seed=seed,
-            ),
-        ),
-        ("external_ratios", lambda: external_ratio_figure(shift.table5(store, **main))),
-        (
-            "subgroup_gaps",
-            lambda: subgroup_gap_figure(subgroups.table14(store, **main, task_groups=task_groups)),
-        ),
-    ]
-    tasks = sorted(set(store.calibration_bins["task"]))
-    for task in tasks:
-        jobs.append(
-            (
-                f"reliability_{task}",
-                lambda task=task: reliability_figure(
-                    calibration.reliability_bins(store, task, **main)
-                ),
-            )
-        )
-    results: dict[str, dict[str, Path] | str] = {}
-    for name, draw in jobs:
-        try:
-            fig = draw()
-        except ScoreStoreError as exc:
-            if exc.code in {"store.no_experiment", "store.no_baseline"}:
-                results[name] = f"skipped: {exc}"
-                continue
-            raise
-        results[name] = save_figure(fig, name, out_dir)
-    return results

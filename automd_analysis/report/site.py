@@ -1,6 +1,6 @@
 """The HTML report site: executed notebooks rendered without code, and an index page.
 
-Layout of a report directory ``OUT`` (SPEC section 6)::
+Layout of a report directory ``OUT`` (what ``automd regenerate`` writes)::
 
     OUT/index.html          archive name, scorer version, run counts, links to everything below
     OUT/notebooks/*.ipynb   executed notebooks (papermill output, with outputs and tracebacks)

@@ -8,8 +8,10 @@ them into what a reader sees and what a machine checks:
   ``†`` for two valid runs and ``‡`` for one, as in the paper's Tables 12 and 13). Same input =>
   byte-identical files: rows are sorted, floats are written with a fixed rule, nothing depends on
   time, and files are replaced atomically.
-- :func:`export_paper_tables` computes and exports every table of notebooks 01-06 from a score
-  store in one call.
+
+The report notebooks compute each table with an analysis function and publish it with
+:meth:`automd_analysis.report.notebook.Report.table`, which calls :func:`export_table`: that is the
+one path to every exported table (``docs/tables.md``).
 
 Every string that comes from an archive (agent, LLM, task, group names, reason codes) is escaped:
 HTML with :func:`html.escape`, LaTeX with :func:`escape_latex`.
@@ -20,7 +22,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +31,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from automd_analysis._atomic import write_text_atomic
-from automd_analysis.analysis.store import BASELINE_AGENT, ScoreStore
+from automd_analysis.analysis.store import BASELINE_AGENT
 
 __all__ = [
     "DAGGERS",
@@ -41,7 +43,6 @@ __all__ = [
     "dagger",
     "display_frame",
     "escape_latex",
-    "export_paper_tables",
     "export_table",
     "format_mean_sd",
     "format_number",
@@ -566,66 +567,3 @@ TABLE_SPECS: dict[str, TableSpec] = {
         stats=(_ms("Tokens per run (M)", "tokens_m", None, 2),),
     ),
 }
-
-
-def export_paper_tables(
-    store: ScoreStore,
-    out_dir: str | Path,
-    *,
-    main_experiment: str = "main",
-    objectives_experiment: str = "objectives",
-    llm_experiment: str = "llm",
-    task_groups: Mapping[str, str] | None = None,
-    units: Mapping[str, str] | None = None,
-) -> dict[str, dict[str, Path] | str]:
-    """Compute and export every table of notebooks 01-06 (see ``docs/tables.md``).
-
-    Tables whose experiment is absent from the store (objectives, LLM) or that need the simple
-    baseline when there is none (the ECE decomposition) are skipped, not fatal: the returned
-    mapping gives, per table name, either the written paths or the reason it was skipped.
-    """
-    from automd_analysis.analysis import calibration_practices as calibration
-    from automd_analysis.analysis import llm, objectives, primary, shift, subgroups
-    from automd_analysis.errors import ScoreStoreError
-
-    main = {"experiment": main_experiment}
-    obj = {"main_experiment": main_experiment, "objectives_experiment": objectives_experiment}
-    llm_kw = {"main_experiment": main_experiment, "llm_experiment": llm_experiment}
-    jobs: list[tuple[str, Callable[[], pd.DataFrame]]] = [
-        ("table2_primary_scores", lambda: primary.table2(store, **main)),
-        ("table12_task_scores", lambda: primary.table12(store, **main)),
-        ("invalid_submissions", lambda: primary.invalid_breakdown(store, **main, units=units)),
-        ("run_coverage", lambda: primary.coverage(store, **main)),
-        ("table3_ece", lambda: calibration.table3(store, **main)),
-        ("table13_task_ece", lambda: calibration.table13(store, **main)),
-        ("fig2a_ece_decomposition", lambda: calibration.ece_decomposition(store, **main)),
-        ("fig2b_recalibration", lambda: calibration.recalibration_effect(store, **main)),
-        ("table20_practices", lambda: calibration.table20(store, **main)),
-        ("reliability_bins", lambda: calibration.reliability_table(store, **main)),
-        ("table5_external", lambda: shift.table5(store, **main)),
-        ("table5_external_detail", lambda: shift.table5_detail(store, **main)),
-        (
-            "table14_subgroup_gaps",
-            lambda: subgroups.table14(store, **main, task_groups=task_groups),
-        ),
-        ("subgroup_results", lambda: subgroups.subgroup_table(store, **main)),
-        ("subgroup_checks", lambda: subgroups.subgroup_checks(store, **main)),
-        ("table11_tokens", lambda: llm.table11(store, **main)),
-        ("table4_objectives", lambda: objectives.table4(store, **obj)),
-        ("table15_objectives_by_agent", lambda: objectives.table15(store, **obj)),
-        ("table16_objective_practices", lambda: objectives.table16(store, **obj)),
-        ("fig4_objectives", lambda: objectives.figure4_data(store, **obj)),
-        ("table7_llm", lambda: llm.table7(store, **llm_kw)),
-        ("table22_llm", lambda: llm.table22(store, **llm_kw)),
-    ]
-    results: dict[str, dict[str, Path] | str] = {}
-    for name, compute in jobs:
-        try:
-            frame = compute()
-        except ScoreStoreError as exc:
-            if exc.code in {"store.no_experiment", "store.no_baseline"}:
-                results[name] = f"skipped: {exc}"
-                continue
-            raise
-        results[name] = export_table(frame, name, out_dir)
-    return results

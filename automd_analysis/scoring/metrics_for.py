@@ -4,7 +4,7 @@ Pure functions: they take arrays already aligned to the hidden-label row order
 (:class:`~automd_analysis.submissions.AlignedPredictions`, :class:`~automd_analysis.tasks.TaskLabels`)
 and return plain dicts of Python scalars, ready to be cached as JSON. The metrics themselves are
 :mod:`automd_analysis.metrics`; this module only decides which metric applies to which kind
-(paper section 3.3, App. E and F; SPEC section 4):
+(paper section 3.3, App. E and F; docs/decisions.md items 10-13):
 
 =============================  ===============================  =====================  ========
 kind / metric                  raw (primary)                    AUROC                  Brier

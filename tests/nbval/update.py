@@ -2,7 +2,7 @@
 
 Run after changing a notebook in ``notebooks/`` (or an analysis whose numbers it shows)::
 
-    /work/venv/bin/python tests/nbval/update.py          # or: .venv/bin/python tests/nbval/update.py
+    .venv/bin/python tests/nbval/update.py    # from the repository root, in the project's venv
 
 It scores the small fixture archive into ``build/nbval/scores``, executes every notebook of
 ``notebooks/`` with papermill and the fixture parameters (``nbval_params.PARAMETERS``), strips the
