@@ -19,15 +19,18 @@ import re
 from pathlib import Path
 
 from automd_analysis.analysis import (
+    annotation_provenance,
     calibration_practices,
+    intervals,
     llm,
     objectives,
     primary,
     shift,
     subgroups,
 )
+from automd_analysis.analysis.measure_comparison import compare_calibration_measures
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.report import figures
+from automd_analysis.report import calibration_figures, figures, uncertainty_figures
 from automd_analysis.report.notebook import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,15 +94,25 @@ def export_notebook_outputs(
     # 01 primary scores
     report.overview()
     published.append(("table", "overview_runs"))
-    table(primary.agent_summary(store, **main), "table2_primary_scores")
+    table2 = intervals.agent_summary_with_intervals(store, **main, seed=report.seed)
+    pairwise = intervals.agent_comparisons(store, **main, seed=report.seed)
+    table(table2, "table2_primary_scores")
+    figure(lambda: uncertainty_figures.table2_forest(table2), "table2_forest")
+    table(pairwise, "pairwise_comparisons")
+    figure(lambda: uncertainty_figures.pairwise_matrix(pairwise, "score"), "pairwise_score")
+    table(intervals.repetitions_needed(store, **main), "power_table")
     table(primary.scores_by_task(store, **main), "table12_task_scores")
     table(
         primary.invalid_breakdown(store, **main, units=report.task_units()), "invalid_submissions"
     )
     table(primary.coverage(store, **main), "run_coverage")
     # 02 calibration and practices
-    table(calibration_practices.ece_by_task_class(store, **main), "table3_ece")
+    table3 = intervals.ece_by_task_class_with_intervals(store, **main, seed=report.seed)
+    table(table3, "table3_ece")
+    figure(lambda: uncertainty_figures.table3_forest(table3), "table3_forest")
+    figure(lambda: uncertainty_figures.pairwise_matrix(pairwise, "ece"), "pairwise_ece")
     table(calibration_practices.ece_by_task(store, **main), "table13_task_ece")
+    table(annotation_provenance.annotation_provenance(store, **main), "annotation_provenance")
     decomposition = calibration_practices.ece_decomposition(store, **main)
     table(decomposition, "fig2a_ece_decomposition")
     figure(lambda: figures.figure2a(decomposition), "fig2a_ece_decomposition")
@@ -110,11 +123,32 @@ def export_notebook_outputs(
     table20 = calibration_practices.practice_prevalence(store, **main)
     table(table20, "table20_practices")
     table(calibration_practices.practice_prevalence_wide(table20), "table20_practices_wide")
+    measures = compare_calibration_measures(store, **main)
+    table(measures.by_measure, "calibration_by_measure")
+    figure(
+        lambda: calibration_figures.measure_rank_figure(measures.by_measure),
+        "calibration_measure_ranks",
+    )
+    table(measures.agreement, "calibration_ranking_agreement")
+    table(measures.flips, "calibration_rank_flips")
+    table(measures.correlations, "calibration_measure_correlations")
+    table(measures.slope_intercept, "calibration_slope_intercept")
     reliability = calibration_practices.reliability_table(store, **main)
     table(reliability, "reliability_bins")
     for fig in report.reliability_figures(reliability) if draw_figures else ():
         task = fig.get_suptitle().removeprefix("Reliability: ")
         published.append(("figure", f"reliability_{task}"))
+    table(measures.curves, "smoothed_calibration_curves")
+    if draw_figures:
+        curves = calibration_figures.smoothed_calibration_figures(measures.curves, reliability)
+        for task, fig in curves.items():
+            report.figure(fig, f"calibration_curve_{task}")
+            published.append(("figure", f"calibration_curve_{task}"))
+    table(measures.decision_curves, "decision_curves")
+    figure(
+        lambda: calibration_figures.decision_curve_figure(measures.decision_curves),
+        "decision_curves",
+    )
     # 03 evaluation objectives
     roles = {"main_experiment": main_experiment, "objectives_experiment": objectives_experiment}
     table(objectives.objective_summary(store, **roles), "table4_objectives")
@@ -125,8 +159,9 @@ def export_notebook_outputs(
     table(points, "fig4_objectives")
     figure(lambda: figures.figure4(points, baseline, seed=report.seed), "fig4_objectives")
     # 04 population shift
-    table5 = shift.external_ratios(store, **main)
+    table5 = intervals.external_ratios_with_intervals(store, **main, seed=report.seed)
     table(table5, "table5_external")
+    figure(lambda: uncertainty_figures.table5_forest(table5), "table5_forest")
     table(shift.external_ratios_detail(store, **main), "table5_external_detail")
     figure(lambda: figures.external_ratio_figure(table5), "external_ratios")
     # 05 subgroups
@@ -137,7 +172,9 @@ def export_notebook_outputs(
     table(subgroups.subgroup_checks(store, **main), "subgroup_checks")
     # 06 LLM comparison
     roles = {"main_experiment": main_experiment, "llm_experiment": llm_experiment}
-    table(llm.llm_summary(store, **roles), "table7_llm")
+    table7 = intervals.llm_summary_with_intervals(store, **roles, seed=report.seed)
+    table(table7, "table7_llm")
+    figure(lambda: uncertainty_figures.table7_forest(table7), "table7_forest")
     table(llm.llm_summary_detail(store, **roles), "table22_llm")
     table(llm.token_usage(store, **main), "table11_tokens")
     return published
@@ -170,6 +207,12 @@ def notebook_exports() -> set[tuple[str, str]]:
                     found.add(("figure", "reliability_<task>"))
                 elif method in ("table", "figure"):
                     name = node.args[1]
+                    if isinstance(name, ast.JoinedStr):  # f"calibration_curve_{task}"
+                        prefix = "".join(
+                            v.value for v in name.values if isinstance(v, ast.Constant)
+                        )
+                        found.add((method, f"{prefix}<task>"))
+                        continue
                     assert isinstance(name, ast.Constant), f"{path.name}: computed export name"
                     found.add((method, name.value))
     return found
