@@ -341,6 +341,28 @@ def assemble_rollout_run(
     map names one, else ``final_rel``; the run ends at ``times[1]``, which is also the final
     file's time; the raw logs kept are the rollouts, then ``other_logs``, plus those read from
     outside SOURCE (``--rollout``). Shared by :func:`read_codex` and the autoresearch importer.
+
+    See Also
+    --------
+    read_codex, automd_analysis.importers.autoresearch.read_autoresearch
+
+    References
+    ----------
+    Auto-MD-bench App. C (the ``final_file`` rule of the linear agents).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from datetime import UTC
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "submission.csv").write_text("id,p\\n1,0.5\\n")
+    >>> opts = ImportOptions(agent="codex", task="t", llm="gpt-5")
+    >>> when = (datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 1, 2, tzinfo=UTC))
+    >>> run = assemble_rollout_run("codex", SourceDir(d), opts, "t", RolloutSummary(), nodes=[],
+    ...     binding=Binding(), final_rel="submission.csv", times=when, problems=[],
+    ...     tokens_from="the Codex rollouts")
+    >>> run.search, run.selection.rule, run.ended_at == when[1]
+    ('linear', 'final_file', True)
     """
     if binding.final is not None:
         final_rel = binding.final
