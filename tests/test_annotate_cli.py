@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# every test runs the console entry point in a subprocess
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SMALL = FIXTURES / "small"
 CORPUS = FIXTURES / "annotate_scripts"

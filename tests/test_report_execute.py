@@ -174,6 +174,7 @@ def notebook_dir(tmp_path):
     return d
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_execute_injects_parameters_and_reports_failures_in_order(notebook_dir, tmp_path, jobs):
     out = tmp_path / "executed"
@@ -198,6 +199,7 @@ def test_execute_injects_parameters_and_reports_failures_in_order(notebook_dir, 
     assert "KeyError" in text and "never reached" not in text
 
 
+@pytest.mark.slow
 def test_raise_for_failures_names_notebook_cell_and_error(notebook_dir, tmp_path):
     results = ex.execute_notebooks(notebook_dir, tmp_path / "executed", {"x": 3})
     with pytest.raises(ex.NotebookExecutionError) as info:
@@ -213,12 +215,14 @@ def test_raise_for_failures_names_notebook_cell_and_error(notebook_dir, tmp_path
     assert err.details["failures"][0]["cell_index"] == 3
 
 
+@pytest.mark.slow
 def test_raise_for_failures_is_silent_when_all_succeed(notebook_dir, tmp_path):
     results = ex.execute_notebooks([notebook_dir / "01_ok.ipynb"], tmp_path / "o")
     assert results[0].ok
     ex.raise_for_failures(results)  # must not raise
 
 
+@pytest.mark.slow
 def test_invalid_notebook_is_a_failure_not_a_crash_and_stale_copy_is_removed(tmp_path):
     source = write_notebook(tmp_path / "nbs" / "01_x.ipynb", [code("x = 1")], kernelspec=None)
     out = tmp_path / "o"
@@ -231,6 +235,7 @@ def test_invalid_notebook_is_a_failure_not_a_crash_and_stale_copy_is_removed(tmp
     assert not (out / "01_x.ipynb").exists()
 
 
+@pytest.mark.slow
 def test_unknown_kernel_is_reported_before_any_cell(tmp_path):
     source = write_notebook(tmp_path / "01_k.ipynb", [parameters_cell("x = 1")])
     [result] = ex.execute_notebooks([source], tmp_path / "o", kernel_name="no_such_kernel_xyz")
@@ -239,6 +244,7 @@ def test_unknown_kernel_is_reported_before_any_cell(tmp_path):
     assert result.failure.ename == "NoSuchKernel"
 
 
+@pytest.mark.slow
 def test_cell_timeout_names_the_cell(tmp_path):
     source = write_notebook(
         tmp_path / "01_slow.ipynb",
@@ -288,6 +294,7 @@ def test_notebook_parameters_keep_only_declared_names():
     assert ex.notebook_parameters(_nb("x = 1"), None) == {}
 
 
+@pytest.mark.slow
 def test_executed_notebook_gets_only_its_declared_parameters(tmp_path):
     source = write_notebook(
         tmp_path / "01_p.ipynb",

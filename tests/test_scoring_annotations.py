@@ -14,6 +14,9 @@ from automd_analysis.archive import open_archive
 from automd_analysis.scoring import score_archive
 from automd_analysis.tasks import load_manifests
 
+# every test scores the fixture archive
+pytestmark = pytest.mark.slow
+
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 DATA, MANIFESTS = SMALL / "data", SMALL / "manifests"
 
