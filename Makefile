@@ -28,7 +28,9 @@ install: $(VENV)/.installed
 demo: install
 	$(BIN)/automd demo data
 	$(BIN)/automd demo archive
-	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS) --masking --allow-code-execution
+	$(BIN)/automd annotate runs_archive/demo --out annotations/demo --jobs $(JOBS)
+	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS) --annotations annotations/demo \
+	  --masking --allow-code-execution
 	@echo "Report: reports/index.html"
 
 ## all tests: lint, format check, unit/property/reference/integration tests, the docstring examples
@@ -60,4 +62,4 @@ bench: install
 	$(BIN)/python bench/run_benchmarks.py
 
 clean:
-	rm -rf reports scores .pytest_cache .ruff_cache
+	rm -rf reports scores annotations .pytest_cache .ruff_cache

@@ -292,6 +292,16 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("hi", _F64),
         ]
     ),
+    "annotation_comparison": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("field", _STR),
+            ("reference_value", _STR),
+            ("generated_value", _STR),
+            ("reference_annotator", _STR),
+            ("generated_annotator", _STR),
+        ]
+    ),
     "replicates": _schema([("run_id", _STR), ("replicate", _I64), ("score", _F64), ("ece", _F64)]),
     "problems": _schema(
         [

@@ -107,9 +107,18 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "steps": ("step", "ok"),
     "calibration_measures": ("task_kind", "ece_10", "cal_intercept", "cal_slope", "ici"),
     "calibration_curves": ("kind", "horizon", "x", "observed", "lo", "hi"),
+    "annotation_comparison": (
+        "field",
+        "reference_value",
+        "generated_value",
+        "reference_annotator",
+        "generated_annotator",
+    ),
 }
 
-_OPTIONAL_TABLES = frozenset({"steps", "calibration_measures", "calibration_curves"})
+_OPTIONAL_TABLES = frozenset(
+    {"steps", "calibration_measures", "calibration_curves", "annotation_comparison"}
+)
 #: Columns of ``replicates.parquet`` (keyed by ``run_id`` alone; optional).
 REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
 #: Every table is put in this canonical row order on load, so that sums (and therefore every
@@ -125,6 +134,7 @@ _SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "steps": ("run_id", "step"),
     "calibration_measures": ("run_id",),
     "calibration_curves": ("run_id", "kind", "x"),
+    "annotation_comparison": ("run_id", "field"),
 }
 _BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok")
 _FLOAT_COLUMNS = (
@@ -164,6 +174,9 @@ class ScoreStore:
     replicates : DataFrame or None
         Bootstrap replicates ``run_id, replicate, score, ece`` of every selected valid
         submission (``None`` when scored with ``--bootstrap 0``).
+    annotation_comparison : DataFrame or None
+        Per run and codebook field, the archive's own answer next to the ``automd annotate``
+        answer, for runs that have both (scored with ``--annotations``); else ``None``.
     problems : DataFrame or None
         ``problems.parquet`` when present: what the scorer could not read or score (runs listed
         there are absent from the other tables; see :func:`skipped_runs`), else ``None``.
@@ -185,6 +198,7 @@ class ScoreStore:
     calibration_measures: pd.DataFrame | None = None
     calibration_curves: pd.DataFrame | None = None
     replicates: pd.DataFrame | None = None
+    annotation_comparison: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     path: Path | None = None
 
@@ -204,6 +218,7 @@ class ScoreStore:
         calibration_measures: pd.DataFrame | None = None,
         calibration_curves: pd.DataFrame | None = None,
         replicates: pd.DataFrame | None = None,
+        annotation_comparison: pd.DataFrame | None = None,
         meta: Mapping | None = None,
         path: str | Path | None = None,
     ) -> ScoreStore:
@@ -229,6 +244,7 @@ class ScoreStore:
             "steps": steps,
             "calibration_measures": calibration_measures,
             "calibration_curves": calibration_curves,
+            "annotation_comparison": annotation_comparison,
         }
         base = Path(path) if path is not None else None
         checked: dict[str, pd.DataFrame | None] = {}

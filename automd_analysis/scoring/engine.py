@@ -28,7 +28,7 @@ from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
-from automd_analysis.scoring.publish import build_tables, write_store
+from automd_analysis.scoring.publish import build_tables, run_key, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 from automd_analysis.tasks import data_root
 
@@ -286,16 +286,46 @@ def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_e
     return published, files, problems
 
 
+def _answer_text(value) -> str:
+    """A codebook answer as one string (multi-valued answers joined by ``+``, as in the
+    agreement tables)."""
+    return "+".join(value) if isinstance(value, tuple) else str(value)
+
+
+def _comparison_rows(runs, generated) -> list[dict]:
+    """``annotation_comparison`` rows: per run that has both its own and generated annotations,
+    and per field both answer, the two answers side by side (the input of the agreement tables)."""
+    rows = []
+    for run in runs:
+        mine, theirs = run.annotations, generated.get(run.run_id)
+        if mine is None or theirs is None:
+            continue
+        for name in sorted(set(mine.answers) & set(theirs.answers)):
+            rows.append(
+                run_key(run)
+                | {
+                    "field": name,
+                    "reference_value": _answer_text(mine.answers[name].value),
+                    "generated_value": _answer_text(theirs.answers[name].value),
+                    "reference_annotator": mine.annotator,
+                    "generated_annotator": theirs.annotator,
+                }
+            )
+    return rows
+
+
 def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
-    """Runs with generated annotations applied (``automd annotate`` output), their sources and the
+    """Runs with generated annotations applied (``automd annotate`` output), their sources, the
+    archive's answers next to the generated ones (rows of ``annotation_comparison``) and the
     problems of unusable generated files; the runs unchanged when no directory is given."""
     if directory is None:
-        return runs, None, []
+        return runs, None, [], []
     from automd_analysis.annotate.runs import apply_annotations, load_generated_annotations
 
     generated, problems = load_generated_annotations(arch, directory)
+    comparison = _comparison_rows(runs, generated)
     runs, sources = apply_annotations(runs, generated, prefer_generated=prefer_generated)
-    return runs, sources, problems
+    return runs, sources, comparison, problems
 
 
 def score_archive(
@@ -366,7 +396,7 @@ def score_archive(
             fix="choose an --out directory outside the archive (archives are read-only)",
         )
     runs = arch.runs()
-    runs, sources, annotation_problems = _with_annotations(
+    runs, sources, comparison, annotation_problems = _with_annotations(
         runs, arch, annotations, prefer_generated
     )
     root = data_root(data)
@@ -407,6 +437,8 @@ def score_archive(
         problems,
         annotation_sources=sources,
     )
+    kept = {run.run_id for run in published}
+    tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
     scores = tables["scores"]
     summary.n_runs = len(published)
     summary.n_files = len(scores)

@@ -1,0 +1,150 @@
+"""How well ``automd annotate`` agrees with the archive's own codebook answers.
+
+When an archive carries its own ``annotations.json`` (the demo harness's ground truth, or a human
+annotator) and is scored with ``automd score --annotations DIR``, the score store keeps both
+answers side by side in ``annotation_comparison.parquet`` (one row per run and codebook field).
+:func:`annotator_agreement` turns those rows into the agreement tables of ``docs/annotation.md``:
+per field the share of identical answers and Cohen's kappa (pooled over (run, value) present /
+absent ratings for multi-valued fields), per value precision and recall of the generated answers,
+and the confusion of answers. The archive's answers are the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
+from automd_analysis.annotate.agreement import agreement_table, confusion_table
+from automd_analysis.archive.codebook import CODEBOOK, Annotations, Answer
+
+__all__ = ["AnnotatorAgreement", "annotator_agreement"]
+
+
+@dataclass(frozen=True)
+class AnnotatorAgreement:
+    """Agreement of generated codebook answers with the archive's own.
+
+    Attributes
+    ----------
+    fields : DataFrame
+        ``field, n_runs, exact, kappa, multi``.
+    values : DataFrame
+        ``field, value, n_reference, n_rated, precision, recall`` (rated = generated).
+    confusion : DataFrame
+        ``field, reference, rated, n`` (non-zero cells; multi-valued answers joined by ``+``).
+    reference_annotators, generated_annotators : tuple of str
+        The annotator strings on each side.
+    n_runs : int
+        Runs compared.
+    """
+
+    fields: pd.DataFrame
+    values: pd.DataFrame
+    confusion: pd.DataFrame
+    reference_annotators: tuple[str, ...]
+    generated_annotators: tuple[str, ...]
+    n_runs: int
+
+    @property
+    def empty(self) -> bool:
+        """``True`` when no run has both kinds of answers."""
+        return self.n_runs == 0
+
+
+def _answer(field: str, text: str) -> Answer:
+    value = tuple(text.split("+")) if CODEBOOK[field].multi and text else text
+    return Answer(field, value, ())
+
+
+def _as_annotations(rows: pd.DataFrame, side: str) -> dict[str, Annotations]:
+    out = {}
+    for run_id, group in rows.groupby("run_id", sort=True):
+        answers = {
+            f: _answer(f, v)
+            for f, v in zip(group["field"], group[f"{side}_value"], strict=True)
+            if f in CODEBOOK
+        }
+        out[str(run_id)] = Annotations(str(group[f"{side}_annotator"].iloc[0]), answers, ())
+    return out
+
+
+def annotator_agreement(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    include_reference: bool = False,
+) -> AnnotatorAgreement:
+    """Agreement of ``automd annotate`` with the archive's own answers, per codebook field.
+
+    For field f with N runs answered on both sides (reference answer a_r, generated answer b_r):
+    ``exact`` = (1/N) Σ_r [a_r = b_r] and Cohen's kappa κ = (p_o − p_e) / (1 − p_e) with p_o the
+    observed agreement and p_e = Σ_v p_a(v) p_b(v) the agreement expected from the two marginal
+    distributions; a multi-valued field is rated once per (run, allowed value) as present or
+    absent and κ is computed over those binary ratings. Per value v: precision =
+    #{a_r = v ∧ b_r = v} / #{b_r = v}, recall = #{a_r = v ∧ b_r = v} / #{a_r = v}.
+
+    Parameters
+    ----------
+    store : ScoreStore
+        Scored with ``--annotations DIR`` (else the result is empty).
+    experiment : str
+        The selected runs of this experiment are compared.
+    include_reference : bool, default False
+        Include the simple baseline's runs.
+
+    Returns
+    -------
+    AnnotatorAgreement
+
+    See Also
+    --------
+    automd_analysis.annotate.agreement.agreement_table : the same tables from two sets of files.
+    automd_analysis.analysis.annotation_provenance.annotation_provenance : who answered for whom.
+
+    References
+    ----------
+    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
+       Psychological Measurement 20(1):37-46.
+    .. [2] Auto-MD-bench, App. I: the practice annotations behind Figure 2 and Table 20.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis.store import ScoreStore
+    >>> key = {"experiment": "main", "agent": "a", "llm": None, "task": "t", "reference": False}
+    >>> scores = pd.DataFrame([key | {"run_id": f"r{i}", "rep": i, "version": "v",
+    ...     "is_selected": True, "task_kind": "classification", "validation": "internal",
+    ...     "shift": "none", "internal_counterpart": None, "valid": True, "reason_code": None,
+    ...     "raw": 0.7, "score": 0.4, "auroc": 0.7, "ece": 0.1, "brier": 0.2} for i in range(3)])
+    >>> runs = scores[["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]].assign(
+    ...     objective=None, tokens_total=None)
+    >>> comparison = runs[["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]].assign(
+    ...     field="probability_calibration", reference_value=["yes", "no", "no"],
+    ...     generated_value=["yes", "no", "yes"], reference_annotator="truth",
+    ...     generated_annotator="automd annotate 0.1.0")
+    >>> store = ScoreStore.from_frames(scores=scores, runs=runs, annotation_comparison=comparison)
+    >>> agreement = annotator_agreement(store)
+    >>> agreement.fields[["field", "n_runs", "exact", "kappa"]].round(3).to_dict("records")
+    [{'field': 'probability_calibration', 'n_runs': 3, 'exact': 0.667, 'kappa': 0.4}]
+    """
+    table = store.annotation_comparison
+    run_ids = set(selected_runs(store, experiment, include_reference=include_reference)["run_id"])
+    if table is not None:
+        table = table.loc[table["run_id"].isin(run_ids) & table["field"].isin(list(CODEBOOK))]
+    reference = _as_annotations(table, "reference") if table is not None else {}
+    generated = _as_annotations(table, "generated") if table is not None else {}
+    fields = sorted(set(table["field"])) if table is not None else []
+    # with no field to compare, the tables keep their columns and have no rows
+    per_field, per_value = agreement_table(reference, generated, fields or ["subgroup_checks"])
+    confusion = confusion_table(reference, generated, fields or ["subgroup_checks"])
+    if not fields:
+        per_field, per_value, confusion = per_field[:0], per_value[:0], confusion[:0]
+    return AnnotatorAgreement(
+        fields=per_field.reset_index(drop=True),
+        values=per_value.reset_index(drop=True),
+        confusion=confusion.reset_index(drop=True),
+        reference_annotators=tuple(sorted({a.annotator for a in reference.values()})),
+        generated_annotators=tuple(sorted({a.annotator for a in generated.values()})),
+        n_runs=len(set(reference) & set(generated)),
+    )
