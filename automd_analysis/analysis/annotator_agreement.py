@@ -19,7 +19,7 @@ from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, sele
 from automd_analysis.annotate.agreement import agreement_table, confusion_table
 from automd_analysis.archive.codebook import CODEBOOK, Annotations, Answer
 
-__all__ = ["AnnotatorAgreement", "annotator_agreement"]
+__all__ = ["AnnotatorAgreement", "agreement_text", "annotator_agreement"]
 
 
 @dataclass(frozen=True)
@@ -148,3 +148,52 @@ def annotator_agreement(
         generated_annotators=tuple(sorted({a.annotator for a in generated.values()})),
         n_runs=len(set(reference) & set(generated)),
     )
+
+
+def agreement_text(agreement: AnnotatorAgreement) -> str:
+    """:func:`annotator_agreement` in one line of plain text.
+
+    Names the two annotators, the number of runs compared, the lowest kappa and the fields below
+    0.8 (the target of ``docs/annotation.md``), or says that nothing could be compared.
+
+    See Also
+    --------
+    annotator_agreement : the tables.
+
+    References
+    ----------
+    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
+       Psychological Measurement 20(1):37-46.
+
+    Examples
+    --------
+    >>> fields = pd.DataFrame({"field": ["a", "b"], "n_runs": [10, 10], "exact": [1.0, 0.9],
+    ...     "kappa": [1.0, 0.75], "multi": [False, False]})
+    >>> empty = pd.DataFrame()
+    >>> agreement = AnnotatorAgreement(fields, empty, empty, ("truth",), ("automd annotate 0.1",), 10)
+    >>> agreement_text(agreement)
+    'automd annotate 0.1 agrees with truth on 10 runs: identical answers on 90.0-100.0% of runs per field, kappa from 0.75 to 1.00; below 0.8: b (0.75).'
+    >>> agreement_text(AnnotatorAgreement(empty, empty, empty, (), (), 0))
+    'No run has both its own codebook answers and generated ones (score with --annotations DIR to compare them).'
+    """
+    if agreement.empty:
+        return (
+            "No run has both its own codebook answers and generated ones "
+            "(score with --annotations DIR to compare them)."
+        )
+    fields = agreement.fields
+    kappa = fields["kappa"].dropna()
+    text = (
+        f"{', '.join(agreement.generated_annotators)} agrees with "
+        f"{', '.join(agreement.reference_annotators)} on {agreement.n_runs} runs: identical "
+        f"answers on {100 * fields['exact'].min():.1f}-{100 * fields['exact'].max():.1f}% of runs "
+        "per field"
+    )
+    if kappa.empty:
+        return text + "; kappa is undefined (one answer on both sides in every field)."
+    text += f", kappa from {kappa.min():.2f} to {kappa.max():.2f}"
+    low = fields.loc[fields["kappa"] < 0.8]
+    if low.empty:
+        return text + "."
+    listed = ", ".join(f"{r.field} ({r.kappa:.2f})" for r in low.itertuples())
+    return text + f"; below 0.8: {listed}."
