@@ -173,6 +173,9 @@ def agreement_text(agreement: AnnotatorAgreement) -> str:
     >>> agreement = AnnotatorAgreement(fields, empty, empty, ("truth",), ("automd annotate 0.1",), 10)
     >>> agreement_text(agreement)
     'automd annotate 0.1 agrees with truth on 10 runs: identical answers on 90.0-100.0% of runs per field, kappa from 0.75 to 1.00; below 0.8: b (0.75).'
+    >>> same = AnnotatorAgreement(fields.assign(exact=1.0, kappa=1.0), empty, empty, ("t",), ("g",), 4)
+    >>> agreement_text(same)
+    'g agrees with t on 4 runs: identical answers on 100.0% of runs in every field, kappa from 1.00 to 1.00.'
     >>> agreement_text(AnnotatorAgreement(empty, empty, empty, (), (), 0))
     'No run has both its own codebook answers and generated ones (score with --annotations DIR to compare them).'
     """
@@ -183,11 +186,16 @@ def agreement_text(agreement: AnnotatorAgreement) -> str:
         )
     fields = agreement.fields
     kappa = fields["kappa"].dropna()
+    low_exact, high_exact = 100 * fields["exact"].min(), 100 * fields["exact"].max()
+    share = (
+        f"{high_exact:.1f}% of runs in every field"
+        if f"{low_exact:.1f}" == f"{high_exact:.1f}"
+        else f"{low_exact:.1f}-{high_exact:.1f}% of runs per field"
+    )
     text = (
         f"{', '.join(agreement.generated_annotators)} agrees with "
         f"{', '.join(agreement.reference_annotators)} on {agreement.n_runs} runs: identical "
-        f"answers on {100 * fields['exact'].min():.1f}-{100 * fields['exact'].max():.1f}% of runs "
-        "per field"
+        f"answers on {share}"
     )
     if kappa.empty:
         return text + "; kappa is undefined (one answer on both sides in every field)."
