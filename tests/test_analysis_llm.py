@@ -67,6 +67,9 @@ def test_table22_per_llm():
     assert other["ece_mean"] == pytest.approx((0.05 + 0.02) / 2)  # the invalid run's ECE ignored
     # runs without a token count are skipped: rep0 (0.5 + 1)/2, rep1 and rep2 0.5
     assert other["tokens_m_mean"] == pytest.approx(statistics.mean([0.75, 0.5, 0.5]))
+    # ... and the table says how many runs the token means cover
+    assert (default["n_runs"], default["n_with_tokens"]) == (6, 6)
+    assert (other["n_runs"], other["n_with_tokens"]) == (6, 4)
 
 
 def test_table7_contract_columns():

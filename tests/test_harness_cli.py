@@ -157,4 +157,5 @@ def test_unknown_task_exits_2_without_traceback(toy, tmp_path):
     )
     assert proc.returncode == 2
     assert "automd: error" in proc.stderr and "Traceback" not in proc.stderr
-    assert "manifest not found" in proc.stderr
+    assert "no task 'no_such_task'" in proc.stderr
+    assert "known tasks: toy_auroc" in proc.stderr

@@ -16,7 +16,7 @@ import pandas as pd
 
 from automd_analysis.analysis.store import ScoreStore
 
-__all__ = ["example_store"]
+__all__ = ["example_store", "example_store_with_replicates"]
 
 _TASKS = {
     "clf": ("classification", "internal", None),
@@ -84,3 +84,9 @@ def example_store() -> tuple[ScoreStore, pd.DataFrame]:
                     )
     store = ScoreStore.from_frames(scores=pd.DataFrame(scores), runs=pd.DataFrame(runs))
     return store, pd.concat(reps, ignore_index=True)
+
+
+def example_store_with_replicates() -> ScoreStore:
+    """The store of :func:`example_store` with its replicates attached (``store.replicates``)."""
+    store, replicates = example_store()
+    return ScoreStore.from_frames(scores=store.scores, runs=store.runs, replicates=replicates)

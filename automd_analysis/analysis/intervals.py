@@ -53,11 +53,11 @@ def has_replicates(store: ScoreStore) -> bool:
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> has_replicates(store), has_replicates(store.__class__.from_frames(
-    ...     scores=store.scores, runs=store.runs, replicates=replicates))
-    (False, True)
+    >>> from automd_analysis.analysis import _doc_example
+    >>> has_replicates(_doc_example.example_store()[0])
+    False
+    >>> has_replicates(_doc_example.example_store_with_replicates())
+    True
     """
     return store.replicates is not None and len(store.replicates) > 0
 
@@ -75,10 +75,8 @@ def n_replicates(store: ScoreStore) -> int:
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> n_replicates(store.__class__.from_frames(scores=store.scores, runs=store.runs,
-    ...     replicates=replicates))
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> n_replicates(example_store_with_replicates())
     40
     """
     if not has_replicates(store):
@@ -86,14 +84,15 @@ def n_replicates(store: ScoreStore) -> int:
     return int(store.replicates["replicate"].max()) + 1
 
 
-def _with_intervals(table: pd.DataFrame, name: str, compute) -> pd.DataFrame:
-    columns = [f"{n}_ci_{s}" for n in INTERVAL_NAMES[name] for s in ("low", "high")]
-    if compute is None:
+def _with_intervals(store: ScoreStore, table: pd.DataFrame, name: str, intervals, **options):
+    """``table`` with the interval columns of table ``name``: those of
+    ``intervals(store, store.replicates, **options)``, or NaN columns without replicates."""
+    if not has_replicates(store):
         out = table.copy()
-        for column in columns:
+        for column in [f"{n}_ci_{s}" for n in INTERVAL_NAMES[name] for s in ("low", "high")]:
             out[column] = float("nan")
         return out
-    return uncertainty.attach_intervals(table, compute())
+    return uncertainty.attach_intervals(table, intervals(store, store.replicates, **options))
 
 
 def agent_summary_with_intervals(
@@ -140,10 +139,8 @@ def agent_summary_with_intervals(
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> store = store.__class__.from_frames(scores=store.scores, runs=store.runs,
-    ...     replicates=replicates)
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> store = example_store_with_replicates()
     >>> table = agent_summary_with_intervals(store)
     >>> table.columns[-4:].tolist()
     ['penalized_ci_low', 'penalized_ci_high', 'nonpenalized_ci_low', 'nonpenalized_ci_high']
@@ -152,15 +149,10 @@ def agent_summary_with_intervals(
     True
     """
     table = primary.agent_summary(store, experiment=experiment)
-    compute = None
-    if has_replicates(store):
-
-        def compute():
-            return uncertainty.table2_intervals(
-                store, store.replicates, experiment, alpha=alpha, seed=seed
-            )
-
-    return _with_intervals(table, "table2_primary_scores", compute)
+    options = {"experiment": experiment, "alpha": alpha, "seed": seed}
+    return _with_intervals(
+        store, table, "table2_primary_scores", uncertainty.table2_intervals, **options
+    )
 
 
 def ece_by_task_class_with_intervals(
@@ -207,15 +199,8 @@ def ece_by_task_class_with_intervals(
     (['all_ci_low', 'all_ci_high'], True)
     """
     table = calibration_practices.ece_by_task_class(store, experiment=experiment)
-    compute = None
-    if has_replicates(store):
-
-        def compute():
-            return uncertainty.table3_intervals(
-                store, store.replicates, experiment, alpha=alpha, seed=seed
-            )
-
-    return _with_intervals(table, "table3_ece", compute)
+    options = {"experiment": experiment, "alpha": alpha, "seed": seed}
+    return _with_intervals(store, table, "table3_ece", uncertainty.table3_intervals, **options)
 
 
 def external_ratios_with_intervals(
@@ -256,24 +241,15 @@ def external_ratios_with_intervals(
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> store = store.__class__.from_frames(scores=store.scores, runs=store.runs,
-    ...     replicates=replicates)
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> store = example_store_with_replicates()
     >>> table = external_ratios_with_intervals(store)
     >>> bool((table["ratio_ci_low"] <= table["ratio_ci_high"]).all())
     True
     """
     table = shift.external_ratios(store, experiment=experiment)
-    compute = None
-    if has_replicates(store):
-
-        def compute():
-            return uncertainty.table5_intervals(
-                store, store.replicates, experiment, alpha=alpha, seed=seed
-            )
-
-    return _with_intervals(table, "table5_external", compute)
+    options = {"experiment": experiment, "alpha": alpha, "seed": seed}
+    return _with_intervals(store, table, "table5_external", uncertainty.table5_intervals, **options)
 
 
 def llm_summary_with_intervals(
@@ -318,24 +294,15 @@ def llm_summary_with_intervals(
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> store = store.__class__.from_frames(scores=store.scores, runs=store.runs,
-    ...     replicates=replicates)
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> store = example_store_with_replicates()
     >>> llm_summary_with_intervals(store)[["llm", "ece_ci_low"]].shape
     (2, 2)
     """
     roles = {"main_experiment": main_experiment, "llm_experiment": llm_experiment}
     table = llm.llm_summary(store, agent=agent, **roles)
-    compute = None
-    if has_replicates(store):
-
-        def compute():
-            return uncertainty.table7_intervals(
-                store, store.replicates, agent=agent, alpha=alpha, seed=seed, **roles
-            )
-
-    return _with_intervals(table, "table7_llm", compute)
+    options = {"agent": agent, "alpha": alpha, "seed": seed, **roles}
+    return _with_intervals(store, table, "table7_llm", uncertainty.table7_intervals, **options)
 
 
 def agent_comparisons(
@@ -423,10 +390,8 @@ def repetitions_needed(
 
     Examples
     --------
-    >>> from automd_analysis.analysis._doc_example import example_store
-    >>> store, replicates = example_store()
-    >>> store = store.__class__.from_frames(scores=store.scores, runs=store.runs,
-    ...     replicates=replicates)
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> store = example_store_with_replicates()
     >>> power = repetitions_needed(store).set_index(["agent_a", "agent_b", "measure"])
     >>> int(power.loc[("a", "baseline", "score"), "reps_needed"])
     2

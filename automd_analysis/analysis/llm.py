@@ -120,6 +120,7 @@ def _per_rep_summary(runs: pd.DataFrame) -> dict:
         "valid_rate_sd": rate_sd,
         "tokens_m_mean": tok_mean,
         "tokens_m_sd": tok_sd,
+        "n_with_tokens": int(runs["tokens_total"].notna().sum()),
     }
 
 
@@ -134,8 +135,10 @@ def llm_summary_detail(
 
     Columns: ``llm``, ``is_default``, ``n_runs``, ``penalized_mean``, ``penalized_sd``,
     ``nonpenalized_mean``, ``ece_mean``, ``valid_rate_mean``, ``valid_rate_sd``, ``tokens_m_mean``,
-    ``tokens_m_sd`` (rules in the module docstring). The default LLM comes first, then the others
-    alphabetically. Keyword arguments go to :func:`llm_runs`.
+    ``tokens_m_sd`` (rules in the module docstring), ``n_with_tokens`` (runs whose token counts
+    are recorded: AIDE and AI-Scientist-v2 log none, so imported runs may have no counts; the token
+    means cover these runs only and are empty without any). The default LLM comes first, then the
+    others alphabetically. Keyword arguments go to :func:`llm_runs`.
     """
     runs = llm_runs(
         store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
@@ -158,6 +161,7 @@ def llm_summary_detail(
         "valid_rate_sd",
         "tokens_m_mean",
         "tokens_m_sd",
+        "n_with_tokens",
     ]
     return pd.DataFrame(rows, columns=columns)
 

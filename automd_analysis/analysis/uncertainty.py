@@ -431,7 +431,6 @@ def _table5_iterations(store, replicates, experiment, n_boot, seed):
     )
     valid = runs["valid"].to_numpy(bool)
     score_mat = it.matrix.score
-    cols = np.arange(it.n_boot) % score_mat.shape[1]
     keys, iterations = [], []
     for (task, internal_task), group in runs.loc[ext_mask].groupby(
         ["task", "internal_counterpart"], sort=True
@@ -439,30 +438,36 @@ def _table5_iterations(store, replicates, experiment, n_boot, seed):
         for agent in agent_order(group["agent"]):
             ext_rows = group.index[group["agent"] == agent].to_numpy()
             ext_draws = it.draws[:, ext_rows]  # stage 1 of the external cell
-            s_ext = score_mat[ext_draws, cols[:, None]]
-            v_ext = valid[ext_draws] & np.isfinite(s_ext)
-            score_b = nanmean(np.where(v_ext, s_ext, np.nan), axis=1)
+            s_ext = _drawn_valid_scores(score_mat, valid, ext_draws)
+            v_ext = np.isfinite(s_ext)
+            score_b = nanmean(s_ext, axis=1)
             if bool(runs.loc[ext_rows, "reference"].any()):
                 int_rows = np.flatnonzero(
                     (runs["agent"] == agent).to_numpy() & (runs["task"] == internal_task).to_numpy()
                 )
-                int_draws = it.draws[:, int_rows]
-                s_int = score_mat[int_draws, cols[:, None]]
-                v_int = valid[int_draws] & np.isfinite(s_int)
-                int_mean = nanmean(np.where(v_int, s_int, np.nan), axis=1)
+                s_int = _drawn_valid_scores(score_mat, valid, it.draws[:, int_rows])
+                int_mean = nanmean(s_int, axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     ratio_b = np.where(int_mean > 0, score_b / int_mean, np.nan)
             else:
                 part = partner[ext_draws]  # internal run paired with each drawn external run
                 has = part >= 0
-                s_int = np.where(has, score_mat[np.where(has, part, 0), cols[:, None]], np.nan)
-                v_int = has & valid[np.where(has, part, 0)] & np.isfinite(s_int)
-                usable = v_ext & v_int & (np.nan_to_num(s_int) > 0)
+                paired = _drawn_valid_scores(score_mat, valid, np.where(has, part, 0))
+                s_int = np.where(has, paired, np.nan)
+                usable = v_ext & np.isfinite(s_int) & (np.nan_to_num(s_int) > 0)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     ratio_b = nanmean(np.where(usable, s_ext / s_int, np.nan), axis=1)
             keys.append((agent, task, internal_task))
             iterations.append({"score": score_b, "ratio": ratio_b})
     return keys, iterations
+
+
+def _drawn_valid_scores(score_mat: np.ndarray, valid: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """(B, k) scores of the drawn runs ``draws`` on test resample b (row b; replicate b mod R),
+    NaN where the drawn run is invalid or has no finite score."""
+    cols = np.arange(draws.shape[0]) % score_mat.shape[1]
+    drawn = score_mat[draws, cols[:, None]]
+    return np.where(valid[draws] & np.isfinite(drawn), drawn, np.nan)
 
 
 def table7_intervals(
@@ -548,6 +553,14 @@ def _task_values(runs: pd.DataFrame, values: np.ndarray, valid: np.ndarray, meas
     return mean_over_slots(per_run, [np.asarray(v) for v in groups.values()]), keys
 
 
+def _compared_runs(store: ScoreStore, experiment: str, agents: Sequence[str] | None):
+    """The selected runs of ``experiment``, only those of ``agents`` when given."""
+    runs = selected_runs(store, experiment)
+    if agents is not None:
+        runs = runs.loc[runs["agent"].isin(set(agents))]
+    return runs
+
+
 def _observed_task_values(runs: pd.DataFrame, measure: str) -> pd.DataFrame:
     """(task x agent) table of the observed per-task means (penalised score / valid ECE)."""
     values = runs["penalized"] if measure == "score" else runs["ece"].where(runs["valid"])
@@ -617,9 +630,7 @@ def pairwise_comparisons(
     0.25
     """
     alpha = _check_alpha(alpha)
-    runs = selected_runs(store, experiment)
-    if agents is not None:
-        runs = runs.loc[runs["agent"].isin(set(agents))]
+    runs = _compared_runs(store, experiment, agents)
     it = _Iterations(runs, replicates, ("agent", "task"), n_boot, seed, "pairwise")
     rows = []
     for measure, pairs in _pairwise_iterations(it).items():
@@ -725,10 +736,7 @@ def power_table(
     2
     """
     alpha = _check_alpha(alpha)
-    runs = selected_runs(store, experiment)
-    if agents is not None:
-        runs = runs.loc[runs["agent"].isin(set(agents))]
-    runs = runs.reset_index(drop=True)
+    runs = _compared_runs(store, experiment, agents).reset_index(drop=True)
     matrix = replicate_matrix(runs, replicates)
     z = float(ndtri(1 - alpha / 2))
     names = agent_order(runs["agent"])

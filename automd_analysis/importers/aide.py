@@ -187,6 +187,50 @@ def aide_nodes(
     return out
 
 
+def node_candidate(node: ImportedNode, *, rankable: bool = True) -> Candidate:
+    """An AIDE-journal node as the selection rules see it (AIDE and AI-Scientist-v2).
+
+    Parameters
+    ----------
+    node : ImportedNode
+        A node with its bound prediction file, if any.
+    rankable : bool, default True
+        ``False`` keeps the node out of metric comparisons (AI-Scientist-v2 seed nodes).
+
+    Returns
+    -------
+    Candidate
+        ``order`` = the node's ordinal; value, direction and kind of its metric; ``buggy``;
+        ``has_file`` = a prediction file is bound.
+
+    See Also
+    --------
+    automd_analysis.importers.selection.best_reported_val_non_faulty
+
+    References
+    ----------
+    AIDE ``aide/journal.py`` (``Node.metric``, ``Node.is_buggy``).
+
+    Examples
+    --------
+    >>> node = ImportedNode("n1", 1, metric=Metric(0.8, True), prediction="p/n1.csv")
+    >>> c = node_candidate(node)
+    >>> c.value, c.maximize, c.buggy, c.has_file, c.rankable
+    (0.8, True, False, True, True)
+    """
+    metric = node.metric
+    return Candidate(
+        node.node_id,
+        node.ordinal,
+        metric.value,
+        metric.maximize,
+        metric.kind,
+        node.buggy,
+        node.prediction is not None,
+        rankable=rankable,
+    )
+
+
 def read_aide_run(
     source: SourceDir,
     opts: ImportOptions,
@@ -247,18 +291,7 @@ def read_aide_run(
         n if n.node_id not in binding.files else replace(n, prediction=binding.files[n.node_id])
         for n in nodes
     ]
-    selection = best_reported_val_non_faulty(
-        Candidate(
-            n.node_id,
-            n.ordinal,
-            n.metric.value,
-            n.metric.maximize,
-            n.metric.kind,
-            n.buggy,
-            n.prediction is not None,
-        )
-        for n in nodes
-    )
+    selection = best_reported_val_non_faulty(node_candidate(n) for n in nodes)
     final_rel = (
         final_default(source, binding, final_candidates)
         if selection.use_final_file

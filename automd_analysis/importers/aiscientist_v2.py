@@ -37,7 +37,7 @@ from automd_analysis.importers._common import (
     resolve_tokens,
 )
 from automd_analysis.importers._source import SourceDir
-from automd_analysis.importers.aide import parse_journal
+from automd_analysis.importers.aide import node_candidate, parse_journal
 from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric, utc_from_epoch
 from automd_analysis.importers.predictions import bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
@@ -363,18 +363,9 @@ def _stage_candidates(
     node missing from the stage or marked buggy is recorded)."""
 
     def cand(nid: str) -> Candidate:
-        n, raw = by_id[nid], journals.raw_by_id[nid]
+        raw = journals.raw_by_id[nid]
         seed = raw.get("is_seed_node") is True or raw.get("is_seed_agg_node") is True
-        return Candidate(
-            nid,
-            n.ordinal,
-            n.metric.value,
-            n.metric.maximize,
-            n.metric.kind,
-            n.buggy,
-            n.prediction is not None,
-            rankable=not seed,
-        )
+        return node_candidate(by_id[nid], rankable=not seed)
 
     out = []
     for name, order in stages:

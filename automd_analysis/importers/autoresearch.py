@@ -19,27 +19,23 @@ from dataclasses import replace
 
 from automd_analysis.importers._common import (
     ImportOptions,
-    assemble,
     final_default,
     finite_or_none,
     first_line,
     malformed,
     mtime_utc,
     require_task,
-    resolve_llm,
-    resolve_tokens,
 )
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.codex import (
+    assemble_rollout_run,
     linear_steps_from_files,
     read_rollouts,
     times_from_mtime,
-    top_level_code,
 )
 from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError
-from automd_analysis.importers.selection import final_file
 
 __all__ = ["parse_results_tsv", "read_autoresearch"]
 
@@ -194,32 +190,19 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         nodes = bound
     else:
         nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
-    if binding.final is not None:
-        final_rel = binding.final
-    llm = resolve_llm(opts.llm, summary.models, problems, "sessions")
-    tokens = resolve_tokens(opts.tokens, summary.tokens, problems, "the autoresearch logs")
-    raw_logs = {rel: rel for rel in summary.files}
-    raw_logs.update({f: f for f in LOG_FILES if source.exists(f)})
-    run = assemble(
-        fmt="autoresearch",
-        source=source,
-        opts=opts,
-        task=task,
-        rep=opts.rep,
-        llm=llm,
-        search="linear",
+    run = assemble_rollout_run(
+        "autoresearch",
+        source,
+        opts,
+        task,
+        summary,
         nodes=nodes,
-        selection=final_file(),
         binding=binding,
         final_rel=final_rel,
-        started_at=start,
-        ended_at=end,
-        tokens=tokens,
-        raw_logs=raw_logs,
+        times=(start, end),
         problems=problems,
-        final_code=top_level_code(source),
-        final_created_at=end,
+        tokens_from="the autoresearch logs",
+        other_logs=tuple(f for f in LOG_FILES if source.exists(f)),
         steps_in_run_json=bool(nodes) and has_tsv,
     )
-    run.log_texts.update(summary.outside)
     return [run]

@@ -302,13 +302,77 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     else:
         start, end = summary.first, summary.last
     nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
+    run = assemble_rollout_run(
+        "codex",
+        source,
+        opts,
+        task,
+        summary,
+        nodes=nodes,
+        binding=binding,
+        final_rel=final_rel,
+        times=(start, end),
+        problems=problems,
+        tokens_from="the Codex rollouts",
+    )
+    return [run]
+
+
+def assemble_rollout_run(
+    fmt: str,
+    source: SourceDir,
+    opts: ImportOptions,
+    task: str,
+    summary: RolloutSummary,
+    *,
+    nodes: list[ImportedNode],
+    binding: Binding,
+    final_rel: str | None,
+    times: tuple[datetime, datetime],
+    problems: list,
+    tokens_from: str,
+    other_logs: tuple[str, ...] = (),
+    steps_in_run_json: bool = False,
+) -> ImportedRun:
+    """The one linear run (selection ``final_file``) of a directory with Codex rollouts.
+
+    The LLM and the tokens come from ``summary`` unless ``opts`` gives them (``tokens_from``
+    names the logs in the messages); the final file is ``binding.final`` when the predictions
+    map names one, else ``final_rel``; the run ends at ``times[1]``, which is also the final
+    file's time; the raw logs kept are the rollouts, then ``other_logs``, plus those read from
+    outside SOURCE (``--rollout``). Shared by :func:`read_codex` and the autoresearch importer.
+
+    See Also
+    --------
+    read_codex, automd_analysis.importers.autoresearch.read_autoresearch
+
+    References
+    ----------
+    Auto-MD-bench App. C (the ``final_file`` rule of the linear agents).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from datetime import UTC
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "submission.csv").write_text("id,p\\n1,0.5\\n")
+    >>> opts = ImportOptions(agent="codex", task="t", llm="gpt-5")
+    >>> when = (datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 1, 2, tzinfo=UTC))
+    >>> run = assemble_rollout_run("codex", SourceDir(d), opts, "t", RolloutSummary(), nodes=[],
+    ...     binding=Binding(), final_rel="submission.csv", times=when, problems=[],
+    ...     tokens_from="the Codex rollouts")
+    >>> run.search, run.selection.rule, run.ended_at == when[1]
+    ('linear', 'final_file', True)
+    """
     if binding.final is not None:
         final_rel = binding.final
     llm = resolve_llm(opts.llm, summary.models, problems, "sessions")
-    tokens = resolve_tokens(opts.tokens, summary.tokens, problems, "the Codex rollouts")
+    tokens = resolve_tokens(opts.tokens, summary.tokens, problems, tokens_from)
     raw_logs = {rel: rel for rel in summary.files}
+    raw_logs.update({rel: rel for rel in other_logs})
+    start, end = times
     run = assemble(
-        fmt="codex",
+        fmt=fmt,
         source=source,
         opts=opts,
         task=task,
@@ -326,7 +390,7 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         problems=problems,
         final_code=top_level_code(source),
         final_created_at=end,
-        steps_in_run_json=False,
+        steps_in_run_json=steps_in_run_json,
     )
     run.log_texts.update(summary.outside)
-    return [run]
+    return run

@@ -157,8 +157,87 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
     check_same_length(y_true=y, y_prob=p)
+    idx, edges = equal_width_bin_index(p, n_bins)
+    return bins_from_index(y, p, idx, edges)
+
+
+def equal_width_bin_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bin index (0-based) of each probability and the edges ``np.linspace(0, 1, n_bins + 1)``.
+
+    lo <= p < hi, and p = 1.0 in the last (closed) bin (:func:`calibration_bins`). Inputs are not
+    validated: ``p`` must be finite probabilities.
+
+    Parameters
+    ----------
+    p : numpy.ndarray of shape (n,)
+        Probabilities in [0, 1].
+    n_bins : int
+        Number of equal-width bins.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The bin of each probability (0 ... n_bins - 1) and the n_bins + 1 edges.
+
+    See Also
+    --------
+    calibration_bins : the bins these indices define.
+
+    References
+    ----------
+    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 2015:2901-2907.
+
+    Examples
+    --------
+    >>> idx, edges = equal_width_bin_index(np.array([0.0, 0.5, 1.0]), 2)
+    >>> idx.tolist(), edges.tolist()
+    ([0, 1, 1], [0.0, 0.5, 1.0])
+    """
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    idx = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1)
+    return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1), edges
+
+
+def bins_from_index(
+    y: np.ndarray, p: np.ndarray, idx: np.ndarray, edges: np.ndarray
+) -> CalibrationBins:
+    """:class:`CalibrationBins` of outcomes ``y`` and probabilities ``p`` given each one's bin.
+
+    Per bin: count, mean prediction and event rate (NaN for an empty bin). Shared by the
+    equal-width (:func:`calibration_bins`) and equal-mass binnings. Inputs are not validated.
+
+    Parameters
+    ----------
+    y : numpy.ndarray of shape (n,)
+        Binary outcomes.
+    p : numpy.ndarray of shape (n,)
+        Probabilities.
+    idx : numpy.ndarray of int, shape (n,)
+        The bin of each observation (0-based).
+    edges : numpy.ndarray of shape (n_bins + 1,)
+        Bin edges.
+
+    Returns
+    -------
+    CalibrationBins
+
+    See Also
+    --------
+    calibration_bins, equal_width_bin_index
+
+    References
+    ----------
+    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 2015:2901-2907.
+
+    Examples
+    --------
+    >>> bins = bins_from_index(np.array([0, 1]), np.array([0.2, 0.6]), np.array([0, 1]),
+    ...                        np.array([0.0, 0.5, 1.0]))
+    >>> bins.n.tolist(), bins.observed.tolist()
+    ([1, 1], [0.0, 1.0])
+    """
+    n_bins = len(edges) - 1
     n = np.bincount(idx, minlength=n_bins)
     sum_p = np.bincount(idx, weights=p, minlength=n_bins)
     sum_y = np.bincount(idx, weights=y, minlength=n_bins)

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._validation import as_binary, as_probabilities, check_same_length
-from automd_analysis.metrics.calibration import CalibrationBins, check_n_bins
+from automd_analysis.metrics.calibration import (
+    CalibrationBins,
+    bins_from_index,
+    check_n_bins,
+    equal_width_bin_index,
+)
 
 __all__ = [
     "BRIER_STRATEGIES",
@@ -38,30 +43,6 @@ def _equal_mass_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarra
     edges = np.percentile(p, np.linspace(0.0, 100.0, n_bins + 1))
     idx = np.searchsorted(edges[1:-1], p, side="left")
     return idx, edges
-
-
-def _equal_width_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    idx = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n_bins - 1)
-    return idx, edges
-
-
-def _bins(y: np.ndarray, p: np.ndarray, idx: np.ndarray, edges: np.ndarray) -> CalibrationBins:
-    n_bins = len(edges) - 1
-    n = np.bincount(idx, minlength=n_bins)
-    sum_p = np.bincount(idx, weights=p, minlength=n_bins)
-    sum_y = np.bincount(idx, weights=y, minlength=n_bins)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_pred = np.where(n > 0, sum_p / n, np.nan)
-        observed = np.where(n > 0, sum_y / n, np.nan)
-    return CalibrationBins(
-        bin=np.arange(1, n_bins + 1),
-        lo=edges[:-1],
-        hi=edges[1:],
-        n=n,
-        mean_pred=mean_pred,
-        observed=observed,
-    )
 
 
 def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
@@ -114,7 +95,7 @@ def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> Calibration
     n_bins = check_n_bins(n_bins)
     y, p = _validated(y_true, y_prob)
     idx, edges = _equal_mass_index(p, n_bins)
-    return _bins(y, p, idx, edges)
+    return bins_from_index(y, p, idx, edges)
 
 
 def ece_equal_mass(y_true, y_prob, n_bins: int = 10) -> float:
@@ -267,7 +248,7 @@ def brier_decomposition(
         raise ValueError(f"strategy must be one of {BRIER_STRATEGIES}, got {strategy!r}.")
     y, p = _validated(y_true, y_prob)
     yf = y.astype(np.float64)
-    index = _equal_width_index if strategy == "uniform" else _equal_mass_index
+    index = equal_width_bin_index if strategy == "uniform" else _equal_mass_index
     idx, _ = index(p, n_bins)
     n = np.bincount(idx, minlength=n_bins)
     keep = n > 0
