@@ -295,3 +295,79 @@ def test_missing_archive_and_missing_store_are_clear_errors(archive, tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "score store directory not found" in result.stderr
     assert "automd score" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# every page as a reader sees it: figure widths and font sizes, collapsed tables, number formats
+
+
+#: Smallest text size (pt) of a figure as the page shows it.
+MIN_DISPLAYED_PT = 9.0
+#: Header cells of p-value columns (CSV names; display titles).
+P_HEADERS = {"p_value", "p_holm", "p", "p (Holm)", "p-value"}
+_P_TEXT = re.compile(r"^(–|0|[01]\.\d{3}|\d\.\de-\d{2})$")
+_COUNT_TEXT = re.compile(r"^(–|\d+|\d+\.\d)$")
+
+
+@pytest.mark.slow
+def test_every_page_reads_at_the_page_width(two_reports):
+    from render_checks import displayed_pt, read_page, svg_font_sizes, svg_width_in
+
+    from automd_analysis.report.presentation import LONG_TABLE_ROWS, MIN_ROWS_TO_FOLD
+    from automd_analysis.report.views import DISPLAY_WIDTH_PX, display_width
+
+    base, _, runs = two_reports
+    assert runs[0].returncode == 0, runs[0].stderr
+    out = base / "first"
+    problems: list[str] = []
+    n_figures = n_tables = n_collapsed = 0
+    for name in NOTEBOOKS:
+        page = read_page(out / "html" / f"{name}.html")
+        # every image on the page is a figure view: known width, a caption underneath
+        if page.images != len(page.figures):
+            problems.append(f"{name}: {page.images} images, {len(page.figures)} figure views")
+        for figure in page.figures:
+            n_figures += 1
+            where = f"{name}: figure {figure.name}"
+            svg = (out / "figures" / f"{figure.name}.svg").read_text()
+            width_in = svg_width_in(svg)
+            if figure.width_px != display_width(width_in):
+                problems.append(f"{where} shown {figure.width_px} px for {width_in:.2f} in")
+                continue
+            if figure.width_px > DISPLAY_WIDTH_PX:
+                problems.append(f"{where} shown {figure.width_px} px wide")
+            caption = figure.caption.split(".", 1)[1].strip() if "." in figure.caption else ""
+            if len(caption) < 20:
+                problems.append(f"{where} has no caption ({figure.caption!r})")
+            sizes = svg_font_sizes(svg)
+            small = [
+                (text, round(displayed_pt(size, width_in, figure.width_px), 1))
+                for text, size in sizes
+                if displayed_pt(size, width_in, figure.width_px) < MIN_DISPLAYED_PT
+            ]
+            if not sizes:
+                problems.append(f"{where}: no text found in the SVG")
+            if small:
+                problems.append(f"{where}: text below {MIN_DISPLAYED_PT} pt: {small[:4]}")
+        for table in page.tables:
+            n_tables += 1
+            rows = len(table.rows)
+            label = f"{name}: table {table.header[:3]}"
+            if rows > LONG_TABLE_ROWS and not table.collapsed:
+                problems.append(f"{label} has {rows} rows and is not collapsed")
+            n_collapsed += table.collapsed
+            for j, title in enumerate(table.header):
+                cells = [r[j] for r in table.rows if j < len(r)]
+                if title in P_HEADERS:
+                    bad = [c for c in cells if not _P_TEXT.match(c)]
+                    if bad:
+                        problems.append(f"{label}: p-values {bad[:3]}")
+                if title == "n" or title.startswith("n_"):
+                    bad = [c for c in cells if not _COUNT_TEXT.match(c)]
+                    if bad:
+                        problems.append(f"{label}: counts {title} {bad[:3]}")
+                repeated = j > 0 and len(cells) >= MIN_ROWS_TO_FOLD and len(set(cells)) == 1
+                if repeated and len(table.header) > 2:  # a label column and one value: kept
+                    problems.append(f"{label}: column {title!r} repeats {cells[0]!r}")
+    assert not problems, "\n".join(problems)
+    assert n_figures >= 14 and n_tables >= 20  # the checks ran on the real pages

@@ -509,7 +509,7 @@ def open_report(
     if hand_run:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", str(notebook)):
             raise ValueError(f"notebook name {notebook!r} must be a plain name")
-        output_dir = f"{HAND_RUN_DIR}/{notebook}"
+        output_dir = Path(REPO_ROOT) / HAND_RUN_DIR / notebook
     out = resolve_path(output_dir)
     for sub in ("tables", "figures"):
         (out / sub).mkdir(parents=True, exist_ok=True)

@@ -107,7 +107,7 @@ def format_p_value(p) -> str:
 
     Examples
     --------
-    >>> format_p_value(1.35e-43), format_p_value(0.0123), format_p_value(0.00099)
+    >>> format_p_value(1.36e-43), format_p_value(0.0123), format_p_value(0.00099)
     ('1.4e-43', '0.012', '9.9e-04')
     >>> format_p_value(float("nan"))
     '–'
@@ -127,7 +127,7 @@ def _round_for_reading(token: str) -> str:
     if not math.isfinite(value) or value == int(value):
         return token if "e" not in token.lower() else f"{value:g}"
     magnitude = abs(value)
-    decimals = 1 if magnitude >= 1 else max(1, 2 - int(math.floor(math.log10(magnitude))))
+    decimals = 1 if magnitude >= 1 else max(1, 1 - int(math.floor(math.log10(magnitude))))
     text = f"{round(value, decimals):.{decimals}f}".rstrip("0").rstrip(".")
     return text
 
@@ -312,7 +312,7 @@ def default_display(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     Examples
     --------
     >>> frame = pd.DataFrame({"agent": ["a"], "auroc_mean": [0.81234], "auroc_sd": [0.0123],
-    ...     "n_mean": [498.0], "p_holm": [1.35e-43]})
+    ...     "n_mean": [498.0], "p_holm": [1.36e-43]})
     >>> text, _ = default_display(frame)
     >>> text.iloc[0].to_dict()
     {'agent': 'a', 'AUROC (mean ± SD)': '0.812 ± 0.012', 'n_mean': '498', 'p_holm': '1.4e-43'}

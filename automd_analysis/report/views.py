@@ -27,9 +27,12 @@ __all__ = [
     "PX_PER_INCH",
     "Collapsed",
     "FigureView",
+    "Note",
     "caption_html",
     "collapsed_table_html",
+    "coverage_note",
     "display_width",
+    "llm_agent_note",
     "table_html",
 ]
 
@@ -253,7 +256,7 @@ def collapsed_table_html(table_html: str, caption: str, n_rows: int, name: str) 
 
     Examples
     --------
-    >>> collapsed_table_html("<table></table>", "Runs.", 40, "run_coverage")[:58]
+    >>> collapsed_table_html("<table></table>", "Runs.", 40, "run_coverage")[:59]
     '<details class="automd-long-table" id="table-run_coverage">'
     """
     label = html.escape(name, quote=True)
@@ -262,3 +265,114 @@ def collapsed_table_html(table_html: str, caption: str, n_rows: int, name: str) 
         f'{caption_html(caption)} <span class="automd-rows">({int(n_rows)} rows; click to '
         f"show)</span></summary>{table_html}</details>"
     )
+
+
+@dataclass(frozen=True)
+class Note:
+    """One paragraph of page text written from the data (Markdown marks as in
+    :func:`caption_html`; archive strings are escaped)."""
+
+    text: str
+
+    def _repr_html_(self) -> str:
+        return f'<p class="automd-note">{caption_html(self.text)}</p>'
+
+    def __repr__(self) -> str:
+        return _plain(self.text)
+
+
+def _names(values) -> str:
+    names = [f"`{str(v).replace('`', chr(39))}`" for v in values]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def llm_agent_note(runs) -> Note:
+    """Which agent was run with which LLMs, from
+    :func:`automd_analysis.analysis.llm.llm_runs` (``agent``, ``llm``, ``is_default``).
+
+    Parameters
+    ----------
+    runs : DataFrame
+
+    Returns
+    -------
+    Note
+
+    See Also
+    --------
+    coverage_note
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, section 4.4 (one agent with several LLMs).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"agent": ["codex"] * 3, "llm": ["gpt-5", "o3", "o3"],
+    ...     "is_default": [True, False, False]})
+    >>> llm_agent_note(runs)
+    Agent compared across LLMs: codex, with its default LLM gpt-5 and o3.
+    """
+    if len(runs) == 0:
+        return Note("No runs of the LLM experiment.")
+    agents = sorted({str(a) for a in runs["agent"]})
+    default = sorted({str(v) for v in runs.loc[runs["is_default"].astype(bool), "llm"]})
+    others = sorted({str(v) for v in runs.loc[~runs["is_default"].astype(bool), "llm"]})
+    text = f"**Agent compared across LLMs: {_names(agents)}**"
+    if default:
+        text += f", with its default LLM {_names(default)}"
+        text += f" and {_names(others)}." if others else "."
+    else:
+        text += f", with {_names(others)}."
+    return Note(text)
+
+
+def coverage_note(coverage) -> Note:
+    """One line summarising :func:`automd_analysis.analysis.primary.coverage` (``task``,
+    ``agent``, ``n_runs``, ``n_valid``, ``n_skipped``): runs, valid runs and skipped runs over
+    all tasks and agents, and the (task, agent) cells with skipped runs.
+
+    Parameters
+    ----------
+    coverage : DataFrame
+
+    Returns
+    -------
+    Note
+
+    See Also
+    --------
+    llm_agent_note
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Appendix E (invalid and missing runs).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> coverage = pd.DataFrame({"task": ["a", "a", "b"], "agent": ["x", "y", "x"],
+    ...     "n_runs": [3, 3, 2], "n_valid": [3, 2, 2], "n_skipped": [0, 0, 1]})
+    >>> coverage_note(coverage)
+    8 runs scored on 2 tasks by 2 agents, 7 valid; 1 run skipped by the scorer (b / x).
+    """
+    if len(coverage) == 0:
+        return Note("No runs scored.")
+    n_runs, n_valid = int(coverage["n_runs"].sum()), int(coverage["n_valid"].sum())
+    skipped = coverage.loc[coverage["n_skipped"] > 0]
+    n_skipped = int(skipped["n_skipped"].sum())
+    text = (
+        f"{n_runs} runs scored on {coverage['task'].nunique()} tasks by "
+        f"{coverage['agent'].nunique()} agents, {n_valid} valid; "
+    )
+    if n_skipped:
+        cells = [f"{t} / {a}" for t, a in zip(skipped["task"], skipped["agent"], strict=True)]
+        shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
+        run_word = "run" if n_skipped == 1 else "runs"
+        text += f"**{n_skipped} {run_word} skipped by the scorer** ({shown})."
+    else:
+        text += "no run skipped by the scorer."
+    return Note(text)
