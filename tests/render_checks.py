@@ -19,8 +19,9 @@ from pathlib import Path
 #: 1 CSS px = 0.75 pt (CSS Values and Units, absolute lengths).
 PT_PER_CSS_PX = 0.75
 _SVG_WIDTH = re.compile(r'<svg[^>]*\swidth="([\d.]+)pt"')
-_GLYPH_SCALE = re.compile(r'transform="[^"]*scale\(([\d.]+) -([\d.]+)\)"')
-_TEXT_COMMENT = re.compile(r"<!-- (.*?) -->\s*<g transform=\"[^\"]*scale\(([\d.]+) -[\d.]+\)\"")
+#: A text drawn as glyphs: ``<g [style=...] transform="translate(..) [rotate(..)] scale(s -s)">``.
+_GLYPH_GROUP = re.compile(r'<g\b[^>]*\btransform="[^"]*scale\(([\d.]+) -([\d.]+)\)"')
+_COMMENT_BEFORE = re.compile(r"<!-- (.*?) -->\s*$")
 
 
 @dataclass
@@ -131,10 +132,14 @@ def svg_width_in(svg: str) -> float:
 
 
 def svg_font_sizes(svg: str) -> list[tuple[str, float]]:
-    """(text, size in pt) of every text matplotlib drew as glyph paths."""
-    out = [(text, 100 * float(scale)) for text, scale in _TEXT_COMMENT.findall(svg)]
-    if not out:  # fall back to the bare scales (texts without a comment)
-        out = [("?", 100 * float(a)) for a, b in _GLYPH_SCALE.findall(svg) if a == b]
+    """(text, size in pt) of every text matplotlib drew as glyph paths (the text is matplotlib's
+    comment before the glyph group, ``"?"`` when there is none)."""
+    out = []
+    for match in _GLYPH_GROUP.finditer(svg):
+        if match.group(1) != match.group(2):
+            continue
+        comment = _COMMENT_BEFORE.search(svg, max(0, match.start() - 400), match.start())
+        out.append((comment.group(1) if comment else "?", 100 * float(match.group(1))))
     return out
 
 

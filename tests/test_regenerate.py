@@ -304,7 +304,7 @@ def test_missing_archive_and_missing_store_are_clear_errors(archive, tmp_path):
 #: Smallest text size (pt) of a figure as the page shows it.
 MIN_DISPLAYED_PT = 9.0
 #: Header cells of p-value columns (CSV names; display titles).
-P_HEADERS = {"p_value", "p_holm", "p", "p (Holm)", "p-value"}
+P_HEADERS = {"p_value", "p_holm", "p", "Holm p", "p (Holm)", "p-value"}
 _P_TEXT = re.compile(r"^(–|0|[01]\.\d{3}|\d\.\de-\d{2})$")
 _COUNT_TEXT = re.compile(r"^(–|\d+|\d+\.\d)$")
 
@@ -356,6 +356,8 @@ def test_every_page_reads_at_the_page_width(two_reports):
             if rows > LONG_TABLE_ROWS and not table.collapsed:
                 problems.append(f"{label} has {rows} rows and is not collapsed")
             n_collapsed += table.collapsed
+            # one spelling on every page (CSV column names keep theirs)
+            problems.extend(f"{label}: header {h!r}" for h in table.header if "enalized" in h)
             for j, title in enumerate(table.header):
                 cells = [r[j] for r in table.rows if j < len(r)]
                 if title in P_HEADERS:
@@ -371,3 +373,38 @@ def test_every_page_reads_at_the_page_width(two_reports):
                     problems.append(f"{label}: column {title!r} repeats {cells[0]!r}")
     assert not problems, "\n".join(problems)
     assert n_figures >= 14 and n_tables >= 20  # the checks ran on the real pages
+    assert n_collapsed >= 2  # the fixture has long tables (subgroup scores, process metrics)
+
+
+@pytest.mark.slow
+def test_notebook_02_skips_figure_2a_with_a_note_without_baseline_runs(archive, tmp_path):
+    """A store without simple-baseline runs has no reference ECE: Figure 2a (and its table) is
+    skipped with a note, every other section of notebook 02 still renders."""
+    target = tmp_path / "small"
+    shutil.copytree(archive, target)
+    shutil.rmtree(target / "main" / "baseline")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copy(ROOT / "notebooks" / "02_calibration_and_practices.ipynb", notebooks)
+    out = tmp_path / "report"
+    result = _regenerate(
+        target,
+        "--out",
+        out,
+        "--data",
+        FIXTURE / "data",
+        "--manifests",
+        FIXTURE / "manifests",
+        "--scores",
+        tmp_path / "scores",
+        "--notebooks",
+        notebooks,
+        "--jobs",
+        "1",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (out / "html" / "02_calibration_and_practices.html").read_text()
+    assert "Figure 2a is skipped" in page and "no simple-baseline runs" in page
+    assert not (out / "figures" / "fig2a_ece_decomposition.png").exists()
+    assert (out / "figures" / "fig2b_recalibration.png").is_file()  # the rest still rendered
+    assert (out / "tables" / "table13_task_ece.csv").is_file()

@@ -257,3 +257,22 @@ def test_table_spec_covers_both_registries():
     assert spec is development_tables.TABLE_SPECS["table18_development"]
     assert not set(tables.TABLE_SPECS) & set(development_tables.TABLE_SPECS)
     assert nbk.table_spec("no_such_table") is None
+
+
+def test_unless_no_baseline_skips_only_the_missing_baseline_error():
+    from automd_analysis.errors import AutomdError, ScoreStoreError
+
+    def missing():
+        raise ScoreStoreError("x", code="store.no_baseline", details={"tasks": ["a", "b"]})
+
+    value, note = nbk.Report.unless_no_baseline("Figure 2a", missing)
+    assert value is None
+    html = note._repr_html_()
+    assert "<strong>Figure 2a is skipped</strong>" in html
+    assert "<code>a</code>, <code>b</code>" in html
+
+    def other():
+        raise AutomdError("broken", code="store.invalid")
+
+    with pytest.raises(AutomdError, match="broken"):
+        nbk.Report.unless_no_baseline("Figure 2a", other)

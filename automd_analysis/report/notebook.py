@@ -46,7 +46,13 @@ from automd_analysis.report import interval_tables as _intervals
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
 from automd_analysis.report.presentation import is_long
-from automd_analysis.report.views import Collapsed, FigureView, collapsed_table_html, table_html
+from automd_analysis.report.views import (
+    Collapsed,
+    FigureView,
+    Note,
+    collapsed_table_html,
+    table_html,
+)
 from automd_analysis.tasks import REPO_ROOT, load_manifests
 
 __all__ = [
@@ -300,6 +306,38 @@ class Report:
             paths=paths,
             figure=fig,
         )
+
+    @staticmethod
+    def unless_no_baseline(what: str, compute, *args, **kwargs) -> tuple[object, Note | None]:
+        """``(compute(*args, **kwargs), None)``, or ``(None, note)`` when ``compute`` needs the
+        simple baseline's runs and the store has none for a task (error code
+        ``store.no_baseline``): the note says that ``what`` is skipped and why. Other errors
+        propagate.
+
+        Examples
+        --------
+        >>> def decomposition():
+        ...     raise AutomdError("no reference", code="store.no_baseline",
+        ...                       details={"tasks": ["t1"]}, fix="add baseline runs")
+        >>> value, note = Report.unless_no_baseline("Figure 2a", decomposition)
+        >>> value is None, note
+        (True, Figure 2a is skipped: the score store has no simple-baseline runs for t1, so its \
+reference is undefined. To include it: add baseline runs.)
+        >>> Report.unless_no_baseline("Figure 2a", lambda: 3)
+        (3, None)
+        """
+        try:
+            return compute(*args, **kwargs), None
+        except AutomdError as error:
+            if getattr(error, "code", None) != "store.no_baseline":
+                raise
+            tasks = (getattr(error, "details", None) or {}).get("tasks") or []
+            where = f" for {', '.join(f'`{t}`' for t in tasks)}" if tasks else ""
+            fix = getattr(error, "fix", "") or ""
+            return None, Note(
+                f"**{what} is skipped**: the score store has no simple-baseline runs{where}, "
+                f"so its reference is undefined. To include it: {fix}."
+            )
 
     @staticmethod
     def collapsed(summary: str, views) -> Collapsed:

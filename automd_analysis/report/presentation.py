@@ -61,6 +61,8 @@ _ACRONYMS = {
     "brier": "Brier",
     "ici": "ICI",
     "tokens_m": "tokens (M)",
+    "penalized": "penalised score",
+    "nonpenalized": "non-penalised score",
     "rho": "rho",
 }
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -273,7 +275,16 @@ def _pairs(columns: Sequence[str]) -> dict[str, str]:
     return pairs
 
 
+def _spelled(title: str) -> str:
+    """The report's spelling (British, as in the prose): CSV names say ``penalized``."""
+    return title.replace("nonpenalized", "non-penalised").replace("penalized", "penalised")
+
+
 def _title(column: str, paired: bool) -> str:
+    return _spelled(_paired_title(column, paired))
+
+
+def _paired_title(column: str, paired: bool) -> str:
     if not paired:
         return column
     base = _base(column)

@@ -108,7 +108,9 @@ def caption_html(text: str) -> str:
 
 
 def _plain(text: str) -> str:
-    return re.sub(r"[`*]", "", str(text))
+    """Caption text without its Markdown marks (code spans keep their content)."""
+    text = _CODE.sub(r"\1", str(text))
+    return _EM.sub(r"\1", _STRONG.sub(r"\1", text))
 
 
 @dataclass(frozen=True)
@@ -314,20 +316,17 @@ def llm_agent_note(runs) -> Note:
     >>> runs = pd.DataFrame({"agent": ["codex"] * 3, "llm": ["gpt-5", "o3", "o3"],
     ...     "is_default": [True, False, False]})
     >>> llm_agent_note(runs)
-    Agent compared across LLMs: codex, with its default LLM gpt-5 and o3.
+    Agent compared across LLMs: codex (default LLM gpt-5; also run with o3).
     """
     if len(runs) == 0:
         return Note("No runs of the LLM experiment.")
     agents = sorted({str(a) for a in runs["agent"]})
     default = sorted({str(v) for v in runs.loc[runs["is_default"].astype(bool), "llm"]})
     others = sorted({str(v) for v in runs.loc[~runs["is_default"].astype(bool), "llm"]})
-    text = f"**Agent compared across LLMs: {_names(agents)}**"
-    if default:
-        text += f", with its default LLM {_names(default)}"
-        text += f" and {_names(others)}." if others else "."
-    else:
-        text += f", with {_names(others)}."
-    return Note(text)
+    parts = [f"default LLM {_names(default)}"] if default else []
+    if others:
+        parts.append(f"also run with {_names(others)}")
+    return Note(f"**Agent compared across LLMs: {_names(agents)}** ({'; '.join(parts)}).")
 
 
 def coverage_note(coverage) -> Note:
