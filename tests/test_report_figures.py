@@ -192,7 +192,7 @@ def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
     assert counts == [(0.25, 0.25), (0.7, 0.0625)]
     assert a.get_title() == "a\n(max n = 40)"  # in the title: never over the bars
     assert not _bars(panels["b"])  # survival groups have no count bars
-    assert panels["b"].get_title() == "b\n(n/group 12)"
+    assert panels["b"].get_title() == "b\n(n/group 12)"  # said once for all its quantiles
     # one legend for the figure, naming the survival curves only (a binary panel has one curve)
     [legend] = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5"]
@@ -233,21 +233,25 @@ def test_figure4_draws_objective_means_runs_and_the_baseline():
     fig = fg.figure4(points, baseline, seed=3)
     for ax, metric in zip(fig.axes, ("auroc", "ece"), strict=True):
         assert [t.get_text() for t in ax.get_xticklabels()] == ["auroc", "brier"]
-        heights = [round(h, 9) for _, h, _ in sorted(_bars(ax))]
+        *mean_lines, line = ax.get_lines()  # objective means (solid), then the baseline
         means = points.groupby("objective", sort=False)[metric].mean()
-        assert heights == [round(v, 9) for v in means]
+        assert [(float(np.mean(m.get_xdata())), m.get_ydata()[0]) for m in mean_lines] == [
+            (0.0, pytest.approx(means.iloc[0])),
+            (1.0, pytest.approx(means.iloc[1])),
+        ]
+        assert all(m.get_linestyle() == "-" for m in mean_lines)
         drawn = np.concatenate([c.get_offsets() for c in ax.collections])
         expected = points.assign(x=points["objective"].map({"auroc": 0, "brier": 1}))
         got = sorted((int(round(x)), round(y, 9)) for x, y in drawn)
         assert got == sorted(zip(expected["x"], expected[metric].round(9), strict=True))
         assert np.all(np.abs(drawn[:, 0] - np.round(drawn[:, 0])) <= 0.2)
-        [line] = ax.get_lines()
         assert set(line.get_ydata()) == {baseline[metric].iloc[0]}
         assert line.get_linestyle() == "--"
     assert_readable(fig)
     [legend] = fig.legends
     labels = [t.get_text() for t in legend.get_texts()]
     assert labels == [
+        "Objective mean",
         "Averaged ranks as probabilities",
         "Imbalance handling without recalibration",
         "Other runs",
@@ -298,19 +302,18 @@ def test_subgroup_gap_bars_are_the_mean_gaps():
     assert_readable(fig)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["icu / age", "cancer / age"]  # horizontal bars: labels never overlap
-    by_color = {color: label for label, color in _legend(ax).items()}
+    assert labels == ["icu / age", "cancer / age"]  # horizontal rows: labels never overlap
+    legend = _legend(ax)
     ticks = np.asarray(ax.get_yticks(), float)
-    bars = {
-        (
-            labels[int(np.argmin(np.abs(ticks - (p.get_y() + p.get_height() / 2))))],
-            by_color[tuple(p.get_facecolor()[:3])],
-            round(p.get_width(), 9),
-        )
-        for p in ax.patches
-        if p.get_width() != 0 and p.get_height() != 0
-    }
-    assert bars == {("icu / age", "a", 0.12), ("icu / age", "b", 0.08), ("cancer / age", "a", 0.3)}
+    drawn = set()
+    for collection in ax.collections:
+        color = tuple(to_rgba_array(collection.get_facecolor())[0][:3])
+        agent = {c: a for a, c in legend.items()}[color]
+        for x, y in collection.get_offsets():
+            row = labels[int(np.argmin(np.abs(ticks - y)))]
+            drawn.add((row, agent, round(float(x), 9)))
+    assert drawn == {("icu / age", "a", 0.12), ("icu / age", "b", 0.08), ("cancer / age", "a", 0.3)}
+    assert fig.get_size_inches()[1] < 4  # two rows: a short figure
 
 
 def test_empty_inputs_give_a_placeholder_figure():

@@ -205,6 +205,7 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
             ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
             binary = mine.loc[mine["quantile"].isna()]
             counts_note = ""
+            group_sizes: set[int] = set()
             if len(binary):
                 counts = binary["n"].to_numpy(float)
                 top = counts.max() if counts.max() > 0 else 1.0
@@ -216,8 +217,7 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
                 part = part.loc[part["n"] > 0]
                 label = "bins" if quantile < 0 else f"t at q={quantile:g}"
                 if quantile >= 0 and len(part):
-                    group = f"n/group {int(part['n'].median())}"
-                    counts_note = f"{counts_note}, {group}" if counts_note else group
+                    group_sizes.add(int(part["n"].median()))
                 (line,) = ax.plot(
                     part["mean_pred"],
                     part["observed"],
@@ -228,6 +228,10 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
                 )
                 if quantile >= 0:
                     legend.setdefault(label, line)
+            if group_sizes:  # one size per time quantile, near-equal: said once
+                low, high = min(group_sizes), max(group_sizes)
+                group = f"n/group {low}" if low == high else f"n/group {low}-{high}"
+                counts_note = f"{counts_note}, {group}" if counts_note else group
             ax.set_title(f"{agent}\n({counts_note})" if counts_note else str(agent))
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
@@ -243,8 +247,9 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
 def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 4: AUROC and ECE of valid runs under each evaluation objective.
 
-    Points are runs coloured by calibration-practice group (jittered with ``seed``), bars the
-    objective means, dashed lines the simple baseline.
+    Points are runs coloured by calibration-practice group (jittered with ``seed``), short black
+    lines the objective means, dashed lines the simple baseline. The axes span the data (AUROC of
+    runs differ by hundredths around 0.7: an axis from 0 would hide them).
 
     Parameters
     ----------
@@ -261,7 +266,16 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
         order = list(dict.fromkeys(points["objective"]))
         for ax, metric, title in zip(axes, ("auroc", "ece"), ("AUROC", "ECE"), strict=True):
             means = points.groupby("objective", sort=False)[metric].mean().reindex(order)
-            ax.bar(range(len(order)), means.to_numpy(float), color="#dddddd", width=0.6)
+            for i, mean in enumerate(means.to_numpy(float)):
+                ax.plot(
+                    [i - 0.3, i + 0.3],
+                    [mean, mean],
+                    color="#222222",
+                    linewidth=2.5,
+                    solid_capstyle="butt",
+                    label="Objective mean" if i == 0 else "_nolegend_",
+                    zorder=4,
+                )
             for g_index, group in enumerate(_GROUP_COLORS):
                 mine = points.loc[points["group"] == group]
                 if mine.empty:
@@ -334,15 +348,16 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
             ax.tick_params(axis="x", labelrotation=30)
         ax.set_xlabel("External task")
         ax.set_ylabel("External / internal score (%)")
-        _legend_below(fig, ax)
+        _legend_below(fig, ax, ncols=6)
     return fig
 
 
 def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
 
-    Horizontal bars (one row per ``task group / attribute``, so long labels stay readable), one
-    bar per agent within a row.
+    One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
+    per agent within a row (agents side by side), named in one legend below the panel; about 0.4 in
+    per row, so the figure stays compact with many agents.
 
     Parameters
     ----------
@@ -352,18 +367,25 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
     with _style():
         data = table14.loc[np.isfinite(table14["gap_mean"].astype(float))].copy()
         data["where"] = data["task_group"].astype(str) + " / " + data["attribute"].astype(str)
-        rows = max(len(set(data["where"])), 1) * max(len(set(data["agent"].astype(str))), 1)
-        fig = _figure(8.0, 0.3 * rows + 1.8)
+        rows = list(dict.fromkeys(data["where"]))
+        fig = _figure(8.0, 0.4 * max(len(rows), 3) + 1.6)
         if data.empty:
             return _empty(fig, "no subgroup gaps")
         data["agent"] = data["agent"].astype(str)
+        agents = list(dict.fromkeys(data["agent"]))
+        colors = figure_style.agent_colors(agents)
         ax = fig.subplots()
-        sns.barplot(
-            data=data, y="where", x="gap_mean", hue="agent", errorbar=None, orient="h", ax=ax
-        )
-        ax.set_ylabel("")
-        ax.set_xlabel("Highest - lowest subgroup score")
-        _legend_below(fig, ax)
+        step = 0.6 / max(len(agents), 1)
+        for i, agent in enumerate(agents):
+            mine = data.loc[data["agent"] == agent]
+            y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
+            y = y + (i - (len(agents) - 1) / 2) * step
+            ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, as in the table
+        ax.set_xlim(left=0)
+        ax.set_xlabel("Highest - lowest subgroup score (mean over runs)")
+        _legend_below(fig, ax, ncols=6)
     return fig
 
 
