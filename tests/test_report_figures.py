@@ -128,6 +128,23 @@ def test_figure2a_draws_each_groups_two_shares_with_titles_and_legend():
     assert set(zero.get_ydata()) == {0}
 
 
+def test_figure2a_legend_stays_clear_of_the_annotator_footnote():
+    from figure_checks import drawn
+
+    from automd_analysis.report.calibration_figures import add_footnote
+
+    decomposition = pd.DataFrame(
+        {"group": ["other"], "n_runs": [3], "share_of_runs": [1.0], "share_of_difference": [1.0],
+         "mean_ece": [0.1]}
+    )  # fmt: skip
+    fig = add_footnote(fg.figure2a(decomposition), "Codebook answers by a human (3 runs).")
+    assert_readable(fig)
+    renderer = drawn(fig)
+    [legend] = fig.legends
+    footnote = fig._supxlabel.get_window_extent(renderer)
+    assert not legend.get_window_extent(renderer).overlaps(footnote)
+
+
 def test_figure2b_draws_every_run_at_its_group_position():
     effect = pd.DataFrame(
         {"recalibrated": [False, False, False, True, True], "ece": [0.3, 0.1, 0.2, 0.05, 0.07]}

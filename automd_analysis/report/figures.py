@@ -141,7 +141,10 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("")
         ax.set_ylabel("% of valid runs /\nof total ECE difference")
-        _legend_below(fig, ax)
+        # legend above the panel: the report adds a footnote (the annotator) below it
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+        fig.legend(handles, labels, loc="outside upper center", ncols=2, frameon=False)
     return fig
 
 
