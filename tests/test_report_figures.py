@@ -306,6 +306,15 @@ def test_external_ratio_points_are_the_ratios_in_percent_around_100():
     assert 0 < low < 95 and high > 102  # not from 0: the differences are near 100 %
 
 
+def test_external_ratio_legend_of_many_agents_fits_the_figure():
+    agents = [f"agent_number_{i}" for i in range(6)]
+    table5 = pd.DataFrame(
+        {"agent": agents, "task": ["x_ext"] * 6, "internal_task": ["x"] * 6,
+         "score": [0.5] * 6, "ratio": [0.9, 0.95, 1.0, 1.05, 0.97, 0.99]}
+    )  # fmt: skip
+    assert_readable(fg.external_ratio_figure(table5))  # legend inside the figure
+
+
 def test_subgroup_gap_bars_are_the_mean_gaps():
     table14 = pd.DataFrame(
         {

@@ -77,10 +77,16 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def _legend_below(fig: Figure, ax, *, ncols: int = 4) -> None:
-    """Move ``ax``'s legend (e.g. seaborn's hue legend) below the panels, so it covers no data."""
+    """Move ``ax``'s legend (e.g. seaborn's hue legend) below the panels, so it covers no data;
+    at most ``ncols`` columns, fewer when a row of the longest label would not fit the figure's
+    width (about 0.085 in per character at 10 pt, plus the marker)."""
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         ax.get_legend().remove()
+    if labels:
+        entry_in = 0.6 + 0.085 * max(len(str(label)) for label in labels)
+        fits = int((fig.get_size_inches()[0] - 0.2) // entry_in)
+        ncols = max(1, min(ncols, fits))
     figure_style.outside_legend(fig, handles, labels, ncols=ncols)
 
 
@@ -388,7 +394,7 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
         ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, as in the table
         ax.set_xlim(left=0)
         ax.set_xlabel("Highest - lowest subgroup score (mean over runs)")
-        _legend_below(fig, ax, ncols=6)
+        _legend_below(fig, ax, ncols=5)
     return fig
 
 
