@@ -285,9 +285,11 @@ def _title(column: str, paired: bool) -> str:
 
 
 def _paired_title(column: str, paired: bool) -> str:
-    if not paired:
-        return column
     base = _base(column)
+    if not paired:
+        if column.endswith("_mean") and base in _ACRONYMS:  # a mean without its SD column
+            return f"{_ACRONYMS[base]} (mean)"
+        return column
     if column == "mean":
         return f"mean {_PLUS_MINUS} SD"
     if not column.endswith("_mean"):
