@@ -524,3 +524,14 @@ def test_notebook_07_figures_handle_empty_inputs_and_save_identically(tmp_path):
         b = fg.save_figure(draw(), name, tmp_path / "b")
         for kind in ("png", "svg"):
             assert a[kind].read_bytes() == b[kind].read_bytes(), (name, kind)
+
+
+def test_reliability_title_gives_the_range_of_survival_group_sizes_once():
+    bins = _bins().query("agent == 'b'")
+    later = bins.assign(quantile=0.75, time=60.0, n=[20, 21, 22])
+    fig = fg.reliability_figure(pd.concat([bins, later], ignore_index=True))
+    [panel] = [ax for ax in fig.axes if ax.get_title()]
+    assert panel.get_title() == "b\n(n/group 12-21)"  # medians 12 and 21, said once
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5", "t at q=0.75"]
+    assert_readable(fig)
