@@ -43,7 +43,10 @@ def assert_readable(fig) -> None:
     boxes = [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
     for ax in fig.axes:
         assert ax.get_legend() is None, "legend inside an axes"
+    page = fig.bbox
     for legend in fig.legends:
         box = legend.get_window_extent(renderer)
         for axes_box in boxes:
             assert not box.overlaps(axes_box), "a legend overlaps a panel"
+        # the legend is inside the figure (a row of too many entries runs off its edge)
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1, "a legend is cut off"

@@ -136,7 +136,7 @@ def export_notebook_outputs(
     reliability = calibration_practices.reliability_table(store, **main)
     table(reliability, "reliability_bins")
     for fig in report.reliability_figures(reliability) if draw_figures else ():
-        task = fig.get_suptitle().removeprefix("Reliability: ")
+        task = fig.figure.get_suptitle().removeprefix("Reliability: ")
         published.append(("figure", f"reliability_{task}"))
     table(measures.curves, "smoothed_calibration_curves")
     if draw_figures:

@@ -26,7 +26,15 @@ def sanitize(text: str) -> str:
 
 
 def test_config_is_read_by_nbval():
-    assert len(PATTERNS) == 5
+    assert len(PATTERNS) == 6
+
+
+def test_embedded_figure_pixels_are_masked_but_not_their_caption():
+    a = '<img src="data:image/png;base64,iVBORw0KGgo+/AAA=" width="900"> n = 12'
+    b = '<img src="data:image/png;base64,iVBORw0KGgoBBBB/9==" width="900"> n = 12'
+    assert sanitize(a) == sanitize(b)
+    assert sanitize(a.replace('width="900"', 'width="800"')) != sanitize(b)
+    assert sanitize(a.replace("n = 12", "n = 13")) != sanitize(b)
 
 
 def test_volatile_parts_are_masked():

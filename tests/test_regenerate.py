@@ -295,3 +295,116 @@ def test_missing_archive_and_missing_store_are_clear_errors(archive, tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "score store directory not found" in result.stderr
     assert "automd score" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# every page as a reader sees it: figure widths and font sizes, collapsed tables, number formats
+
+
+#: Smallest text size (pt) of a figure as the page shows it.
+MIN_DISPLAYED_PT = 9.0
+#: Header cells of p-value columns (CSV names; display titles).
+P_HEADERS = {"p_value", "p_holm", "p", "Holm p", "p (Holm)", "p-value"}
+_P_TEXT = re.compile(r"^(–|0|[01]\.\d{3}|\d\.\de-\d{2})$")
+_COUNT_TEXT = re.compile(r"^(–|\d+|\d+\.\d)$")
+
+
+@pytest.mark.slow
+def test_every_page_reads_at_the_page_width(two_reports):
+    from render_checks import displayed_pt, read_page, svg_font_sizes, svg_width_in
+
+    from automd_analysis.report.presentation import LONG_TABLE_ROWS, MIN_ROWS_TO_FOLD
+    from automd_analysis.report.views import DISPLAY_WIDTH_PX, display_width
+
+    base, _, runs = two_reports
+    assert runs[0].returncode == 0, runs[0].stderr
+    out = base / "first"
+    problems: list[str] = []
+    n_figures = n_tables = n_collapsed = 0
+    for name in NOTEBOOKS:
+        page = read_page(out / "html" / f"{name}.html")
+        # every image on the page is a figure view: known width, a caption underneath
+        if page.images != len(page.figures):
+            problems.append(f"{name}: {page.images} images, {len(page.figures)} figure views")
+        for figure in page.figures:
+            n_figures += 1
+            where = f"{name}: figure {figure.name}"
+            svg = (out / "figures" / f"{figure.name}.svg").read_text()
+            width_in = svg_width_in(svg)
+            if figure.width_px != display_width(width_in):
+                problems.append(f"{where} shown {figure.width_px} px for {width_in:.2f} in")
+                continue
+            if figure.width_px > DISPLAY_WIDTH_PX:
+                problems.append(f"{where} shown {figure.width_px} px wide")
+            caption = figure.caption.split(".", 1)[1].strip() if "." in figure.caption else ""
+            if len(caption) < 20:
+                problems.append(f"{where} has no caption ({figure.caption!r})")
+            sizes = svg_font_sizes(svg)
+            small = [
+                (text, round(displayed_pt(size, width_in, figure.width_px), 1))
+                for text, size in sizes
+                if displayed_pt(size, width_in, figure.width_px) < MIN_DISPLAYED_PT
+            ]
+            if not sizes:
+                problems.append(f"{where}: no text found in the SVG")
+            if small:
+                problems.append(f"{where}: text below {MIN_DISPLAYED_PT} pt: {small[:4]}")
+        for table in page.tables:
+            n_tables += 1
+            rows = len(table.rows)
+            label = f"{name}: table {table.header[:3]}"
+            if rows > LONG_TABLE_ROWS and not table.collapsed:
+                problems.append(f"{label} has {rows} rows and is not collapsed")
+            n_collapsed += table.collapsed
+            # one spelling on every page (CSV column names keep theirs)
+            problems.extend(f"{label}: header {h!r}" for h in table.header if "enalized" in h)
+            for j, title in enumerate(table.header):
+                cells = [r[j] for r in table.rows if j < len(r)]
+                if title in P_HEADERS:
+                    bad = [c for c in cells if not _P_TEXT.match(c)]
+                    if bad:
+                        problems.append(f"{label}: p-values {bad[:3]}")
+                if title == "n" or title.startswith("n_"):
+                    bad = [c for c in cells if not _COUNT_TEXT.match(c)]
+                    if bad:
+                        problems.append(f"{label}: counts {title} {bad[:3]}")
+                repeated = j > 0 and len(cells) >= MIN_ROWS_TO_FOLD and len(set(cells)) == 1
+                if repeated and len(table.header) > 2:  # a label column and one value: kept
+                    problems.append(f"{label}: column {title!r} repeats {cells[0]!r}")
+    assert not problems, "\n".join(problems)
+    assert n_figures >= 14 and n_tables >= 20  # the checks ran on the real pages
+    assert n_collapsed >= 2  # the fixture has long tables (subgroup scores, process metrics)
+
+
+@pytest.mark.slow
+def test_notebook_02_skips_figure_2a_with_a_note_without_baseline_runs(archive, tmp_path):
+    """A store without simple-baseline runs has no reference ECE: Figure 2a (and its table) is
+    skipped with a note, every other section of notebook 02 still renders."""
+    target = tmp_path / "small"
+    shutil.copytree(archive, target)
+    shutil.rmtree(target / "main" / "baseline")
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copy(ROOT / "notebooks" / "02_calibration_and_practices.ipynb", notebooks)
+    out = tmp_path / "report"
+    result = _regenerate(
+        target,
+        "--out",
+        out,
+        "--data",
+        FIXTURE / "data",
+        "--manifests",
+        FIXTURE / "manifests",
+        "--scores",
+        tmp_path / "scores",
+        "--notebooks",
+        notebooks,
+        "--jobs",
+        "1",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (out / "html" / "02_calibration_and_practices.html").read_text()
+    assert "Figure 2a is skipped" in page and "no simple-baseline runs" in page
+    assert not (out / "figures" / "fig2a_ece_decomposition.png").exists()
+    assert (out / "figures" / "fig2b_recalibration.png").is_file()  # the rest still rendered
+    assert (out / "tables" / "table13_task_ece.csv").is_file()

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import storebuilder as sb
+from figure_checks import assert_readable
 from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -69,11 +70,17 @@ def _bars(ax) -> list[tuple[float, float, tuple]]:
 
 
 def _legend(ax) -> dict[str, tuple]:
-    """Legend label -> RGB colour of its handle (patch face colour or line colour)."""
-    legend = ax.get_legend()
+    """Legend label -> RGB colour of its handle (patch face colour or line colour); the legend
+    is the figure's one legend below the panels."""
+    [legend] = ax.figure.legends
     colors = {}
     for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True):
-        color = handle.get_facecolor() if isinstance(handle, Patch) else handle.get_color()
+        if isinstance(handle, Patch):
+            color = handle.get_facecolor()
+        elif hasattr(handle, "get_color"):
+            color = handle.get_color()
+        else:  # a scatter's PathCollection
+            color = handle.get_facecolor()[0]
         colors[text.get_text()] = tuple(to_rgba_array(color)[0][:3])
     return colors
 
@@ -100,7 +107,9 @@ def test_figure2a_draws_each_groups_two_shares_with_titles_and_legend():
             "mean_ece": [0.21, 0.04, np.nan],
         }
     )
-    ax = fg.figure2a(decomposition).axes[0]
+    fig = fg.figure2a(decomposition)
+    assert_readable(fig)
+    ax = fig.axes[0]
     titles = {
         "averaged_ranks": "Averaged ranks\nas probabilities\nn=3, mean ECE 0.210",
         "other": "Other runs\nn=6, mean ECE 0.040",
@@ -117,6 +126,23 @@ def test_figure2a_draws_each_groups_two_shares_with_titles_and_legend():
     }
     [zero] = ax.get_lines()  # the reference line at 0 (a negative share goes below it)
     assert set(zero.get_ydata()) == {0}
+
+
+def test_figure2a_legend_stays_clear_of_the_annotator_footnote():
+    from figure_checks import drawn
+
+    from automd_analysis.report.calibration_figures import add_footnote
+
+    decomposition = pd.DataFrame(
+        {"group": ["other"], "n_runs": [3], "share_of_runs": [1.0], "share_of_difference": [1.0],
+         "mean_ece": [0.1]}
+    )  # fmt: skip
+    fig = add_footnote(fg.figure2a(decomposition), "Codebook answers by a human (3 runs).")
+    assert_readable(fig)
+    renderer = drawn(fig)
+    [legend] = fig.legends
+    footnote = fig._supxlabel.get_window_extent(renderer)
+    assert not legend.get_window_extent(renderer).overlaps(footnote)
 
 
 def test_figure2b_draws_every_run_at_its_group_position():
@@ -166,7 +192,8 @@ def _bins() -> pd.DataFrame:
 def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
     bins = _bins()
     fig = fg.reliability_figure(bins)
-    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert_readable(fig)
+    panels = {ax.get_title().split("\n")[0]: ax for ax in fig.axes if ax.get_title()}
     assert set(panels) == {"a", "b"}
     for agent, ax in panels.items():
         mine = bins[(bins["agent"] == agent) & (bins["n"] > 0)]
@@ -180,12 +207,26 @@ def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
     # bars at the bin centres, the largest count (40) a quarter of the panel high; the empty
     # third bin has no bar
     assert counts == [(0.25, 0.25), (0.7, 0.0625)]
-    assert "max n = 40" in [t.get_text() for t in a.texts]
-    assert a.get_legend() is None  # binary bins only: nothing to tell apart
+    assert a.get_title() == "a\n(max n = 40)"  # in the title: never over the bars
     assert not _bars(panels["b"])  # survival groups have no count bars
-    assert [t.get_text() for t in panels["b"].get_legend().get_texts()] == [
-        "t at q=0.5 (n/group 12)"
-    ]
+    assert panels["b"].get_title() == "b\n(n/group 12)"  # said once for all its quantiles
+    # one legend for the figure, naming the survival curves only (a binary panel has one curve)
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5"]
+
+
+def test_reliability_figure_of_binary_bins_only_has_no_legend():
+    bins = _bins().query("agent == 'a'")
+    fig = fg.reliability_figure(bins)
+    assert not fig.legends
+    assert_readable(fig)
+
+
+def test_reliability_figure_of_many_agents_is_at_most_ten_inches_wide():
+    bins = pd.concat([_bins().assign(agent=lambda d, k=k: d["agent"] + str(k)) for k in range(4)])
+    fig = fg.reliability_figure(bins)
+    assert len([ax for ax in fig.axes if ax.get_title()]) == 8
+    assert_readable(fig)
 
 
 def test_figure4_draws_objective_means_runs_and_the_baseline():
@@ -209,19 +250,25 @@ def test_figure4_draws_objective_means_runs_and_the_baseline():
     fig = fg.figure4(points, baseline, seed=3)
     for ax, metric in zip(fig.axes, ("auroc", "ece"), strict=True):
         assert [t.get_text() for t in ax.get_xticklabels()] == ["auroc", "brier"]
-        heights = [round(h, 9) for _, h, _ in sorted(_bars(ax))]
+        *mean_lines, line = ax.get_lines()  # objective means (solid), then the baseline
         means = points.groupby("objective", sort=False)[metric].mean()
-        assert heights == [round(v, 9) for v in means]
+        assert [(float(np.mean(m.get_xdata())), m.get_ydata()[0]) for m in mean_lines] == [
+            (0.0, pytest.approx(means.iloc[0])),
+            (1.0, pytest.approx(means.iloc[1])),
+        ]
+        assert all(m.get_linestyle() == "-" for m in mean_lines)
         drawn = np.concatenate([c.get_offsets() for c in ax.collections])
         expected = points.assign(x=points["objective"].map({"auroc": 0, "brier": 1}))
         got = sorted((int(round(x)), round(y, 9)) for x, y in drawn)
         assert got == sorted(zip(expected["x"], expected[metric].round(9), strict=True))
         assert np.all(np.abs(drawn[:, 0] - np.round(drawn[:, 0])) <= 0.2)
-        [line] = ax.get_lines()
         assert set(line.get_ydata()) == {baseline[metric].iloc[0]}
         assert line.get_linestyle() == "--"
-    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert_readable(fig)
+    [legend] = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
     assert labels == [
+        "Objective mean",
         "Averaged ranks as probabilities",
         "Imbalance handling without recalibration",
         "Other runs",
@@ -229,23 +276,43 @@ def test_figure4_draws_objective_means_runs_and_the_baseline():
     ]
 
 
-def test_external_ratio_bars_are_the_ratios_in_percent():
+def test_external_ratio_points_are_the_ratios_in_percent_around_100():
     table5 = pd.DataFrame(
         {
             "agent": ["a", "b", "a", "b"],
             "task": ["x_ext", "x_ext", "y_ext", "y_ext"],
             "internal_task": ["x", "x", "y", "y"],
             "score": [0.3, 0.4, 0.2, 0.1],
-            "ratio": [0.9, 1.1, np.nan, 0.5],
+            "ratio": [0.97, 1.02, np.nan, 0.95],
         }
     )
-    ax = fg.external_ratio_figure(table5).axes[0]
+    fig = fg.external_ratio_figure(table5)
+    assert_readable(fig)
+    ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["x_ext", "y_ext"]
-    assert set(_legend(ax)) == {"a", "b"}
-    # an undefined ratio draws no bar
-    assert _hue_bars(ax) == {("x_ext", "a", 90.0), ("x_ext", "b", 110.0), ("y_ext", "b", 50.0)}
+    legend = _legend(ax)
+    assert set(legend) == {"a", "b"}
+    drawn = set()
+    for collection in ax.collections:
+        color = tuple(to_rgba_array(collection.get_facecolor())[0][:3])
+        agent = {c: a for a, c in legend.items()}[color]
+        for x, y in collection.get_offsets():
+            drawn.add((_tick_label(ax, x), agent, round(float(y), 9)))
+    # an undefined ratio draws no point
+    assert drawn == {("x_ext", "a", 97.0), ("x_ext", "b", 102.0), ("y_ext", "b", 95.0)}
     [reference] = ax.get_lines()
     assert set(reference.get_ydata()) == {100}
+    low, high = ax.get_ylim()
+    assert 0 < low < 95 and high > 102  # not from 0: the differences are near 100 %
+
+
+def test_external_ratio_legend_of_many_agents_fits_the_figure():
+    agents = [f"agent_number_{i}" for i in range(6)]
+    table5 = pd.DataFrame(
+        {"agent": agents, "task": ["x_ext"] * 6, "internal_task": ["x"] * 6,
+         "score": [0.5] * 6, "ratio": [0.9, 0.95, 1.0, 1.05, 0.97, 0.99]}
+    )  # fmt: skip
+    assert_readable(fg.external_ratio_figure(table5))  # legend inside the figure
 
 
 def test_subgroup_gap_bars_are_the_mean_gaps():
@@ -257,13 +324,22 @@ def test_subgroup_gap_bars_are_the_mean_gaps():
             "gap_mean": [0.12, 0.08, np.nan, 0.3],
         }
     )
-    ax = fg.subgroup_gap_figure(table14).axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["icu / age", "cancer / age"]
-    assert _hue_bars(ax) == {
-        ("icu / age", "a", 0.12),
-        ("icu / age", "b", 0.08),
-        ("cancer / age", "a", 0.3),
-    }
+    fig = fg.subgroup_gap_figure(table14)
+    assert_readable(fig)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["icu / age", "cancer / age"]  # horizontal rows: labels never overlap
+    legend = _legend(ax)
+    ticks = np.asarray(ax.get_yticks(), float)
+    drawn = set()
+    for collection in ax.collections:
+        color = tuple(to_rgba_array(collection.get_facecolor())[0][:3])
+        agent = {c: a for a, c in legend.items()}[color]
+        for x, y in collection.get_offsets():
+            row = labels[int(np.argmin(np.abs(ticks - y)))]
+            drawn.add((row, agent, round(float(x), 9)))
+    assert drawn == {("icu / age", "a", 0.12), ("icu / age", "b", 0.08), ("cancer / age", "a", 0.3)}
+    assert fig.get_size_inches()[1] < 4  # two rows: a short figure
 
 
 def test_empty_inputs_give_a_placeholder_figure():
@@ -353,6 +429,7 @@ def _curves() -> pd.DataFrame:
 
 def test_figure5_draws_each_agents_mean_curve_in_hours():
     fig = fg.figure5(_curves())
+    assert_readable(fig)
     lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
     assert set(lines) == {"codex (2 runs)", "a$b$ (1 run)"}  # names drawn as plain text
     codex = lines["codex (2 runs)"]
@@ -376,6 +453,7 @@ def _shares() -> pd.DataFrame:
 def test_figure3_bars_are_the_shares_of_present_change_types():
     shares = _shares()
     fig = fg.figure3(shares)
+    assert_readable(fig)
     [ax] = fig.axes  # codex has no annotated pair: no panel
     assert "aide" in ax.get_title() and "early 4" in ax.get_title() and "late 2" in ax.get_title()
     labels = [t.get_text() for t in ax.get_xticklabels()]
@@ -405,6 +483,7 @@ def _correlations() -> pd.DataFrame:
 
 def test_process_correlation_bars_are_the_rhos():
     fig = fg.process_correlation_figure(_correlations())
+    assert_readable(fig)
     ax = fig.axes[0]
     widths = [round(p.get_width(), 9) for p in ax.patches if p.get_height() > 0]
     assert sorted(widths) == [-0.25, 0.0, 0.5]  # an undefined rho is an empty bar, labelled n/a
@@ -445,3 +524,14 @@ def test_notebook_07_figures_handle_empty_inputs_and_save_identically(tmp_path):
         b = fg.save_figure(draw(), name, tmp_path / "b")
         for kind in ("png", "svg"):
             assert a[kind].read_bytes() == b[kind].read_bytes(), (name, kind)
+
+
+def test_reliability_title_gives_the_range_of_survival_group_sizes_once():
+    bins = _bins().query("agent == 'b'")
+    later = bins.assign(quantile=0.75, time=60.0, n=[20, 21, 22])
+    fig = fg.reliability_figure(pd.concat([bins, later], ignore_index=True))
+    [panel] = [ax for ax in fig.axes if ax.get_title()]
+    assert panel.get_title() == "b\n(n/group 12-21)"  # medians 12 and 21, said once
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5", "t at q=0.75"]
+    assert_readable(fig)

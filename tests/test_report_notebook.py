@@ -102,7 +102,12 @@ def test_table_exports_and_displays(report, tmp_path):
     for kind in ("csv", "tex", "html"):
         assert view.paths[kind] == tmp_path / "out" / "tables" / f"my_table.{kind}"
         assert view.paths[kind].is_file()
-    assert view._repr_html_() == view.paths["html"].read_text()
+    assert view.html == view.paths["html"].read_text()
+    # the page shows the caption above the same table (a short table: not collapsed)
+    page = view._repr_html_()
+    assert "Caption &amp; more" in page and "<details" not in page
+    body = view.html[view.html.index("<table") :]
+    assert body[: body.index("<caption")] in page
     assert "&lt;b&gt;x&lt;/b&gt;" in view._repr_html_() and "<b>x</b>" not in view._repr_html_()
     plain = repr(view)
     assert plain.splitlines()[0] == "my_table"
@@ -113,7 +118,7 @@ def test_table_uses_paper_spec_by_name(report):
     from automd_analysis.analysis import primary
 
     view = report.table(primary.table2(report.store), "table2_primary_scores")
-    assert "Penalized score" in view.html  # the display spec's column title
+    assert "Penalised score" in view.html  # the display spec's column title
     assert "\N{PLUS-MINUS SIGN}" in view.html or "–" in view.html
 
 
@@ -132,9 +137,47 @@ def test_figure_is_saved_and_returned(report, tmp_path):
 
     fig = Figure()
     fig.add_subplot().plot([0, 1])
-    assert report.figure(fig, "fig_x") is fig
-    assert (tmp_path / "out" / "figures" / "fig_x.png").is_file()
-    assert (tmp_path / "out" / "figures" / "fig_x.svg").is_file()
+    fig.set_size_inches(12.0, 4.0)
+    view = report.figure(fig, "fig_x", "A *caption* <b>")
+    assert view.figure is fig
+    png = tmp_path / "out" / "figures" / "fig_x.png"
+    assert png.is_file() and (tmp_path / "out" / "figures" / "fig_x.svg").is_file()
+    assert view.png == png.read_bytes() and view.paths["png"] == png
+    page = view._repr_html_()
+    assert 'width="900"' in page  # 12 in: shown at the page's width, never wider
+    assert "A <em>caption</em> &lt;b&gt;" in page and "<b>" not in page
+    assert page.index("<img") < page.index("automd-caption")  # caption under the figure
+
+
+def test_long_table_is_collapsed_on_the_page(report):
+    from automd_analysis.report.presentation import LONG_TABLE_ROWS
+
+    n = LONG_TABLE_ROWS + 1
+    frame = pd.DataFrame({"task": [f"t{i}" for i in range(n)], "n_runs": list(range(n))})
+    page = report.table(frame, "long_table", caption="Many rows.")._repr_html_()
+    assert page.startswith('<details class="automd-long-table"')
+    assert page.index("Many rows.") < page.index("</summary>") < page.index("<table")
+    short = report.table(frame.iloc[:LONG_TABLE_ROWS], "short_table")._repr_html_()
+    assert "<details" not in short
+
+
+def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path, monkeypatch):
+    runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    monkeypatch.setattr(nbk, "REPO_ROOT", tmp_path)
+    report = nbk.open_report(
+        archive=_archive(tmp_path / "arch"), scores_dir=scores, notebook="01_primary_scores"
+    )
+    assert report.output_dir == tmp_path / "build" / "notebooks" / "01_primary_scores"
+    assert (report.output_dir / "tables").is_dir()
+    note = report.where_written().data
+    assert "build/notebooks/01_primary_scores/" in note and "automd regenerate" in note
+    given = nbk.open_report(
+        archive=_archive(tmp_path / "arch2"), scores_dir=scores, output_dir=tmp_path / "r"
+    )
+    assert given.where_written() is None  # automd regenerate passes its folder: no note
+    with pytest.raises(ValueError, match="plain name"):
+        nbk.open_report(archive=_archive(tmp_path / "a3"), scores_dir=scores, notebook="../x")
 
 
 def test_task_units_from_manifests(report, tmp_path):
@@ -169,7 +212,8 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
     table = calibration.reliability_table(report.store, experiment="main")
     figs = report.reliability_figures(table)
     tasks = sorted({b["task"] for b in complete["calibration_bins"]})
-    assert [f.texts[0].get_text() for f in figs] == [f"Reliability: {t}" for t in tasks]
+    assert [f.figure.texts[0].get_text() for f in figs] == [f"Reliability: {t}" for t in tasks]
+    assert all(f.caption and f.name == f"reliability_{t}" for f, t in zip(figs, tasks, strict=True))
     for task in tasks:
         assert (tmp_path / "out" / "figures" / f"reliability_{task}.png").is_file()
     assert report.reliability_figures(table.iloc[:0]) == []
@@ -213,3 +257,22 @@ def test_table_spec_covers_both_registries():
     assert spec is development_tables.TABLE_SPECS["table18_development"]
     assert not set(tables.TABLE_SPECS) & set(development_tables.TABLE_SPECS)
     assert nbk.table_spec("no_such_table") is None
+
+
+def test_unless_no_baseline_skips_only_the_missing_baseline_error():
+    from automd_analysis.errors import AutomdError, ScoreStoreError
+
+    def missing():
+        raise ScoreStoreError("x", code="store.no_baseline", details={"tasks": ["a", "b"]})
+
+    value, note = nbk.Report.unless_no_baseline("Figure 2a", missing)
+    assert value is None
+    html = note._repr_html_()
+    assert "<strong>Figure 2a is skipped</strong>" in html
+    assert "<code>a</code>, <code>b</code>" in html
+
+    def other():
+        raise AutomdError("broken", code="store.invalid")
+
+    with pytest.raises(AutomdError, match="broken"):
+        nbk.Report.unless_no_baseline("Figure 2a", other)

@@ -245,16 +245,39 @@ def test_index_escapes_archive_strings_and_links_artifacts(tmp_path):
     assert again == text
 
 
-def test_index_lists_tables_in_paper_order(tmp_path):
+def test_index_groups_tables_by_analysis_with_paper_number_and_summary(tmp_path):
+    from automd_analysis.report.catalog import ANALYSES, TABLES
+
     tables = tmp_path / "tables"
     tables.mkdir()
-    stems = ["table12_task", "overview_runs", "fig2a_ece", "table2_primary", "table3_ece"]
+    stems = [
+        "table12_task_scores",
+        "overview_runs",
+        "zz_custom",
+        "fig2a_ece_decomposition",
+        "table2_primary_scores",
+        "table3_ece",
+    ]
     for stem in stems:
         (tables / f"{stem}.csv").write_text("x")
     text = site.build_index(tmp_path, site.StoreSummary("a", "v", 0, 0), []).read_text()
     positions = [text.index(f'href="tables/{stem}.csv"') for stem in stems]
     order = [stem for _, stem in sorted(zip(positions, stems, strict=True))]
-    assert order == ["table2_primary", "table3_ece", "table12_task", "fig2a_ece", "overview_runs"]
+    # by analysis (report order), within one in catalog order; unknown tables last, under Other
+    assert order == [
+        "overview_runs",
+        "table2_primary_scores",
+        "table12_task_scores",
+        "table3_ece",
+        "fig2a_ece_decomposition",
+        "zz_custom",
+    ]
+    headings = [ANALYSES["01_primary_scores"], ANALYSES["02_calibration_and_practices"], "Other"]
+    at = [text.index(h) for h in headings]
+    assert at == sorted(at) and at[0] < positions[1] < at[1] < positions[5] < at[2] < positions[2]
+    row = text[text.index("<code>table2_primary_scores</code>") :]
+    row = row[: row.index("</tr>")]
+    assert ">Table 2<" in row and TABLES["table2_primary_scores"].summary in row
 
 
 @pytest.mark.slow

@@ -121,9 +121,9 @@ def test_bold_best_follows_the_column_direction():
         primary.agent_summary(store), tb.TABLE_SPECS["table2_primary_scores"]
     )
     by_agent = dict(zip(text["agent"], range(len(text)), strict=True))
-    assert bold.loc[by_agent["good"], "Penalized score"]  # higher is better
-    assert not bold.loc[by_agent["baseline"], "Penalized score"]  # baseline never bold
-    assert bold.loc[by_agent["good"], "Rank (penalized)"]  # rank 1: lower is better
+    assert bold.loc[by_agent["good"], "Penalised score"]  # higher is better
+    assert not bold.loc[by_agent["baseline"], "Penalised score"]  # baseline never bold
+    assert bold.loc[by_agent["good"], "Rank (penalised)"]  # rank 1: lower is better
     text, bold = tb.display_frame(
         calibration.ece_by_task_class(store), tb.TABLE_SPECS["table3_ece"]
     )

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from automd_analysis._atomic import write_bytes_atomic
+from automd_analysis.report import figure_style
 
 __all__ = [
     "SVG_HASHSALT",
@@ -65,12 +66,28 @@ _RC = {"text.parse_math": False, "svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "
 
 @contextmanager
 def _style() -> Iterator[None]:
-    with matplotlib.rc_context(_RC), sns.axes_style("whitegrid"):
+    # seaborn's grid look, then the report's text sizes (figure_style.RC: >= 10 pt everywhere)
+    with matplotlib.rc_context(_RC), sns.axes_style("whitegrid"), figure_style.style():
         yield
 
 
 def _figure(width: float, height: float) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained")
+    """A constrained-layout figure at most ``figure_style.MAX_WIDTH_IN`` wide."""
+    return figure_style.new_figure(width, height)
+
+
+def _legend_below(fig: Figure, ax, *, ncols: int = 4) -> None:
+    """Move ``ax``'s legend (e.g. seaborn's hue legend) below the panels, so it covers no data;
+    at most ``ncols`` columns, fewer when a row of the longest label would not fit the figure's
+    width (about 0.085 in per character at 10 pt, plus the marker)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if labels:
+        entry_in = 0.6 + 0.085 * max(len(str(label)) for label in labels)
+        fits = int((fig.get_size_inches()[0] - 0.2) // entry_in)
+        ncols = max(1, min(ncols, fits))
+    figure_style.outside_legend(fig, handles, labels, ncols=ncols)
 
 
 def _jitter(n: int, seed: int, width: float = 0.25) -> np.ndarray:
@@ -98,7 +115,7 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
         ``share_of_runs``, ``share_of_difference``, ``mean_ece``).
     """
     with _style():
-        fig = _figure(7.0, 3.8)
+        fig = _figure(8.0, 4.4)
         if decomposition.empty:
             return _empty(fig, "no valid runs")
         long = decomposition.melt(
@@ -129,8 +146,11 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
         )
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("")
-        ax.set_ylabel("% of valid runs / of total ECE difference")
-        ax.legend(title=None, loc="best")
+        ax.set_ylabel("% of valid runs /\nof total ECE difference")
+        # legend above the panel: the report adds a footnote (the annotator) below it
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+        fig.legend(handles, labels, loc="outside upper center", ncols=2, frameon=False)
     return fig
 
 
@@ -163,17 +183,22 @@ def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
     return fig
 
 
-def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
+def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
     """Reliability diagrams: observed vs mean predicted per bin, one panel per agent.
 
     Grey bars along the bottom show each bin's count (scaled to a quarter of the panel; the largest
-    count is printed in the corner); the dashed diagonal is perfect calibration. Survival groups are
-    drawn per time quantile (their counts are near-equal by construction).
+    count is given under the agent's name in the panel title); the dashed diagonal is perfect
+    calibration. Survival groups are drawn per time quantile (their counts are near-equal by
+    construction; the median group size is in the title). Panels are ``columns`` per row, about
+    4.5 in wide each (at most :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` in all), and
+    one legend below them names the curves.
 
     Parameters
     ----------
     bins : DataFrame
         :func:`automd_analysis.analysis.calibration_practices.reliability_bins` output.
+    columns : int
+        Panels per row.
     """
     with _style():
         if bins.empty:
@@ -181,59 +206,59 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 3) -> Figure:
         agents = list(dict.fromkeys(bins["agent"]))
         ncols = max(1, min(columns, len(agents)))
         nrows = -(-len(agents) // ncols)
-        fig = _figure(3.4 * ncols, 3.2 * nrows)
+        fig = _figure(4.5 * ncols, 3.6 * nrows + 0.5)
         axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        legend: dict[str, object] = {}
         for ax, agent in zip(axes, agents, strict=False):
             mine = bins.loc[bins["agent"] == agent]
             ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
             binary = mine.loc[mine["quantile"].isna()]
+            counts_note = ""
+            group_sizes: set[int] = set()
             if len(binary):
                 counts = binary["n"].to_numpy(float)
                 top = counts.max() if counts.max() > 0 else 1.0
                 centres = (binary["lo"].to_numpy(float) + binary["hi"].to_numpy(float)) / 2
                 widths = binary["hi"].to_numpy(float) - binary["lo"].to_numpy(float)
                 ax.bar(centres, 0.25 * counts / top, width=0.9 * widths, color="#cccccc")
-                ax.text(
-                    0.98,
-                    0.02,
-                    f"max n = {int(top)}",
-                    ha="right",
-                    va="bottom",
-                    fontsize=7,
-                    transform=ax.transAxes,
-                )
+                counts_note = f"max n = {int(top)}"
             for quantile, part in mine.groupby(mine["quantile"].fillna(-1.0), sort=True):
                 part = part.loc[part["n"] > 0]
-                label = (
-                    "bins"
-                    if quantile < 0
-                    else f"t at q={quantile:g} (n/group {int(part['n'].median())})"
-                )
-                ax.plot(
+                label = "bins" if quantile < 0 else f"t at q={quantile:g}"
+                if quantile >= 0 and len(part):
+                    group_sizes.add(int(part["n"].median()))
+                (line,) = ax.plot(
                     part["mean_pred"],
                     part["observed"],
                     marker="o",
-                    markersize=3.5,
-                    linewidth=0.9,
+                    markersize=4,
+                    linewidth=1.0,
                     label=label,
                 )
-            ax.set_title(str(agent))
+                if quantile >= 0:
+                    legend.setdefault(label, line)
+            if group_sizes:  # one size per time quantile, near-equal: said once
+                low, high = min(group_sizes), max(group_sizes)
+                group = f"n/group {low}" if low == high else f"n/group {low}-{high}"
+                counts_note = f"{counts_note}, {group}" if counts_note else group
+            ax.set_title(f"{agent}\n({counts_note})" if counts_note else str(agent))
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
             ax.set_xlabel("Mean predicted")
             ax.set_ylabel("Observed")
-            if mine["quantile"].notna().any():
-                ax.legend(fontsize=7, loc="upper left")
         for ax in axes[len(agents) :]:
             ax.set_axis_off()
+        # binary bins only: one curve per panel, nothing to tell apart
+        figure_style.outside_legend(fig, list(legend.values()), list(legend))
     return fig
 
 
 def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 4: AUROC and ECE of valid runs under each evaluation objective.
 
-    Points are runs coloured by calibration-practice group (jittered with ``seed``), bars the
-    objective means, dashed lines the simple baseline.
+    Points are runs coloured by calibration-practice group (jittered with ``seed``), short black
+    lines the objective means, dashed lines the simple baseline. The axes span the data (AUROC of
+    runs differ by hundredths around 0.7: an axis from 0 would hide them).
 
     Parameters
     ----------
@@ -243,14 +268,23 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
         :func:`automd_analysis.analysis.objectives.objective_baseline`.
     """
     with _style():
-        fig = _figure(8.0, 3.8)
+        fig = _figure(8.0, 4.2)
         if points.empty:
             return _empty(fig, "no valid runs")
         axes = fig.subplots(1, 2)
         order = list(dict.fromkeys(points["objective"]))
         for ax, metric, title in zip(axes, ("auroc", "ece"), ("AUROC", "ECE"), strict=True):
             means = points.groupby("objective", sort=False)[metric].mean().reindex(order)
-            ax.bar(range(len(order)), means.to_numpy(float), color="#dddddd", width=0.6)
+            for i, mean in enumerate(means.to_numpy(float)):
+                ax.plot(
+                    [i - 0.3, i + 0.3],
+                    [mean, mean],
+                    color="#222222",
+                    linewidth=2.5,
+                    solid_capstyle="butt",
+                    label="Objective mean" if i == 0 else "_nolegend_",
+                    zorder=4,
+                )
             for g_index, group in enumerate(_GROUP_COLORS):
                 mine = points.loc[points["group"] == group]
                 if mine.empty:
@@ -275,12 +309,20 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
             ax.set_xticks(range(len(order)), [str(o) for o in order])
             ax.set_xlabel("Objective")
             ax.set_ylabel(title)
-        axes[1].legend(fontsize=7, loc="upper right")
+        handles = {}
+        for ax in axes:  # one legend below both panels: groups, then the baseline
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                handles.setdefault(label, handle)
+        figure_style.outside_legend(fig, list(handles.values()), list(handles), ncols=2)
     return fig
 
 
 def external_ratio_figure(table5: pd.DataFrame) -> Figure:
     """Ratio of external to internal normalised score per task and agent (Table 5 ratios).
+
+    One marker per (task, agent), side by side within a task; the dashed line is 100 % (no loss
+    on the external population). The axis spans the ratios and 100 % with a margin, not 0: the
+    differences of interest are a few percent around 100.
 
     Parameters
     ----------
@@ -288,23 +330,43 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
         :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``).
     """
     with _style():
-        fig = _figure(7.0, 3.8)
         data = table5.loc[np.isfinite(table5["ratio"].astype(float))].copy()
+        tasks = list(dict.fromkeys(data["task"].astype(str)))
+        fig = _figure(max(5.0, 1.1 * len(tasks) + 2.5), 4.2)
         if data.empty:
             return _empty(fig, "no external-validation pairs")
         data["ratio_pct"] = 100 * data["ratio"].astype(float)
         data["agent"] = data["agent"].astype(str)
+        agents = list(dict.fromkeys(data["agent"]))
+        colors = figure_style.agent_colors(agents)
         ax = fig.subplots()
-        sns.barplot(data=data, x="task", y="ratio_pct", hue="agent", errorbar=None, ax=ax)
         ax.axhline(100, color="black", linestyle="--", linewidth=0.8)
+        step = 0.7 / max(len(agents), 1)
+        for i, agent in enumerate(agents):
+            mine = data.loc[data["agent"] == agent]
+            x = mine["task"].astype(str).map({t: k for k, t in enumerate(tasks)}).to_numpy(float)
+            x = x + (i - (len(agents) - 1) / 2) * step
+            ax.scatter(x, mine["ratio_pct"], s=40, color=colors[agent], label=agent, zorder=3)
+        low = min(float(data["ratio_pct"].min()), 100.0)
+        high = max(float(data["ratio_pct"].max()), 100.0)
+        pad = max(2.0, 0.1 * (high - low))
+        ax.set_ylim(low - pad, high + pad)
+        ax.set_xticks(range(len(tasks)), tasks)
+        ax.set_xlim(-0.6, len(tasks) - 0.4)
+        if len(tasks) > 4:
+            ax.tick_params(axis="x", labelrotation=30)
         ax.set_xlabel("External task")
         ax.set_ylabel("External / internal score (%)")
-        ax.legend(title=None, fontsize=7)
+        _legend_below(fig, ax, ncols=6)
     return fig
 
 
 def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
+
+    One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
+    per agent within a row (agents side by side), named in one legend below the panel; about 0.4 in
+    per row, so the figure stays compact with many agents.
 
     Parameters
     ----------
@@ -312,18 +374,27 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
         :func:`automd_analysis.analysis.subgroups.table14`.
     """
     with _style():
-        fig = _figure(7.0, 3.8)
         data = table14.loc[np.isfinite(table14["gap_mean"].astype(float))].copy()
+        data["where"] = data["task_group"].astype(str) + " / " + data["attribute"].astype(str)
+        rows = list(dict.fromkeys(data["where"]))
+        fig = _figure(8.0, 0.4 * max(len(rows), 3) + 1.6)
         if data.empty:
             return _empty(fig, "no subgroup gaps")
-        data["where"] = data["task_group"].astype(str) + " / " + data["attribute"].astype(str)
         data["agent"] = data["agent"].astype(str)
+        agents = list(dict.fromkeys(data["agent"]))
+        colors = figure_style.agent_colors(agents)
         ax = fig.subplots()
-        sns.barplot(data=data, x="where", y="gap_mean", hue="agent", errorbar=None, ax=ax)
-        ax.set_xlabel("")
-        ax.set_ylabel("Highest - lowest subgroup score")
-        ax.tick_params(axis="x", labelrotation=30)
-        ax.legend(title=None, fontsize=7)
+        step = 0.6 / max(len(agents), 1)
+        for i, agent in enumerate(agents):
+            mine = data.loc[data["agent"] == agent]
+            y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
+            y = y + (i - (len(agents) - 1) / 2) * step
+            ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, as in the table
+        ax.set_xlim(left=0)
+        ax.set_xlabel("Highest - lowest subgroup score (mean over runs)")
+        _legend_below(fig, ax, ncols=5)
     return fig
 
 
@@ -346,7 +417,7 @@ def figure5(curves: pd.DataFrame) -> Figure:
         ``mean_score``, ``n_runs``).
     """
     with _style():
-        fig = _figure(6.5, 3.8)
+        fig = _figure(7.0, 4.2)
         if curves.empty:
             return _empty(fig, "no development versions")
         ax = fig.subplots()
@@ -364,7 +435,7 @@ def figure5(curves: pd.DataFrame) -> Figure:
         ax.set_ylabel("Mean normalised test score")
         ax.set_ylim(bottom=0)
         ax.set_xlim(left=0)
-        ax.legend(title=None, fontsize=7, loc="lower right")
+        _legend_below(fig, ax, ncols=3)
     return fig
 
 
@@ -375,8 +446,11 @@ def _runs_label(n: int) -> str:
 def figure3(shares: pd.DataFrame) -> Figure:
     """Figure 3: share of sampled version pairs with each change type, by agent and stage.
 
-    One panel per agent; bars are the early, middle and late pairs; only change types that occur
-    in at least one annotated sampled pair are drawn (every type stays in the exported table).
+    One panel per agent, stacked (one column, at most
+    :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` wide, so the figure stays legible
+    at the page's width however many agents there are); bars are the early, middle and late
+    pairs, named in one legend below the panels; only change types that occur in at least one
+    annotated sampled pair are drawn (every type stays in the exported table).
 
     Parameters
     ----------
@@ -396,8 +470,11 @@ def figure3(shares: pd.DataFrame) -> Figure:
         data["share_pct"] = 100 * data["share"].astype(float)
         data["change"] = data["change"].astype(str)
         agents = _agents(data["agent"])
-        fig = _figure(max(4.0, 0.55 * len(order) + 1.5) * len(agents), 4.0)
-        axes = np.atleast_1d(fig.subplots(1, len(agents), sharey=True, squeeze=False)).ravel()
+        longest = max(len(c) for c in order)
+        fig = _figure(max(5.0, 0.7 * len(order) + 1.5), 2.6 * len(agents) + 0.09 * longest + 1.0)
+        axes = np.atleast_1d(
+            fig.subplots(len(agents), 1, sharex=True, sharey=True, squeeze=False)
+        ).ravel()
         stages = [st for st in STAGES if st in set(data["stage"].astype(str))]
         for ax, agent in zip(axes, agents, strict=True):
             mine = data.loc[data["agent"].astype(str) == agent]
@@ -416,14 +493,20 @@ def figure3(shares: pd.DataFrame) -> Figure:
             ax.set_title(
                 f"{agent} (pairs: "
                 + ", ".join(f"{st} {int(sizes[st])}" for st in stages if st in sizes)
-                + ")",
-                fontsize=8,
+                + ")"
             )
             ax.set_xlabel("")
             ax.set_ylabel("% of sampled pairs")
             ax.set_ylim(0, 100)
-            ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-            ax.legend(title=None, fontsize=7)
+            ax.tick_params(axis="x", labelrotation=45)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right")
+                label.set_rotation_mode("anchor")
+        handles, labels = axes[0].get_legend_handles_labels()
+        for ax in axes:
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        figure_style.outside_legend(fig, handles, labels)
     return fig
 
 
@@ -441,7 +524,7 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         ``rho``, ``p``, ``n``, ``embedding_backend``).
     """
     with _style():
-        fig = _figure(6.5, 0.32 * max(len(correlations), 4) + 1.2)
+        fig = _figure(8.0, 0.42 * max(len(correlations), 4) + 1.6)
         rho = correlations["rho"].astype(float).to_numpy()
         if correlations.empty or not np.isfinite(rho).any():
             return _empty(fig, "no defined correlations (too few runs)")
@@ -463,16 +546,15 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
                 text,
                 va="center",
                 ha="left" if not np.isfinite(value) or value < 0 else "right",
-                fontsize=6,
             )
-        ax.set_yticks(positions, correlations["metric"].astype(str).tolist(), fontsize=7)
+        ax.set_yticks(positions, correlations["metric"].astype(str).tolist())
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlim(-1, 1)
         ax.set_xlabel("Spearman rho with the final normalised score")
         backends = sorted(set(correlations["embedding_backend"].astype(str)))
-        ax.set_title(f"Embeddings: {'; '.join(backends)}", fontsize=7)
+        ax.set_title(f"Embeddings: {'; '.join(backends)}")
         handles = [Patch(color=palette[d], label=d) for d in dimensions]
-        ax.legend(handles=handles, fontsize=7, loc="lower right")
+        figure_style.outside_legend(fig, handles, dimensions)
     return fig
 
 

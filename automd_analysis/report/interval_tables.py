@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from automd_analysis._atomic import write_text_atomic
 from automd_analysis.report import tables as _tables
 
 __all__ = [
@@ -37,6 +36,7 @@ __all__ = [
     "export_table",
     "format_interval",
     "interval_status",
+    "rendered",
 ]
 
 #: Sentence appended to the caption of a table that shows intervals.
@@ -79,8 +79,8 @@ class IntervalDisplay:
 INTERVAL_DISPLAYS: dict[str, IntervalDisplay] = {
     "table2_primary_scores": IntervalDisplay(
         (
-            IntervalColumn("Penalized score", "penalized_ci_low", "penalized_ci_high"),
-            IntervalColumn("Non-penalized score", "nonpenalized_ci_low", "nonpenalized_ci_high"),
+            IntervalColumn("Penalised score", "penalized_ci_low", "penalized_ci_high"),
+            IntervalColumn("Non-penalised score", "nonpenalized_ci_low", "nonpenalized_ci_high"),
         )
     ),
     "table3_ece": IntervalDisplay(
@@ -99,7 +99,7 @@ INTERVAL_DISPLAYS: dict[str, IntervalDisplay] = {
     ),
     "table7_llm": IntervalDisplay(
         (
-            IntervalColumn("Penalized score", "penalized_ci_low", "penalized_ci_high"),
+            IntervalColumn("Penalised score", "penalized_ci_low", "penalized_ci_high"),
             IntervalColumn("ECE", "ece_ci_low", "ece_ci_high"),
         )
     ),
@@ -233,7 +233,7 @@ def display_frame(
     ...     "penalized_ci_low": [0.45], "penalized_ci_high": [0.55],
     ...     "ece_ci_low": [0.08], "ece_ci_high": [0.12]})
     >>> text, _ = display_frame(frame, TABLE_SPECS["table7_llm"], "table7_llm")
-    >>> text.loc[0, ["Penalized score", "ECE"]].tolist()
+    >>> text.loc[0, ["Penalised score", "ECE"]].tolist()
     ['0.500 ± 0.010 [0.450, 0.550]', '0.100 [0.080, 0.120]']
     """
     text, bold = _tables.display_frame(frame, spec)
@@ -327,17 +327,58 @@ def export_table(
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
         raise ValueError(f"table name {name!r} must be a plain file stem")
     spec = spec if spec is not None else _tables.TABLE_SPECS.get(name)
-    if not _applicable(frame, name) or spec is None:
-        return _tables.export_table(frame, name, out_dir, spec=spec, caption=caption)
-    base = caption if caption is not None else spec.caption
-    caption = caption_with_intervals(frame, name, base)
+    text, bold, caption = rendered(frame, name, spec, caption)
+    return _tables.write_rendered(frame, text, bold, name, out_dir, caption=caption)
+
+
+def rendered(
+    frame: pd.DataFrame,
+    name: str,
+    spec: _tables.TableSpec | None,
+    caption: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Display strings, bold mask and caption of a table, intervals included.
+
+    :func:`display_frame` and :func:`caption_with_intervals`, then the columns that repeat one
+    value on every row folded into the caption
+    (:func:`automd_analysis.report.presentation.fold_constant_columns`). This is what the
+    exported LaTeX/HTML and the report page show.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    name : str
+        Export name (selects the interval columns).
+    spec : TableSpec or None
+    caption : str, optional
+        Overrides the spec's caption (the interval note is still appended).
+
+    Returns
+    -------
+    (DataFrame, DataFrame, str)
+
+    See Also
+    --------
+    automd_analysis.report.tables.rendered : the same without intervals.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"agent": ["a", "b", "c"], "n_tasks": [9, 9, 9],
+    ...     "score": [0.5, 0.6, 0.7]})
+    >>> text, _, caption = rendered(frame, "custom", None, "Scores.")
+    >>> list(text.columns), caption
+    (['agent', 'score'], 'Scores. Same in every row: n_tasks 9.')
+    """
+    from automd_analysis.report.presentation import fold_constant_columns
+
+    base = caption if caption is not None else (spec.caption if spec else "")
+    caption = caption_with_intervals(frame, name, base) if spec is not None else base
     text, bold = display_frame(frame, spec, name)
-    target = Path(out_dir) / "tables"
-    paths = {ext: target / f"{name}.{ext}" for ext in ("csv", "tex", "html")}
-    write_text_atomic(paths["csv"], _tables.csv_text(frame))
-    write_text_atomic(paths["tex"], _tables.render_latex(text, bold, name=name, caption=caption))
-    write_text_atomic(paths["html"], _tables.render_html(text, bold, name=name, caption=caption))
-    return paths
+    return fold_constant_columns(text, bold, caption)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ A report notebook's first code cell holds its parameters (papermill ``parameters
     scores_dir = None               # default: scores/<archive name>
     data_root = None
     manifests_dir = None
-    output_dir = "reports"
+    output_dir = None               # default: build/notebooks/<notebook name>
     main_experiment = "main"
     objectives_experiment = "objectives"
     llm_experiment = "llm"
@@ -15,16 +15,23 @@ A report notebook's first code cell holds its parameters (papermill ``parameters
 and its second calls :func:`open_report` with them. Relative paths are resolved against the
 repository root, not the working directory, so the same defaults work in JupyterLab (working
 directory ``notebooks/``), under papermill/``automd regenerate`` (absolute paths injected) and under
-nbval (working directory ``tests/nbval/``).
+nbval (working directory ``tests/nbval/``). A notebook run by hand (JupyterLab, papermill without
+``output_dir``) writes its tables and figures to its own folder ``build/notebooks/<notebook>``, never
+into the report directory whose HTML pages only ``automd regenerate`` rebuilds, and says where
+(:meth:`Report.where_written`).
 
 :meth:`Report.table` exports a table with :func:`automd_analysis.report.tables.export_table`
 (CSV + LaTeX + HTML under ``output_dir/tables``) and returns a :class:`TableView` to display: the
 paper-style HTML table for readers, and the numbers at :data:`PLAIN_DECIMALS` decimals as its plain
-text - the representation nbval compares, so a changed number fails CI.
+text - the representation nbval compares, so a changed number fails CI. A long table is shown
+collapsed (:func:`automd_analysis.report.views.collapsed_table_html`). :meth:`Report.figure` saves a
+figure and returns a :class:`~automd_analysis.report.views.FigureView`: the saved PNG at the page's
+width with its caption underneath.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +45,18 @@ from automd_analysis.report import figures as _figures
 from automd_analysis.report import interval_tables as _intervals
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
+from automd_analysis.report.presentation import is_long
+from automd_analysis.report.views import (
+    Collapsed,
+    FigureView,
+    Note,
+    collapsed_table_html,
+    table_html,
+)
 from automd_analysis.tasks import REPO_ROOT, load_manifests
 
 __all__ = [
+    "HAND_RUN_DIR",
     "PLAIN_DECIMALS",
     "MaskingResults",
     "Report",
@@ -54,6 +70,9 @@ __all__ = [
 #: Decimals of the plain-text representation of displayed tables (what nbval compares): fine
 #: enough that any real change of a number shows, coarse enough to ignore floating-point noise.
 PLAIN_DECIMALS = 6
+#: Where a notebook run without an ``output_dir`` writes (relative to the repository root), one
+#: folder per notebook.
+HAND_RUN_DIR = "build/notebooks"
 
 
 def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path | None:
@@ -119,15 +138,19 @@ class TableView:
         The formatted table (``mean ± SD``, bold best, daggers), escaped, as in ``<name>.html``.
     paths : dict
         Written files (``csv``, ``tex``, ``html``).
+    page_html : str
+        What the report page shows: ``html``, or for a long table the caption with the table
+        collapsed behind it (:func:`~automd_analysis.report.views.collapsed_table_html`).
     """
 
     name: str
     frame: pd.DataFrame
     html: str
     paths: Mapping[str, Path]
+    page_html: str = ""
 
     def _repr_html_(self) -> str:
-        return self.html
+        return self.page_html or self.html
 
     def __repr__(self) -> str:
         return f"{self.name}\n{plain_text(self.frame)}"
@@ -218,6 +241,9 @@ class Report:
     disclosure : DisclosurePolicy
         Small-cell suppression applied to every table and figure this report publishes
         (:mod:`automd_analysis.report.disclosure`).
+    hand_run : bool
+        ``output_dir`` was not given: the notebook writes to its own folder under
+        :data:`HAND_RUN_DIR` (:meth:`where_written`).
     """
 
     archive: Path
@@ -229,6 +255,7 @@ class Report:
     seed: int
     store: ScoreStore
     disclosure: DisclosurePolicy = DisclosurePolicy()
+    hand_run: bool = False
 
     def table(
         self,
@@ -250,20 +277,91 @@ class Report:
         """
         frame = self.disclosure.apply(frame, name)
         spec = spec if spec is not None else table_spec(name)
-        # bootstrap intervals (Tables 2, 3, 5, 7, pairwise comparisons) are shown in brackets
-        paths = _intervals.export_table(frame, name, self.output_dir, spec=spec, caption=caption)
-        caption = caption if caption is not None else (spec.caption if spec else "")
-        caption = _intervals.caption_with_intervals(frame, name, caption)
-        text, bold = _intervals.display_frame(frame, spec, name)
+        # bootstrap intervals (Tables 2, 3, 5, 7, pairwise comparisons) are shown in brackets;
+        # columns that repeat one value on every row are said once in the caption
+        text, bold, caption = _intervals.rendered(frame, name, spec, caption)
+        paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
         html = _tables.render_html(text, bold, name=name, caption=caption)
-        return TableView(name=name, frame=frame, html=html, paths=paths)
+        bare = _tables.render_html(text, bold, name=name)
+        if is_long(len(text)):
+            page = collapsed_table_html(bare, caption, len(text), name)
+        else:
+            page = table_html(bare, caption, name)
+        return TableView(name=name, frame=frame, html=html, paths=paths, page_html=page)
 
-    def figure(self, fig, name: str):
-        """Save ``fig`` as ``figures/<name>.png`` and ``.svg`` and return it (Jupyter shows it)."""
-        _figures.save_figure(fig, name, self.output_dir)
-        return fig
+    def figure(self, fig, name: str, caption: str = "") -> FigureView:
+        """Save ``fig`` as ``figures/<name>.png`` and ``.svg`` and return it for display.
 
-    def reliability_figures(self, reliability: pd.DataFrame) -> list:
+        Jupyter and the report page show the saved PNG at the page's width
+        (:func:`automd_analysis.report.views.display_width`) with ``caption`` underneath
+        (Markdown `` `code` ``, ``*emphasis*`` and ``**strong**``).
+        """
+        paths = _figures.save_figure(fig, name, self.output_dir)
+        width, _ = fig.get_size_inches()
+        return FigureView(
+            name=name,
+            caption=caption,
+            png=paths["png"].read_bytes(),
+            width_in=float(width),
+            paths=paths,
+            figure=fig,
+        )
+
+    @staticmethod
+    def unless_no_baseline(what: str, compute, *args, **kwargs) -> tuple[object, Note | None]:
+        """``(compute(*args, **kwargs), None)``, or ``(None, note)`` when ``compute`` needs the
+        simple baseline's runs and the store has none for a task (error code
+        ``store.no_baseline``): the note says that ``what`` is skipped and why. Other errors
+        propagate.
+
+        Examples
+        --------
+        >>> def decomposition():
+        ...     raise AutomdError("no reference", code="store.no_baseline",
+        ...                       details={"tasks": ["t1"]}, fix="add baseline runs")
+        >>> value, note = Report.unless_no_baseline("Figure 2a", decomposition)
+        >>> value is None, note
+        (True, Figure 2a is skipped: the score store has no simple-baseline runs for t1, so its \
+reference is undefined. To include it: add baseline runs.)
+        >>> Report.unless_no_baseline("Figure 2a", lambda: 3)
+        (3, None)
+        """
+        try:
+            return compute(*args, **kwargs), None
+        except AutomdError as error:
+            if getattr(error, "code", None) != "store.no_baseline":
+                raise
+            tasks = (getattr(error, "details", None) or {}).get("tasks") or []
+            where = f" for {', '.join(f'`{t}`' for t in tasks)}" if tasks else ""
+            fix = getattr(error, "fix", "") or ""
+            return None, Note(
+                f"**{what} is skipped**: the score store has no simple-baseline runs{where}, "
+                f"so its reference is undefined. To include it: {fix}."
+            )
+
+    @staticmethod
+    def collapsed(summary: str, views) -> Collapsed:
+        """Several figures behind one closed ``<details>`` line (``summary`` always visible)."""
+        return Collapsed(summary=summary, items=tuple(views))
+
+    def where_written(self):
+        """A note saying where this notebook wrote its tables and figures, when it chose the
+        folder itself (run by hand, ``output_dir`` not given); ``None`` otherwise (``automd
+        regenerate`` passes the report folder and rebuilds the HTML pages itself)."""
+        if not self.hand_run:
+            return None
+        from IPython.display import Markdown
+
+        where = self.output_dir
+        if where.is_relative_to(REPO_ROOT):
+            where = where.relative_to(REPO_ROOT)
+        return Markdown(
+            f"**Tables and figures of this run are written to `{where}/`** (`tables/`, "
+            "`figures/`), not to the HTML report: `automd regenerate` rebuilds the report pages. "
+            "Set `output_dir` in the parameters cell to write elsewhere."
+        )
+
+    def reliability_figures(self, reliability: pd.DataFrame) -> list[FigureView]:
         """One reliability-diagram figure per task, saved as ``figures/reliability_<task>`` and
         titled with the task id; tasks in sorted order.
 
@@ -279,7 +377,11 @@ class Report:
         for task, bins in reliability.groupby("task", sort=True):
             fig = _figures.reliability_figure(bins.drop(columns="task").reset_index(drop=True))
             fig.suptitle(f"Reliability: {task}")
-            out.append(self.figure(fig, f"reliability_{task}"))
+            caption = (
+                f"Reliability diagrams of `{task}`, one panel per agent (valid runs pooled): "
+                "observed against mean predicted per bin; dashed: perfect calibration."
+            )
+            out.append(self.figure(fig, f"reliability_{task}", caption))
         return out
 
     def check_settings(self, **wanted) -> SettingsCheck:
@@ -398,11 +500,12 @@ def open_report(
     *,
     archive: str | Path,
     scores_dir: str | Path | None = None,
-    output_dir: str | Path = "reports",
+    output_dir: str | Path | None = None,
     data_root: str | Path | None = None,
     manifests_dir: str | Path | None = None,
     seed: int = 0,
     min_cell: int | None = None,
+    notebook: str = "notebook",
 ) -> Report:
     """Resolve a notebook's parameters and load the score store.
 
@@ -412,8 +515,10 @@ def open_report(
         The runs archive (only its ``archive.yaml`` is read, for the name).
     scores_dir : path, optional
         Score store; default :func:`default_scores_dir` of the archive name.
-    output_dir : path
-        Report directory; ``tables/`` and ``figures/`` are created in it.
+    output_dir : path, optional
+        Report directory; ``tables/`` and ``figures/`` are created in it. ``None`` (a notebook
+        run by hand): ``<repository>/build/notebooks/<notebook>`` (:data:`HAND_RUN_DIR`), so a
+        hand run never changes the tables behind a published report.
     data_root, manifests_dir : path, optional
         As for ``automd score``.
     seed : int
@@ -421,6 +526,8 @@ def open_report(
         Small-cell threshold (:func:`~automd_analysis.report.disclosure.disclosure_policy`):
         ``None`` suppresses counts below 11 of credentialed and DUA tasks only; an int applies to
         every task (``0`` disables).
+    notebook : str
+        The calling notebook's name (its folder when ``output_dir`` is ``None``); a plain name.
 
     Relative paths are resolved by :func:`resolve_path` (repository root).
 
@@ -436,6 +543,11 @@ def open_report(
     archive_path = resolve_path(archive)
     meta = open_archive(archive_path).meta
     store_dir = resolve_path(scores_dir) or default_scores_dir(meta.name)
+    hand_run = output_dir is None
+    if hand_run:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", str(notebook)):
+            raise ValueError(f"notebook name {notebook!r} must be a plain name")
+        output_dir = Path(REPO_ROOT) / HAND_RUN_DIR / notebook
     out = resolve_path(output_dir)
     for sub in ("tables", "figures"):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -451,6 +563,7 @@ def open_report(
         seed=int(seed),
         store=store,
         disclosure=report_disclosure(store, manifests, min_cell),
+        hand_run=hand_run,
     )
 
 

@@ -31,6 +31,7 @@ import nbformat
 from bleach.css_sanitizer import CSSSanitizer
 
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.report.catalog import ANALYSES, FIGURES, TABLES, Entry, lookup
 from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
@@ -50,7 +51,7 @@ _ALLOWED_TAGS = frozenset(
     {
         *bleach.ALLOWED_TAGS,
         *("div", "span", "p", "br", "hr", "pre", "code", "sup", "sub", "small", "caption"),
-        *("h1", "h2", "h3", "h4", "h5", "h6", "img", "style"),
+        *("h1", "h2", "h3", "h4", "h5", "h6", "img", "style", "details", "summary"),
         *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col"),
     }
 )
@@ -76,6 +77,7 @@ _ALLOWED_ATTRIBUTES = {
     "a": _link_attribute,
     "img": _img_attribute,
     "table": ["border", "class", "id"],
+    "details": ["class", "id"],
     "th": ["colspan", "rowspan", "class", "id", "style"],
     "td": ["colspan", "rowspan", "class", "id", "style"],
 }
@@ -259,12 +261,18 @@ _INDEX_CSS = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; }
-th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; }
+th, td { border: 1px solid #ccc; padding: .25rem .6rem; text-align: left; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.catalog { width: 100%; }
+table.catalog td.name, table.catalog td.files, table.catalog td.paper { white-space: nowrap; }
 .failed { color: #a00; }
 .muted { color: #666; }
-figure { display: inline-block; margin: .5rem; text-align: center; }
-figure img { max-width: 18rem; border: 1px solid #ddd; }
+.gallery { display: flex; flex-wrap: wrap; gap: .75rem; margin: .5rem 0 1.25rem; }
+.gallery figure { margin: 0; width: 13.5rem; border: 1px solid #ddd; border-radius: 4px;
+                  padding: .4rem; box-sizing: border-box; }
+.gallery img { display: block; width: 100%; height: 9rem; object-fit: contain; }
+.gallery figcaption { font-size: .85rem; line-height: 1.3; margin-top: .3rem; }
+.gallery figcaption code { word-break: break-all; }
 """
 
 
@@ -292,6 +300,104 @@ def _artifacts(directory: Path) -> dict[str, list[Path]]:
         for path in sorted(p for p in directory.iterdir() if p.is_file()):
             groups.setdefault(path.stem, []).append(path)
     return {stem: groups[stem] for stem in sorted(groups, key=_paper_order)}
+
+
+def _by_analysis(
+    artifacts: dict[str, list[Path]], kind: str
+) -> list[tuple[str, list[tuple[str, list[Path], Entry | None]]]]:
+    """Artifacts grouped by the analysis that publishes them (:mod:`.catalog`), in report order;
+    within an analysis in catalog order, then by name; unknown names last under ``"other"``."""
+    known = list(TABLES if kind == "table" else FIGURES)
+    groups: dict[str, list[tuple[str, list[Path], Entry | None]]] = {}
+    for stem, files in artifacts.items():
+        entry = lookup(stem, kind)
+        groups.setdefault(entry.notebook if entry else "other", []).append((stem, files, entry))
+
+    def position(item) -> tuple:
+        stem, _, entry = item
+        if entry is None:
+            return (len(known), _paper_order(stem))
+        key = stem
+        if stem not in known:  # a per-task figure: its <task> pattern
+            key = next(k for k in known if k.endswith("<task>") and stem.startswith(k[:-6]))
+        return (known.index(key), _paper_order(stem))
+
+    order = [*ANALYSES, "other"]
+    return [
+        (notebook, sorted(groups[notebook], key=position))
+        for notebook in order
+        if notebook in groups
+    ]
+
+
+def _analysis_heading(notebook: str, pages: dict[str, bool]) -> str:
+    if notebook == "other":
+        return "<h3>Other</h3>"
+    title = f"{notebook[:2]} &middot; {_e(ANALYSES[notebook])}"
+    if pages.get(notebook):
+        return f'<h3><a href="{_href("html", notebook + ".html")}">{title}</a></h3>'
+    return f"<h3>{title}</h3>"
+
+
+def _file_links(directory: str, files: list[Path]) -> str:
+    return " | ".join(
+        f'<a href="{_href(directory, f.name)}">{_e(f.suffix.lstrip(".").upper())}</a>'
+        for f in files
+    )
+
+
+def _tables_section(tables: dict[str, list[Path]], pages: dict[str, bool]) -> list[str]:
+    parts = ["<h2>Tables</h2>"]
+    if not tables:
+        return [*parts, '<p class="muted">No tables were exported.</p>']
+    parts.append(
+        "<p>Grouped by analysis. CSV: the exact numbers; HTML and TEX: the table as printed "
+        "(docs/tables.md has every column).</p>"
+    )
+    for notebook, items in _by_analysis(tables, "table"):
+        parts.append(_analysis_heading(notebook, pages))
+        parts.append(
+            '<table class="catalog"><thead><tr><th>Table</th><th>Paper</th>'
+            "<th>What it shows</th><th>Files</th></tr></thead><tbody>"
+        )
+        for stem, files, entry in items:
+            paper = _e(entry.paper) if entry and entry.paper else "&ndash;"
+            summary = _e(entry.summary) if entry else ""
+            parts.append(
+                f'<tr><td class="name"><code>{_e(stem)}</code></td><td class="paper">{paper}</td>'
+                f'<td>{summary}</td><td class="files">{_file_links("tables", files)}</td></tr>'
+            )
+        parts.append("</tbody></table>")
+    return parts
+
+
+def _figures_section(figures: dict[str, list[Path]], pages: dict[str, bool]) -> list[str]:
+    parts = ["<h2>Figures</h2>"]
+    if not figures:
+        return [*parts, '<p class="muted">No figures were saved.</p>']
+    for notebook, items in _by_analysis(figures, "figure"):
+        parts.append(_analysis_heading(notebook, pages))
+        parts.append('<div class="gallery">')
+        for stem, files, entry in items:
+            png = next((f for f in files if f.suffix.lower() == ".png"), None)
+            image = (
+                f'<a href="{_href("figures", png.name)}"><img src="{_href("figures", png.name)}" '
+                f'alt="{_e(stem)}" loading="lazy"></a>'
+                if png
+                else ""
+            )
+            links = _file_links("figures", files)
+            if notebook != "other" and pages.get(notebook):
+                page = _href("html", notebook + ".html") + "#figure-" + _e(quote(stem))
+                links = f'<a href="{page}">page</a> | {links}'
+            paper = f"{_e(entry.paper)}: " if entry and entry.paper else ""
+            summary = f"<br>{paper}{_e(entry.summary)}" if entry else ""
+            parts.append(
+                f"<figure>{image}<figcaption><code>{_e(stem)}</code>{summary}<br>{links}"
+                "</figcaption></figure>"
+            )
+        parts.append("</div>")
+    return parts
 
 
 def build_index(
@@ -374,40 +480,9 @@ def build_index(
             )
     parts.append("</ol>")
 
-    tables = _artifacts(out_dir / "tables")
-    parts.append("<h2>Tables</h2>")
-    if tables:
-        parts.append("<ul>")
-        for stem, files in tables.items():
-            links = " | ".join(
-                f'<a href="{_href("tables", f.name)}">{_e(f.suffix.lstrip(".").upper())}</a>'
-                for f in files
-            )
-            parts.append(f"<li>{_e(stem)}: {links}</li>")
-        parts.append("</ul>")
-    else:
-        parts.append('<p class="muted">No tables were exported.</p>')
-
-    figures = _artifacts(out_dir / "figures")
-    parts.append("<h2>Figures</h2>")
-    if figures:
-        parts.append("<div>")
-        for stem, files in figures.items():
-            png = next((f for f in files if f.suffix.lower() == ".png"), None)
-            links = " | ".join(
-                f'<a href="{_href("figures", f.name)}">{_e(f.suffix.lstrip(".").upper())}</a>'
-                for f in files
-            )
-            image = (
-                f'<a href="{_href("figures", png.name)}"><img src="{_href("figures", png.name)}" '
-                f'alt="{_e(stem)}"></a><br>'
-                if png
-                else ""
-            )
-            parts.append(f"<figure>{image}<figcaption>{_e(stem)}: {links}</figcaption></figure>")
-        parts.append("</div>")
-    else:
-        parts.append('<p class="muted">No figures were saved.</p>')
+    pages_by_name = {result.name: result.ok and title is not None for result, title in pages}
+    parts.extend(_tables_section(_artifacts(out_dir / "tables"), pages_by_name))
+    parts.extend(_figures_section(_artifacts(out_dir / "figures"), pages_by_name))
     parts.append("</body></html>")
 
     index = out_dir / "index.html"

@@ -48,7 +48,9 @@ __all__ = [
     "format_number",
     "render_html",
     "render_latex",
+    "rendered",
     "to_styler",
+    "write_rendered",
 ]
 
 #: Marks for reduced numbers of valid runs (paper Tables 12 and 13).
@@ -160,7 +162,8 @@ class Stat:
 
     ``mean`` (and optional ``sd``, ``n_valid``) name numeric columns of the analysis frame;
     ``direction`` (``"max"``/``"min"``/None) marks the best value in bold; ``percent`` multiplies by
-    100 and appends ``%``; ``integer`` prints an integer.
+    100 and appends ``%``; ``integer`` prints an integer; ``p_value`` prints a p-value
+    (:func:`automd_analysis.report.presentation.format_p_value`: scientific below 0.001).
     """
 
     title: str
@@ -171,6 +174,7 @@ class Stat:
     decimals: int | None = None
     percent: bool = False
     integer: bool = False
+    p_value: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,10 @@ def _cell_text(row: pd.Series, stat: Stat, decimals: int) -> str:
     mean = row[stat.mean]
     if stat.integer:
         return MISSING if _is_missing(mean) else str(int(mean))
+    if stat.p_value:
+        from automd_analysis.report.presentation import format_p_value
+
+        return format_p_value(mean)
     if stat.percent:
         if _is_missing(mean):
             return MISSING
@@ -213,10 +221,12 @@ def _cell_text(row: pd.Series, stat: Stat, decimals: int) -> str:
 
 
 def _wide_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from automd_analysis.report.presentation import format_interval_label
+
     text = pd.DataFrame(index=df.index)
     for label in spec.labels:
         text[spec.titles.get(label, label)] = [
-            MISSING if _is_missing(v) else str(v) for v in df[label]
+            MISSING if _is_missing(v) else format_interval_label(str(v)) for v in df[label]
         ]
     bold = pd.DataFrame(False, index=df.index, columns=text.columns)
     exclude = (
@@ -269,25 +279,14 @@ def display_frame(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The table as (unescaped) display strings and the matching bold mask.
 
-    Without a spec every column is shown, numbers with three decimals, nothing bold.
+    Without a spec every column is shown as
+    :func:`automd_analysis.report.presentation.default_display` reads its name (``mean ± SD``
+    pairs, integer counts, p-values, percentages; three decimals otherwise), nothing bold.
     """
     if spec is None:
-        frame = df.reset_index(drop=True)
-        text = pd.DataFrame(
-            {
-                column: [
-                    format_number(v)
-                    if isinstance(v, float | np.floating)
-                    else (MISSING if _is_missing(v) else str(v))
-                    for v in frame[column]
-                ]
-                for column in frame.columns
-            },
-            index=frame.index,
-            columns=frame.columns,
-            dtype=object,
-        )
-        return text, pd.DataFrame(False, index=frame.index, columns=frame.columns)
+        from automd_analysis.report.presentation import default_display
+
+        return default_display(df)
     display = _pivot_display if spec.pivot else _wide_display
     text, bold = display(df.reset_index(drop=True), spec)
     return text.reset_index(drop=True), bold.reset_index(drop=True)
@@ -411,6 +410,65 @@ def _csv_field(text: str) -> str:
     return text
 
 
+def rendered(
+    df: pd.DataFrame, spec: TableSpec | None = None, caption: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """What the LaTeX/HTML of a table show: display strings, bold mask and caption.
+
+    :func:`display_frame`, then the columns that repeat one value on every row are folded into
+    the caption (:func:`automd_analysis.report.presentation.fold_constant_columns`).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The analysis table.
+    spec : TableSpec, optional
+    caption : str, optional
+        Overrides the spec's caption.
+
+    Returns
+    -------
+    (DataFrame, DataFrame, str)
+    """
+    from automd_analysis.report.presentation import fold_constant_columns
+
+    caption = caption if caption is not None else (spec.caption if spec else "")
+    text, bold = display_frame(df, spec)
+    return fold_constant_columns(text, bold, caption)
+
+
+def write_rendered(
+    df: pd.DataFrame,
+    text: pd.DataFrame,
+    bold: pd.DataFrame,
+    name: str,
+    out_dir: str | Path,
+    *,
+    caption: str = "",
+    sort_by: Sequence[str] | None = None,
+) -> dict[str, Path]:
+    """Write ``<out_dir>/tables/<name>.csv`` (from ``df``), ``.tex`` and ``.html`` (from ``text``,
+    ``bold`` and ``caption``, e.g. :func:`rendered`), each replaced atomically.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a plain file stem.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
+        raise ValueError(f"table name {name!r} must be a plain file stem")
+    target = Path(out_dir) / "tables"
+    paths = {
+        "csv": target / f"{name}.csv",
+        "tex": target / f"{name}.tex",
+        "html": target / f"{name}.html",
+    }
+    write_text_atomic(paths["csv"], csv_text(df, sort_by))
+    write_text_atomic(paths["tex"], render_latex(text, bold, name=name, caption=caption))
+    write_text_atomic(paths["html"], render_html(text, bold, name=name, caption=caption))
+    return paths
+
+
 def export_table(
     df: pd.DataFrame,
     name: str,
@@ -432,7 +490,7 @@ def export_table(
     out_dir : str or Path
         Report directory; files go to its ``tables/`` subdirectory.
     spec : TableSpec, optional
-        Display specification for LaTeX/HTML.
+        Display specification for LaTeX/HTML (see :func:`rendered`).
     caption : str, optional
         Overrides the spec's caption.
     sort_by : sequence of str, optional
@@ -450,18 +508,8 @@ def export_table(
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
         raise ValueError(f"table name {name!r} must be a plain file stem")
     spec = spec if spec is not None else TABLE_SPECS.get(name)
-    caption = caption if caption is not None else (spec.caption if spec else "")
-    text, bold = display_frame(df, spec)
-    target = Path(out_dir) / "tables"
-    paths = {
-        "csv": target / f"{name}.csv",
-        "tex": target / f"{name}.tex",
-        "html": target / f"{name}.html",
-    }
-    write_text_atomic(paths["csv"], csv_text(df, sort_by))
-    write_text_atomic(paths["tex"], render_latex(text, bold, name=name, caption=caption))
-    write_text_atomic(paths["html"], render_html(text, bold, name=name, caption=caption))
-    return paths
+    text, bold, caption = rendered(df, spec, caption)
+    return write_rendered(df, text, bold, name, out_dir, caption=caption, sort_by=sort_by)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -481,8 +529,8 @@ TABLE_SPECS: dict[str, TableSpec] = {
         "Penalised scores count invalid runs as 0. Bold: best agent per column.",
         labels=("agent",),
         stats=(
-            _ms("Penalized score", "penalized", "max"),
-            _ms("Non-penalized score", "nonpenalized", "max"),
+            _ms("Penalised score", "penalized", "max"),
+            _ms("Non-penalised score", "nonpenalized", "max"),
             Stat(
                 "Valid runs",
                 "valid_rate_mean",
@@ -491,8 +539,8 @@ TABLE_SPECS: dict[str, TableSpec] = {
                 percent=True,
                 decimals=0,
             ),
-            _ms("Rank (penalized)", "rank_penalized", "min", 2),
-            _ms("Rank (non-penalized)", "rank_nonpenalized", "min", 2),
+            _ms("Rank (penalised)", "rank_penalized", "min", 2),
+            _ms("Rank (non-penalised)", "rank_nonpenalized", "min", 2),
         ),
     ),
     "table12_task_scores": TableSpec(
@@ -542,7 +590,7 @@ TABLE_SPECS: dict[str, TableSpec] = {
         "ECE averaged across tasks, valid-run rate and tokens per run (millions).",
         labels=("llm",),
         stats=(
-            _ms("Penalized score", "penalized", "max"),
+            _ms("Penalised score", "penalized", "max"),
             Stat("ECE", "ece_mean", direction="min"),
             Stat("Valid runs", "valid_rate", direction="max", percent=True, decimals=0),
             Stat("Tokens (M)", "tokens_m_mean", decimals=2),
