@@ -20,6 +20,7 @@ from pathlib import Path
 
 from automd_analysis.analysis import (
     annotation_provenance,
+    annotator_agreement,
     calibration_practices,
     intervals,
     llm,
@@ -123,6 +124,10 @@ def export_notebook_outputs(
     table20 = calibration_practices.practice_prevalence(store, **main)
     table(table20, "table20_practices")
     table(calibration_practices.practice_prevalence_wide(table20), "table20_practices_wide")
+    agreement = annotator_agreement.annotator_agreement(store, **main)
+    table(agreement.fields, "annotation_agreement")
+    table(agreement.values, "annotation_agreement_values")
+    table(agreement.confusion, "annotation_agreement_confusion")
     measures = compare_calibration_measures(store, **main)
     table(measures.by_measure, "calibration_by_measure")
     figure(

@@ -86,6 +86,15 @@ TABLES: dict[str, Entry] = {
     "table20_practices_wide": Entry(
         _02, "Table 20", "Modelling practices as % of eligible valid runs, one column per agent."
     ),
+    "annotation_agreement": Entry(
+        _02, "", "Agreement of automd annotate with the archive's own answers, per field."
+    ),
+    "annotation_agreement_values": Entry(
+        _02, "", "Precision and recall of every generated codebook value."
+    ),
+    "annotation_agreement_confusion": Entry(
+        _02, "", "The archive's answers against the generated ones (counts)."
+    ),
     "calibration_by_measure": Entry(_02, "", "The agents' calibration under seven measures."),
     "calibration_ranking_agreement": Entry(
         _02, "", "Each measure's ranking of the agents against the 10-bin ECE's."

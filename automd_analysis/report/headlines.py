@@ -1105,3 +1105,42 @@ def annotation_findings(provenance: pd.DataFrame) -> Findings:
         for r in provenance.to_dict("records")
     }
     return Findings([Finding("annotator", _name(provenance_text(provenance)), counts)])
+
+
+def annotator_agreement_findings(agreement) -> Findings:
+    """How well ``automd annotate`` agrees with the archive's own codebook answers, as one finding.
+
+    - ``annotator_agreement``: :func:`~automd_analysis.analysis.annotator_agreement.agreement_text`
+      (archive strings escaped); values ``n_runs`` and ``min_kappa``.
+
+    Parameters
+    ----------
+    agreement : AnnotatorAgreement
+        :func:`~automd_analysis.analysis.annotator_agreement.annotator_agreement`.
+
+    See Also
+    --------
+    automd_analysis.analysis.annotator_agreement.annotator_agreement
+
+    References
+    ----------
+    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
+       Psychological Measurement 20(1):37-46.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis.annotator_agreement import AnnotatorAgreement
+    >>> fields = pd.DataFrame({"field": ["a"], "n_runs": [3], "exact": [1.0], "kappa": [1.0],
+    ...     "multi": [False]})
+    >>> agreement = AnnotatorAgreement(fields, fields[:0], fields[:0], ("<b>truth</b>",), ("g",), 3)
+    >>> annotator_agreement_findings(agreement)[0].text
+    'g agrees with &lt;b&gt;truth&lt;/b&gt; on 3 runs: identical answers on 100.0% of runs in every field, kappa from 1.00 to 1.00.'
+    """
+    from automd_analysis.analysis.annotator_agreement import agreement_text
+
+    kappa = agreement.fields["kappa"].dropna() if not agreement.empty else pd.Series(dtype=float)
+    values = {
+        "n_runs": float(agreement.n_runs),
+        "min_kappa": float(kappa.min()) if len(kappa) else math.nan,
+    }
+    return Findings([Finding("annotator_agreement", _name(agreement_text(agreement)), values)])

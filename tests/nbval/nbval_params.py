@@ -17,6 +17,9 @@ FIXTURE = "tests/fixtures/small"
 #: Score store and report directory of the nbval runs (git-ignored ``build/``).
 SCORES_DIR = "build/nbval/scores"
 OUTPUT_DIR = "build/nbval/report"
+#: ``automd annotate`` output for the fixture: scored with ``--annotations`` so that notebook 02
+#: compares it with the fixture's own answers (which still win).
+ANNOTATIONS_DIR = "build/nbval/annotations"
 
 #: Embedding cache of notebook 07's exploration metrics (git-ignored ``build/``).
 EMBEDDING_CACHE = "build/nbval/embeddings"
@@ -71,14 +74,26 @@ def _locked(path: Path):
 def score_fixture(jobs: int = 1):
     """Score the fixture archive into :data:`SCORES_DIR` (incremental; safe to call from several
     processes at once: they take turns, and the store files are replaced atomically)."""
+    from automd_analysis.annotate.runs import annotate_archive
+    from automd_analysis.archive import open_archive
     from automd_analysis.scoring import score_archive
+    from automd_analysis.tasks import load_manifests
 
     scores = REPO_ROOT / SCORES_DIR
+    archive = open_archive(REPO_ROOT / FIXTURE / "archive")
     with _locked(scores.parent / ".score.lock"):
+        annotate_archive(
+            archive,
+            REPO_ROOT / ANNOTATIONS_DIR,
+            manifests=load_manifests(REPO_ROOT / FIXTURE / "manifests"),
+            data_root=REPO_ROOT / FIXTURE / "data",
+            jobs=1,
+        )
         return score_archive(
-            REPO_ROOT / FIXTURE / "archive",
+            archive,
             scores,
             data=REPO_ROOT / FIXTURE / "data",
             manifests=REPO_ROOT / FIXTURE / "manifests",
             jobs=jobs,
+            annotations=REPO_ROOT / ANNOTATIONS_DIR,
         )
