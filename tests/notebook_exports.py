@@ -31,7 +31,7 @@ from automd_analysis.analysis import (
 )
 from automd_analysis.analysis.measure_comparison import compare_calibration_measures
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.report import calibration_figures, figures, uncertainty_figures
+from automd_analysis.report import calibration_figures, figures, tables, uncertainty_figures
 from automd_analysis.report.notebook import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,8 +83,8 @@ def export_notebook_outputs(
     store, main = report.store, {"experiment": main_experiment}
     published: list[tuple[str, str]] = []
 
-    def table(frame, name):
-        report.table(frame, name)
+    def table(frame, name, spec=None):
+        report.table(frame, name, spec=spec)
         published.append(("table", name))
 
     def figure(draw, name):
@@ -123,7 +123,16 @@ def export_notebook_outputs(
     figure(lambda: figures.figure2b(recalibration, seed=report.seed), "fig2b_recalibration")
     table20 = calibration_practices.practice_prevalence(store, **main)
     table(table20, "table20_practices")
-    table(calibration_practices.practice_prevalence_wide(table20), "table20_practices_wide")
+    table20_wide = calibration_practices.practice_prevalence_wide(table20)
+    table(
+        table20_wide,
+        "table20_practices_wide",
+        spec=tables.percentage_table_spec(
+            table20_wide,
+            ("practice",),
+            "Modelling practices: % of each agent's eligible valid runs.",
+        ),
+    )
     agreement = annotator_agreement.annotator_agreement(store, **main)
     table(agreement.fields, "annotation_agreement")
     table(agreement.values, "annotation_agreement_values")

@@ -375,3 +375,19 @@ def test_end_to_end_from_automd_score(scored_fixture, tmp_path):
             ]
             expected = sum(ratios) / len(ratios) if ratios else math.nan
         assert table5.loc[agent, "ratio"] == pytest.approx(expected, abs=1e-12, nan_ok=True)
+
+
+def test_percentage_table_spec_rounds_the_page_but_not_the_csv(tmp_path):
+    wide = pd.DataFrame(
+        {
+            "practice": ["ensembling", "class weights"],
+            "aide": [11.111, 66.667],
+            "codex": [50.0, None],
+        }
+    )
+    spec = tb.percentage_table_spec(wide, ("practice",), "Share of eligible runs (%).")
+    paths = tb.export_table(wide, "table20_practices_wide", tmp_path, spec=spec)
+    html = paths["html"].read_text()
+    assert ">11<" in html and ">67<" in html and "11.111" not in html
+    assert "Share of eligible runs (%)." in html
+    assert "11.111" in paths["csv"].read_text()

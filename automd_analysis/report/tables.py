@@ -46,6 +46,7 @@ __all__ = [
     "export_table",
     "format_mean_sd",
     "format_number",
+    "percentage_table_spec",
     "render_html",
     "render_latex",
     "rendered",
@@ -514,6 +515,49 @@ def export_table(
 
 # --------------------------------------------------------------------------------------------------
 # The paper's tables
+
+
+def percentage_table_spec(
+    frame: pd.DataFrame, labels: Sequence[str], caption: str, decimals: int = 0
+) -> TableSpec:
+    """Display spec of a wide table whose other columns hold percentages (0-100) already.
+
+    Used for tables whose value columns are not known in advance (one column per agent, e.g.
+    ``table20_practices_wide``): every column not in ``labels`` is shown as a number with
+    ``decimals`` decimals (the caption says they are percentages); the CSV keeps the exact values.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The wide table.
+    labels : sequence of str
+        Its label columns, shown as they are.
+    caption : str
+    decimals : int, default 0
+
+    Returns
+    -------
+    TableSpec
+
+    See Also
+    --------
+    export_table
+
+    References
+    ----------
+    .. [1] Cole TJ (2015). Too many digits: the presentation of numerical data. Arch Dis Child
+       100(7):608-609.
+
+    Examples
+    --------
+    >>> wide = pd.DataFrame({"practice": ["ensembling"], "aide": [11.111], "codex": [50.0]})
+    >>> spec = percentage_table_spec(wide, ("practice",), "% of eligible runs.")
+    >>> [(s.title, s.decimals) for s in spec.stats]
+    [('aide', 0), ('codex', 0)]
+    """
+    labels = tuple(labels)
+    stats = tuple(Stat(str(c), str(c), decimals=decimals) for c in frame.columns if c not in labels)
+    return TableSpec(caption=caption, labels=labels, stats=stats)
 
 
 def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = None) -> Stat:
