@@ -113,19 +113,33 @@ def _check_columns(frame: pd.DataFrame, columns: Iterable[str], what: str, path=
         )
 
 
-def _numeric_hours(values: pd.Series, what: str, path=None) -> np.ndarray:
-    hours = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(hours)
+def _raise_for_bad_rows(
+    bad: np.ndarray, values: pd.Series, message: str, *, path, code: str, fix: str
+) -> None:
+    """A :class:`MaskingError` naming the first bad rows (file rows: header = row 1) and their
+    values, when any entry of ``bad`` is true."""
     if bad.any():
         rows = np.flatnonzero(bad)[:_MAX_EXAMPLES]
         raise MaskingError(
-            f"{what}: hour column {values.name!r} has non-numeric or missing values",
+            message,
             path=path,
             location="rows " + ", ".join(str(int(r) + 2) for r in rows),
-            code="masking.hour",
-            fix="hours must be finite numbers",
+            code=code,
+            fix=fix,
             details={"examples": [str(values.iloc[r]) for r in rows]},
         )
+
+
+def _numeric_hours(values: pd.Series, what: str, path=None) -> np.ndarray:
+    hours = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    _raise_for_bad_rows(
+        ~np.isfinite(hours),
+        values,
+        f"{what}: hour column {values.name!r} has non-numeric or missing values",
+        path=path,
+        code="masking.hour",
+        fix="hours must be finite numbers",
+    )
     return hours
 
 
@@ -385,17 +399,14 @@ def _alarm_table(
     patients = _patient_keys(frame[patient_column], what, path)
     hours = _numeric_hours(frame[hour_column], what, path)
     labels = pd.to_numeric(frame[label_column], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isin(labels, (0.0, 1.0))
-    if bad.any():
-        rows = np.flatnonzero(bad)[:_MAX_EXAMPLES]
-        raise MaskingError(
-            f"{what}: {label_column} must be 0 or 1",
-            path=path,
-            location="rows " + ", ".join(str(int(r) + 2) for r in rows),
-            code="masking.label",
-            fix="alarms are binary (0 = no alarm, 1 = alarm)",
-            details={"examples": [str(frame[label_column].iloc[r]) for r in rows]},
-        )
+    _raise_for_bad_rows(
+        ~np.isin(labels, (0.0, 1.0)),
+        frame[label_column],
+        f"{what}: {label_column} must be 0 or 1",
+        path=path,
+        code="masking.label",
+        fix="alarms are binary (0 = no alarm, 1 = alarm)",
+    )
     table = pd.DataFrame({"patient": patients.to_numpy(), "hour": hours, "alarm": labels})
     dup = table.duplicated(["patient", "hour"])
     if dup.any():

@@ -22,6 +22,7 @@ __all__ = [
     "as_surv_matrix",
     "as_time_grid",
     "check_same_length",
+    "check_survival_ece_inputs",
     "warn_undefined",
 ]
 
@@ -148,3 +149,22 @@ def check_same_length(**arrays: np.ndarray) -> int:
         desc = ", ".join(f"{name} has {n}" for name, n in lengths.items())
         raise ValueError(f"Inputs must have the same length: {desc}.")
     return next(iter(lengths.values()))
+
+
+def check_survival_ece_inputs(durations, events, surv, time_grid, quantiles, n_groups, min_group):
+    """Validated ``(durations, events, surv, time_grid, quantiles)`` of :func:`survival_ece` (and of
+    its bootstrap twin); ``ValueError`` naming the argument otherwise."""
+    t = as_durations("durations", durations)
+    e = as_binary("events", events)
+    n = check_same_length(durations=t, events=e)
+    grid = as_time_grid("time_grid", time_grid)
+    s = as_surv_matrix("surv", surv, n, len(grid))
+    qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
+        raise ValueError(
+            f"quantiles must be a non-empty sequence of levels in [0, 1], got {quantiles!r}."
+        )
+    for name, value in (("n_groups", n_groups), ("min_group", min_group)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return t, e, s, grid, qs

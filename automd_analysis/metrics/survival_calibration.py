@@ -7,11 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from automd_analysis.metrics._validation import (
-    as_binary,
-    as_durations,
-    as_surv_matrix,
-    as_time_grid,
-    check_same_length,
+    check_survival_ece_inputs,
     warn_undefined,
 )
 from automd_analysis.metrics.survival import kaplan_meier_unchecked
@@ -194,19 +190,10 @@ def survival_ece(
     >>> [round(float(v), 6) for v in res.groups["km"]]
     [0.333333, 1.0]
     """
-    t = as_durations("durations", durations)
-    e = as_binary("events", events)
-    n = check_same_length(durations=t, events=e)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
-    qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
-    if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
-        raise ValueError(
-            f"quantiles must be a non-empty sequence of levels in [0, 1], got {quantiles!r}."
-        )
-    for name, value in (("n_groups", n_groups), ("min_group", min_group)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    t, e, s, grid, qs = check_survival_ece_inputs(
+        durations, events, surv, time_grid, quantiles, n_groups, min_group
+    )
+    n = len(t)
 
     event_times = t[e == 1]
     empty_groups = {

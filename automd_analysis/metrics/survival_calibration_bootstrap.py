@@ -41,11 +41,7 @@ from automd_analysis.metrics._resample import (
 )
 from automd_analysis.metrics._validation import (
     UndefinedMetricWarning,
-    as_binary,
-    as_durations,
-    as_surv_matrix,
-    as_time_grid,
-    check_same_length,
+    check_survival_ece_inputs,
 )
 from automd_analysis.metrics.survival_calibration import nearest_grid_index
 
@@ -286,19 +282,10 @@ def survival_ece_bootstrap(
     >>> bool(abs(reps[1] - survival_ece(t[idx[1]], e[idx[1]], surv[idx[1]], grid).ece) < 1e-12)
     True
     """
-    t = as_durations("durations", durations)
-    ev = as_binary("events", events)
-    n = check_same_length(durations=t, events=ev)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
-    qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
-    if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
-        raise ValueError(
-            f"quantiles must be a non-empty sequence of levels in [0, 1], got {quantiles!r}."
-        )
-    for name, value in (("n_groups", n_groups), ("min_group", min_group)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    t, ev, s, grid, qs = check_survival_ece_inputs(
+        durations, events, surv, time_grid, quantiles, n_groups, min_group
+    )
+    n = len(t)
     if indices is None:
         n_boot = check_n_boot(n_boot)
         blocks = index_blocks(n, n_boot, seed)
