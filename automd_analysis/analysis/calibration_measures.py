@@ -27,6 +27,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.precision import comparable
 from automd_analysis.scoring.calibration_measures import NET_BENEFIT_THRESHOLDS, net_benefit_column
 
 __all__ = [
@@ -165,7 +166,6 @@ DECISION_CURVE_COLUMNS: tuple[str, ...] = (
 )
 
 _RUN_COLUMNS = ("run_id", "agent", "task", "task_kind", "valid", "reference")
-_DECIMALS = 12  # ranks and order comparisons ignore summation-order noise (decisions, item 19)
 
 
 def _require(frame: pd.DataFrame, columns: Iterable[str], name: str) -> None:
@@ -280,7 +280,7 @@ def _per_task(criteria: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ranks(values: pd.Series) -> pd.Series:
-    return values.round(_DECIMALS).rank(method="average", ascending=True)
+    return comparable(values).rank(method="average", ascending=True)
 
 
 def agent_measure_table(
@@ -366,7 +366,7 @@ def agent_measure_table(
 
 def _pair_stats(a: np.ndarray, b: np.ndarray) -> tuple[int, float, float]:
     keep = np.isfinite(a) & np.isfinite(b)
-    a, b = np.round(a[keep], _DECIMALS), np.round(b[keep], _DECIMALS)
+    a, b = comparable(a[keep]), comparable(b[keep])
     n = int(keep.sum())
     if n < 3 or np.all(a == a[0]) or np.all(b == b[0]):
         return n, math.nan, math.nan
@@ -489,8 +489,8 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     for a, b in pairs:
         agents = agent_order(set(values[a].index) & set(values[b].index))
         for x, y in itertools.combinations(agents, 2):
-            ax, ay = round(values[a][x], _DECIMALS), round(values[a][y], _DECIMALS)
-            bx, by = round(values[b][x], _DECIMALS), round(values[b][y], _DECIMALS)
+            ax, ay = comparable(values[a][x]), comparable(values[a][y])
+            bx, by = comparable(values[b][x]), comparable(values[b][y])
             if np.sign(ax - ay) * np.sign(bx - by) < 0:
                 rows.append(
                     (
@@ -567,7 +567,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
 
 def _best(values: pd.Series) -> str | None:
     """The agent with the lowest value; None if none or tied for best."""
-    v = values.dropna().round(_DECIMALS)
+    v = comparable(values.dropna())
     if v.empty:
         return None
     best = v[v == v.min()]

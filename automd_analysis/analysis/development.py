@@ -29,6 +29,7 @@ import pandas as pd
 
 from automd_analysis.archive.codebook import PAIR_CHANGES
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.precision import comparable, sample_sd
 from automd_analysis.schema import RUN_KEY
 
 __all__ = [
@@ -144,7 +145,7 @@ def _mean_sd(values: pd.Series) -> tuple[float, float, int]:
     v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
     if v.size == 0:
         return float("nan"), float("nan"), 0
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else float("nan"), int(v.size)
+    return float(v.mean()), sample_sd(v), int(v.size)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,9 +223,9 @@ def development_summary(
     sel_raw = pd.to_numeric(sel["raw"], errors="coerce").to_numpy(dtype=float)
     out["selected_valid"] = sel_valid
     best = best_version_raw.reindex(ids).to_numpy(dtype=float)
-    comparable = sel_valid & np.isfinite(sel_raw) & np.isfinite(best)
+    both = sel_valid & np.isfinite(sel_raw) & np.isfinite(best)
     is_best = pd.array([pd.NA] * len(ids), dtype="boolean")
-    is_best[comparable] = sel_raw[comparable] >= best[comparable]
+    is_best[both] = comparable(sel_raw[both]) >= comparable(best[both])
     out["selected_is_best"] = is_best
     reported = pd.to_numeric(runs.set_index("run_id")["reported_val_score"], errors="coerce")
     reported = reported.reindex(ids).to_numpy(dtype=float)
@@ -397,7 +398,7 @@ def development_curves(
                 )
             )
         mat = np.vstack(curves)
-        sd = mat.std(axis=0, ddof=1) if mat.shape[0] > 1 else np.full(grid.size, np.nan)
+        sd = comparable(mat).std(axis=0, ddof=1) if mat.shape[0] > 1 else np.full(grid.size, np.nan)
         rows.append(
             pd.DataFrame(
                 {

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.development import RUN_KEY, as_bool, filter_runs, require_columns
+from automd_analysis.precision import sample_sd
 
 __all__ = [
     "CENSORING_ERRORS",
@@ -147,7 +148,7 @@ def method_prevalence(
                         "category": category,
                         "agent": agent,
                         "pct_mean": float(per_rep.mean()) if n_reps else float("nan"),
-                        "pct_sd": float(per_rep.std(ddof=1)) if n_reps > 1 else float("nan"),
+                        "pct_sd": sample_sd(per_rep) if n_reps > 1 else float("nan"),
                         "n_reps": n_reps,
                         "pct_pooled": 100.0 * float(has.mean()) if len(ga) else float("nan"),
                         "n_runs_with": int(has.sum()),

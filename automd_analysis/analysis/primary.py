@@ -35,6 +35,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
     skipped_runs,
 )
+from automd_analysis.precision import comparable
 
 __all__ = [
     "TABLE12_COLUMNS",
@@ -64,10 +65,6 @@ TABLE2_COLUMNS: tuple[str, ...] = (
 )
 TABLE12_COLUMNS: tuple[str, ...] = PER_TASK_COLUMNS
 
-#: Scores are rounded to this many decimals before ranking, so that means which differ only by
-#: floating-point summation order count as ties.
-RANK_DECIMALS = 12
-
 
 def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
     """Mean normalised score of every (task, agent) under both conventions.
@@ -92,7 +89,7 @@ def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
 def _rank_within_task(means: pd.DataFrame, column: str) -> pd.Series:
     """Average ranks (1 = best) of the non-reference agents within each task; NaN scores unranked."""
     ranked = means.loc[~means["reference"]].copy()
-    rounded = ranked[column].round(RANK_DECIMALS)
+    rounded = comparable(ranked[column])
     ranks = rounded.groupby(ranked["task"]).rank(ascending=False, method="average")
     return ranks.reindex(means.index)
 

@@ -81,6 +81,7 @@ from automd_analysis.analysis.development import (
 )
 from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.precision import comparable
 from automd_analysis.tasks import NULL_SCORES, Metric
 
 __all__ = [
@@ -554,7 +555,10 @@ def spearman_table(
     for metric in metrics:
         x = pd.to_numeric(per_run[metric], errors="coerce")
         keep = x.notna() & y_all.notna()
-        xv, yv = x[keep].to_numpy(dtype=float), y_all[keep].to_numpy(dtype=float)
+        xv, yv = (
+            comparable(x[keep].to_numpy(dtype=float)),
+            comparable(y_all[keep].to_numpy(dtype=float)),
+        )
         n = int(keep.sum())
         rho = p = float("nan")
         if n >= 3 and np.ptp(xv) > 0 and np.ptp(yv) > 0:
@@ -604,7 +608,7 @@ def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:
     require_columns(per_run, ("task", "opportunity_density"), "per-run process metrics")
     phi = pd.to_numeric(per_run["opportunity_density"], errors="coerce")
     grouped = phi.groupby(per_run["task"], sort=True)
-    out = pd.DataFrame({"phi_opp": grouped.mean(), "n_runs": grouped.count()})
+    out = pd.DataFrame({"phi_opp": comparable(grouped.mean()), "n_runs": grouped.count()})
     median = float(out["phi_opp"].median()) if out["phi_opp"].notna().any() else float("nan")
     out["partition"] = np.where(
         out["phi_opp"].isna(), "undefined", np.where(out["phi_opp"] > median, "dense", "sparse")

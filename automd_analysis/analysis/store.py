@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.precision import sample_sd
 from automd_analysis.schema import RUN_KEY, STORE_SCHEMA_VERSION
 
 __all__ = [
@@ -585,9 +586,7 @@ def mean_sd(values: Iterable[float]) -> tuple[float, float]:
     arr = arr[np.isfinite(arr)]
     if arr.size == 0:
         return math.nan, math.nan
-    mean = float(arr.mean())
-    sd = float(arr.std(ddof=1)) if arr.size > 1 else math.nan
-    return mean, sd
+    return float(arr.mean()), sample_sd(arr)
 
 
 def agent_order(agents: Iterable[str], baseline: str = BASELINE_AGENT) -> list[str]:

@@ -29,6 +29,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.precision import comparable
 
 __all__ = [
     "ALL_AGENTS",
@@ -69,7 +70,7 @@ def _eligible_rows(store: ScoreStore, experiment: str) -> pd.DataFrame:
 
 def _lowest(scores: pd.Series) -> tuple[str, str, float]:
     """(lowest group, highest group, gap) of one run/attribute; ties resolved alphabetically."""
-    ordered = scores.sort_index(kind="mergesort")
+    ordered = comparable(scores.sort_index(kind="mergesort"))
     low = ordered.idxmin()
     high = ordered.idxmax()
     return str(low), str(high), float(ordered.max() - ordered.min())
@@ -90,11 +91,10 @@ def run_gaps(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
     sub = sub.assign(n_groups=sub.groupby(keys)["group"].transform("size"))
     sub = sub.loc[sub["n_groups"] >= 2]
     # lowest: smallest score, ties -> alphabetically first group; highest: largest score, same
-    low = sub.sort_values([*keys, "score_raw", "group"], kind="mergesort")
+    sub = sub.assign(_cmp=comparable(sub["score_raw"]))
+    low = sub.sort_values([*keys, "_cmp", "group"], kind="mergesort")
     low = low.drop_duplicates(keys, keep="first").set_index(keys)
-    high = sub.assign(_neg=-sub["score_raw"]).sort_values(
-        [*keys, "_neg", "group"], kind="mergesort"
-    )
+    high = sub.assign(_neg=-sub["_cmp"]).sort_values([*keys, "_neg", "group"], kind="mergesort")
     high = high.drop_duplicates(keys, keep="first").set_index(keys)
     out = low[["agent", "reference", "task", "rep", "n_groups"]].copy()
     out["lowest_group"] = low["group"]

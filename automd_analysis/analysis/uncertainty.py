@@ -56,6 +56,7 @@ from automd_analysis.analysis.two_stage import (
     replicate_matrix,
     stage_two,
 )
+from automd_analysis.precision import comparable
 
 __all__ = [
     "MEASURES",
@@ -562,10 +563,11 @@ def _compared_runs(store: ScoreStore, experiment: str, agents: Sequence[str] | N
 
 
 def _observed_task_values(runs: pd.DataFrame, measure: str) -> pd.DataFrame:
-    """(task x agent) table of the observed per-task means (penalised score / valid ECE)."""
+    """(task x agent) table of the observed per-task means (penalised score / valid ECE), to 12
+    significant digits, so that means equal in exact arithmetic give a difference of exactly 0."""
     values = runs["penalized"] if measure == "score" else runs["ece"].where(runs["valid"])
     frame = runs.assign(_v=values.to_numpy(float))
-    return frame.groupby(["task", "agent"], sort=True)["_v"].mean().unstack("agent")
+    return comparable(frame.groupby(["task", "agent"], sort=True)["_v"].mean().unstack("agent"))
 
 
 def pairwise_comparisons(
@@ -750,11 +752,11 @@ def power_table(
         else:
             per_run = runs["ece"].where(runs["valid"]).to_numpy(float)
             reps = np.where(valid[:, None], matrix.ece, np.nan)
-        frame = runs.assign(_v=per_run)
+        frame = runs.assign(_v=comparable(per_run))
         stats = frame.groupby(["task", "agent"], sort=True)["_v"].agg(["var", "count"])
         # test-set part: each (agent, task) mean over its runs, per stored replicate
         cells = frame.groupby(["agent", "task"], sort=True).groups
-        cell_reps = {k: nanmean(reps[np.asarray(v)], axis=0) for k, v in cells.items()}
+        cell_reps = {k: comparable(nanmean(reps[np.asarray(v)], axis=0)) for k, v in cells.items()}
         for a, b in itertools.combinations(names, 2):
             both = observed[[a, b]].dropna()
             tasks = list(both.index)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.precision import comparable
 
 __all__ = [
     "Finding",
@@ -112,7 +113,7 @@ def _extremes(frame: pd.DataFrame, value: str, label: str) -> tuple[str, float, 
     finite = frame[pd.to_numeric(frame[value], errors="coerce").notna()]
     if finite.empty:
         return None
-    values = finite[value].astype(float)
+    values = comparable(finite[value].astype(float))
     lo, hi = values.idxmin(), values.idxmax()
     return (
         str(finite.at[lo, label]),
@@ -483,7 +484,7 @@ def _practice_findings(out, table6, table17_summary, table18, table19) -> None:
     families = table6[(table6["field"] == "model_families") & (table6["n_valid_runs"] > 0)]
     parts, values = [], {}
     for agent, group in families.groupby("agent", sort=True):
-        pooled = group["pct_pooled"].astype(float)
+        pooled = comparable(group["pct_pooled"].astype(float))
         if pooled.notna().any() and pooled.max() > 0:
             best = group.loc[pooled.idxmax()]
             parts.append(f"{_name(agent)} {_name(best['category'])} ({best['pct_pooled']:.0f}%)")
@@ -600,7 +601,7 @@ def _process_findings(out, masking_summary, process_table, win_rate) -> None:
                 )  # fmt: skip
             )
     if process_table is not None and len(process_table):
-        rho = process_table["rho"].astype(float)
+        rho = comparable(process_table["rho"].astype(float))
         if rho.notna().any():
             row = process_table.loc[rho.abs().idxmax()]
             out.append(

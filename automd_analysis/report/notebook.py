@@ -41,6 +41,7 @@ import pandas as pd
 
 from automd_analysis.analysis.store import ScoreStore, load_store
 from automd_analysis.errors import AutomdError, ManifestError
+from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import interval_tables as _intervals
 from automd_analysis.report import tables as _tables
@@ -102,7 +103,7 @@ def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
     def fmt(value: float) -> str:
         if np.isnan(value):
             return "NaN"
-        text = f"{value:.{decimals}f}"
+        text = f"{round(comparable_scalar(value), decimals):.{decimals}f}"
         return text[1:] if text.startswith("-") and float(text) == 0 else text
 
     if frame.empty:

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.precision import comparable_scalar
+
 __all__ = [
     "LONG_TABLE_ROWS",
     "MIN_ROWS_TO_FOLD",
@@ -79,7 +81,7 @@ def _is_missing(value) -> bool:
 
 
 def _fixed(value: float, decimals: int) -> str:
-    value = round(float(value), decimals)
+    value = round(comparable_scalar(value), decimals)
     return f"{0.0 if value == 0 else value:.{decimals}f}"
 
 

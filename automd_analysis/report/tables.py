@@ -32,6 +32,7 @@ from pandas.io.formats.style import Styler
 
 from automd_analysis._atomic import write_text_atomic
 from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.precision import comparable, comparable_scalar
 
 __all__ = [
     "DAGGERS",
@@ -72,7 +73,7 @@ def format_number(x, decimals: int = 3) -> str:
     """Fixed-point text of a number; ``–`` for a missing value; never ``-0.000``."""
     if _is_missing(x):
         return MISSING
-    value = round(float(x), decimals)
+    value = round(comparable_scalar(x), decimals)
     if value == 0:
         value = 0.0
     return f"{value:.{decimals}f}"
@@ -127,6 +128,7 @@ def best_mask(
     DataFrame of bool, same shape; ties are all ``True``; NaN is never best.
     """
     numeric = values.apply(pd.to_numeric, errors="coerce").astype(float)
+    numeric = comparable(numeric)
     if decimals is not None:
         numeric = numeric.round(decimals)
     if axis == "rows":
@@ -382,7 +384,7 @@ def _csv_cell(value) -> str:
     if isinstance(value, int | np.integer):
         return str(int(value))
     if isinstance(value, float | np.floating):
-        return repr(float(value))
+        return repr(comparable_scalar(value))
     return str(value)
 
 
