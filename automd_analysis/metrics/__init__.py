@@ -16,9 +16,11 @@ One module per concern:
 ``survival_dcal``         D-calibration of survival curves
 ``survival_horizon``      survival calibration at a horizon: KM groups, Cox slope, pseudo-value ICI
 ``utility``               PhysioNet/CinC 2019 normalised utility
-``bootstrap``             bootstrap intervals; fast exact replicates of every metric above
+``bootstrap``             bootstrap intervals (percentile, BCa) and the resample weights
 
-Malformed input raises :class:`ValueError` naming the argument and the first offending index; a metric
+Every metric the score store uses takes ``weights=``: integer multiplicities per resampling unit,
+or a matrix of them (one row per bootstrap replicate, :func:`bootstrap_weights`), for which it
+returns every replicate at once. Malformed input raises :class:`ValueError` naming the argument and the first offending index; a metric
 that is undefined on well-formed input returns ``nan`` and emits :class:`UndefinedMetricWarning`.
 """
 
@@ -26,16 +28,11 @@ from automd_analysis.metrics._validation import UndefinedMetricWarning
 from automd_analysis.metrics.bootstrap import (
     BOOTSTRAP_METHODS,
     BootstrapResult,
-    auroc_bootstrap,
     bca_interval,
     bootstrap_ci,
     bootstrap_indices,
-    concordance_td_bootstrap,
-    ece_bootstrap,
-    min_se_ppv_bootstrap,
+    bootstrap_weights,
     percentile_interval,
-    sepsis_utility_bootstrap,
-    survival_ece_bootstrap,
 )
 from automd_analysis.metrics.calibration import CalibrationBins, brier, calibration_bins, ece
 from automd_analysis.metrics.calibration_binning import (
@@ -103,21 +100,19 @@ __all__ = [
     "SurvivalECEResult",
     "UndefinedMetricWarning",
     "auroc",
-    "auroc_bootstrap",
     "bca_interval",
     "bootstrap_ci",
     "bootstrap_indices",
+    "bootstrap_weights",
     "brier",
     "brier_decomposition",
     "calibration_bins",
     "calibration_bins_equal_mass",
     "calibration_intercept_slope",
     "concordance_td",
-    "concordance_td_bootstrap",
     "cox_calibration_slope",
     "d_calibration",
     "ece",
-    "ece_bootstrap",
     "ece_equal_mass",
     "grid_index_post",
     "ici",
@@ -125,12 +120,10 @@ __all__ = [
     "kaplan_meier",
     "km_pseudo_observations",
     "min_se_ppv",
-    "min_se_ppv_bootstrap",
     "net_benefit",
     "normalized_score",
     "percentile_interval",
     "sepsis_utility",
-    "sepsis_utility_bootstrap",
     "sepsis_utility_parts",
     "smoothed_calibration_curve",
     "smoothed_survival_calibration_curve",
@@ -138,7 +131,6 @@ __all__ = [
     "survival_brier_score",
     "survival_calibration_at",
     "survival_ece",
-    "survival_ece_bootstrap",
     "survival_ici_at",
     "survival_time_grid",
 ]

@@ -1,4 +1,12 @@
-"""numba for the metric kernels, with its on-disk cache in a per-user directory.
+"""numba for the metric kernels: imported and compiled on first use, cached in a per-user directory.
+
+Importing :mod:`automd_analysis.metrics` must stay cheap (a user computing one AUROC should not pay
+for numba's import, about half a second), so kernels are declared with :func:`cached_njit`, which
+returns a :class:`LazyKernel`: a callable that imports numba and compiles the Python function the
+first time it is called. Kernels call each other and use :data:`prange`; when a kernel is compiled,
+every lazy kernel and the ``prange`` placeholder among the globals it names are replaced in its
+module by the real dispatcher and ``numba.prange`` (numba resolves globals at compile time), so
+compiled kernels call compiled kernels directly.
 
 ``@numba.njit(cache=True)`` stores compiled kernels next to the source by default, i.e. inside the
 installed package. A read-only install, a shared checkout or a container image must not be written
@@ -6,18 +14,16 @@ to, so - unless the user set ``NUMBA_CACHE_DIR`` - the cache goes to
 ``$XDG_CACHE_HOME/automd-analysis/numba`` (``~/.cache/...``), else to a per-user directory under the
 system temporary directory. If neither can be written, caching is switched off (every process then
 compiles its kernels once, about a second) and nothing fails.
-
-Import numba from here (``from automd_analysis.metrics._numba import numba``) so the setting is in
-place before any kernel is decorated.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import types
 from pathlib import Path
 
-__all__ = ["CACHE_DIR", "cached_njit", "numba"]
+__all__ = ["CACHE_DIR", "LazyKernel", "cached_njit", "import_numba", "prange"]
 
 
 def _writable(path: Path) -> bool:
@@ -49,12 +55,67 @@ CACHE_DIR = _choose_cache_dir()
 if CACHE_DIR is not None:
     os.environ.setdefault("NUMBA_CACHE_DIR", CACHE_DIR)
 
-import numba  # noqa: E402  (after NUMBA_CACHE_DIR is set)
 
-if CACHE_DIR is not None:
-    numba.config.CACHE_DIR = CACHE_DIR  # also when numba was imported before this module
+def import_numba():
+    """The numba module, with the cache directory of this module in place."""
+    import numba
+
+    if CACHE_DIR is not None:
+        numba.config.CACHE_DIR = CACHE_DIR  # also when numba was imported before this module
+    return numba
+
+
+def prange(*args):
+    """Placeholder of ``numba.prange`` (a plain ``range`` until the kernel using it compiles)."""
+    return range(*args)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+class LazyKernel:
+    """A numba kernel compiled on its first call (see the module docstring)."""
+
+    def __init__(self, py_func, options: dict):
+        self.py_func = py_func
+        self.options = options
+        self._dispatcher = None
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__doc__ = py_func.__doc__
+        self.__module__ = py_func.__module__
+
+    @property
+    def dispatcher(self):
+        """The compiled numba dispatcher (importing numba and linking the globals on first use)."""
+        if self._dispatcher is None:
+            numba = import_numba()
+            # the dispatcher compiles on its first call, so it can exist before its callees do
+            # (which also resolves recursion: a kernel naming itself gets its own dispatcher)
+            self._dispatcher = numba.njit(**self.options)(self.py_func)
+            namespace = self.py_func.__globals__
+            for name in _global_names(self.py_func.__code__):
+                value = namespace.get(name)
+                if isinstance(value, LazyKernel):
+                    namespace[name] = value.dispatcher
+                elif value is prange:
+                    namespace[name] = numba.prange
+        return self._dispatcher
+
+    def __call__(self, *args):
+        return self.dispatcher(*args)
 
 
 def cached_njit(**options):
-    """``numba.njit(cache=True, **options)`` when a cache directory is usable, else without cache."""
-    return numba.njit(cache=CACHE_DIR is not None, **options)
+    """Decorator: a :class:`LazyKernel` for ``numba.njit(cache=True, **options)`` (without cache
+    when no cache directory is usable)."""
+
+    def decorate(func) -> LazyKernel:
+        return LazyKernel(func, {"cache": CACHE_DIR is not None, **options})
+
+    return decorate

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from automd_analysis.metrics._numba import cached_njit, numba
+from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
@@ -177,7 +177,7 @@ def _pass_chunk(y, lp, c, b, lo, hi, out):
 def _pass_parallel(y, lp, c, b, parts):
     n = y.shape[0]
     step = (n + _N_CHUNKS - 1) // _N_CHUNKS
-    for k in numba.prange(_N_CHUNKS):
+    for k in prange(_N_CHUNKS):
         _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
 
 

@@ -20,12 +20,12 @@ sequential tasks resample *patients* (the first id column), each drawn patient w
 never single hours, whose utilities and labels only make sense within the patient's stay. The ECE
 of a sequential task is then computed over the drawn patients' hours.
 
-Cost (1,000 replicates, CPU seconds on the benchmark machine; ``docs/performance.md``): C^td
-0.04 s at n = 1,775 and 1.9 s at n = 49,291; AUROC / ECE at n = 50,000 and the utility on 1.5 M
-patient-hours under 1 s each. The survival ECE keeps the resampled row order (its stable sort
-decides the risk groups of tied predictions): 0.2 s at n = 1,775, 8.5 s at n = 49,291, the largest
-per-run cost at SEER size. Nothing is subsampled: all ``n_boot`` replicates of both measures are
-computed, so replicate b of the score and of the ECE always describe the same resample.
+How: the resamples are multiplicity counts (:func:`task_resample_weights`, ``np.bincount`` of the
+drawn positions), and every metric is called once with that weight matrix - the same kernel that
+computes the point value, which sorts the data once and re-weighs it per replicate. Nothing is
+subsampled: all ``n_boot`` replicates of both measures are computed, so replicate b of the score
+and of the ECE always describe the same resample. Timings are in ``docs/performance.md``
+("Bootstrap replicates").
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ __all__ = [
     "resample_seed",
     "run_replicates",
     "task_resample_indices",
+    "task_resample_weights",
 ]
 
 #: Columns of the tidy replicates table (one row per run and replicate).
@@ -102,6 +103,30 @@ def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0
     True
     """
     return metrics.bootstrap_indices(n_units, n_boot, seed=resample_seed(task_id, seed))
+
+
+def task_resample_weights(task_id: str, n_units: int, n_boot: int, seed: int = 0) -> np.ndarray:
+    """Multiplicities of the resamples of :func:`task_resample_indices`, shape ``(n_boot, n_units)``.
+
+    Row b counts the draws of each unit in replicate b (``np.bincount`` of row b of the indices):
+    the ``weights=`` every metric takes.
+
+    See Also
+    --------
+    automd_analysis.metrics.bootstrap_weights : the counting.
+
+    References
+    ----------
+    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
+
+    Examples
+    --------
+    >>> w = task_resample_weights("demo_support", 5, 3)
+    >>> idx = task_resample_indices("demo_support", 5, 3)
+    >>> bool((w[1] == np.bincount(idx[1], minlength=5)).all())
+    True
+    """
+    return metrics.bootstrap_weights(n_units, n_boot, seed=resample_seed(task_id, seed))
 
 
 @dataclass(frozen=True)
@@ -255,8 +280,7 @@ def run_replicates(
 
     See Also
     --------
-    automd_analysis.metrics.concordance_td_bootstrap, automd_analysis.metrics.auroc_bootstrap :
-        the replicate kernels.
+    task_resample_weights : the resamples, as the weights the metrics take.
     replicates_frame : the tidy table the aggregate intervals read.
 
     References
@@ -285,37 +309,27 @@ def run_replicates(
         surv = predictions.surv
         _check_aligned(len(t), surv=surv)
         n_units = len(t)
-        idx = task_resample_indices(task_id, n_units, n_boot, seed)
-        raw = _capture(messages, metrics.concordance_td_bootstrap, t, e, surv, grid, indices=idx)
-        ece = _capture(messages, metrics.survival_ece_bootstrap, t, e, surv, grid, indices=idx)
+        w = task_resample_weights(task_id, n_units, n_boot, seed)
+        raw = _capture(messages, metrics.concordance_td, t, e, surv, grid, weights=w)
+        ece = _capture(messages, metrics.survival_ece, t, e, surv, grid, weights=w)
     elif kind in ("classification", "sequential"):
         y, p = labels.label, predictions.probability
         _check_aligned(len(y), probability=p, label=predictions.label)
         cluster = labels.ids.iloc[:, 0].to_numpy() if kind == "sequential" else None
         n_units = len(pd.unique(cluster)) if cluster is not None else len(y)
-        idx = task_resample_indices(task_id, n_units, n_boot, seed)
+        w = task_resample_weights(task_id, n_units, n_boot, seed)
         if metric == "auroc" and kind == "classification":
-            raw = _capture(messages, metrics.auroc_bootstrap, y, p, indices=idx)
+            raw = _capture(messages, metrics.auroc, y, p, weights=w)
         elif metric == "min_se_ppv" and kind == "classification":
-            raw = _capture(
-                messages, metrics.min_se_ppv_bootstrap, y, predictions.label, indices=idx
-            )
+            raw = _capture(messages, metrics.min_se_ppv, y, predictions.label, weights=w)
         elif metric == "utility_2019" and kind == "sequential":
             hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
             raw = _capture(
-                messages,
-                metrics.sepsis_utility_bootstrap,
-                cluster,
-                y,
-                predictions.label,
-                hours,
-                indices=idx,
+                messages, metrics.sepsis_utility, cluster, y, predictions.label, hours, weights=w
             )
         else:
             raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
-        ece = _capture(
-            messages, metrics.ece_bootstrap, y, p, n_bins=_N_BINS, indices=idx, cluster=cluster
-        )
+        ece = _capture(messages, metrics.ece, y, p, _N_BINS, weights=w, cluster=cluster)
     else:
         raise ValueError(f"unknown task kind {kind!r}")
     score = np.asarray(metrics.normalized_score(raw, null_score), dtype=np.float64)
@@ -328,7 +342,7 @@ def run_replicates(
         score_ci_high=s_high,
         ece_ci_low=e_low,
         ece_ci_high=e_high,
-        n_boot=int(idx.shape[0]),
+        n_boot=int(w.shape[0]),
         seed=int(seed),
         alpha=float(alpha),
         n_units=int(n_units),
