@@ -25,6 +25,7 @@ that is undefined on well-formed input returns ``nan`` and emits :class:`Undefin
 """
 
 from automd_analysis.metrics._validation import UndefinedMetricWarning
+from automd_analysis.metrics._weights import cluster_row_weights
 from automd_analysis.metrics.bootstrap import (
     BOOTSTRAP_METHODS,
     BootstrapResult,
@@ -109,6 +110,7 @@ __all__ = [
     "calibration_bins",
     "calibration_bins_equal_mass",
     "calibration_intercept_slope",
+    "cluster_row_weights",
     "concordance_td",
     "cox_calibration_slope",
     "d_calibration",

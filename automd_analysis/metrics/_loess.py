@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
 from automd_analysis.metrics._numba import cached_njit, prange
 
@@ -324,7 +323,12 @@ class LoessFit:
             hit = v[k] == x
             if hit.all():
                 return self.values[k]
-        out = np.interp(x, v, self.values) if v.size < 4 else CubicSpline(v, self.values)(x)
+        if v.size < 4:
+            out = np.interp(x, v, self.values)
+        else:
+            from scipy.interpolate import CubicSpline
+
+            out = CubicSpline(v, self.values)(x)
         k = np.clip(np.searchsorted(v, x), 0, v.size - 1)
         return np.where(v[k] == x, self.values[k], out)
 

@@ -97,6 +97,17 @@ def _bin_sums(w, entry_bin, entry_unit, values, n_bins):
     return out
 
 
+@cached_njit(nogil=True)
+def _lane_dot(w, x):
+    """out[lane] = Σ_i w[i, lane] x[i], summed in row order (the same for any number of lanes)."""
+    out = np.zeros(w.shape[1], dtype=np.float64)
+    for i in range(w.shape[0]):
+        xi = x[i]
+        for k in range(w.shape[1]):
+            out[k] += w[i, k] * xi
+    return out
+
+
 def check_n_bins(n_bins) -> int:
     """Validate a number of calibration bins: a positive integer (``True`` is not a number here).
 
@@ -455,5 +466,5 @@ def brier(y_true, y_prob, *, weights=None, cluster=None):
         return float(np.mean(squared))
     out = np.empty(n_vectors(w), dtype=np.float64)
     for k0, lanes in lane_blocks(w, n_units, codes):
-        out[k0 : k0 + lanes.shape[1]] = (squared @ lanes) / lanes.sum(axis=0)
+        out[k0 : k0 + lanes.shape[1]] = _lane_dot(lanes, squared) / lanes.sum(axis=0)
     return out if is_matrix(w) else float(out[0])
