@@ -18,15 +18,17 @@ compiles its kernels once, about a second) and nothing fails.
 
 from __future__ import annotations
 
+import functools
 import os
-import tempfile
 import types
 from pathlib import Path
 
-__all__ = ["CACHE_DIR", "LazyKernel", "cached_njit", "import_numba", "prange"]
+__all__ = ["LazyKernel", "cache_dir", "cached_njit", "import_numba", "prange"]
 
 
 def _writable(path: Path) -> bool:
+    import tempfile
+
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-"):
@@ -36,7 +38,11 @@ def _writable(path: Path) -> bool:
     return True
 
 
-def _choose_cache_dir() -> str | None:
+@functools.cache
+def cache_dir() -> str | None:
+    """The numba cache directory (chosen on first use; ``None``: caching off)."""
+    import tempfile
+
     given = os.environ.get("NUMBA_CACHE_DIR")
     if given:
         return given
@@ -51,17 +57,15 @@ def _choose_cache_dir() -> str | None:
     return None
 
 
-CACHE_DIR = _choose_cache_dir()
-if CACHE_DIR is not None:
-    os.environ.setdefault("NUMBA_CACHE_DIR", CACHE_DIR)
-
-
 def import_numba():
     """The numba module, with the cache directory of this module in place."""
+    where = cache_dir()
+    if where is not None:
+        os.environ.setdefault("NUMBA_CACHE_DIR", where)
     import numba
 
-    if CACHE_DIR is not None:
-        numba.config.CACHE_DIR = CACHE_DIR  # also when numba was imported before this module
+    if where is not None:
+        numba.config.CACHE_DIR = where  # also when numba was imported before this module
     return numba
 
 
@@ -97,7 +101,8 @@ class LazyKernel:
             numba = import_numba()
             # the dispatcher compiles on its first call, so it can exist before its callees do
             # (which also resolves recursion: a kernel naming itself gets its own dispatcher)
-            self._dispatcher = numba.njit(**self.options)(self.py_func)
+            options = {"cache": cache_dir() is not None, **self.options}
+            self._dispatcher = numba.njit(**options)(self.py_func)
             namespace = self.py_func.__globals__
             for name in _global_names(self.py_func.__code__):
                 value = namespace.get(name)
@@ -116,6 +121,6 @@ def cached_njit(**options):
     when no cache directory is usable)."""
 
     def decorate(func) -> LazyKernel:
-        return LazyKernel(func, {"cache": CACHE_DIR is not None, **options})
+        return LazyKernel(func, options)
 
     return decorate
