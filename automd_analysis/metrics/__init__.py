@@ -17,6 +17,7 @@ One module per concern:
 ``survival_horizon``      survival calibration at a horizon: KM groups, Cox slope, pseudo-value ICI
 ``utility``               PhysioNet/CinC 2019 normalised utility
 ``bootstrap``             bootstrap intervals (percentile, BCa) and the resample weights
+``registry``              :class:`Metric` declarations: the built-in metrics and the user's own
 
 Every metric the score store uses takes ``weights=``: integer multiplicities per resampling unit,
 or a matrix of them (one row per bootstrap replicate, :func:`bootstrap_weights`), for which it
@@ -58,6 +59,7 @@ from automd_analysis.metrics.concordance import CONCORDANCE_METHODS, concordance
 from automd_analysis.metrics.decision_curve import DecisionCurve, net_benefit
 from automd_analysis.metrics.discrimination import auroc, min_se_ppv
 from automd_analysis.metrics.normalize import normalized_score
+from automd_analysis.metrics.registry import BUILTIN_METRICS, ECE_METRICS, Metric, MetricInputs
 from automd_analysis.metrics.survival import (
     KaplanMeierCurve,
     grid_index_post,
@@ -84,6 +86,7 @@ from automd_analysis.metrics.utility import (
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "BUILTIN_METRICS",
     "CONCORDANCE_METHODS",
     "UTILITY_PARAMETERS",
     "BootstrapResult",
@@ -92,8 +95,11 @@ __all__ = [
     "CalibrationInterceptSlope",
     "DCalibrationResult",
     "DecisionCurve",
+    "ECE_METRICS",
     "ICIResult",
     "KaplanMeierCurve",
+    "Metric",
+    "MetricInputs",
     "SepsisUtilityParts",
     "SmoothedCalibrationCurve",
     "SpiegelhalterResult",

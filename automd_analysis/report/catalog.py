@@ -68,6 +68,9 @@ TABLES: dict[str, Entry] = {
     "table12_task_scores": Entry(_01, "Table 12", "Normalised primary score per task and agent."),
     "invalid_submissions": Entry(_01, "App. E", "Why runs were invalid, by agent and first check."),
     "run_coverage": Entry(_01, "", "Runs scored, valid and skipped per task and agent."),
+    "extra_metrics_by_agent": Entry(
+        _01, "", "Metrics of your own (automd score --metric) per agent and task class."
+    ),
     "table3_ece": Entry(_02, "Table 3", "ECE per agent and task class."),
     "table13_task_ece": Entry(_02, "Table 13", "ECE per task and agent."),
     "annotation_provenance": Entry(_02, "", "Who produced the codebook answers behind Fig. 2a."),

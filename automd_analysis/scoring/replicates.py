@@ -40,6 +40,7 @@ import pandas as pd
 
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
+from automd_analysis.scoring.metrics_for import metric_inputs, primary_metric
 
 __all__ = [
     "REPLICATE_COLUMNS",
@@ -222,15 +223,6 @@ def _capture(messages: list[str], fn, *args, **kwargs):
     return value
 
 
-def _check_aligned(n_expected: int, **arrays) -> None:
-    for name, arr in arrays.items():
-        if arr is not None and len(arr) != n_expected:
-            raise ValueError(
-                f"predictions {name!r} have {len(arr)} rows but the labels have {n_expected}; "
-                "validate_submission must align predictions to the labels"
-            )
-
-
 def run_replicates(
     kind: str,
     metric: str,
@@ -242,11 +234,12 @@ def run_replicates(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    weights: np.ndarray | None = None,
 ) -> RunReplicates:
     """Bootstrap replicates of the normalised score and the ECE of one validated submission.
 
     For resample b of the task's test units (:func:`task_resample_indices`), with m_b the primary
-    metric on the resampled units,
+    metric (:data:`~automd_analysis.metrics.BUILTIN_METRICS`) on the resampled units,
 
     .. math:: s_b = \\min\\bigl(1, \\max\\bigl(0, (m_b - m_0) / (1 - m_0)\\bigr)\\bigr)
 
@@ -267,6 +260,9 @@ def run_replicates(
         The report seed.
     alpha : float, default 0.05
         1 - confidence level of the intervals.
+    weights : numpy.ndarray of shape (n_boot, n_units), optional
+        The resample weights, when the caller already has them
+        (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
 
     Returns
     -------
@@ -301,37 +297,14 @@ def run_replicates(
     ((200,), True)
     """
     messages: list[str] = []
-    if kind == "survival":
-        if metric != "ctd_adj_antolini":
-            raise ValueError(f"survival tasks are scored with ctd_adj_antolini, not {metric!r}")
-        t, e = labels.duration, labels.event
-        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-        surv = predictions.surv
-        _check_aligned(len(t), surv=surv)
-        n_units = len(t)
-        w = task_resample_weights(task_id, n_units, n_boot, seed)
-        raw = _capture(messages, metrics.concordance_td, t, e, surv, grid, weights=w)
-        ece = _capture(messages, metrics.survival_ece, t, e, surv, grid, weights=w)
-    elif kind in ("classification", "sequential"):
-        y, p = labels.label, predictions.probability
-        _check_aligned(len(y), probability=p, label=predictions.label)
-        cluster = labels.ids.iloc[:, 0].to_numpy() if kind == "sequential" else None
-        n_units = len(pd.unique(cluster)) if cluster is not None else len(y)
-        w = task_resample_weights(task_id, n_units, n_boot, seed)
-        if metric == "auroc" and kind == "classification":
-            raw = _capture(messages, metrics.auroc, y, p, weights=w)
-        elif metric == "min_se_ppv" and kind == "classification":
-            raw = _capture(messages, metrics.min_se_ppv, y, predictions.label, weights=w)
-        elif metric == "utility_2019" and kind == "sequential":
-            hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
-            raw = _capture(
-                messages, metrics.sepsis_utility, cluster, y, predictions.label, hours, weights=w
-            )
-        else:
-            raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
-        ece = _capture(messages, metrics.ece, y, p, _N_BINS, weights=w, cluster=cluster)
-    else:
-        raise ValueError(f"unknown task kind {kind!r}")
+    declared = primary_metric(kind, metric)
+    inputs = metric_inputs(kind, labels, predictions)
+    n_units = inputs.n_units
+    if weights is None:
+        weights = task_resample_weights(task_id, n_units, n_boot, seed)
+    w = weights
+    raw = _capture(messages, declared.evaluate, inputs, w)
+    ece = _capture(messages, metrics.ECE_METRICS[kind].evaluate, inputs, w)
     score = np.asarray(metrics.normalized_score(raw, null_score), dtype=np.float64)
     s_low, s_high = metrics.percentile_interval(score, alpha)
     e_low, e_high = metrics.percentile_interval(ece, alpha)
