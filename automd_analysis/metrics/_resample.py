@@ -25,6 +25,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from automd_analysis.metrics._numba import cached_njit
+
 __all__ = [
     "BLOCK",
     "as_indices",
@@ -176,7 +178,7 @@ def bootstrap_weights(n: int, n_boot: int, seed=0) -> np.ndarray:
 
     .. math:: W_{b i} = \\#\\{k : \\mathrm{idx}_{b k} = i\\}
 
-    (``np.bincount`` of the draws), which is all an order-free metric needs: every metric of the
+    (a ``np.bincount`` of each replicate's draws), which is all an order-free metric needs: every metric of the
     toolkit called with ``weights=W`` returns its value on each resample. The same (n, n_boot, seed)
     give the same draws as :func:`bootstrap_indices`, and the first replicates do not change when
     ``n_boot`` grows. The dtype is the smallest unsigned integer type that holds the counts (uint8
@@ -217,14 +219,26 @@ def bootstrap_weights(n: int, n_boot: int, seed=0) -> np.ndarray:
     n_boot = check_n_boot(n_boot)
     out = np.empty((n_boot, n), dtype=np.uint8)
     for b0, block in index_blocks(n, n_boot, seed):
-        m = block.shape[0]
-        flat = block.astype(np.int64) + (np.arange(m, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=m * n).reshape(m, n)
-        top = int(counts.max())
-        if top > np.iinfo(out.dtype).max:
-            out = out.astype(np.min_scalar_type(top))
-        out[b0 : b0 + m] = counts
+        rows = out[b0 : b0 + block.shape[0]]
+        while not _count_draws(block, rows, np.iinfo(out.dtype).max):
+            out = out.astype(np.uint16 if out.dtype == np.uint8 else np.uint32)  # counts <= n
+            rows = out[b0 : b0 + block.shape[0]]
     return out
+
+
+@cached_njit(nogil=True)
+def _count_draws(block, out, top):
+    """out[k] = ``np.bincount(block[k], minlength=n)`` in one compiled pass; False (stop) when a
+    count would exceed ``top``, the largest value of out's dtype."""
+    for k in range(block.shape[0]):
+        for j in range(out.shape[1]):
+            out[k, j] = 0
+        for i in range(block.shape[1]):
+            u = block[k, i]
+            if out[k, u] == top:
+                return False
+            out[k, u] += 1
+    return True
 
 
 def cluster_codes(cluster) -> tuple[np.ndarray, int]:

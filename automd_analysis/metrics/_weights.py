@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._resample import cluster_codes
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "as_weights",
     "cluster_row_weights",
     "is_matrix",
+    "key_sums",
     "lane_blocks",
     "n_vectors",
     "ones_or",
@@ -148,6 +150,27 @@ def lane_blocks(
         if order is not None:
             block = block[:, order]
         yield k0, np.ascontiguousarray(block.T, dtype=np.float64)
+
+
+@cached_njit(nogil=True)
+def key_sums(w, keys, values, n_keys):
+    """out[key, v, lane] = Σ over the rows i with keys[i] = key of w[i, lane] * values[i, v], summed
+    in row order (lanes as from :func:`lane_blocks`)."""
+    lanes = w.shape[1]
+    n_val = values.shape[1]
+    out = np.zeros((n_keys, n_val, lanes), dtype=np.float64)
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if lanes == 1:  # one weight vector (a point value): no lane loop
+            wi = w[i, 0]
+            for v in range(n_val):
+                out[key, v, 0] += wi * values[i, v]
+            continue
+        for v in range(n_val):
+            x = values[i, v]
+            for k in range(lanes):
+                out[key, v, k] += w[i, k] * x
+    return out
 
 
 def cluster_row_weights(cluster, weights) -> np.ndarray:

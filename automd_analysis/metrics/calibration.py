@@ -23,6 +23,7 @@ from automd_analysis.metrics._weights import (
     as_weight_vector,
     as_weights,
     is_matrix,
+    key_sums,
     lane_blocks,
     n_vectors,
     row_units,
@@ -78,23 +79,6 @@ def _weighted_gap(n: np.ndarray, mean_pred: np.ndarray, observed: np.ndarray) ->
     keep = n > 0
     weights = n[keep] / n.sum()
     return float(np.sum(weights * np.abs(mean_pred[keep] - observed[keep])))
-
-
-@cached_njit(nogil=True)
-def _bin_sums(w, entry_bin, entry_unit, values, n_bins):
-    """out[bin, v, lane] = Σ over the entries e of the bin of w[unit_e, lane] * values[e, v]
-    (entries summed in the order given)."""
-    lanes = w.shape[1]
-    n_val = values.shape[1]
-    out = np.zeros((n_bins, n_val, lanes), dtype=np.float64)
-    for e in range(entry_bin.shape[0]):
-        b = entry_bin[e]
-        u = entry_unit[e]
-        for v in range(n_val):
-            x = values[e, v]
-            for k in range(lanes):
-                out[b, v, k] += w[u, k] * x
-    return out
 
 
 @cached_njit(nogil=True)
@@ -387,9 +371,8 @@ def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
     values = np.column_stack([np.ones(n), p, y])
     codes, n_units, unit = row_units(cluster, n)
     w = as_weights(weights, n_units, unit)
-    if codes is None:
-        entry_bin, entry_unit = idx, np.arange(n)
-    else:
+    entry_bin, entry_unit = np.asarray(idx, dtype=np.int64), None  # one entry per row
+    if codes is not None:
         # one entry per (bin, cluster), sorted by bin then cluster: the rows of a cluster in a bin
         # are summed once, each vector only re-weighs these sums
         keys, entry_of_row = np.unique(idx * n_units + codes, return_inverse=True)
@@ -398,10 +381,8 @@ def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
             [np.bincount(entry_of_row.ravel(), weights=v, minlength=len(keys)) for v in values.T]
         )
     out = np.empty(n_vectors(w), dtype=np.float64)
-    for k0, lanes in lane_blocks(w, n_units):
-        sums = _bin_sums(
-            lanes, entry_bin.astype(np.int64), entry_unit.astype(np.int64), values, n_bins
-        )
+    for k0, lanes in lane_blocks(w, n_units, entry_unit):
+        sums = key_sums(lanes, entry_bin, values, n_bins)
         for k in range(lanes.shape[1]):
             cnt, sum_p, sum_y = sums[:, 0, k], sums[:, 1, k], sums[:, 2, k]
             with np.errstate(invalid="ignore", divide="ignore"):

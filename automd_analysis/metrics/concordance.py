@@ -223,11 +223,14 @@ def _case1_rows(
                     hi = mid
             slot = lo + c
             tied = adjusted and lo < a1 and anchor_vals[lo] == v
-            end = run_end[lo] + c if tied else slot
+            # 2 half-points per anchor strictly below (prefix weight at ``slot``), 1 per tied
+            # anchor (prefix weight at the end of the run of equal values minus that)
             if lanes == 1:
-                # 2 half-points per anchor strictly below, 1 per tied anchor
-                one += q[slot, 0] + q[end, 0]
+                one += 2 * q[slot, 0]
+                if tied:
+                    one += q[run_end[lo] + c, 0] - q[slot, 0]
             else:
+                end = run_end[lo] + c if tied else slot
                 for k in range(lanes):
                     acc[k] += q[slot, k] + q[end, k]
         if lanes == 1:

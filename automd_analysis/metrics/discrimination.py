@@ -65,6 +65,34 @@ def _auroc_lanes(w, y, group_off):
     return out
 
 
+@cached_njit(nogil=True)
+def _min_se_ppv_lanes(w, y, pred):
+    """min(Se, PPV) of each lane from the weighted TP, FN and FP counts (a 0/0 ratio ignored;
+    NaN when both are 0/0)."""
+    lanes = w.shape[1]
+    cells = np.zeros((4, lanes))  # weighted counts of 0 TN, 1 FP, 2 FN, 3 TP
+    if lanes == 1:  # one vector (a point value): three running sums in registers
+        tp = fn = fp = 0.0
+        for i in range(y.shape[0]):
+            wi, yi, pi = w[i, 0], np.float64(y[i]), np.float64(pred[i])
+            tp += wi * (yi * pi)
+            fn += wi * (yi * (1.0 - pi))
+            fp += wi * ((1.0 - yi) * pi)
+        cells[1, 0], cells[2, 0], cells[3, 0] = fp, fn, tp
+    else:
+        for i in range(y.shape[0]):
+            cell = 2 * y[i] + pred[i]
+            for k in range(lanes):
+                cells[cell, k] += w[i, k]
+    out = np.empty(lanes)
+    for k in range(lanes):
+        tp, fn, fp = cells[3, k], cells[2, k], cells[1, k]
+        se = tp / (tp + fn) if tp + fn > 0 else np.nan
+        ppv = tp / (tp + fp) if tp + fp > 0 else np.nan
+        out[k] = se if np.isnan(ppv) else (ppv if np.isnan(se) else min(se, ppv))
+    return out
+
+
 def auroc(y_true, y_prob, *, weights=None, cluster=None):
     """Area under the ROC curve, equal to ``sklearn.metrics.roc_auc_score``.
 
@@ -210,14 +238,8 @@ def min_se_ppv(y_true, y_pred_label, *, weights=None, cluster=None):
     n = check_same_length(y_true=y, y_pred_label=pred)
     codes, n_units, unit = row_units(cluster, n)
     w = as_weights(weights, n_units, unit)
-    cell = np.zeros((4, n), dtype=np.float64)  # one-hot of 0 TN, 1 FP, 2 FN, 3 TP
-    cell[2 * y + pred, np.arange(n)] = 1.0
     out = np.empty(n_vectors(w), dtype=np.float64)
     for k0, lanes in lane_blocks(w, n_units, codes):
-        _, fp, fn, tp = cell @ lanes  # weighted counts: exact integers
-        with np.errstate(invalid="ignore", divide="ignore"):
-            se = np.where(tp + fn > 0, tp / np.where(tp + fn > 0, tp + fn, 1.0), np.nan)
-            ppv = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1.0), np.nan)
-        out[k0 : k0 + lanes.shape[1]] = np.fmin(se, ppv)
+        out[k0 : k0 + lanes.shape[1]] = _min_se_ppv_lanes(lanes, y, pred)
     why = "no deaths and no predicted positives (0/0 for both)"
     return finish(out, is_matrix(w), "min(Se, PPV)", why)
