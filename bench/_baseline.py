@@ -20,11 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE_COMMIT = "2ca8809"
 
 
-def baseline_metrics(commit: str = BASELINE_COMMIT):
-    """``automd_analysis.metrics`` as of ``commit`` (a module object)."""
-    name = f"automd_baseline_{commit}"
-    if f"{name}.metrics" in sys.modules:
-        return sys.modules[f"{name}.metrics"]
+def package_name(commit: str = BASELINE_COMMIT) -> str:
+    """The import name of the extracted package."""
+    return f"automd_baseline_{commit}"
+
+
+def extract(commit: str = BASELINE_COMMIT) -> Path:
+    """Extract the renamed package into a new temporary directory; return that directory (to put
+    on ``sys.path``)."""
+    name = package_name(commit)
     data = subprocess.run(
         ["git", "archive", commit, "automd_analysis/metrics"],
         cwd=ROOT,
@@ -42,5 +46,12 @@ def baseline_metrics(commit: str = BASELINE_COMMIT):
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text.replace("automd_analysis.metrics", f"{name}.metrics"))
     (target / "__init__.py").write_text("")
-    sys.path.insert(0, str(target.parent))
+    return target.parent
+
+
+def baseline_metrics(commit: str = BASELINE_COMMIT):
+    """``automd_analysis.metrics`` as of ``commit`` (a module object)."""
+    name = package_name(commit)
+    if f"{name}.metrics" not in sys.modules:
+        sys.path.insert(0, str(extract(commit)))
     return importlib.import_module(f"{name}.metrics")

@@ -14,8 +14,9 @@ into docs/performance.md, section "Weighted kernels"):
 
 2ca8809's ``automd_analysis/metrics`` is extracted with ``git archive`` and imported under another
 package name (``bench/_baseline.py``), so both run in this process on the same data, interleaved
-(old, new, old, new, ...): each figure is the fastest of ``--repeat`` runs after a warm-up call
-(numba compiles or loads its cache there). Both CPU time of this process (the load-independent
+(old, new, old, new, ...): each figure is the fastest of ``--repeat`` rounds after a warm-up call
+(numba compiles or loads its cache there; a call shorter than 50 ms is repeated within a round and
+the round's time divided by the count). Both CPU time of this process (the load-independent
 figure on a shared machine) and wall time are printed; the ratio column is new / old of the CPU
 times. Each row also checks the values (max |new - old|). The reference ratios against pycox,
 scikit-learn and plain loops are in ``bench/bench_bootstrap.py`` and ``bench/bench_metrics.py``.
@@ -37,18 +38,29 @@ from automd_analysis.metrics import UndefinedMetricWarning
 N_BOOT = 1000
 
 
+#: A round of a fast function repeats it until it takes about this long (seconds).
+ROUND_SECONDS = 0.05
+
+
 def interleaved(fns: dict, repeat: int) -> dict:
-    """{name: ((best wall s, best CPU s), last result)}: one warm-up call each, then ``repeat``
-    rounds calling every function once per round; the fastest round of each (the figure least
-    inflated by other processes on a shared machine)."""
+    """{name: ((best wall s, best CPU s) per call, last result)}: one warm-up call each, then
+    ``repeat`` rounds calling every function in turn (a fast function k times per round, k from
+    the warm-up, so that a round lasts about :data:`ROUND_SECONDS`); the fastest round of each, the
+    figure least inflated by other processes on a shared machine."""
     times = {name: ([], []) for name in fns}
-    results = {name: fn() for name, fn in fns.items()}  # warm-up (JIT, caches)
+    results, calls = {}, {}
+    for name, fn in fns.items():  # warm-up (JIT, caches)
+        w0 = time.perf_counter()
+        results[name] = fn()
+        calls[name] = max(1, int(ROUND_SECONDS / max(time.perf_counter() - w0, 1e-6)))
+    k = min(calls.values())  # the same count for both sides
     for _ in range(repeat):
         for name, fn in fns.items():
             c0, w0 = time.process_time(), time.perf_counter()
-            results[name] = fn()
-            times[name][0].append(time.perf_counter() - w0)
-            times[name][1].append(time.process_time() - c0)
+            for _ in range(k):
+                results[name] = fn()
+            times[name][0].append((time.perf_counter() - w0) / k)
+            times[name][1].append((time.process_time() - c0) / k)
     return {
         name: ((float(np.min(w)), float(np.min(c))), results[name])
         for name, (w, c) in times.items()

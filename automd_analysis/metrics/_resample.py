@@ -186,12 +186,8 @@ def bootstrap_weights(n: int, n_boot: int, seed=0) -> np.ndarray:
 
     Parameters
     ----------
-    n : int
-        Resampling units (rows, or clusters such as patients).
-    n_boot : int
-        Number of replicates.
-    seed : int or sequence of int, default 0
-        Non-negative entropy of ``numpy.random.SeedSequence``.
+    n, n_boot, seed
+        As :func:`bootstrap_indices`.
 
     Returns
     -------

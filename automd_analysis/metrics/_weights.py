@@ -138,18 +138,19 @@ def weight_totals(weights: np.ndarray | None, n: int) -> np.ndarray:
 def lane_blocks(
     weights: np.ndarray | None, n: int, order: np.ndarray | None = None, lanes: int = LANES
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(first vector, float64 array of shape (rows, k))``: up to ``lanes`` weight vectors
-    over ``n`` units as contiguous columns, the layout of the lane kernels. Row r holds the weights
-    of unit ``order[r]`` (default: unit r), so ``order`` both sorts and expands (cluster -> rows)."""
+    """Yield ``(first vector, array of shape (rows, k))``: up to ``lanes`` weight vectors over
+    ``n`` units as the contiguous columns of one C-ordered array, the layout of the lane kernels
+    (their inner loop runs over a row's k lanes). Row r holds the weights of unit ``order[r]``
+    (default: unit r), so ``order`` both sorts and expands (cluster -> rows). The weights keep
+    their integer dtype (uint8 for bootstrap counts: an eighth of the memory traffic of float64);
+    without weights the single lane is float64 ones."""
     if weights is None:
         yield 0, np.ones((n if order is None else len(order), 1), dtype=np.float64)
         return
     w = ones_or(weights, n)
     for k0 in range(0, w.shape[0], lanes):
-        block = w[k0 : k0 + lanes]
-        if order is not None:
-            block = block[:, order]
-        yield k0, np.ascontiguousarray(block.T, dtype=np.float64)
+        block = w[k0 : k0 + lanes].T
+        yield k0, np.ascontiguousarray(block if order is None else np.take(block, order, axis=0))
 
 
 @cached_njit(nogil=True)

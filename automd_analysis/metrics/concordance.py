@@ -165,6 +165,18 @@ class _Structure:
         return self._slots
 
 
+@cached_njit(inline="always")
+def _lower_bound(values, lo, hi, v):
+    """First index in [lo, hi) of sorted ``values`` whose value is >= v (hi if none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @cached_njit(nogil=True)
 def _anchor_prefix(wi, anchor_pos, anchor_off, q):
     """Fill the step-1 prefix sums: q[anchor_off[c] + c + k] = weight of column c's first k
@@ -213,14 +225,7 @@ def _case1_rows(
             a0 = anchor_off[c]
             a1 = anchor_off[c + 1]
             v = surv[row, c]
-            lo = a0
-            hi = a1
-            while lo < hi:  # first anchor >= v
-                mid = (lo + hi) >> 1
-                if anchor_vals[mid] < v:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = _lower_bound(anchor_vals, a0, a1, v)
             slot = lo + c
             tied = adjusted and lo < a1 and anchor_vals[lo] == v
             # 2 half-points per anchor strictly below (prefix weight at ``slot``), 1 per tied
@@ -295,14 +300,7 @@ def _case1_slots(surv, order, col_sorted, anchor_vals, anchor_off, cols_with, ad
             a0 = anchor_off[c]
             a1 = anchor_off[c + 1]
             v = surv[row, c]
-            lo = a0
-            hi = a1
-            while lo < hi:  # first anchor >= v
-                mid = (lo + hi) >> 1
-                if anchor_vals[mid] < v:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = _lower_bound(anchor_vals, a0, a1, v)
             base = a0 + c  # slot of "no anchor" in column c
             lo_slots[e] = base + (lo - a0)
             e += 1
