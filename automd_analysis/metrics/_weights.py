@@ -28,6 +28,7 @@ __all__ = [
     "is_matrix",
     "key_sums",
     "lane_blocks",
+    "lane_dot",
     "n_vectors",
     "ones_or",
     "row_units",
@@ -171,6 +172,17 @@ def key_sums(w, keys, values, n_keys):
             x = values[i, v]
             for k in range(lanes):
                 out[key, v, k] += w[i, k] * x
+    return out
+
+
+@cached_njit(nogil=True)
+def lane_dot(w, x):
+    """out[lane] = Σ_i w[i, lane] x[i], summed in row order (the same for any number of lanes)."""
+    out = np.zeros(w.shape[1], dtype=np.float64)
+    for i in range(w.shape[0]):
+        xi = x[i]
+        for k in range(w.shape[1]):
+            out[k] += w[i, k] * xi
     return out
 
 

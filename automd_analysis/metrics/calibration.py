@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
@@ -25,6 +24,7 @@ from automd_analysis.metrics._weights import (
     is_matrix,
     key_sums,
     lane_blocks,
+    lane_dot,
     n_vectors,
     row_units,
 )
@@ -79,17 +79,6 @@ def _weighted_gap(n: np.ndarray, mean_pred: np.ndarray, observed: np.ndarray) ->
     keep = n > 0
     weights = n[keep] / n.sum()
     return float(np.sum(weights * np.abs(mean_pred[keep] - observed[keep])))
-
-
-@cached_njit(nogil=True)
-def _lane_dot(w, x):
-    """out[lane] = Σ_i w[i, lane] x[i], summed in row order (the same for any number of lanes)."""
-    out = np.zeros(w.shape[1], dtype=np.float64)
-    for i in range(w.shape[0]):
-        xi = x[i]
-        for k in range(w.shape[1]):
-            out[k] += w[i, k] * xi
-    return out
 
 
 def check_n_bins(n_bins) -> int:
@@ -447,5 +436,5 @@ def brier(y_true, y_prob, *, weights=None, cluster=None):
         return float(np.mean(squared))
     out = np.empty(n_vectors(w), dtype=np.float64)
     for k0, lanes in lane_blocks(w, n_units, codes):
-        out[k0 : k0 + lanes.shape[1]] = _lane_dot(lanes, squared) / lanes.sum(axis=0)
+        out[k0 : k0 + lanes.shape[1]] = lane_dot(lanes, squared) / lanes.sum(axis=0)
     return out if is_matrix(w) else float(out[0])

@@ -48,6 +48,7 @@ from automd_analysis.metrics._weights import (
     as_weights,
     is_matrix,
     lane_blocks,
+    lane_dot,
     n_vectors,
 )
 
@@ -395,7 +396,7 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None, *, weights
     span = (per_best - per_inaction).astype(np.float64)  # U_best - U_inaction (> 0 iff septic)
     out = np.empty(n_vectors(w), dtype=np.float64)
     for k0, lanes in lane_blocks(w, len(starts)):
-        num, den = gain @ lanes, span @ lanes  # exact integers
+        num, den = lane_dot(lanes, gain), lane_dot(lanes, span)  # exact integers
         with np.errstate(invalid="ignore", divide="ignore"):
             out[k0 : k0 + lanes.shape[1]] = np.where(
                 den > 0, num / np.where(den > 0, den, 1), np.nan
