@@ -189,9 +189,12 @@ def lane_dot(w, x):
 def cluster_row_weights(cluster, weights) -> np.ndarray:
     """Per-row weights from per-cluster weights: each row gets the weight of its cluster.
 
-    Clusters are numbered in order of first appearance in ``cluster`` (the convention of every
-    clustered metric, e.g. the patients of an hourly task), so ``weights[k]`` is the weight of the
-    k-th distinct label met when reading ``cluster`` from the top.
+    .. math:: w^{\\mathrm{row}}_i = w_{c(i)}
+
+    with c(i) the cluster of row i, clusters numbered in order of first appearance in ``cluster``
+    (the convention of every clustered metric, e.g. the patients of an hourly task), so
+    ``weights[k]`` is the weight of the k-th distinct label met when reading ``cluster`` from the
+    top. A user metric of an hourly task gets per-patient weights and can expand them with this.
 
     Parameters
     ----------
@@ -203,6 +206,15 @@ def cluster_row_weights(cluster, weights) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of shape (n,) or (m, n)
+
+    See Also
+    --------
+    automd_analysis.metrics.ece : takes ``cluster=`` with per-cluster weights itself.
+
+    References
+    ----------
+    Davison, A. C., Hinkley, D. V. (1997). Bootstrap Methods and their Application, sec. 3.8
+    (resampling clusters). Cambridge University Press.
 
     Examples
     --------

@@ -204,10 +204,15 @@ def _case1_rows(
     anchor_off,
     run_end,
     adjusted,
+    unit,
     first,
     step,
 ):
-    """Step-1 half-points of every lane for the sorted rows first, first + step, ... (searching)."""
+    """Step-1 half-points of every lane for the sorted rows first, first + step, ... (searching).
+
+    ``unit``: one lane whose anchors all weigh 1, where the prefix weight at a slot is just the
+    number of anchors before it (``lo - a0``), read without a memory access.
+    """
     lanes = w.shape[1]
     n = order.shape[0]
     num = np.zeros(lanes, dtype=np.float64)
@@ -230,7 +235,11 @@ def _case1_rows(
             tied = adjusted and lo < a1 and anchor_vals[lo] == v
             # 2 half-points per anchor strictly below (prefix weight at ``slot``), 1 per tied
             # anchor (prefix weight at the end of the run of equal values minus that)
-            if lanes == 1:
+            if unit:
+                one += 2 * (lo - a0)
+                if tied:
+                    one += run_end[lo] - lo
+            elif lanes == 1:
                 one += 2 * q[slot, 0]
                 if tied:
                     one += q[run_end[lo] + c, 0] - q[slot, 0]
@@ -248,7 +257,7 @@ def _case1_rows(
 
 @cached_njit(parallel=True, nogil=True)
 def _case1_parallel(
-    w, q, surv, order, col_sorted, cols_with, anchor_vals, anchor_off, run_end, adjusted
+    w, q, surv, order, col_sorted, cols_with, anchor_vals, anchor_off, run_end, adjusted, unit
 ):
     """:func:`_case1_rows` over all rows, in interleaved chunks spread over the numba threads."""
     n_chunks = min(_N_CHUNKS, order.shape[0])
@@ -266,6 +275,7 @@ def _case1_parallel(
             anchor_off,
             run_end,
             adjusted,
+            unit,
             chunk,
             n_chunks,
         )
@@ -573,6 +583,7 @@ def _lane_values(st: _Structure, lanes: np.ndarray, stored: bool) -> np.ndarray:
             st.anchor_off,
             st.anchor_run_end,
             st.adjusted,
+            lanes.shape[1] == 1 and bool((lanes[st.anchor_pos, 0] == 1).all()),
         )
         if st.visits >= _PARALLEL_MIN_WORK:  # threads only when worth it
             num = _case1_parallel(*args)
