@@ -44,7 +44,7 @@ an event anchor i and a partner j with T_j >= T_i, compared in column c = k_i. E
    in that sorted list: Q_c at the first anchor >= S_j counts the anchors strictly below it
    (concordant, 2 half-points each), and in the adjusted index Q_c at the end of the run of equal
    anchors minus that counts the tied anchors (1 half-point each); j's half-points are multiplied
-   by w_j. Each patient touches only the columns before its own block, reading its curve row
+   by w_j. With all weights 1 (the point value) Q_c is the position itself and no table is built. Each patient touches only the columns before its own block, reading its curve row
    contiguously: O(Σ_j k_j · log a) = O(G n log n) with a = anchors per column. On large inputs
    (>= ``_PARALLEL_MIN_WORK`` patient-column visits) rows are processed in interleaved chunks on
    the numba threads (``prange``); small inputs run serially, because a parallel region costs
@@ -199,7 +199,6 @@ def _case1_rows(
     surv,
     order,
     col_sorted,
-    cols_with,
     anchor_vals,
     anchor_off,
     run_end,
@@ -210,25 +209,25 @@ def _case1_rows(
 ):
     """Step-1 half-points of every lane for the sorted rows first, first + step, ... (searching).
 
-    ``unit``: one lane whose anchors all weigh 1, where the prefix weight at a slot is just the
-    number of anchors before it (``lo - a0``), read without a memory access.
+    ``unit``: one lane of all ones (the point value), where the prefix weight at a slot is just
+    the number of anchors before it (``lo - a0``), read without a memory access.
     """
     lanes = w.shape[1]
     n = order.shape[0]
     num = np.zeros(lanes, dtype=np.float64)
     acc = np.zeros(lanes, dtype=np.int64)
+    total = 0  # unit: the half-points of all rows, an exact integer
     for p in range(first, n, step):
         row = order[p]
         kp = col_sorted[p]
-        one = 0  # the single-lane sum in a register (the point value), else ``acc``
+        one = 0  # the single-lane sum in a register, else ``acc``
         for k in range(lanes):
             acc[k] = 0
-        for j in range(cols_with.shape[0]):
-            c = cols_with[j]
-            if c >= kp:  # only the columns of the blocks before p's own
-                break
+        for c in range(kp):  # the columns of the blocks before p's own
             a0 = anchor_off[c]
             a1 = anchor_off[c + 1]
+            if a0 == a1:
+                continue
             v = surv[row, c]
             lo = _lower_bound(anchor_vals, a0, a1, v)
             slot = lo + c
@@ -247,17 +246,21 @@ def _case1_rows(
                 end = run_end[lo] + c if tied else slot
                 for k in range(lanes):
                     acc[k] += q[slot, k] + q[end, k]
-        if lanes == 1:
+        if unit:
+            total += one
+        elif lanes == 1:
             num[0] += w[p, 0] * np.float64(one)
         else:
             for k in range(lanes):
                 num[k] += w[p, k] * np.float64(acc[k])
+    if unit:
+        num[0] = np.float64(total)
     return num
 
 
 @cached_njit(parallel=True, nogil=True)
 def _case1_parallel(
-    w, q, surv, order, col_sorted, cols_with, anchor_vals, anchor_off, run_end, adjusted, unit
+    w, q, surv, order, col_sorted, anchor_vals, anchor_off, run_end, adjusted, unit
 ):
     """:func:`_case1_rows` over all rows, in interleaved chunks spread over the numba threads."""
     n_chunks = min(_N_CHUNKS, order.shape[0])
@@ -270,7 +273,6 @@ def _case1_parallel(
             surv,
             order,
             col_sorted,
-            cols_with,
             anchor_vals,
             anchor_off,
             run_end,
@@ -567,8 +569,10 @@ def _lane_values(st: _Structure, lanes: np.ndarray, stored: bool) -> np.ndarray:
     # when that fits (a 64-lane int32 row is 256 bytes, half the traffic of int64)
     small = 2 * float(lanes.sum(axis=0).max()) * len(st.cols_with) < 2**31
     int_type = np.int32 if small else np.int64
-    q = np.zeros((st.n_slots, lanes.shape[1]), dtype=int_type)
-    _anchor_prefix(lanes.astype(int_type), st.anchor_pos, st.anchor_off, q)
+    unit = not stored and lanes.shape[1] == 1 and bool((lanes == 1).all())
+    q = np.zeros((1 if unit else st.n_slots, lanes.shape[1]), dtype=int_type)
+    if not unit:  # all ones: the prefix weights are positions, no table needed
+        _anchor_prefix(lanes.astype(int_type), st.anchor_pos, st.anchor_off, q)
     if stored:
         num = _case1_stored(lanes, q, *st.slots())
     else:
@@ -578,12 +582,11 @@ def _lane_values(st: _Structure, lanes: np.ndarray, stored: bool) -> np.ndarray:
             st.surv,
             st.order,
             st.col_sorted,
-            st.cols_with,
             st.anchor_vals,
             st.anchor_off,
             st.anchor_run_end,
             st.adjusted,
-            lanes.shape[1] == 1 and bool((lanes[st.anchor_pos, 0] == 1).all()),
+            unit,
         )
         if st.visits >= _PARALLEL_MIN_WORK:  # threads only when worth it
             num = _case1_parallel(*args)
