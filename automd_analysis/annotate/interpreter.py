@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
@@ -46,6 +47,8 @@ from automd_analysis.annotate.labels import (
 )
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.library_calls import LibraryCalls
+from automd_analysis.annotate.rule_calls import RuleCalls
+from automd_analysis.annotate.trace import ModelSite, SourceFile, Trace
 from automd_analysis.annotate.values import EMPTY, NO, NONE, Value, join
 
 __all__ = ["ModelSite", "SourceFile", "Trace", "analyse_program", "module_names"]
@@ -69,84 +72,6 @@ class _Budget(Exception):
 
 
 @dataclass
-class SourceFile:
-    """One Python file of a version.
-
-    Attributes
-    ----------
-    path : str
-        How evidence cites the file (run-relative, e.g. ``code/v0007/train.py``).
-    module : str
-        Dotted module name used to resolve imports between the files (``train``, ``src.models``).
-    text : str
-        The source text.
-    """
-
-    path: str
-    module: str
-    text: str
-
-
-@dataclass
-class ModelSite:
-    """A model constructed (or trained through a functional API) somewhere in the code.
-
-    ``roles`` may hold ``calibrator`` (fitted on one model's predictions, or a library
-    calibrator), ``stacker`` (fitted on several models' predictions), ``ccv``
-    (``CalibratedClassifierCV``), ``voting``, ``stack_wrapper``, ``nonparametric`` (Kaplan-Meier)
-    and ``censoring_km`` (Kaplan-Meier of the censoring distribution).
-    """
-
-    mid: int
-    key: tuple[str, str]
-    families: tuple[str, ...]
-    file: int
-    line: int
-    roles: set[str] = field(default_factory=set)
-    calibration: str | None = None
-    inner: set[int] = field(default_factory=set)
-    imbalance: dict[str, set[int]] = field(default_factory=dict)
-    fit_labels: set[tuple] = field(default_factory=set)
-    fit_eids: set[int] = field(default_factory=set)
-    meta_inputs: set[int] = field(default_factory=set)
-    kwargs: dict[str, object] = field(default_factory=dict)
-    reached: bool = True
-
-
-@dataclass
-class Trace:
-    """What the interpreter saw.
-
-    Attributes
-    ----------
-    files : list of str
-        Evidence paths, indexed by file number.
-    evidence : list of (int, int)
-        ``(file number, line)`` of each evidence id.
-    models : dict
-        Model id -> :class:`ModelSite`.
-    events : dict
-        ``(kind, detail, evidence id)`` -> reached (bool): validation designs, subgroup metrics,
-        imbalance handling not tied to one model, calibration fits.
-    sinks : list of (Value, Value, int)
-        ``(data written, path, evidence id)`` for every file write.
-    notes : list of str
-        Problems (unparsable files, budget exceeded).
-    """
-
-    files: list[str]
-    evidence: list[tuple[int, int]] = field(default_factory=list)
-    models: dict[int, ModelSite] = field(default_factory=dict)
-    events: dict[tuple, bool] = field(default_factory=dict)
-    sinks: list[tuple[Value, Value, int]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def cite(self, eid: int) -> tuple[int, int]:
-        """``(file number, line)`` of evidence id ``eid``."""
-        return self.evidence[eid]
-
-
-@dataclass
 class _Func:
     node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
     module: _Module
@@ -165,6 +90,7 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     neural: bool = False
     fields: list[str] = field(default_factory=list)
+    span: tuple[int, int, int] = (-1, 0, 0)  # module, first and last line of the class body
 
 
 class _Module:
@@ -178,7 +104,7 @@ class _Module:
 
 
 class _Frame:
-    __slots__ = ("ctx", "env", "global_names", "loops", "module", "parent", "returns")
+    __slots__ = ("bound_at", "ctx", "env", "global_names", "loops", "module", "parent", "returns")
 
     def __init__(self, module: _Module, parent: _Frame | None, env: dict, ctx: tuple):
         self.module = module
@@ -188,10 +114,15 @@ class _Frame:
         self.loops: list[int] = []
         self.returns: list[Value] = []
         self.global_names: set[str] = set()
+        self.bound_at: dict[str, int] = {}
 
-    def multiplicity(self) -> int:
+    def multiplicity(self, name: str | None = None) -> int:
+        """Trips of the loops around the current statement; with ``name``, only of the loops
+        entered since ``name`` was last assigned (``total = 0`` inside the epoch loop, then
+        ``total += ...`` in the batch loop: the batch loop only)."""
         out = 1
-        for n in self.loops:
+        start = self.bound_at.get(name, 0) if name is not None and name in self.env else 0
+        for n in self.loops[start:]:
             out *= n
         return out
 
@@ -265,7 +196,7 @@ def analyse_program(
     return interp.run(range(len(files)) if entries is None else entries)
 
 
-class _Interpreter(LibraryCalls):
+class _Interpreter(LibraryCalls, RuleCalls):
     def __init__(self, files: Sequence[SourceFile], parsed=None):
         self.trace = Trace(files=[f.path for f in files])
         self.modules: list[_Module] = []
@@ -302,6 +233,7 @@ class _Interpreter(LibraryCalls):
         self.lambdas: dict[int, int] = {}
         self.heap: dict[tuple[int, str], Value] = {}
         self.eids: dict[tuple[int, int], int] = {}
+        self.trainers: dict = {}
         self.task_kind: str | None = None
         self.handlers = self._expression_handlers()
         self.stmt_handlers = self._statement_handlers()
@@ -342,6 +274,8 @@ class _Interpreter(LibraryCalls):
         self.reached = True
         self.depth = 0
         self.steps = 0
+        self.call_inputs: dict[int, set] = {}
+        self.half_slices: dict[tuple, dict[str, int]] = {}
 
     def _run_module(self, index: int, as_main: bool) -> _Module:
         mod = self.modules[index]
@@ -500,7 +434,7 @@ class _Interpreter(LibraryCalls):
             isinstance(node.op, ast.Add)
             and isinstance(node.target, ast.Name)
             and rhs.has("src")
-            and frame.multiplicity() > 1
+            and frame.multiplicity(node.target.id) > 1
         ):
             new = new.with_labels({self.mark("foldavg", frame, node)})
         if isinstance(node.target, ast.Name):
@@ -556,8 +490,8 @@ class _Interpreter(LibraryCalls):
         it = self.expr(node.iter, frame)
         element = it.element()
         n = len(it.items) if it.items is not None else 2
-        if it.items is None and it.has("split") and holdout_only(it):
-            n = 1
+        if it.items is None and (it.has("batches") or (it.has("split") and holdout_only(it))):
+            n = 1  # mini-batches of one data set, or the one split of a holdout: not folds
         frame.loops.append(n)
         try:
             if n > 0:
@@ -639,6 +573,11 @@ class _Interpreter(LibraryCalls):
             self.classes.append(_Class(node.name, frame.module, bases))
         cls = self.classes[cid]
         cls.bases = bases
+        cls.span = (
+            frame.module.index,
+            node.lineno,
+            getattr(node, "end_lineno", None) or node.lineno,
+        )
         cls.neural = any(
             lib.symbol_key(q) in lib.NEURAL_BASES for b in bases for _, q in b.of("lib")
         ) or any(self.classes[c].neural for b in bases for _, c in b.of("class"))
@@ -731,6 +670,7 @@ class _Interpreter(LibraryCalls):
         if isinstance(target, ast.Name):
             value = self._named_target(target.id, value, frame, node)
             self.assign_name(target.id, value, frame)
+            frame.bound_at[target.id] = len(frame.loops)
         elif isinstance(target, ast.Tuple | ast.List):
             elts = target.elts
             starred = any(isinstance(e, ast.Starred) for e in elts)
@@ -928,6 +868,8 @@ class _Interpreter(LibraryCalls):
     def _e_subscript(self, node: ast.Subscript, frame: _Frame) -> Value:
         base = self.expr(node.value, frame)
         idx = self.expr(node.slice, frame)
+        if isinstance(node.slice, ast.Slice):
+            base = self._half_slice(node, base, frame)
         key = idx.const
         if key is not NO:
             found = base.key(key)
@@ -945,6 +887,26 @@ class _Interpreter(LibraryCalls):
         if isinstance(key, str):
             labels |= column_labels(key, self, frame, node)
         return Value(frozenset(labels))
+
+    def _half_slice(self, node: ast.Subscript, base: Value, frame: _Frame) -> Value:
+        """``a[:k]`` and ``a[k:]`` of a permutation (or with ``k`` a fraction of a length): a
+        hand-made holdout split (both halves seen, with the same bound)."""
+        sl = node.slice
+        if sl.step is not None or (sl.lower is None) == (sl.upper is None):
+            return base
+        bound = sl.upper if sl.lower is None else sl.lower
+        k = self.expr(bound, frame)
+        if not (base.has("perm") or k.has("frac")):
+            return base
+        e = self.eid(frame, node)
+        key = (frame.module.index, ast.dump(node.value), ast.dump(bound))
+        sides = self.half_slices.setdefault(key, {})
+        sides["head" if sl.lower is None else "tail"] = e
+        if len(sides) < 2:
+            return base
+        for side in sides.values():
+            self.event("validation", "single_holdout", side)
+        return base.with_labels({("split", ("single_holdout",), e)})
 
     def _e_sequence(self, node, frame: _Frame) -> Value:
         values = [self.expr(e, frame) for e in node.elts]
@@ -1092,6 +1054,8 @@ class _Interpreter(LibraryCalls):
                     labels.add(("oddsx", self.eid(frame, node)))
                 if a.has("logit") and not b.has("src"):
                     labels.add(("logitx", self.eid(frame, node)))
+                if isinstance(a.const, float) and 0 < a.const < 1:
+                    labels.add(("frac",))  # 0.8 * len(X): a share of the rows
         elif isinstance(op, ast.Mod):
             k = right.const
             if isinstance(k, int) and not isinstance(k, bool) and 2 <= k <= 100:
@@ -1113,6 +1077,13 @@ class _Interpreter(LibraryCalls):
                 merged = dict(left.keys)
                 merged.update(dict(right.keys))
                 return Value(frozenset(labels), None, tuple(merged.items()))
+        if (
+            isinstance(op, ast.FloorDiv | ast.Div)
+            and isinstance(right.const, int)
+            and not isinstance(right.const, bool)
+            and right.const >= 2
+        ):
+            labels.add(("frac",))  # len(X) // 5: a share of the rows
         if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and not left.has("missflag"):
             # counts of observed values used as a divisor (a mean) are not indicator features
             labels = {lab for lab in labels if lab[0] != "missflag"}
@@ -1174,15 +1145,43 @@ class _Interpreter(LibraryCalls):
                 out.append(self.call_builtin(lab[1], args, kwargs, node, frame))
             elif tag == "model":
                 handled = True
-                out.append(self._predict(fv, args, kwargs, node, frame))
+                called = self.model_call_inputs(args, kwargs, node, frame)
+                out.append(self._predict(fv, args, kwargs, node, frame).with_labels({called}))
+            elif tag == "lossobj":
+                handled = True
+                out.append(self.loss_value(args, kwargs))
             elif tag == "obj":
                 handled = True
-                fid = self.method_of(lab[1], "__call__") or self.method_of(lab[1], "forward")
+                cid = lab[1]
+                fid = (
+                    self.method_of(cid, "__call__")
+                    or self.method_of(cid, "forward")
+                    or self.method_of(cid, "call")
+                )
                 if fid is not None:
-                    out.append(self._call_function(fid, [fv, *args], kwargs, node, frame))
+                    result = self._call_function(fid, [fv, *args], kwargs, node, frame)
+                    if fv.has("model") and self.classes[cid].neural:
+                        result = self._without_layers(result, cid)
+                    out.append(result)
         if not handled:
             out.append(data_union([fv, *args, *kwargs.values()]))
         return join(out)
+
+    def _without_layers(self, value: Value, cid: int) -> Value:
+        """A network's output without the predictions of the layers built inside its class (the
+        network itself is the model)."""
+        mod, first, last = self.classes[cid].span
+
+        def inside(mid: int) -> bool:
+            m = self.trace.models.get(mid)
+            return m is not None and m.file == mod and first <= m.line <= last
+
+        return Value(
+            frozenset(lab for lab in value.labels if not (lab[0] == "src" and inside(lab[1]))),
+            value.items,
+            value.keys,
+            value.const,
+        )
 
     def _literal_blend_weights(self, args: list[Value], node, frame) -> None:
         """``combine(member_predictions, [0.6, 0.4])``: literal weights of the members."""
@@ -1269,6 +1268,8 @@ class _Interpreter(LibraryCalls):
         if cls.neural:
             mid = self.model(("torch", cls.name), ("neural_net",), frame, node)
             labels.add(("model", mid))
+        if not cls.neural:
+            labels |= self._library_base_labels(cid, args, kwargs, node, frame)
         obj = Value(frozenset(labels))
         init = self.method_of(cid, "__init__")
         if init is not None:
@@ -1279,6 +1280,22 @@ class _Interpreter(LibraryCalls):
             for name, value in kwargs.items():
                 if name in cls.fields:
                     self._heap_write(cid, name, value)
+        self.run_hooks(cid, obj, node, frame)
         return obj
+
+    def _library_base_labels(self, cid: int, args, kwargs, node, frame) -> set:
+        """A user's subclass of a library model or trainer is constructed as that library class
+        (``class WeightedTrainer(transformers.Trainer)``)."""
+        out: set = set()
+        for base in self.classes[cid].bases:
+            for _, qual in base.of("lib"):
+                if (
+                    lib.symbol_key(qual) in lib.MODEL_FAMILIES
+                    or cr.trainer_rule(qual)
+                    or any(r.role == "model" for r in cr.call_rules(qual))
+                ):
+                    made = self.call_library(qual, args, kwargs, node, frame)
+                    out |= {lab for lab in made.labels if lab[0] in ("model", "trainer")}
+        return out
 
     # library calls -------------------------------------------------------------
