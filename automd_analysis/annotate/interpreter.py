@@ -148,6 +148,27 @@ def module_names(paths: Sequence[str]) -> list[str]:
     return out
 
 
+def _column_of(target: ast.expr) -> int | None:
+    """The literal column of ``a[rows, k]`` / ``a[:, k]``, else ``None``."""
+    if not isinstance(target, ast.Subscript) or not isinstance(target.slice, ast.Tuple):
+        return None
+    last = target.slice.elts[-1] if target.slice.elts else None
+    if isinstance(last, ast.Constant) and type(last.value) is int:
+        return last.value
+    return None
+
+
+def _accumulator(target: ast.expr) -> str | None:
+    """The variable an augmented assignment accumulates into: ``total``, or a whole column
+    ``total[:, 0]`` (not rows ``oof[va_idx]``, which each fold writes once)."""
+    if _column_of(target) is not None:
+        rows = target.slice.elts[0]
+        if not (isinstance(rows, ast.Slice) and rows.lower is None and rows.upper is None):
+            return None
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
 def _parse(text: str) -> ast.Module:
     return ast.parse(text)
 
@@ -429,12 +450,16 @@ class _Interpreter(LibraryCalls, RuleCalls):
     def _s_augassign(self, node: ast.AugAssign, frame: _Frame) -> None:
         current = self.expr(node.target, frame)
         rhs = self.expr(node.value, frame)
-        new = self.binop(node.op, current, rhs, node, frame, node.target, node.value)
+        column = _column_of(node.target)
+        # a column of an array accumulates on its own, not with the array's other columns
+        left = EMPTY if column is not None else current
+        new = self.binop(node.op, left, rhs, node, frame, node.target, node.value)
+        name = _accumulator(node.target)
         if (
             isinstance(node.op, ast.Add)
-            and isinstance(node.target, ast.Name)
+            and name is not None
             and rhs.has("src")
-            and frame.multiplicity(node.target.id) > 1
+            and frame.multiplicity(name) > 1
         ):
             new = new.with_labels({self.mark("foldavg", frame, node)})
         if isinstance(node.target, ast.Name):
@@ -687,6 +712,11 @@ class _Interpreter(LibraryCalls, RuleCalls):
             if isinstance(key, str):
                 value = self._named_target(key, value, frame, node)
             extra = value.labels | index_labels(idx)
+            if _column_of(target) is not None and value.has("src"):
+                # predictions of another model written into a column: a matrix of predictions
+                held = {lab for lab in self.expr(target.value, frame).labels if lab[0] == "src"}
+                if held and not set(value.of("src")) <= held:
+                    extra = extra | {("cols",)}
             self._update_container(target.value, extra, frame, key=key, item=value)
         elif isinstance(target, ast.Attribute):
             base = self.expr(target.value, frame)
