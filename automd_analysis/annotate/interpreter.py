@@ -47,6 +47,7 @@ from automd_analysis.annotate.labels import (
 )
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.library_calls import LibraryCalls
+from automd_analysis.annotate.parsing import MAX_NESTING, parse_code, prune_deep
 from automd_analysis.annotate.rule_calls import RuleCalls
 from automd_analysis.annotate.trace import ModelSite, SourceFile, Trace
 from automd_analysis.annotate.values import EMPTY, NO, NONE, Value, join
@@ -57,6 +58,9 @@ _FILE_EXT = re.compile(r"\.(csv|parquet|tsv|txt|npy|npz|feather|json|pkl)$", re.
 _MAX_PASSES = 4
 _MAX_DEPTH = 24
 _MAX_STEPS = 400_000
+#: Nested expression, block, call and import levels walked at once (each is 2-3 Python frames):
+#: deeper code reads as unknown, far below the interpreter's recursion limit.
+_MAX_NEST = 250
 _LOOP_ITERATIONS = 3
 _BUILTINS = frozenset(
     _words(
@@ -148,6 +152,20 @@ def module_names(paths: Sequence[str]) -> list[str]:
     return out
 
 
+def _shape(node: ast.AST, limit: int = 64) -> tuple | None:
+    """A small expression's structure, for comparing two occurrences (``None`` if it is large)."""
+    out: list = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if len(out) >= limit:
+            return None
+        const = repr(n.value)[:40] if isinstance(n, ast.Constant) else None
+        out.append((type(n).__name__, getattr(n, "id", None), getattr(n, "attr", None), const))
+        todo.extend(reversed(list(ast.iter_child_nodes(n))))
+    return tuple(out)
+
+
 def _column_of(target: ast.expr) -> int | None:
     """The literal column of ``a[rows, k]`` / ``a[:, k]``, else ``None``."""
     if not isinstance(target, ast.Subscript) or not isinstance(target.slice, ast.Tuple):
@@ -169,10 +187,6 @@ def _accumulator(target: ast.expr) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _parse(text: str) -> ast.Module:
-    return ast.parse(text)
-
-
 def analyse_program(
     files: Sequence[SourceFile],
     entries: Sequence[int] | None = None,
@@ -188,7 +202,8 @@ def analyse_program(
     entries : sequence of int, optional
         Indices of the files run as scripts (``__name__ == "__main__"``); default all files.
     parsed : list of ast.Module or None, optional
-        Already parsed trees (same order as ``files``); ``None`` items are parsed here.
+        Already parsed trees (same order as ``files``); ``None`` items are parsed here. Trees
+        deeper than :data:`~.parsing.MAX_NESTING` levels are cut there, in place.
     task_kind : str, optional
         The task kind; code that branches on a variable named like ``kind`` compared with
         ``"survival"``, ``"classification"`` or ``"sequential"`` then takes only that branch.
@@ -224,11 +239,16 @@ class _Interpreter(LibraryCalls, RuleCalls):
         for i, f in enumerate(files):
             tree = parsed[i] if parsed is not None and i < len(parsed) else None
             if tree is None:
-                try:
-                    tree = _parse(f.text)
-                except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                    self.trace.notes.append(f"{f.path}: not parsed ({type(exc).__name__})")
-                    tree = None
+                tree, why = parse_code(f.text)
+                if why is not None:
+                    self.trace.notes.append(f"{f.path}: {why}")
+            if tree is not None:
+                cut = prune_deep(tree)
+                if cut:
+                    self.trace.notes.append(
+                        f"{f.path}: code nested more than {MAX_NESTING} levels deep in {cut} "
+                        "place(s) was read as unknown"
+                    )
             self.modules.append(_Module(i, f.module, tree))
         self.by_name: dict[str, int] = {}
         ambiguous: set[str] = set()
@@ -273,6 +293,9 @@ class _Interpreter(LibraryCalls, RuleCalls):
             except _Budget:
                 self.trace.notes.append("analysis stopped: step budget exceeded")
                 break
+            except RecursionError:  # a last resort: the nesting limits should prevent it
+                self.trace.notes.append("analysis stopped: code nested too deeply")
+                break
             if not self.stale:
                 break
         return self.trace
@@ -292,9 +315,11 @@ class _Interpreter(LibraryCalls, RuleCalls):
         self.role_reads: set[int] = set()
         self.heap_reads: set[tuple[int, str]] = set()
         self.stale = False
+        self.too_deep = False
         self.reached = True
         self.depth = 0
         self.steps = 0
+        self.nest = 0
         self.call_inputs: dict[int, set] = {}
         self.half_slices: dict[tuple, dict[str, int]] = {}
 
@@ -307,7 +332,11 @@ class _Interpreter(LibraryCalls, RuleCalls):
         mod.state = "running"
         mod.env["__name__"] = Value(const="__main__" if as_main else mod.name)
         frame = _Frame(mod, None, mod.env, ())
-        self._block(mod.tree.body, frame)
+        if self._enter(frame, mod.tree):
+            try:
+                self._block(mod.tree.body, frame)
+            finally:
+                self.nest -= 1
         mod.state = "done"
         return mod
 
@@ -334,6 +363,20 @@ class _Interpreter(LibraryCalls, RuleCalls):
         self.steps += 1
         if self.steps > _MAX_STEPS:
             raise _Budget
+
+    def _enter(self, frame: _Frame | None, node) -> bool:
+        """One nesting level deeper; ``False`` (and a note, once) past :data:`_MAX_NEST`."""
+        if self.nest >= _MAX_NEST:
+            if not self.too_deep:
+                self.too_deep = True
+                where = self.trace.files[frame.module.index] if frame is not None else "?"
+                self.trace.notes.append(
+                    f"{where}:{getattr(node, 'lineno', 1)}: calls, blocks and expressions "
+                    f"nested more than {_MAX_NEST} levels deep were read as unknown"
+                )
+            return False
+        self.nest += 1
+        return True
 
     def eid(self, frame: _Frame | None, node: ast.AST) -> int:
         mod = frame.module.index if frame is not None else 0
@@ -431,12 +474,17 @@ class _Interpreter(LibraryCalls, RuleCalls):
         }
 
     def _block(self, stmts: list[ast.stmt], frame: _Frame) -> None:
+        if not stmts or not self._enter(frame, stmts[0]):
+            return
         handlers = self.stmt_handlers
-        for s in stmts:
-            self._tick()
-            h = handlers.get(type(s))
-            if h is not None:
-                h(s, frame)
+        try:
+            for s in stmts:
+                self._tick()
+                h = handlers.get(type(s))
+                if h is not None:
+                    h(s, frame)
+        finally:
+            self.nest -= 1
 
     def _s_assign(self, node: ast.Assign, frame: _Frame) -> None:
         value = self.expr(node.value, frame)
@@ -621,18 +669,19 @@ class _Interpreter(LibraryCalls, RuleCalls):
             cls.attrs[name] = v
         self.assign_name(node.name, Value(frozenset({("class", cid)})), frame)
 
-    def method_of(self, cid: int, name: str, seen: set | None = None) -> int | None:
-        cls = self.classes[cid]
-        if name in cls.methods:
-            return cls.methods[name]
-        seen = seen or set()
-        seen.add(cid)
-        for b in cls.bases:
-            for _, c in b.of("class"):
-                if c not in seen:
-                    found = self.method_of(c, name, seen)
-                    if found is not None:
-                        return found
+    def method_of(self, cid: int, name: str) -> int | None:
+        """The method ``name`` of class ``cid`` or of its first base that has it (depth-first,
+        iterative: a chain of thousands of subclasses is no recursion)."""
+        todo, seen = [cid], set()
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            cls = self.classes[c]
+            if name in cls.methods:
+                return cls.methods[name]
+            todo.extend(reversed([b for base in cls.bases for _, b in base.of("class")]))
         return None
 
     # imports ---------------------------------------------------------------
@@ -813,9 +862,12 @@ class _Interpreter(LibraryCalls, RuleCalls):
             return NONE
         self._tick()
         h = self.handlers.get(type(node))
-        if h is None:
+        if h is None or not self._enter(frame, node):
             return EMPTY
-        return h(node, frame)
+        try:
+            return h(node, frame)
+        finally:
+            self.nest -= 1
 
     def _e_constant(self, node: ast.Constant, frame: _Frame) -> Value:
         v = node.value
@@ -928,8 +980,11 @@ class _Interpreter(LibraryCalls, RuleCalls):
         k = self.expr(bound, frame)
         if not (base.has("perm") or k.has("frac")):
             return base
+        shapes = _shape(node.value), _shape(bound)
+        if None in shapes:
+            return base
         e = self.eid(frame, node)
-        key = (frame.module.index, ast.dump(node.value), ast.dump(bound))
+        key = (frame.module.index, *shapes)
         sides = self.half_slices.setdefault(key, {})
         sides["head" if sl.lower is None else "tail"] = e
         if len(sides) < 2:
@@ -1275,7 +1330,7 @@ class _Interpreter(LibraryCalls, RuleCalls):
             cached = None
         if cached is not None:
             return cached
-        if key in self.active or self.depth > _MAX_DEPTH:
+        if key in self.active or self.depth > _MAX_DEPTH or not self._enter(frame, node):
             return EMPTY
         self.active.add(key)
         self.depth += 1
@@ -1288,6 +1343,7 @@ class _Interpreter(LibraryCalls, RuleCalls):
                 result = join(callee.returns) if callee.returns else NONE
         finally:
             self.depth -= 1
+            self.nest -= 1
             self.active.discard(key)
         self.memo[key] = result
         return result

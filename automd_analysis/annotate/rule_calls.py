@@ -218,21 +218,25 @@ class RuleCalls:
 
     # framework hooks --------------------------------------------------------------------------
 
-    def run_hooks(self, cid: int, obj: Value, node, frame, seen: set | None = None) -> None:
+    def run_hooks(self, cid: int, obj: Value, node, frame) -> None:
         """Run the methods a framework calls on an instance of a user's subclass."""
-        seen = set() if seen is None else seen
-        if cid in seen:
+        todo, seen = [cid], set()
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            for base in self.classes[c].bases:
+                for _, qual in base.of("lib"):
+                    for hook in cr.hooks_of(qual):
+                        self._run_hook(cid, hook, obj, node, frame)
+                todo.extend(parent for _, parent in base.of("class"))
+
+    def _run_hook(self, cid: int, hook: str, obj: Value, node, frame) -> None:
+        fid = self.method_of(cid, hook)
+        if fid is None:
             return
-        seen.add(cid)
-        cls = self.classes[cid]
-        for base in cls.bases:
-            for _, qual in base.of("lib"):
-                for hook in cr.hooks_of(qual):
-                    fid = self.method_of(cid, hook)
-                    if fid is not None:
-                        f = self.funcs[fid]
-                        a = f.node.args
-                        n = len(a.posonlyargs) + len(a.args) - len(f.defaults) - 1
-                        self._call_function(fid, [obj, *[EMPTY] * max(n, 0)], {}, node, frame)
-            for _, parent in base.of("class"):
-                self.run_hooks(parent, obj, node, frame, seen)
+        f = self.funcs[fid]
+        a = f.node.args
+        n = len(a.posonlyargs) + len(a.args) - len(f.defaults) - 1
+        self._call_function(fid, [obj, *[EMPTY] * max(n, 0)], {}, node, frame)

@@ -16,7 +16,6 @@ between the archive's own annotations and the generated ones.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import json
@@ -42,6 +41,7 @@ from automd_analysis.annotate.pairs import (
     pair_changes,
     remember_layout,
 )
+from automd_analysis.annotate.parsing import parse_code
 from automd_analysis.annotate.practices import (
     Finding,
     TaskFacts,
@@ -311,10 +311,7 @@ class _Analysed:
 
 
 def _parse_or_none(text: str):
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the interpreter parses again and records a note
+    return parse_code(text)[0]  # when None, the interpreter parses again and records why
 
 
 def _analyse_version(
