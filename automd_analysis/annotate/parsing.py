@@ -49,8 +49,8 @@ def prune_deep(tree: ast.AST, limit: int = MAX_NESTING) -> int:
     Examples
     --------
     >>> tree = ast.parse("x = " + "+".join(["y"] * 300))
-    >>> prune_deep(tree, 50), prune_deep(tree, 50)
-    (1, 0)
+    >>> prune_deep(tree, 50), prune_deep(tree, 50)  # the two operands at level 50, then nothing
+    (2, 0)
     """
     cut = 0
     stack: list[tuple[ast.AST, int]] = [(tree, 1)]
