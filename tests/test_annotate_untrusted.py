@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 import automd_analysis.annotate.sources as sources
+import automd_analysis.archive.safe as safe
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.practices import TaskFacts
 from automd_analysis.archive.codebook import CODEBOOK
@@ -137,7 +138,7 @@ def test_a_huge_loose_file_is_refused_before_it_is_read(tmp_path, monkeypatch, a
     def no_open(*a, **k):
         raise AssertionError("the file was opened")
 
-    monkeypatch.setattr(sources, "open", no_open, raising=False)
+    monkeypatch.setattr(safe, "open", no_open, raising=False)
     with pytest.raises(sources.AutomdError) as err:
         sources.read_loose_file(huge)
     assert err.value.code == "annotate.file_too_large"
@@ -157,7 +158,7 @@ def test_a_file_that_grows_after_the_size_check_is_refused(tmp_path, monkeypatch
             fh.write(b"#" * (sources.MAX_LOOSE_BYTES + 10))
         return real_open(p, mode, *a, **k)
 
-    monkeypatch.setattr(sources, "open", grown, raising=False)
+    monkeypatch.setattr(safe, "open", grown, raising=False)
     with pytest.raises(sources.AutomdError) as err:
         sources.read_loose_file(path)
     assert err.value.code == "annotate.file_too_large"
@@ -170,7 +171,7 @@ def test_an_unreadable_loose_file_is_a_reason(tmp_path, monkeypatch):
     def denied(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(sources, "open", denied, raising=False)
+    monkeypatch.setattr(safe, "open", denied, raising=False)
     with pytest.raises(sources.AutomdError) as err:
         sources.read_loose_file(path)
     assert (err.value.code, err.value.message) == (
@@ -191,3 +192,28 @@ def test_odd_file_names_and_encodings(tmp_path, annotate_code):
     assert "1 undecodable byte(s)" in res.stderr
     as_json = json.loads(annotate_code(str(odd), "--json").stdout)
     assert list(as_json) == [str(odd)]
+
+
+def test_an_unreadable_archived_code_file_is_a_problem_and_the_others_are_read(
+    tmp_path, monkeypatch
+):
+    run = tmp_path / "run"
+    (run / "code" / "v1").mkdir(parents=True)
+    (run / "code" / "v1" / "a.py").write_text("x = 1\n")
+    (run / "code" / "v1" / "b.py").write_text("y = 2\n")
+    real_open = open
+
+    def denied(p, *a, **k):
+        if str(p).endswith("a.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(p, *a, **k)
+
+    monkeypatch.setattr(safe, "open", denied, raising=False)
+    problems: list = []
+    read = sources.read_version_files(
+        run, tmp_path, ["code/v1/a.py", "code/v1/b.py"], problems, lambda *a: a
+    )
+    assert read == [("code/v1/b.py", "y = 2\n")]
+    assert problems == [
+        ("annotate.file_unreadable", "cannot be read (Permission denied)", "code/v1/a.py")
+    ]

@@ -669,20 +669,23 @@ class _Interpreter(LibraryCalls, RuleCalls):
             cls.attrs[name] = v
         self.assign_name(node.name, Value(frozenset({("class", cid)})), frame)
 
-    def method_of(self, cid: int, name: str) -> int | None:
-        """The method ``name`` of class ``cid`` or of its first base that has it (depth-first,
-        iterative: a chain of thousands of subclasses is no recursion)."""
+    def lineage(self, cid: int):
+        """Class ``cid`` and its local base classes, depth-first (iterative: a chain of
+        thousands of subclasses is no recursion)."""
         todo, seen = [cid], set()
         while todo:
             c = todo.pop()
             if c in seen:
                 continue
             seen.add(c)
-            cls = self.classes[c]
-            if name in cls.methods:
-                return cls.methods[name]
-            todo.extend(reversed([b for base in cls.bases for _, b in base.of("class")]))
-        return None
+            yield self.classes[c]
+            todo.extend(
+                reversed([b for base in self.classes[c].bases for _, b in base.of("class")])
+            )
+
+    def method_of(self, cid: int, name: str) -> int | None:
+        """The method ``name`` of class ``cid`` or of its first base that has it."""
+        return next((cls.methods[name] for cls in self.lineage(cid) if name in cls.methods), None)
 
     # imports ---------------------------------------------------------------
 

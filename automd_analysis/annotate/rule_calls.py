@@ -82,7 +82,7 @@ def rule_key(qual: str) -> tuple[str, str]:
 class RuleCalls:
     """Roles of the call table, mixed into the interpreter (which provides ``trace``, ``eid``,
     ``event``, ``model``, ``set_role``, ``_fit``, ``_predict``, ``_construct``, ``_splitter``,
-    ``method_of``, ``_call_function`` and the classes)."""
+    ``lineage``, ``method_of``, ``_call_function`` and the classes)."""
 
     def apply_call_rules(self, qual: str, rules, args, kwargs, node, frame) -> Value | None:
         """Apply the rows matching a library call; the value the call returns, if a row says."""
@@ -220,17 +220,11 @@ class RuleCalls:
 
     def run_hooks(self, cid: int, obj: Value, node, frame) -> None:
         """Run the methods a framework calls on an instance of a user's subclass."""
-        todo, seen = [cid], set()
-        while todo:
-            c = todo.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            for base in self.classes[c].bases:
+        for cls in list(self.lineage(cid)):
+            for base in cls.bases:
                 for _, qual in base.of("lib"):
                     for hook in cr.hooks_of(qual):
                         self._run_hook(cid, hook, obj, node, frame)
-                todo.extend(parent for _, parent in base.of("class"))
 
     def _run_hook(self, cid: int, hook: str, obj: Value, node, frame) -> None:
         fid = self.method_of(cid, hook)

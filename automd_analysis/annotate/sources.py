@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -203,6 +202,10 @@ def read_version_files(
         except ArchiveError as exc:
             problems.append(problem(exc.code, exc.message, rel))
             continue
+        except OSError as exc:  # e.g. no permission to read it
+            why = exc.strerror or type(exc).__name__
+            problems.append(problem("annotate.file_unreadable", f"cannot be read ({why})", rel))
+            continue
         total += len(data)
         text, why = decode_code(data)
         if why is not None:
@@ -213,7 +216,8 @@ def read_version_files(
 
 def read_loose_file(path: Path, limit: int = MAX_LOOSE_BYTES) -> tuple[str, str | None]:
     """Text of a script given on the command line (and a decoding reason), size-checked with one
-    ``stat`` before anything is read.
+    ``stat`` before anything is read (the archive's bounded reader, with the whole file system
+    as its root: the user chose the path).
 
     Raises
     ------
@@ -222,43 +226,24 @@ def read_loose_file(path: Path, limit: int = MAX_LOOSE_BYTES) -> tuple[str, str 
         ``annotate.file_too_large`` or ``annotate.file_unreadable``.
     """
     try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise AutomdError(
-            "file not found", path=path, code="annotate.file_missing", fix="pass Python files"
-        ) from None
+        return decode_code(read_bounded(Path(path).absolute(), limit, Path("/")))
+    except ArchiveError as exc:
+        code = _LOOSE_CODES.get(exc.code, "annotate.file_unreadable")
+        fix = "pass Python files"
+        if code == "annotate.file_too_large":
+            fix = f"pass scripts below {limit} bytes (the limit for an archived code file)"
+        raise AutomdError(exc.message, path=path, code=code, fix=fix, details=exc.details) from None
     except OSError as exc:
-        raise _unreadable(path, exc) from None
-    if not stat.S_ISREG(st.st_mode):
         raise AutomdError(
-            "not a regular file (a directory, FIFO or device)",
+            f"cannot be read ({exc.strerror or type(exc).__name__})",
             path=path,
-            code="annotate.not_a_file",
-            fix="pass Python files",
-        )
-    too_large = AutomdError(
-        f"file is larger than the limit of {limit} bytes for code",
-        path=path,
-        code="annotate.file_too_large",
-        fix=f"pass scripts below {limit} bytes (the limit for an archived code file)",
-        details={"size": st.st_size, "limit": limit},
-    )
-    if st.st_size > limit:
-        raise too_large
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    if len(data) > limit:  # it grew after the stat
-        raise too_large
-    return decode_code(data)
+            code="annotate.file_unreadable",
+            fix="check the file's permissions",
+        ) from None
 
 
-def _unreadable(path: Path, exc: OSError) -> AutomdError:
-    return AutomdError(
-        f"cannot be read ({exc.strerror or type(exc).__name__})",
-        path=path,
-        code="annotate.file_unreadable",
-        fix="check the file's permissions",
-    )
+_LOOSE_CODES = {
+    "archive.file_missing": "annotate.file_missing",
+    "archive.not_a_file": "annotate.not_a_file",
+    "archive.too_large": "annotate.file_too_large",
+}
