@@ -233,6 +233,38 @@ def test_the_selected_versions_code_folder_is_its_code_when_meta_json_lists_none
     assert generated["main/alpha/fx_cls/rep7"].answers["model_families"].value == ("other",)
 
 
+@pytest.mark.parametrize("listed", [True, False], ids=["listed", "folder only"])
+def test_an_aide_run_without_node_predictions_has_its_final_code_annotated(arch, tmp_path, listed):
+    """Issue 20 finding 3: 20 nodes' code archived, no node saved predictions, the run's final
+    file is version ``final`` with AIDE's ``best_solution.py``."""
+    nodes = [f"n{i:02d}" for i in range(20)]
+    steps = [
+        {"step": i + 1, "ok": True, "reported_val_score": 0.7, "created_at": None,
+         "version": None, "node": n, "parent": None}
+        for i, n in enumerate(nodes)
+    ]  # fmt: skip
+    run = kit.write_run(
+        arch, "main", "aide", "fx_cls", 0, search="tree", steps=steps,
+        selection={"rule": "best_reported_val_non_faulty", "selected_version": "final"},
+    )  # fmt: skip
+    for n in nodes:
+        (run / "code" / n).mkdir(parents=True)
+        (run / "code" / n / "runfile.py").write_text("from sklearn.svm import SVC\nm = SVC()\n")
+    best = "import lightgbm as lgb\nm = lgb.LGBMClassifier(is_unbalance=True)\n"
+    (run / "code" / "final").mkdir()
+    (run / "code" / "final" / "best_solution.py").write_text(best)
+    code = ["code/final/best_solution.py"] if listed else []
+    sub = _probabilities(60, 11)
+    kit.write_version(run, "final", kit.T0 + timedelta(minutes=9), 20, sub, code_files=code)
+    (run / "submission.csv").write_bytes(sub)
+    summary = _annotate(arch, tmp_path / "out")
+    assert [p for p in summary.problems if p["run_id"] == "main/aide/fx_cls/rep0"] == []
+    generated, _ = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    answers = generated["main/aide/fx_cls/rep0"].answers
+    assert answers["model_families"].value == ("gbdt",)
+    assert answers["class_imbalance_handling"].evidence == ("code/final/best_solution.py:2",)
+
+
 def test_no_code_says_what_was_looked_for_and_where(arch, tmp_path):
     run = _add_run(arch, 8, {}, _probabilities(60, 8))
     kit.write_version(run, "v1", kit.T0 + timedelta(minutes=5), 1, None, code_files=["run.R"])
