@@ -43,6 +43,7 @@ from functools import lru_cache
 __all__ = [
     "CALL_RULES",
     "FRAMEWORK_HOOKS",
+    "SAMPLE_WEIGHT_KEYWORDS",
     "SCALAR_METHODS",
     "TRAINERS",
     "Arg",
@@ -156,6 +157,9 @@ _NEURAL_MODELS = (
     "pytorch_tabnet.TabNetClassifier pytorch_tabnet.TabNetRegressor"
 )
 
+#: Keywords of ``fit`` that weight the rows (not training data themselves).
+SAMPLE_WEIGHT_KEYWORDS = ("sample_weight", "sample_weights", "weight", "weights", "weights_col")
+
 #: The table: call -> role, codebook value, evidence.
 CALL_RULES: tuple[CallRule, ...] = (
     # models of the deep-learning libraries (scikit-learn-style estimators: library.MODEL_FAMILIES)
@@ -242,7 +246,7 @@ CALL_RULES: tuple[CallRule, ...] = (
     CallRule("", "imbalance", "class_weight", _given("class_weight", off=(None,)), "fit"),
     *(
         CallRule("", "imbalance", "class_weight", _given(k, from_classes=True), "fit")
-        for k in ("sample_weight", "sample_weights", "weight", "weights", "weights_col")
+        for k in SAMPLE_WEIGHT_KEYWORDS
     ),
     *_rows(
         "torch.utils.data.WeightedRandomSampler torchsampler.ImbalancedDatasetSampler",
