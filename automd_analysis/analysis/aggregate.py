@@ -45,6 +45,7 @@ __all__ = [
     "per_task_summary",
     "percentile_interval",
     "row_groups",
+    "summarise",
     "valid_only",
 ]
 
@@ -379,6 +380,51 @@ def estimate(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, floa
     (0.5, 0.45, 0.55)
     """
     return (float(distribution[0]), *percentile_interval(distribution, alpha))
+
+
+def summarise(
+    rows: Sequence[Mapping], intervals: Mapping[str, tuple[str, str]], alpha: float = 0.05
+) -> list[dict]:
+    """Table rows from rows of distributions: each column with an interval holds a (1 + B,) array,
+    replaced by its column-0 value and followed by its percentile interval.
+
+    Parameters
+    ----------
+    rows : sequence of mappings
+        Column -> value; the columns of ``intervals`` hold arrays of shape (1 + B,).
+    intervals : mapping
+        Column -> its ``(low, high)`` interval columns (a table declaration's ``intervals``).
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    list of dict
+
+    See Also
+    --------
+    estimate
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13.
+
+    Examples
+    --------
+    >>> summarise([{"agent": "a", "score": np.array([0.5, 0.4, 0.6])}],
+    ...           {"score": ("score_ci_low", "score_ci_high")}, alpha=0.5)
+    [{'agent': 'a', 'score': 0.5, 'score_ci_low': 0.45, 'score_ci_high': 0.55}]
+    """
+    out = []
+    for row in rows:
+        flat = {}
+        for column, value in row.items():
+            if column in intervals:
+                point, low, high = estimate(value, alpha)
+                flat |= {column: point, intervals[column][0]: low, intervals[column][1]: high}
+            else:
+                flat[column] = value
+        out.append(flat)
+    return out
 
 
 def per_task_summary(runs: pd.DataFrame, column: str, order: Mapping[str, int]) -> pd.DataFrame:

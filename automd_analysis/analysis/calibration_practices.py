@@ -36,8 +36,8 @@ from automd_analysis.analysis.aggregate import (
     mean_over,
     per_cell,
     per_task_summary,
-    percentile_interval,
     row_groups,
+    summarise,
     valid_only,
 )
 from automd_analysis.analysis.catalog.calibration_and_practices import (
@@ -59,7 +59,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import run_matrix
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -178,6 +178,11 @@ def ece_by_task_class(
     matrix = run_matrix(
         runs, store.replicates, ("agent", "task"), n_boot=n_boot, seed=seed, tag="table3"
     )
+    return TABLE3.frame(summarise(_table3_rows(matrix), TABLE3.intervals, alpha))
+
+
+def _table3_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 3's rows, every value in every matrix column."""
     cells = row_groups(matrix.runs, ["agent", "task"])
     per_task = per_cell(valid_only(matrix.ece, matrix.valid), list(cells.values()))
     kinds = matrix.runs.drop_duplicates("task").set_index("task")["task_kind"]
@@ -190,11 +195,9 @@ def ece_by_task_class(
             mask = cell_agent == agent
             if kind != "all":
                 mask &= cell_kind == kind
-            values = mean_over(per_task, mask)
-            low, high = percentile_interval(values, alpha)
-            row |= {kind: values[0], f"{kind}_ci_low": low, f"{kind}_ci_high": high}
+            row[kind] = mean_over(per_task, mask)
         rows.append(row)
-    return TABLE3.frame(rows)
+    return rows
 
 
 def baseline_ece(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.Series:

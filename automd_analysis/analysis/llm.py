@@ -27,8 +27,8 @@ from automd_analysis.analysis.aggregate import (
     penalized,
     per_cell,
     per_repetition,
-    percentile_interval,
     row_groups,
+    summarise,
     valid_only,
 )
 from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
@@ -39,7 +39,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import run_matrix
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -104,54 +104,47 @@ def llm_runs(
     return runs.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
 
-def _llm_rows(runs: pd.DataFrame, replicates, *, alpha: float, seed: int, n_boot) -> list[dict]:
-    """One row per LLM (default first, then alphabetically): the Table 22 columns and the
-    Table 7 intervals, from the run x replicate matrix of ``runs`` (cells: LLM x task)."""
-    alpha = check_alpha(alpha)
-    matrix = run_matrix(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
+def _llm_rows(matrix: RunMatrix) -> list[dict]:
+    """One row per LLM (default first, then alphabetically): the Table 22 columns, with the
+    penalised score and ECE in every column of the run x replicate matrix (cells: LLM x task)."""
     runs = matrix.runs
     reps = runs["rep"].to_numpy()
     scores = penalized(matrix.score, matrix.valid)
     cells = row_groups(runs, ["llm", "task"])
     cell_llm = np.array([k[0] for k in cells])
-    ece_cells = per_cell(valid_only(matrix.ece, matrix.valid), list(cells.values()))
-    score_cells = per_cell(
-        valid_only(matrix.score[:, :1], matrix.valid[:, :1]), list(cells.values())
-    )
+    groups = list(cells.values())
+    ece_cells = per_cell(valid_only(matrix.ece, matrix.valid), groups)
+    score_cells = per_cell(valid_only(matrix.score[:, :1], matrix.valid[:, :1]), groups)
     tokens = runs["tokens_total"].to_numpy(dtype=float)[:, None]
     default = sorted(set(runs.loc[runs["is_default"], "llm"]))
     out = []
     for llm in default + sorted(set(runs["llm"]) - set(default)):
         mine = np.flatnonzero((runs["llm"] == llm).to_numpy())
         per_rep = per_repetition(reps, scores, mine)
-        pen = over_repetitions(per_rep)
-        ece = mean_over(ece_cells, cell_llm == llm)
-        rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
-        rep_tokens = per_repetition(reps, tokens, mine)[:, 0] / _MILLION
-        pen_low, pen_high = percentile_interval(pen, alpha)
-        ece_low, ece_high = percentile_interval(ece, alpha)
+        rate = mean_sd(per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0])
+        rep_tokens = mean_sd(per_repetition(reps, tokens, mine)[:, 0] / _MILLION)
         out.append(
             {
                 "llm": llm,
                 "is_default": llm in default,
                 "n_runs": len(mine),
-                "penalized_mean": pen[0],
+                "penalized_mean": over_repetitions(per_rep),
                 "penalized_sd": mean_sd(per_rep[:, 0])[1],
                 "nonpenalized_mean": mean_over(score_cells, cell_llm == llm)[0],
-                "ece_mean": ece[0],
-                "valid_rate_mean": mean_sd(rate)[0],
-                "valid_rate_sd": mean_sd(rate)[1],
-                "tokens_m_mean": mean_sd(rep_tokens)[0],
-                "tokens_m_sd": mean_sd(rep_tokens)[1],
+                "ece_mean": mean_over(ece_cells, cell_llm == llm),
+                "valid_rate_mean": rate[0],
+                "valid_rate_sd": rate[1],
+                "valid_rate": rate[0],
+                "tokens_m_mean": rep_tokens[0],
+                "tokens_m_sd": rep_tokens[1],
                 "n_with_tokens": int(np.isfinite(tokens[mine, 0]).sum()),
-                "valid_rate": mean_sd(rate)[0],
-                "penalized_ci_low": pen_low,
-                "penalized_ci_high": pen_high,
-                "ece_ci_low": ece_low,
-                "ece_ci_high": ece_high,
             }
         )
     return out
+
+
+def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunMatrix:
+    return run_matrix(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
 
 
 def llm_summary_detail(
@@ -173,8 +166,11 @@ def llm_summary_detail(
     runs = llm_runs(
         store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
     )
-    rows = _llm_rows(runs, None, alpha=0.05, seed=0, n_boot=None)
-    return TABLE22.frame([{k: r[k] for k in TABLE22.named} for r in rows])
+    rows = _llm_rows(_matrix(runs, None, seed=0, n_boot=None))
+    point = [
+        r | {"penalized_mean": r["penalized_mean"][0], "ece_mean": r["ece_mean"][0]} for r in rows
+    ]
+    return TABLE22.frame([{k: r[k] for k in TABLE22.named} for r in point])
 
 
 def llm_summary(
@@ -239,7 +235,9 @@ def llm_summary(
     runs = llm_runs(
         store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
     )
-    rows = _llm_rows(runs, store.replicates, alpha=alpha, seed=seed, n_boot=n_boot)
+    alpha = check_alpha(alpha)
+    rows = _llm_rows(_matrix(runs, store.replicates, seed=seed, n_boot=n_boot))
+    rows = summarise(rows, TABLE7.intervals, alpha)
     return TABLE7.frame([{k: r[k] for k in TABLE7.named} for r in rows])
 
 

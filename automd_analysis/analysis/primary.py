@@ -38,8 +38,8 @@ from automd_analysis.analysis.aggregate import (
     per_cell,
     per_repetition,
     per_task_summary,
-    percentile_interval,
     row_groups,
+    summarise,
     valid_only,
 )
 from automd_analysis.analysis.catalog.primary_scores import (
@@ -210,7 +210,12 @@ def agent_summary(
     True
     """
     alpha = check_alpha(alpha)
-    matrix = _matrix(store, experiment, n_boot, seed)
+    rows = _table2_rows(_matrix(store, experiment, n_boot, seed))
+    return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha))
+
+
+def _table2_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 2's rows; the columns with an interval hold their value in every matrix column."""
     runs = matrix.runs
     reps = runs["rep"].to_numpy()
     scores = penalized(matrix.score, matrix.valid)
@@ -223,35 +228,27 @@ def agent_summary(
     for agent in agent_order(runs["agent"]):
         mine = np.flatnonzero((runs["agent"] == agent).to_numpy())
         per_rep = per_repetition(reps, scores, mine)
-        pen = over_repetitions(per_rep)
-        nonpen = mean_over(task_values, cell_agent == agent)
         all_valid = bool(np.isfinite(valid_scores[mine, 0]).all())
         nonpen_rep = per_repetition(reps, valid_scores[:, :1], mine)[:, 0]
         rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
-        agent_ranks = ranks.loc[ranks["agent"] == agent]
+        rank_pen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_penalized"])
+        rank_nonpen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_nonpenalized"])
         rows.append(
             {
                 "agent": agent,
-                "penalized_mean": pen[0],
+                "penalized_mean": over_repetitions(per_rep),
                 "penalized_sd": mean_sd(per_rep[:, 0])[1],
-                "nonpenalized_mean": nonpen[0],
+                "nonpenalized_mean": mean_over(task_values, cell_agent == agent),
                 "nonpenalized_sd": mean_sd(nonpen_rep)[1] if all_valid else math.nan,
                 "valid_rate_mean": mean_sd(rate)[0],
                 "valid_rate_sd": mean_sd(rate)[1],
-                "rank_penalized_mean": mean_sd(agent_ranks["rank_penalized"])[0],
-                "rank_penalized_sd": mean_sd(agent_ranks["rank_penalized"])[1],
-                "rank_nonpenalized_mean": mean_sd(agent_ranks["rank_nonpenalized"])[0],
-                "rank_nonpenalized_sd": mean_sd(agent_ranks["rank_nonpenalized"])[1],
-                **_interval("penalized", pen, alpha),
-                **_interval("nonpenalized", nonpen, alpha),
+                "rank_penalized_mean": rank_pen[0],
+                "rank_penalized_sd": rank_pen[1],
+                "rank_nonpenalized_mean": rank_nonpen[0],
+                "rank_nonpenalized_sd": rank_nonpen[1],
             }
         )
-    return TABLE2.frame(rows)
-
-
-def _interval(stem: str, distribution: np.ndarray, alpha: float) -> dict[str, float]:
-    low, high = percentile_interval(distribution, alpha)
-    return {f"{stem}_ci_low": low, f"{stem}_ci_high": high}
+    return rows
 
 
 def run_overview(store: ScoreStore) -> pd.DataFrame:

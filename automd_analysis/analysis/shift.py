@@ -18,7 +18,7 @@ import pandas as pd
 from automd_analysis.analysis.aggregate import (
     check_alpha,
     mean_over,
-    percentile_interval,
+    summarise,
     valid_only,
 )
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
@@ -29,7 +29,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import run_matrix
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 
 __all__ = [
     "external_pairs",
@@ -99,13 +99,17 @@ def external_pairs(
     )
 
 
-def _table5(store: ScoreStore, experiment: str, *, alpha: float, seed: int, n_boot, draws: bool):
-    """Rows of Table 5 with their supporting counts and intervals (``draws``: bootstrap columns)."""
-    alpha = check_alpha(alpha)
+def _matrix(store: ScoreStore, experiment: str, *, seed: int, n_boot, draws: bool) -> RunMatrix:
     runs = selected_runs(store, experiment).reset_index(drop=True)
-    external = (runs["validation"] == "external") & runs["internal_counterpart"].notna()
     replicates = store.replicates if draws else None
-    matrix = run_matrix(runs, replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table5")
+    return run_matrix(runs, replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table5")
+
+
+def _table5_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 5's rows with their supporting counts; ``score`` and ``ratio`` in every matrix
+    column."""
+    runs = matrix.runs
+    external = (runs["validation"] == "external") & runs["internal_counterpart"].notna()
     # the internal run of each external run (same agent and repetition), or -1
     row_of = {
         (a, t, r): i
@@ -155,22 +159,15 @@ def _table5(store: ScoreStore, experiment: str, *, alpha: float, seed: int, n_bo
                     "agent": agent,
                     "task": task,
                     "internal_task": internal_task,
-                    "score": score[0],
-                    "ratio": ratio[0],
+                    "score": score,
+                    "ratio": ratio,
                     "score_sd": mean_sd(s_ext[:, 0])[1],
                     "n_valid": int(np.isfinite(s_ext[:, 0]).sum()),
                     "n_pairs": n_pairs,
                     "internal_score": internal[0],
-                    **_interval("score", score, alpha),
-                    **_interval("ratio", ratio, alpha),
                 }
             )
     return rows
-
-
-def _interval(stem: str, distribution: np.ndarray, alpha: float) -> dict[str, float]:
-    low, high = percentile_interval(distribution, alpha)
-    return {f"{stem}_ci_low": low, f"{stem}_ci_high": high}
 
 
 def external_ratios_detail(
@@ -187,10 +184,9 @@ def external_ratios_detail(
     Baseline ratio: ``mean valid external score / mean valid internal score`` (NaN when either mean
     is undefined or the internal mean is not positive).
     """
-    rows = _table5(store, experiment, alpha=0.05, seed=0, n_boot=None, draws=False)
-    return TABLE5_DETAIL.frame(
-        [{k: v for k, v in row.items() if k in TABLE5_DETAIL.named} for row in rows]
-    )
+    rows = _table5_rows(_matrix(store, experiment, seed=0, n_boot=None, draws=False))
+    point = [{**row, "score": row["score"][0], "ratio": row["ratio"][0]} for row in rows]
+    return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
 def external_ratios(
@@ -255,8 +251,10 @@ def external_ratios(
     >>> bool((table["ratio_ci_low"] <= table["ratio_ci_high"]).all())
     True
     """
-    rows = _table5(store, experiment, alpha=alpha, seed=seed, n_boot=n_boot, draws=True)
-    return TABLE5.frame([{k: v for k, v in row.items() if k in TABLE5.named} for row in rows])
+    alpha = check_alpha(alpha)
+    rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True))
+    rows = summarise(rows, TABLE5.intervals, alpha)
+    return TABLE5.frame([{k: row[k] for k in TABLE5.named} for row in rows])
 
 
 # Paper names (the notebooks use the descriptive names above).

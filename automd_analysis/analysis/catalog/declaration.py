@@ -33,7 +33,8 @@ __all__ = [
     "per_agent_spec",
 ]
 
-#: Column types: text (also missing), 64-bit integer, float (NaN = missing), boolean.
+#: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
+#: or boolean column without missing values is stored as int64 / bool.
 DTYPES = ("str", "int", "float", "bool")
 _BASELINE = "baseline"
 
@@ -196,12 +197,20 @@ def per_agent_spec(
 def _dtype_ok(series: pd.Series, dtype: str) -> bool:
     kind = series.dtype.kind
     if dtype == "int":
-        return kind in "iu"
+        return kind in "iu" or _integral_or_missing(series)
     if dtype == "float":
         return kind in "fiu" or (kind == "O" and series.map(_is_number_or_missing).all())
     if dtype == "bool":
         return kind == "b" or (kind == "O" and series.map(_is_bool_or_missing).all())
     return kind in "OSUb" or isinstance(series.dtype, pd.StringDtype)
+
+
+def _integral_or_missing(series: pd.Series) -> bool:
+    values = pd.to_numeric(series, errors="coerce")
+    if (values.isna() & series.notna()).any():
+        return False
+    present = values.dropna()
+    return bool((present == np.floor(present)).all())
 
 
 def _is_number_or_missing(value) -> bool:
@@ -361,10 +370,10 @@ class Table:
         for name, dtype in layout:
             series = out[name]
             if dtype == "int" and series.dtype.kind not in "iu":
-                values = pd.to_numeric(series, errors="coerce")
-                if values.isna().any() or not (values == np.floor(values)).all():
+                if not _integral_or_missing(series):
                     raise self._error(f"column {name} holds non-integer values")
-                casts[name] = "int64"
+                if series.notna().all():
+                    casts[name] = "int64"  # a column with missing values stays as it is
             elif dtype == "bool" and series.dtype.kind != "b":
                 if not series.map(_is_bool_or_missing).all():
                     raise self._error(f"column {name} holds non-boolean values")
