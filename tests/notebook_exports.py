@@ -185,13 +185,13 @@ def export_notebook_outputs(
     return published
 
 
-def notebook_exports() -> set[tuple[str, str]]:
-    """What notebooks 01-06 publish, read from their code cells (never run): ``report.table(...,
-    "name")`` is ``("table", name)``, ``report.figure(..., "name")`` ``("figure", name)``,
-    ``report.overview()`` ``("table", "overview_runs")`` and ``report.reliability_figures(...)``
-    ``("figure", "reliability_<task>")``."""
+def notebook_exports(paths=None) -> set[tuple[str, str]]:
+    """What notebooks 01-06 (or the notebooks ``paths``) publish, read from their code cells
+    (never run): ``report.table(..., "name")`` is ``("table", name)``, ``report.figure(...,
+    "name")`` ``("figure", name)``, ``report.overview()`` ``("table", "overview_runs")`` and
+    ``report.reliability_figures(...)`` ``("figure", "reliability_<task>")``."""
     found: set[tuple[str, str]] = set()
-    for path in NOTEBOOKS:
+    for path in NOTEBOOKS if paths is None else paths:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] != "code":
                 continue

@@ -242,6 +242,13 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
     return text, bold
 
 
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def format_interval(low, high, decimals: int = 3, percent: bool = False) -> str:
     """``"[0.278, 0.424]"`` (``"[71%, 364%]"`` with ``percent``); ``""`` when a bound is missing.
 
@@ -274,7 +281,7 @@ def format_interval(low, high, decimals: int = 3, percent: bool = False) -> str:
     >>> format_interval(float("nan"), 0.5)
     ''
     """
-    if _is_missing(low) or _is_missing(high):
+    if not (_finite(low) and _finite(high)):
         return ""
     if percent:
         lo, hi = (format_number(100 * float(v), 0) for v in (low, high))
