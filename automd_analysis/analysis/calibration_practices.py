@@ -135,13 +135,8 @@ def ece_by_task_class(
 
     Parameters
     ----------
-    store : ScoreStore
-    experiment : str
-    alpha : float, default 0.05
-    seed : int, default 0
-        Seed of the repetition draws.
-    n_boot : int, optional
-        B (default: the replicates per run in the store).
+    store, experiment, alpha, seed, n_boot
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     Returns
     -------
@@ -152,7 +147,7 @@ def ece_by_task_class(
     Raises
     ------
     ScoreStoreError
-        A valid run has no replicates, or the replicates table is malformed.
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     See Also
     --------

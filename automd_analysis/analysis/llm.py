@@ -198,11 +198,8 @@ def llm_summary(
     store : ScoreStore
     agent, main_experiment, llm_experiment
         As :func:`llm_runs`.
-    alpha : float, default 0.05
-    seed : int, default 0
-        Seed of the repetition draws.
-    n_boot : int, optional
-        B (default: the replicates per run in the store).
+    alpha, seed, n_boot
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     Returns
     -------

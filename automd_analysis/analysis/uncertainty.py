@@ -114,15 +114,10 @@ def pairwise_comparisons(
     ----------
     store : ScoreStore
         With bootstrap replicates (without: the columns and no rows).
-    experiment : str
+    experiment, n_boot, alpha, seed
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
     agents : sequence of str, optional
         Agents to compare (default: every agent of the experiment, the simple baseline included).
-    n_boot : int, optional
-        B (default: the replicates per run in the store).
-    alpha : float, default 0.05
-        Sets the interval level.
-    seed : int, default 0
-        Seed of the repetition draws.
 
     Returns
     -------
@@ -133,7 +128,7 @@ def pairwise_comparisons(
     Raises
     ------
     ScoreStoreError
-        A valid run has no replicates, or the replicates table is malformed.
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     See Also
     --------
