@@ -4,9 +4,10 @@ Each module below declares the tables and figures of one report notebook
 (:class:`~automd_analysis.analysis.catalog.declaration.Table`,
 :class:`~automd_analysis.analysis.catalog.declaration.Figure`): typed columns, interval columns,
 display, paper number and the line on the report index. The analysis functions build their frames
-from these declarations, :meth:`automd_analysis.report.notebook.Report.table` checks and renders
-every published table with its declaration, the report index lists them from it, and
-``tests/test_catalog.py`` checks ``docs/tables.md`` against it. A name the catalog does not know (a
+with :meth:`~automd_analysis.analysis.catalog.declaration.Table.frame`,
+:meth:`automd_analysis.report.notebook.Report.table` checks every published frame against its
+declaration and renders it from it, the report index lists them from it, and
+``tests/test_catalog.py`` checks ``docs/tables.md`` and the notebooks against it. A name the catalog does not know (a
 table of a notebook added later) is published with the default display and listed under "Other".
 """
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.store import BASELINE_AGENT
 from automd_analysis.errors import AutomdError
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
 #: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
 #: or boolean column without missing values is stored as int64 / bool.
 DTYPES = ("str", "int", "float", "bool")
-_BASELINE = "baseline"
 
 
 class TableDeclarationError(AutomdError):
@@ -135,7 +135,7 @@ class TableSpec:
     extra: str | None = None
     direction: str | None = None
     decimals: int = 3
-    exclude_from_best: tuple[str, ...] = (_BASELINE,)
+    exclude_from_best: tuple[str, ...] = (BASELINE_AGENT,)
     titles: Mapping[str, str] = field(default_factory=dict)
 
     def referenced(self) -> list[str]:
