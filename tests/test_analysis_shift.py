@@ -107,7 +107,7 @@ def test_ratio_scales_with_external_scores(pairs, factor):
 def test_baseline_without_a_positive_internal_score_has_no_ratio():
     # every baseline repetition scores 0 internally: the ratio of means is undefined (not inf, no
     # ZeroDivisionError), in the point table and in every bootstrap iteration of its interval
-    from automd_analysis.analysis import uncertainty
+    from automd_analysis.analysis.store import ScoreStore
 
     runs = [
         *[sb.run("baseline", "surv_a", k, score=0.0) for k in range(3)],
@@ -130,6 +130,7 @@ def test_baseline_without_a_positive_internal_score_has_no_ratio():
             for b in range(4)
         ]
     )
-    ci = uncertainty.table5_intervals(store, reps).set_index("agent")
+    with_reps = ScoreStore.from_frames(scores=store.scores, runs=store.runs, replicates=reps)
+    ci = shift.external_ratios(with_reps).set_index("agent")
     assert ci.loc["baseline", ["ratio_ci_low", "ratio_ci_high"]].isna().all()
     assert ci.loc["A", "ratio_ci_low"] == pytest.approx(0.8)

@@ -16,8 +16,7 @@ import pytest
 import storebuilder as sb
 
 from automd_analysis.analysis import calibration_practices as calibration
-from automd_analysis.analysis import catalog
-from automd_analysis.analysis import llm, objectives, primary
+from automd_analysis.analysis import catalog, llm, objectives, primary
 from automd_analysis.analysis.store import load_store
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
