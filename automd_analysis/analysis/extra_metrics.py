@@ -4,79 +4,65 @@
 For a user metric m, ``value(a, class)`` = mean over the class's tasks of the mean of m over agent
 a's valid runs on the task (runs where m could not be computed are left out, like invalid runs;
 tasks without such a run are left out), ``all`` weighting every task equally - the rule of the ECE
-tables (Table 3). Its interval is the two-stage bootstrap of Table 3: in iteration b the runs of
-every (agent, task) cell are redrawn with replacement and each drawn run contributes m on test
-resample b, read from the store's per-run replicates (computed on the same resample weights as the
-built-in metrics, so agents on a task are compared on the same patients).
+tables (Table 3, :mod:`~automd_analysis.analysis.aggregate`). Point value and interval come from
+one run x replicate matrix (column 0 the observed values, column b the two-stage bootstrap
+iteration b, as :class:`~automd_analysis.analysis.two_stage.RunMatrix`): the runs of every
+(agent, task) cell are redrawn with replacement and each drawn run contributes m on test resample
+b, read from the store's per-run replicates (computed on the same resample weights as the built-in
+metrics, so agents on a task are compared on the same patients).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    per_cell,
+    row_groups,
+    summarise,
+    valid_only,
+)
+from automd_analysis.analysis.catalog.primary_scores import EXTRA_METRICS, TASK_GROUPS
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
-    TASK_CLASSES,
     ScoreStore,
     agent_order,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import draw_runs, mean_over_slots, nanmean, stage_two
-from automd_analysis.metrics import percentile_interval
+from automd_analysis.analysis.two_stage import draw_runs
 
-__all__ = ["EXTRA_METRIC_COLUMNS", "extra_metrics_by_agent"]
+__all__ = ["extra_metrics_by_agent"]
 
-_GROUPS = (*TASK_CLASSES, "all")
-#: Columns of :func:`extra_metrics_by_agent`.
-EXTRA_METRIC_COLUMNS: tuple[str, ...] = (
-    "metric",
-    "higher_is_better",
-    "agent",
-    "n_runs",
-    *(f"{g}{suffix}" for g in _GROUPS for suffix in ("", "_ci_low", "_ci_high")),
-)
+_GROUPS = TASK_GROUPS
 
 
-def _metric_runs(runs: pd.DataFrame, rows: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-    """The runs of the metric's task kinds with ``usable`` (valid and a value) and ``value``, and
-    the run x replicate matrix (NaN where unusable)."""
-    kinds = set(rows["task_kind"])
-    out = runs.loc[runs["task_kind"].isin(kinds)].reset_index(drop=True)
+def _matrix(runs: pd.DataFrame, rows: pd.DataFrame, n_boot, seed: int, name: str):
+    """The runs of the metric's task kinds and the metric's run x (1 + B) matrix (NaN where the
+    drawn run is invalid or has no value)."""
+    mine = runs.loc[runs["task_kind"].isin(set(rows["task_kind"]))].reset_index(drop=True)
     by_run = rows.set_index("run_id")
-    value = out["run_id"].map(by_run["value"]).astype(float)
-    out["value"] = value
-    out["usable"] = out["valid"].astype(bool) & value.notna().to_numpy()
+    observed = mine["run_id"].map(by_run["value"]).astype(float).to_numpy()
+    usable = mine["valid"].to_numpy(bool) & np.isfinite(observed)
     lengths = {len(r) for r in rows["replicates"]}
     n_rep = max(lengths) if lengths else 0
-    matrix = np.full((len(out), max(n_rep, 1)), np.nan)
-    for i, run_id in enumerate(out["run_id"]):
-        if out.at[i, "usable"] and len(by_run.at[run_id, "replicates"]) == n_rep:
-            matrix[i, :n_rep] = np.asarray(by_run.at[run_id, "replicates"], dtype=float)
-    return out, (matrix if n_rep else np.empty((len(out), 0)))
-
-
-def _class_means(runs: pd.DataFrame, values: np.ndarray, usable: np.ndarray) -> dict:
-    """{agent: {group: (B,) means}} for values of shape (B, n_runs)."""
-    cells = runs.groupby(["agent", "task"], sort=True).groups
-    slots = [np.asarray(v) for v in cells.values()]
-    per_cell = mean_over_slots(np.where(usable, values, np.nan), slots)
-    kind_of = runs.drop_duplicates("task").set_index("task")["task_kind"]
-    cell_agent = np.array([k[0] for k in cells])
-    cell_kind = np.array([kind_of[k[1]] for k in cells])
-    out = {}
-    for agent in agent_order(runs["agent"]):
-        out[agent] = {}
-        for group in _GROUPS:
-            mask = cell_agent == agent
-            if group != "all":
-                mask &= cell_kind == group
-            out[agent][group] = (
-                nanmean(per_cell[:, mask], axis=1) if mask.any() else np.full(len(values), np.nan)
-            )
-    return out
+    stored = np.full((len(mine), max(n_rep, 1)), np.nan)
+    for i, run_id in enumerate(mine["run_id"]):
+        if usable[i] and len(by_run.at[run_id, "replicates"]) == n_rep:
+            stored[i, :n_rep] = np.asarray(by_run.at[run_id, "replicates"], dtype=float)
+    draws = np.arange(len(mine), dtype=np.int64)[:, None]
+    if n_rep and len(mine):
+        b = n_rep if n_boot is None else int(n_boot)
+        drawn = draw_runs(mine, ("agent", "task"), b, seed, f"extra_metrics:{name}").T
+        draws = np.hstack([draws, drawn])
+    values = np.empty(draws.shape)
+    values[:, 0] = observed
+    if draws.shape[1] > 1:
+        columns = np.arange(draws.shape[1] - 1) % n_rep
+        values[:, 1:] = stored[draws[:, 1:], columns[None, :]]
+    return mine, usable, valid_only(values, usable[draws])
 
 
 def extra_metrics_by_agent(
@@ -110,7 +96,7 @@ def extra_metrics_by_agent(
     Returns
     -------
     DataFrame
-        Columns :data:`EXTRA_METRIC_COLUMNS`: ``metric``, ``higher_is_better``, ``agent``,
+        The columns of its declaration (``catalog.primary_scores.EXTRA_METRICS``): ``metric``, ``higher_is_better``, ``agent``,
         ``n_runs`` (runs with a value), then per class ``survival``, ``classification``,
         ``sequential`` and ``all`` the mean with ``_ci_low``/``_ci_high``; NaN for classes the
         metric does not score. Empty when the store has no user metric.
@@ -132,38 +118,26 @@ def extra_metrics_by_agent(
     """
     extra = store.extra_metrics
     if extra is None or extra.empty:
-        return pd.DataFrame(columns=list(EXTRA_METRIC_COLUMNS))
+        return EXTRA_METRICS.frame()
+    alpha = check_alpha(alpha)
     runs = selected_runs(store, experiment)
     out = []
     for name, rows in extra.groupby("metric", sort=True):
-        mine, matrix = _metric_runs(runs, rows)
-        usable = mine["usable"].to_numpy(bool)
-        point = _class_means(mine, mine["value"].to_numpy()[None, :], usable[None, :])
-        n_rep = matrix.shape[1]
-        iterations = None
-        if n_rep:
-            b = n_rep if n_boot is None else int(n_boot)
-            draws = draw_runs(mine, ("agent", "task"), b, seed, f"extra_metrics:{name}")
-            drawn = stage_two(matrix, draws)
-            iterations = _class_means(mine, drawn, usable[draws])
-        higher = bool(rows["higher_is_better"].iloc[0])
-        for agent in point:
+        mine, usable, values = _matrix(runs, rows, n_boot, seed, name)
+        cells = row_groups(mine, ("agent", "task"))
+        cell_values = per_cell(values, list(cells.values()))
+        kind_of = mine.drop_duplicates("task").set_index("task")["task_kind"]
+        cell_agent = np.array([k[0] for k in cells])
+        cell_kind = np.array([kind_of[k[1]] for k in cells])
+        for agent in agent_order(mine["agent"]):
             row = {
                 "metric": name,
-                "higher_is_better": higher,
+                "higher_is_better": bool(rows["higher_is_better"].iloc[0]),
                 "agent": agent,
                 "n_runs": int(usable[mine["agent"].to_numpy() == agent].sum()),
             }
-            for group in _GROUPS:
-                low, high = (
-                    percentile_interval(iterations[agent][group], alpha)
-                    if iterations is not None
-                    else (math.nan, math.nan)
-                )
-                row |= {
-                    group: float(point[agent][group][0]),
-                    f"{group}_ci_low": low,
-                    f"{group}_ci_high": high,
-                }
+            for group in TASK_GROUPS:
+                mask = (cell_agent == agent) & ((cell_kind == group) | (group == "all"))
+                row[group] = mean_over(cell_values, mask)
             out.append(row)
-    return pd.DataFrame(out, columns=list(EXTRA_METRIC_COLUMNS))
+    return EXTRA_METRICS.frame(summarise(out, EXTRA_METRICS.intervals, alpha))
