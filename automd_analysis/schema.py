@@ -303,6 +303,18 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     "replicates": _schema([("run_id", _STR), ("replicate", _I64), ("score", _F64), ("ece", _F64)]),
+    "extra_metrics": _schema(
+        RUN_KEY_FIELDS
+        + [
+            ("task_kind", _STR),
+            ("metric", _STR),
+            ("higher_is_better", _BOOL),
+            ("value", _F64),
+            ("ci_low", _F64),
+            ("ci_high", _F64),
+            ("replicates", pa.list_(_F64)),
+        ]
+    ),
     "problems": _schema(
         [
             ("run_id", _STR),

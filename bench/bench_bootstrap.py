@@ -3,9 +3,9 @@
 Run: ``python bench/bench_bootstrap.py [--repeat 3] [--quick]``. Prints a Markdown table (copied
 into docs/performance.md, section "Bootstrap replicates").
 
-Every row times 1,000 replicates of one metric computed by ``automd_analysis.metrics.*_bootstrap``
-(resample generation included) against a loop that evaluates the reference implementation on the
-*same* resampled rows, in the same run:
+Every row times 1,000 replicates of one metric computed by the metric itself called with the
+weight matrix of ``bootstrap_weights`` (resample generation included) against a loop that
+evaluates the reference implementation on the *same* resampled rows, in the same run:
 
 - C^td ``adj_antolini`` vs pycox 0.3.0 ``EvalSurv(...).concordance_td`` at n = 1,775 (G = 101,
   SUPPORT-test-sized) over all 1,000 replicates, and at n = 49,291 (SEER-sized) over
@@ -40,15 +40,13 @@ from bench_metrics import pycox_ctd, sepsis_case, survival_case
 
 from automd_analysis.metrics import (
     UndefinedMetricWarning,
-    auroc_bootstrap,
+    auroc,
     bootstrap_indices,
-    concordance_td_bootstrap,
+    bootstrap_weights,
+    concordance_td,
     ece,
-    ece_bootstrap,
     sepsis_utility,
-    sepsis_utility_bootstrap,
     survival_ece,
-    survival_ece_bootstrap,
 )
 
 N_BOOT = 1000
@@ -163,9 +161,11 @@ def main() -> None:
     # C^td, SUPPORT- and SEER-sized
     for n, n_ref in ((1_775, 100 if args.quick else N_BOOT), (49_291, args.ref_large)):
         t, e, s, grid = survival_case(n)
-        concordance_td_bootstrap(t, e, s, grid, n_boot=64)  # JIT warm-up
+        concordance_td(t, e, s, grid, weights=bootstrap_weights(n, 65))  # JIT warm-up
         ours, reps = timed_cpu(
-            lambda t=t, e=e, s=s, g=grid: concordance_td_bootstrap(t, e, s, g, n_boot=N_BOOT),
+            lambda t=t, e=e, s=s, g=grid, n=n: concordance_td(
+                t, e, s, g, weights=bootstrap_weights(n, N_BOOT)
+            ),
             args.repeat,
         )
         idx = bootstrap_indices(n, N_BOOT, seed=0)
@@ -192,28 +192,30 @@ def main() -> None:
     n = 50_000
     y = (rng.random(n) < 0.2).astype(np.int8)
     p = np.clip(rng.normal(0.2 + 0.3 * y, 0.15), 0, 1)
-    auroc_bootstrap(y, p, n_boot=64)
-    ece_bootstrap(y, p, n_boot=64)
+    auroc(y, p, weights=bootstrap_weights(n, 64))
+    ece(y, p, weights=bootstrap_weights(n, 64))
     idx = bootstrap_indices(n, N_BOOT, seed=0)
     from sklearn.metrics import roc_auc_score
 
-    ours, reps = timed_cpu(lambda: auroc_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    ours, reps = timed_cpu(lambda: auroc(y, p, weights=bootstrap_weights(n, N_BOOT)), args.repeat)
     n_ref = 100 if args.quick else N_BOOT
     ref_s, ref = loop_time(lambda r: roc_auc_score(y[r], p[r]), idx, n_ref)
     diff = float(np.max(np.abs(reps[:n_ref] - ref)))
     rows.append(row("AUROC", f"n={n:,}", ours, "sklearn roc_auc_score loop", ref_s, n_ref, diff))
-    ours, reps = timed_cpu(lambda: ece_bootstrap(y, p, n_boot=N_BOOT), args.repeat)
+    ours, reps = timed_cpu(lambda: ece(y, p, weights=bootstrap_weights(n, N_BOOT)), args.repeat)
     ref_s, ref = loop_time(lambda r: ece(y[r], p[r]), idx, n_ref)
     diff = float(np.max(np.abs(reps[:n_ref] - ref)))
     rows.append(row("ECE (10 bins)", f"n={n:,}", ours, "ece loop", ref_s, n_ref, diff))
 
     # utility, 1.5 M patient-hours, patients resampled
     pid, lab, pred = sepsis_case(1_500_000)
-    sepsis_utility_bootstrap(pid, lab, pred, n_boot=64)
-    ours, reps = timed_cpu(
-        lambda: sepsis_utility_bootstrap(pid, lab, pred, n_boot=N_BOOT), args.repeat
-    )
     starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+    n_pat = len(starts)
+    sepsis_utility(pid, lab, pred, weights=bootstrap_weights(n_pat, 64))
+    ours, reps = timed_cpu(
+        lambda: sepsis_utility(pid, lab, pred, weights=bootstrap_weights(n_pat, N_BOOT)),
+        args.repeat,
+    )
     ends = np.r_[starts[1:], len(pid)]
     idx = bootstrap_indices(len(starts), N_BOOT, seed=0)
 
@@ -239,10 +241,13 @@ def main() -> None:
     # survival ECE (recomputed per replicate)
     for n, n_ref in ((1_775, 20), (49_291, 5)):
         t, e, s, grid = survival_case(n)
-        survival_ece_bootstrap(t, e, s, grid, n_boot=2)
-        n_ours = 100 if n > 10_000 else N_BOOT
+        survival_ece(t, e, s, grid, weights=bootstrap_weights(n, 2))
+        n_ours = N_BOOT
         (wall, cpu), reps = timed_cpu(
-            lambda t=t, e=e, s=s, g=grid, k=n_ours: survival_ece_bootstrap(t, e, s, g, n_boot=k), 1
+            lambda t=t, e=e, s=s, g=grid, k=n_ours, n=n: survival_ece(
+                t, e, s, g, weights=bootstrap_weights(n, k)
+            ),
+            1,
         )
         ours = (wall * N_BOOT / n_ours, cpu * N_BOOT / n_ours)
         idx = bootstrap_indices(n, n_ref, seed=0)

@@ -4,7 +4,7 @@ Run: ``python bench/bench_bootstrap_coverage.py [--sets 1000] [--boot 1000] [--q
 Markdown table (copied into docs/statistics.md, section "Coverage").
 
 For each metric a known generating model produces ``--sets`` independent test sets; on each, the
-metric's bootstrap replicates (``automd_analysis.metrics.*_bootstrap``, ``--boot`` resamples,
+metric's bootstrap replicates (each metric called with ``weights=bootstrap_weights(...)``, ``--boot`` resamples,
 seed = the set's number) give a 95 % percentile interval, and we count how often it contains the
 *true* value: the metric on one very large sample from the same model (C^td, ECE), or its closed
 form (AUROC: Φ(μ/√2) for the binormal model, also checked against a large sample). The Monte Carlo
@@ -34,11 +34,9 @@ from scipy.special import ndtr
 
 from automd_analysis.metrics import (
     auroc,
-    auroc_bootstrap,
+    bootstrap_weights,
     concordance_td,
-    concordance_td_bootstrap,
     ece,
-    ece_bootstrap,
     percentile_interval,
     survival_time_grid,
 )
@@ -101,7 +99,7 @@ def main() -> None:
             "C^td adj. Antolini, n = 1,000, G = 101",
             truth,
             lambda rng: survival_sample(1_000, rng, grid),
-            lambda d, b, k: concordance_td_bootstrap(*d, n_boot=b, seed=k),
+            lambda d, b, k: concordance_td(*d, weights=bootstrap_weights(len(d[0]), b, seed=k)),
             sets,
             n_boot,
         )
@@ -114,7 +112,7 @@ def main() -> None:
             f"AUROC, n = 2,000 (large sample: {large:.4f})",
             truth,
             lambda rng: binormal_sample(2_000, rng),
-            lambda d, b, k: auroc_bootstrap(*d, n_boot=b, seed=k),
+            lambda d, b, k: auroc(*d, weights=bootstrap_weights(len(d[0]), b, seed=k)),
             sets,
             n_boot,
         )
@@ -127,7 +125,7 @@ def main() -> None:
                 f"ECE (10 bins), n = {n:,}",
                 truth,
                 lambda rng, n=n: calibration_sample(n, rng),
-                lambda d, b, k: ece_bootstrap(*d, n_boot=b, seed=k),
+                lambda d, b, k: ece(*d, weights=bootstrap_weights(len(d[0]), b, seed=k)),
                 sets,
                 n_boot,
             )

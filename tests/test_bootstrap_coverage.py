@@ -18,11 +18,10 @@ import pytest
 from scipy.special import ndtr
 
 from automd_analysis.metrics import (
-    auroc_bootstrap,
+    auroc,
+    bootstrap_weights,
     concordance_td,
-    concordance_td_bootstrap,
     ece,
-    ece_bootstrap,
     percentile_interval,
 )
 
@@ -52,7 +51,7 @@ def test_ctd_interval_coverage():
     cov = _coverage(
         truth,
         lambda rng: survival_sample(1_000, rng, grid),
-        lambda d, k: concordance_td_bootstrap(*d, n_boot=BOOT, seed=k),
+        lambda d, k: concordance_td(*d, weights=bootstrap_weights(len(d[0]), BOOT, seed=k)),
     )
     assert 0.90 <= cov <= 0.99
 
@@ -63,7 +62,7 @@ def test_auroc_interval_coverage():
     cov = _coverage(
         truth,
         lambda rng: binormal_sample(2_000, rng),
-        lambda d, k: auroc_bootstrap(*d, n_boot=BOOT, seed=k),
+        lambda d, k: auroc(*d, weights=bootstrap_weights(len(d[0]), BOOT, seed=k)),
     )
     assert 0.90 <= cov <= 0.99
 
@@ -74,6 +73,6 @@ def test_ece_interval_coverage():
     cov = _coverage(
         truth,
         lambda rng: calibration_sample(5_000, rng),
-        lambda d, k: ece_bootstrap(*d, n_boot=BOOT, seed=k),
+        lambda d, k: ece(*d, weights=bootstrap_weights(len(d[0]), BOOT, seed=k)),
     )
     assert 0.90 <= cov <= 0.99

@@ -1,5 +1,6 @@
-"""Bootstrap replicates: every replicate equals the plain metric (and pycox / sklearn) on its rows,
-including the ties duplicated rows create; the resampling scheme; bootstrap_ci against scipy."""
+"""Bootstrap replicates: every metric called with the resample weights returns, for each replicate,
+the plain metric (and pycox / sklearn) on its rows, including the ties duplicated rows create; the
+resampling scheme; bootstrap_ci against scipy."""
 
 from __future__ import annotations
 
@@ -17,21 +18,17 @@ from scipy import stats
 from automd_analysis.metrics import (
     UndefinedMetricWarning,
     auroc,
-    auroc_bootstrap,
     bca_interval,
     bootstrap_ci,
     bootstrap_indices,
+    bootstrap_weights,
+    brier,
     concordance_td,
-    concordance_td_bootstrap,
     ece,
-    ece_bootstrap,
     min_se_ppv,
-    min_se_ppv_bootstrap,
     percentile_interval,
     sepsis_utility,
-    sepsis_utility_bootstrap,
     survival_ece,
-    survival_ece_bootstrap,
 )
 
 
@@ -49,6 +46,11 @@ def _quiet(fn, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         return fn(*args, **kwargs)
+
+
+def counts(idx, n: int) -> np.ndarray:
+    """The weight matrix of explicit resamples: row b counts the rows drawn in ``idx[b]``."""
+    return np.stack([np.bincount(np.asarray(r), minlength=n) for r in np.atleast_2d(idx)])
 
 
 # --- naive twin of the C^td replicate: weighted pair sums from the definition --------------------
@@ -148,25 +150,26 @@ def test_indices_bad_arguments(kwargs, match):
         bootstrap_indices(**kwargs)
 
 
-def test_default_indices_are_bootstrap_indices():
-    rng = np.random.default_rng(0)
-    t, e, s, grid = survival_case(rng, n_max=30)
-    t, e, s = np.r_[t, 1.0, 2.0], np.r_[e, 1, 1], np.vstack([s, s[:2]])
-    y = (rng.random(len(t)) < 0.4).astype(int)
-    y[:2] = [0, 1]
-    p = rng.random(len(t))
-    idx = bootstrap_indices(len(t), 130, seed=9)
-    np.testing.assert_array_equal(
-        _quiet(concordance_td_bootstrap, t, e, s, grid, n_boot=130, seed=9),
-        _quiet(concordance_td_bootstrap, t, e, s, grid, indices=idx),
-    )
-    np.testing.assert_array_equal(
-        _quiet(auroc_bootstrap, y, p, n_boot=130, seed=9),
-        _quiet(auroc_bootstrap, y, p, indices=idx),
-    )
-    np.testing.assert_array_equal(
-        ece_bootstrap(y, p, n_boot=130, seed=9), ece_bootstrap(y, p, indices=idx)
-    )
+def test_weights_count_the_bootstrap_indices():
+    idx = bootstrap_indices(37, 150, seed=5)
+    w = bootstrap_weights(37, 150, seed=5)
+    np.testing.assert_array_equal(w, counts(idx, 37))
+    assert w.dtype == np.uint8 and (w.sum(axis=1) == 37).all()
+    np.testing.assert_array_equal(bootstrap_weights(37, 70, seed=5), w[:70])  # prefix-stable
+    big = bootstrap_weights(1, 3, seed=0)  # one unit drawn once per replicate
+    assert big.tolist() == [[1], [1], [1]]
+
+
+def test_weights_widen_their_dtype_when_a_count_exceeds_255(monkeypatch):
+    from automd_analysis.metrics import _resample
+
+    def draws(n, n_boot, seed=0):  # replicate 1 draws unit 0 every time: a count of 300
+        yield 0, np.array([np.arange(n) % n, np.zeros(n)], dtype=np.uint32)
+
+    monkeypatch.setattr(_resample, "index_blocks", draws)
+    w = _resample.bootstrap_weights(300, 2)
+    assert w.dtype == np.uint16
+    assert w[0].tolist() == [1] * 300 and w[1, 0] == 300 and w[1, 1:].sum() == 0
 
 
 # --- C^td ------------------------------------------------------------------------------------
@@ -178,7 +181,7 @@ def test_ctd_replicates_equal_plain_metric_on_resampled_rows(method):
     for _ in range(150):
         t, e, s, grid = survival_case(rng)
         idx = random_indices(rng, len(t))
-        reps = _quiet(concordance_td_bootstrap, t, e, s, grid, method=method, indices=idx)
+        reps = _quiet(concordance_td, t, e, s, grid, method=method, weights=counts(idx, len(t)))
         for b, rows in enumerate(idx):
             ref = _quiet(concordance_td, t[rows], e[rows], s[rows], grid, method=method)
             assert reps[b] == ref or (np.isnan(ref) and np.isnan(reps[b]))
@@ -190,7 +193,7 @@ def test_ctd_replicates_equal_naive_weighted_twin(method):
     for _ in range(60):
         t, e, s, grid = survival_case(rng, n_max=15, g_max=5)
         idx = random_indices(rng, len(t), n_boot=3)
-        reps = _quiet(concordance_td_bootstrap, t, e, s, grid, method=method, indices=idx)
+        reps = _quiet(concordance_td, t, e, s, grid, method=method, weights=counts(idx, len(t)))
         for b, rows in enumerate(idx):
             ref = naive_weighted_ctd(t, e, s, grid, np.bincount(rows, minlength=len(t)), method)
             if ref is None:
@@ -208,9 +211,9 @@ def test_ctd_duplicates_by_hand():
     # rows [0, 0, 1]: pairs (0a, 0b) and (0b, 0a) tied events with equal predictions: 1 each,
     # comparable; (0a, 1), (0b, 1): T0 < T1, S0(1) = 0.9 > S1(1) = 0.8 discordant -> 0
     # adjusted: 2 / 4 = 0.5; plain Antolini: tied events are not comparable -> 0 / 2 = 0
-    idx = np.array([[0, 0, 1]])
-    assert concordance_td_bootstrap(t, e, s, grid, indices=idx)[0] == 0.5
-    assert concordance_td_bootstrap(t, e, s, grid, indices=idx, method="antolini")[0] == 0.0
+    w = [2, 1]
+    assert concordance_td(t, e, s, grid, weights=w) == 0.5
+    assert concordance_td(t, e, s, grid, weights=w, method="antolini") == 0.0
 
 
 @settings(max_examples=60)
@@ -228,8 +231,9 @@ def test_ctd_replicates_property(data, n, g, method):
         data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n * g, max_size=n * g))
     ).reshape(n, g)
     rows = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2 * n + 1))
-    idx = np.array([rows])
-    rep = _quiet(concordance_td_bootstrap, t, e, s, grid, method=method, indices=idx)[0]
+    rep = _quiet(
+        concordance_td, t, e, s, grid, method=method, weights=np.bincount(rows, minlength=n)
+    )
     ref = _quiet(concordance_td, t[rows], e[rows], s[rows], grid, method=method)
     assert rep == ref or (np.isnan(rep) and np.isnan(ref))
 
@@ -245,7 +249,7 @@ def test_ctd_replicates_match_pycox(method):
     for _ in range(40):
         t, e, s, grid = survival_case(rng, n_max=30)
         idx = random_indices(rng, len(t), n_boot=4)
-        reps = _quiet(concordance_td_bootstrap, t, e, s, grid, method=method, indices=idx)
+        reps = _quiet(concordance_td, t, e, s, grid, method=method, weights=counts(idx, len(t)))
         for b, rows in enumerate(idx):
             frame = pd.DataFrame(s[rows].T, index=grid)
             try:
@@ -273,7 +277,7 @@ def test_ctd_replicates_match_pycox_realistic():
     grid = np.unique(np.r_[0.0, np.quantile(t[e == 1], np.linspace(0, 1, 30))])
     s = np.round(np.exp(-np.outer(np.exp(0.7 * risk), grid) / 60.0), 2)  # tied predictions
     idx = bootstrap_indices(n, 12, seed=4)
-    reps = concordance_td_bootstrap(t, e, s, grid, indices=idx)
+    reps = concordance_td(t, e, s, grid, weights=bootstrap_weights(n, 12, seed=4))
     for b, rows in enumerate(idx):
         ref = eval_surv(pd.DataFrame(s[rows].T, index=grid), t[rows], e[rows], steps="post")
         assert abs(reps[b] - ref.concordance_td("adj_antolini")) <= 1e-12
@@ -287,7 +291,7 @@ def test_ctd_undefined_replicates_are_nan_with_one_warning():
     s = np.full((3, 2), 0.5)
     grid = np.array([0.0, 2.0])
     with pytest.warns(UndefinedMetricWarning, match="3 of 3"):
-        reps = concordance_td_bootstrap(t, e, s, grid, indices=np.array([[0, 1, 2]] * 3))
+        reps = concordance_td(t, e, s, grid, weights=np.array([[1, 1, 1], [2, 0, 1], [0, 3, 0]]))
     assert np.isnan(reps).all()
 
 
@@ -295,23 +299,25 @@ def test_ctd_undefined_replicates_are_nan_with_one_warning():
     ("kwargs", "match"),
     [
         ({"method": "harrell"}, "method"),
-        ({"indices": np.array([[0, 3]])}, r"indices\[0, 1\] is 3"),
-        ({"indices": np.array([0, 1])}, "2-D"),
-        ({"indices": np.array([[0.0, 1.0]])}, "integers"),
-        ({"n_boot": 0}, "n_boot"),
+        ({"weights": [[1, 1, 1, 1]]}, r"shape \(3,\)"),
+        ({"weights": [1, -1, 1]}, r"weights\[1\] is -1"),
+        ({"weights": [[1, 1, 1], [1, 0.5, 1]]}, r"whole numbers.*weights\[1, 1\] is 0.5"),
+        ({"weights": [[1, 1, 1], [0, 0, 0]]}, r"weights\[1\] sums to 0"),
+        ({"weights": np.ones((2, 2, 3))}, "shape"),
+        ({"weights": ["a", "b", "c"]}, "integers"),
     ],
 )
 def test_ctd_bad_arguments(kwargs, match):
     t, e = np.array([1.0, 2.0, 3.0]), np.array([1, 0, 1])
     s, grid = np.full((3, 2), 0.5), np.array([0.0, 2.0])
     with pytest.raises(ValueError, match=match):
-        concordance_td_bootstrap(t, e, s, grid, **kwargs)
+        concordance_td(t, e, s, grid, **kwargs)
 
 
-def test_ctd_bad_data_is_rejected_like_the_metric():
+def test_ctd_bad_data_is_rejected_before_the_weights():
     t, e, grid = np.array([1.0, 2.0]), np.array([1, 0]), np.array([0.0, 2.0])
     with pytest.raises(ValueError, match=r"surv\[1, 0\]"):
-        concordance_td_bootstrap(t, e, np.array([[0.5, 0.4], [1.5, 0.2]]), grid, n_boot=2)
+        concordance_td(t, e, np.array([[0.5, 0.4], [1.5, 0.2]]), grid, weights=[[1, 1]])
 
 
 # --- binary metrics ---------------------------------------------------------------------------
@@ -334,7 +340,7 @@ def test_auroc_replicates_equal_metric_and_sklearn():
     for _ in range(200):
         y, p = binary_case(rng)
         idx = random_indices(rng, len(y))
-        reps = _quiet(auroc_bootstrap, y, p, indices=idx)
+        reps = _quiet(auroc, y, p, weights=counts(idx, len(y)))
         for b, rows in enumerate(idx):
             ref = _quiet(auroc, y[rows], p[rows])
             assert reps[b] == ref or (np.isnan(ref) and np.isnan(reps[b]))
@@ -350,8 +356,8 @@ def test_ece_and_min_se_ppv_replicates_equal_metrics():
         y, p = binary_case(rng)
         label = (rng.random(len(y)) < 0.4).astype(int)
         idx = random_indices(rng, len(y))
-        reps_ece = ece_bootstrap(y, p, indices=idx)
-        reps_m = _quiet(min_se_ppv_bootstrap, y, label, indices=idx)
+        reps_ece = ece(y, p, weights=counts(idx, len(y)))
+        reps_m = _quiet(min_se_ppv, y, label, weights=counts(idx, len(y)))
         for b, rows in enumerate(idx):
             assert abs(reps_ece[b] - ece(y[rows], p[rows])) <= 1e-12
             ref = _quiet(min_se_ppv, y[rows], label[rows])
@@ -363,7 +369,7 @@ def test_ece_replicates_any_bin_count(n_bins):
     rng = np.random.default_rng(23)
     y, p = binary_case(rng, n_max=60)
     idx = random_indices(rng, len(y))
-    reps = ece_bootstrap(y, p, n_bins=n_bins, indices=idx)
+    reps = ece(y, p, n_bins=n_bins, weights=counts(idx, len(y)))
     for b, rows in enumerate(idx):
         assert abs(reps[b] - ece(y[rows], p[rows], n_bins=n_bins)) <= 1e-12
 
@@ -381,9 +387,11 @@ def test_binary_cluster_replicates_equal_metric_on_concatenated_clusters():
         cluster = rng.choice(np.array(["c", "a", "b", "d"]), len(y))  # not contiguous, strings
         k = len(np.unique(cluster))
         idx = rng.integers(0, k, (4, int(rng.integers(1, 2 * k + 1))))
-        a = _quiet(auroc_bootstrap, y, p, indices=idx, cluster=cluster)
-        c = ece_bootstrap(y, p, indices=idx, cluster=cluster)
-        m = _quiet(min_se_ppv_bootstrap, y, label, indices=idx, cluster=cluster)
+        w = counts(idx, k)
+        a = _quiet(auroc, y, p, weights=w, cluster=cluster)
+        c = ece(y, p, weights=w, cluster=cluster)
+        m = _quiet(min_se_ppv, y, label, weights=w, cluster=cluster)
+        br = brier(y, p, weights=w, cluster=cluster)
         for b in range(len(idx)):
             rows = _cluster_rows(cluster, idx[b])
             ref = _quiet(auroc, y[rows], p[rows])
@@ -391,6 +399,7 @@ def test_binary_cluster_replicates_equal_metric_on_concatenated_clusters():
             assert abs(c[b] - ece(y[rows], p[rows])) <= 1e-12
             ref = _quiet(min_se_ppv, y[rows], label[rows])
             assert m[b] == ref or (np.isnan(ref) and np.isnan(m[b]))
+            assert abs(br[b] - brier(y[rows], p[rows])) <= 1e-12
 
 
 @settings(max_examples=60)
@@ -405,22 +414,27 @@ def test_auroc_and_ece_replicates_property(y, data):
         data.draw(st.lists(st.sampled_from([0.0, 0.2, 0.3, 0.6, 1.0]), min_size=n, max_size=n))
     )
     rows = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2 * n)))
-    rep = _quiet(auroc_bootstrap, y, p, indices=rows[None, :])[0]
+    w = np.bincount(rows, minlength=n)
+    rep = _quiet(auroc, y, p, weights=w)
     ref = _quiet(auroc, y[rows], p[rows])
     assert rep == ref or (np.isnan(rep) and np.isnan(ref))
-    assert abs(ece_bootstrap(y, p, indices=rows[None, :])[0] - ece(y[rows], p[rows])) <= 1e-12
+    assert abs(ece(y, p, weights=w) - ece(y[rows], p[rows])) <= 1e-12
 
 
 def test_auroc_one_class_replicate_is_nan_with_warning():
     y, p = np.array([0, 1]), np.array([0.2, 0.7])
     with pytest.warns(UndefinedMetricWarning, match="1 of 2"):
-        reps = auroc_bootstrap(y, p, indices=np.array([[0, 1], [0, 0]]))
+        reps = auroc(y, p, weights=np.array([[1, 1], [2, 0]]))
     assert reps[0] == 1.0 and np.isnan(reps[1])
 
 
 def test_binary_bad_cluster_length():
     with pytest.raises(ValueError, match="cluster"):
-        auroc_bootstrap([0, 1, 1], [0.1, 0.2, 0.3], n_boot=2, cluster=[1, 2])
+        auroc([0, 1, 1], [0.1, 0.2, 0.3], weights=[1, 1], cluster=[1, 2])
+    with pytest.raises(ValueError, match="cluster"):
+        ece([0, 1, 1], [0.1, 0.2, 0.3], weights=[1, 1], cluster=[1, 2])
+    with pytest.raises(ValueError, match=r"one multiplicity per cluster"):
+        ece([0, 1, 1], [0.1, 0.2, 0.3], weights=[1, 1, 1], cluster=[1, 2, 2])
 
 
 # --- utility ----------------------------------------------------------------------------------
@@ -446,7 +460,7 @@ def test_utility_replicates_equal_metric_on_relabelled_patients():
         ids, labels, preds, lengths = sepsis_cohort(rng, n_pat)
         starts = np.r_[0, np.cumsum(lengths)]
         idx = rng.integers(0, n_pat, (5, int(rng.integers(1, 2 * n_pat + 2))))
-        reps = _quiet(sepsis_utility_bootstrap, ids, labels, preds, indices=idx)
+        reps = _quiet(sepsis_utility, ids, labels, preds, weights=counts(idx, n_pat))
         for b, row in enumerate(idx):
             rows = np.concatenate([np.arange(starts[k], starts[k + 1]) for k in row])
             copies = np.concatenate([np.full(lengths[k], j) for j, k in enumerate(row)])
@@ -465,7 +479,7 @@ def test_utility_by_hand():
     preds = np.r_[0, 0, np.ones(8), 0, 1, 0].astype(int)
 
     def rep(*patients):
-        return _quiet(sepsis_utility_bootstrap, ids, labels, preds, indices=np.array([patients]))[0]
+        return _quiet(sepsis_utility, ids, labels, preds, weights=counts([patients], 2))[0]
 
     assert rep(0, 1) == (1050 - 9 + 600) / (1200 + 600)
     assert rep(0, 1, 1) == (1050 - 18 + 600) / (1200 + 600)
@@ -476,7 +490,7 @@ def test_utility_by_hand():
 
 def test_utility_rejects_non_contiguous_patients():
     with pytest.raises(ValueError, match="contiguous"):
-        sepsis_utility_bootstrap(["a", "b", "a"], [0, 0, 0], [0, 0, 0], n_boot=2)
+        sepsis_utility(["a", "b", "a"], [0, 0, 0], [0, 0, 0], weights=[[1, 1]])
 
 
 # --- survival ECE -----------------------------------------------------------------------------
@@ -497,7 +511,7 @@ def test_survival_ece_replicates_equal_metric_on_resampled_rows():
             s = np.sort(rng.random((n, len(grid))), axis=1)[:, ::-1]
         idx = random_indices(rng, n, n_boot=4)
         kwargs = {"n_groups": int(rng.choice([3, 10])), "min_group": int(rng.choice([1, 5]))}
-        reps = _quiet(survival_ece_bootstrap, t, e, s, grid, indices=idx, **kwargs)
+        reps = _quiet(survival_ece, t, e, s, grid, weights=counts(idx, n), **kwargs)
         for b, rows in enumerate(idx):
             ref = _quiet(survival_ece, t[rows], e[rows], s[rows], grid, **kwargs).ece
             assert (np.isnan(ref) and np.isnan(reps[b])) or abs(reps[b] - ref) <= 1e-12
@@ -514,11 +528,10 @@ def test_survival_ece_tied_predictions_stay_in_one_group():
     s = np.full((4, 3), 0.5)
     s[:, 1] = [0.5, 0.5, 0.5, 0.9]  # rows 0-2 tied, row 3 apart
     for rows in ([0, 3, 1, 2], [1, 2, 0, 3], [3, 3, 0, 0]):
-        reps = survival_ece_bootstrap(
-            t, e, s, grid, n_groups=2, min_group=1, indices=np.array([rows, rows[::-1]])
-        )
-        ref = survival_ece(t[rows], e[rows], s[rows], grid, n_groups=2, min_group=1).ece
-        assert abs(reps[0] - ref) <= 1e-12 and abs(reps[1] - ref) <= 1e-12
+        rep = survival_ece(t, e, s, grid, n_groups=2, min_group=1, weights=counts([rows], 4))[0]
+        for order in (rows, rows[::-1]):
+            ref = survival_ece(t[order], e[order], s[order], grid, n_groups=2, min_group=1).ece
+            assert abs(rep - ref) <= 1e-12
 
 
 # --- bootstrap_ci -----------------------------------------------------------------------------
@@ -584,7 +597,7 @@ def test_bootstrap_ci_several_arrays_are_resampled_together():
     p = np.array([0.1, 0.3, 0.7, 0.2, 0.4, 0.9, 0.6, 0.5])
     idx = bootstrap_indices(len(y), 50, seed=2)
     res = _quiet(bootstrap_ci, auroc, y, p, indices=idx)
-    np.testing.assert_array_equal(res.replicates, _quiet(auroc_bootstrap, y, p, indices=idx))
+    np.testing.assert_array_equal(res.replicates, _quiet(auroc, y, p, weights=counts(idx, 8)))
     assert res.n_undefined == int(np.isnan(res.replicates).sum())
 
 
@@ -615,13 +628,12 @@ def test_bootstrap_ci_arrays_of_different_lengths():
 @settings(max_examples=200)
 @given(
     values=st.lists(
-        st.floats(0, 1e6, allow_nan=False, allow_subnormal=False), min_size=1, max_size=40
+        st.floats(0, 1e6, allow_nan=False, allow_subnormal=False), min_size=0, max_size=400
     ),
-    levels=st.lists(st.floats(0, 1), min_size=1, max_size=5),
 )
-def test_quantiles_of_sorted_equal_numpy(values, levels):
-    from automd_analysis.metrics.survival_calibration_bootstrap import _quantiles_of_sorted
+def test_pairwise_sum_equals_numpy_sum(values):
+    from automd_analysis.metrics.survival_calibration import _pairwise_sum
 
-    v = np.sort(np.array(values))
-    q = np.array(levels)
-    np.testing.assert_array_equal(_quantiles_of_sorted(v, q), np.quantile(v, q))
+    v = np.array(values, dtype=np.float64)
+    for lo in (0, min(3, len(v))):
+        assert _pairwise_sum(v, lo, len(v) - lo) == np.sum(v[lo:])

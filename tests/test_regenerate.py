@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -29,13 +30,22 @@ CONTRACT_TABLES = re.findall(
 EVIL = "<script>alert('archive')</script>"
 
 
-def _regenerate(*args: str | Path) -> subprocess.CompletedProcess:
+def _regenerate(*args: str | Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    env = None if pythonpath is None else dict(os.environ, PYTHONPATH=str(pythonpath))
     return subprocess.run(
         [sys.executable, "-m", "automd_analysis", "regenerate", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
     )
+
+
+def _user_metric_module(directory: Path) -> Path:
+    """docs/extending.md's example module, saved in ``directory`` (regenerate passes --metric on)."""
+    source = re.search(r"```python\n(.*?)```", (ROOT / "docs" / "extending.md").read_text(), re.S)
+    (directory / "my_metrics.py").write_text(source.group(1))
+    return directory
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +79,15 @@ def two_reports(archive, tmp_path_factory):
         FIXTURE / "masking.csv",
         "--embedding-backend",
         "hashing",
+        # a metric of the user's own (docs/extending.md): table extra_metrics_by_agent
+        "--metric",
+        "my_metrics:sens_at_90_spec",
     ]
-    runs = [_regenerate(archive, "--out", base / name, *common) for name in ("first", "second")]
+    site = _user_metric_module(tmp_path_factory.mktemp("site"))
+    runs = [
+        _regenerate(archive, "--out", base / name, *common, pythonpath=site)
+        for name in ("first", "second")
+    ]
     return base, scores, runs
 
 

@@ -114,10 +114,25 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
         "reference_annotator",
         "generated_annotator",
     ),
+    "extra_metrics": (
+        "task_kind",
+        "metric",
+        "higher_is_better",
+        "value",
+        "ci_low",
+        "ci_high",
+        "replicates",
+    ),
 }
 
 _OPTIONAL_TABLES = frozenset(
-    {"steps", "calibration_measures", "calibration_curves", "annotation_comparison"}
+    {
+        "steps",
+        "calibration_measures",
+        "calibration_curves",
+        "annotation_comparison",
+        "extra_metrics",
+    }
 )
 #: Columns of ``replicates.parquet`` (keyed by ``run_id`` alone; optional).
 REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
@@ -135,8 +150,9 @@ _SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "calibration_measures": ("run_id",),
     "calibration_curves": ("run_id", "kind", "x"),
     "annotation_comparison": ("run_id", "field"),
+    "extra_metrics": ("run_id", "metric"),
 }
-_BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok")
+_BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok", "higher_is_better")
 _FLOAT_COLUMNS = (
     "raw",
     "score",
@@ -177,6 +193,10 @@ class ScoreStore:
     annotation_comparison : DataFrame or None
         Per run and codebook field, the archive's own answer next to the ``automd annotate``
         answer, for runs that have both (scored with ``--annotations``); else ``None``.
+    extra_metrics : DataFrame or None
+        The user metrics of every selected valid submission (``automd score --metric``), with
+        their per-run intervals and bootstrap replicates; ``None`` when the store has no such
+        table.
     problems : DataFrame or None
         ``problems.parquet`` when present: what the scorer could not read or score (runs listed
         there are absent from the other tables; see :func:`skipped_runs`), else ``None``.
@@ -199,6 +219,7 @@ class ScoreStore:
     calibration_curves: pd.DataFrame | None = None
     replicates: pd.DataFrame | None = None
     annotation_comparison: pd.DataFrame | None = None
+    extra_metrics: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     path: Path | None = None
 
@@ -219,6 +240,7 @@ class ScoreStore:
         calibration_curves: pd.DataFrame | None = None,
         replicates: pd.DataFrame | None = None,
         annotation_comparison: pd.DataFrame | None = None,
+        extra_metrics: pd.DataFrame | None = None,
         meta: Mapping | None = None,
         path: str | Path | None = None,
     ) -> ScoreStore:
@@ -245,6 +267,7 @@ class ScoreStore:
             "calibration_measures": calibration_measures,
             "calibration_curves": calibration_curves,
             "annotation_comparison": annotation_comparison,
+            "extra_metrics": extra_metrics,
         }
         base = Path(path) if path is not None else None
         checked: dict[str, pd.DataFrame | None] = {}

@@ -100,6 +100,12 @@ def regenerate_command(
     prefer_generated: bool = typer.Option(
         False, "--prefer-generated", help="Use --annotations even where the archive has its own."
     ),
+    metric: list[str] = typer.Option(
+        [],
+        "--metric",
+        help="A metric of your own, MODULE:ATTRIBUTE (repeatable; passed to `automd score`, "
+        "see docs/extending.md).",
+    ),
     parameter: list[str] | None = typer.Option(
         None, "--parameter", "-p", help="Extra notebook parameter NAME=VALUE (repeatable)."
     ),
@@ -134,6 +140,7 @@ def regenerate_command(
         bootstrap=bootstrap,
         annotations=annotations,
         prefer_generated=prefer_generated,
+        metrics=tuple(metric),
         parameters=parse_parameters(parameter),
     )
     result = regenerate(config, log=_log)

@@ -76,6 +76,13 @@ def score(
     prefer_generated: bool = typer.Option(
         False, "--prefer-generated", help="Use --annotations even where the archive has its own."
     ),
+    metric: list[str] = typer.Option(
+        [],
+        "--metric",
+        help="A metric of your own, MODULE:ATTRIBUTE naming an automd_analysis.metrics.Metric "
+        "(repeatable; see docs/extending.md). Metrics of the entry-point group automd.metrics "
+        "are always added.",
+    ),
 ) -> None:
     """Score every selected submission and archived version of ARCHIVE (cached, incremental).
 
@@ -97,6 +104,7 @@ def score(
         bootstrap_seed=bootstrap_seed,
         annotations=annotations,
         prefer_generated=prefer_generated,
+        extra_metrics=tuple(metric),
     )
     typer.echo(format_summary(summary))
     if summary.data_errors:

@@ -16,26 +16,25 @@ One module per concern:
 ``survival_dcal``         D-calibration of survival curves
 ``survival_horizon``      survival calibration at a horizon: KM groups, Cox slope, pseudo-value ICI
 ``utility``               PhysioNet/CinC 2019 normalised utility
-``bootstrap``             bootstrap intervals; fast exact replicates of every metric above
+``bootstrap``             bootstrap intervals (percentile, BCa) and the resample weights
+``registry``              :class:`Metric` declarations: the built-in metrics and the user's own
 
-Malformed input raises :class:`ValueError` naming the argument and the first offending index; a metric
+Every metric the score store uses takes ``weights=``: integer multiplicities per resampling unit,
+or a matrix of them (one row per bootstrap replicate, :func:`bootstrap_weights`), for which it
+returns every replicate at once. Malformed input raises :class:`ValueError` naming the argument and the first offending index; a metric
 that is undefined on well-formed input returns ``nan`` and emits :class:`UndefinedMetricWarning`.
 """
 
 from automd_analysis.metrics._validation import UndefinedMetricWarning
+from automd_analysis.metrics._weights import cluster_row_weights
 from automd_analysis.metrics.bootstrap import (
     BOOTSTRAP_METHODS,
     BootstrapResult,
-    auroc_bootstrap,
     bca_interval,
     bootstrap_ci,
     bootstrap_indices,
-    concordance_td_bootstrap,
-    ece_bootstrap,
-    min_se_ppv_bootstrap,
+    bootstrap_weights,
     percentile_interval,
-    sepsis_utility_bootstrap,
-    survival_ece_bootstrap,
 )
 from automd_analysis.metrics.calibration import CalibrationBins, brier, calibration_bins, ece
 from automd_analysis.metrics.calibration_binning import (
@@ -60,6 +59,7 @@ from automd_analysis.metrics.concordance import CONCORDANCE_METHODS, concordance
 from automd_analysis.metrics.decision_curve import DecisionCurve, net_benefit
 from automd_analysis.metrics.discrimination import auroc, min_se_ppv
 from automd_analysis.metrics.normalize import normalized_score
+from automd_analysis.metrics.registry import BUILTIN_METRICS, ECE_METRICS, Metric, MetricInputs
 from automd_analysis.metrics.survival import (
     KaplanMeierCurve,
     grid_index_post,
@@ -86,6 +86,7 @@ from automd_analysis.metrics.utility import (
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "BUILTIN_METRICS",
     "CONCORDANCE_METHODS",
     "UTILITY_PARAMETERS",
     "BootstrapResult",
@@ -94,8 +95,11 @@ __all__ = [
     "CalibrationInterceptSlope",
     "DCalibrationResult",
     "DecisionCurve",
+    "ECE_METRICS",
     "ICIResult",
     "KaplanMeierCurve",
+    "Metric",
+    "MetricInputs",
     "SepsisUtilityParts",
     "SmoothedCalibrationCurve",
     "SpiegelhalterResult",
@@ -103,21 +107,20 @@ __all__ = [
     "SurvivalECEResult",
     "UndefinedMetricWarning",
     "auroc",
-    "auroc_bootstrap",
     "bca_interval",
     "bootstrap_ci",
     "bootstrap_indices",
+    "bootstrap_weights",
     "brier",
     "brier_decomposition",
     "calibration_bins",
     "calibration_bins_equal_mass",
     "calibration_intercept_slope",
+    "cluster_row_weights",
     "concordance_td",
-    "concordance_td_bootstrap",
     "cox_calibration_slope",
     "d_calibration",
     "ece",
-    "ece_bootstrap",
     "ece_equal_mass",
     "grid_index_post",
     "ici",
@@ -125,12 +128,10 @@ __all__ = [
     "kaplan_meier",
     "km_pseudo_observations",
     "min_se_ppv",
-    "min_se_ppv_bootstrap",
     "net_benefit",
     "normalized_score",
     "percentile_interval",
     "sepsis_utility",
-    "sepsis_utility_bootstrap",
     "sepsis_utility_parts",
     "smoothed_calibration_curve",
     "smoothed_survival_calibration_curve",
@@ -138,7 +139,6 @@ __all__ = [
     "survival_brier_score",
     "survival_calibration_at",
     "survival_ece",
-    "survival_ece_bootstrap",
     "survival_ici_at",
     "survival_time_grid",
 ]

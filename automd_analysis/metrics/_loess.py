@@ -35,9 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import CubicSpline
 
-from automd_analysis.metrics._numba import cached_njit, numba
+from automd_analysis.metrics._numba import cached_njit, prange
 
 __all__ = ["LoessFit", "loess_fit"]
 
@@ -45,7 +44,7 @@ __all__ = ["LoessFit", "loess_fit"]
 _SINGULAR = 1e-10
 
 
-@numba.njit(inline="always")
+@cached_njit(inline="always")
 def _window_start(xs, x0, q):
     """First index L of the q-element contiguous block of sorted xs nearest to x0."""
     n = xs.shape[0]
@@ -123,7 +122,7 @@ def _squared_weight_moments(xs, x0, inv_h, lo, hi):
     return v0, v1, v2, v3, v4
 
 
-@numba.njit(inline="always")
+@cached_njit(inline="always")
 def _sum_count_at(xs, ys, xs1, binary, v):
     """Sum of y and count over the observations with x == v (``xs`` sorted)."""
     a = np.searchsorted(xs, v, side="left")
@@ -260,7 +259,7 @@ def _fit_points_parallel(xs, ys, xs1, binary, x_eval, q, want_var, max_degree):
     # every point is an independent fit: the result does not depend on the number of threads
     m = x_eval.shape[0]
     value, slope, sum_l2 = np.empty(m), np.empty(m), np.empty(m)
-    for j in numba.prange(m):
+    for j in prange(m):
         _fit_range(
             xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j, j + 1, value, slope, sum_l2
         )
@@ -324,7 +323,12 @@ class LoessFit:
             hit = v[k] == x
             if hit.all():
                 return self.values[k]
-        out = np.interp(x, v, self.values) if v.size < 4 else CubicSpline(v, self.values)(x)
+        if v.size < 4:
+            out = np.interp(x, v, self.values)
+        else:
+            from scipy.interpolate import CubicSpline
+
+            out = CubicSpline(v, self.values)(x)
         k = np.clip(np.searchsorted(v, x), 0, v.size - 1)
         return np.where(v[k] == x, self.values[k], out)
 

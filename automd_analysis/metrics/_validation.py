@@ -23,6 +23,7 @@ __all__ = [
     "as_time_grid",
     "check_same_length",
     "check_survival_ece_inputs",
+    "finish",
     "warn_undefined",
 ]
 
@@ -37,6 +38,31 @@ def warn_undefined(metric: str, why: str) -> float:
         f"{metric} is undefined ({why}); returning nan.", UndefinedMetricWarning, stacklevel=3
     )
     return float("nan")
+
+
+def finish(values: np.ndarray, matrix: bool, metric: str, why: str):
+    """A metric's result: the float for one weight vector (``nan`` with
+    :class:`UndefinedMetricWarning`), the array of values for a weight matrix (one warning counting
+    the ``nan`` entries)."""
+    values = np.asarray(values, dtype=np.float64)
+    undefined = int(np.isnan(values).sum())
+    if not matrix:
+        value = float(values[0])
+        if undefined:
+            warnings.warn(
+                f"{metric} is undefined ({why}); returning nan.",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+        return value
+    if undefined:
+        warnings.warn(
+            f"{metric} is undefined ({why}) in {undefined} of {len(values)} weight vectors; "
+            "they are nan.",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    return values
 
 
 def _first(mask: np.ndarray) -> int:

@@ -1,21 +1,18 @@
-"""Bootstrap confidence intervals: the generic resampler, interval methods and fast exact replicates.
+"""Bootstrap confidence intervals: the generic resampler and the interval methods.
 
-Two layers:
+Two ways to get replicates:
 
+- Every metric of the toolkit takes ``weights=``; called with the multiplicity matrix of the
+  resamples (:func:`~automd_analysis.metrics.bootstrap_weights`) it returns every replicate at
+  once, exactly (replicate b equals the metric on the resampled rows, including the ties that
+  duplicated rows create) and fast, because the data are sorted once for all of them.
 - :func:`bootstrap_ci` resamples rows (or whole clusters) and calls any ``statistic`` on the
-  resampled arrays, then forms a percentile or BCa interval. Generic and simple, one Python call
-  per replicate.
-- The replicate functions compute every replicate of one metric at once from the metric's sorted
-  structure, exactly (replicate b equals the plain metric on the rows ``indices[b]``, including the
-  ties that duplicated rows create) and fast:
-  :func:`concordance_td_bootstrap`, :func:`auroc_bootstrap`, :func:`ece_bootstrap`,
-  :func:`min_se_ppv_bootstrap`, :func:`sepsis_utility_bootstrap` (patients as clusters) and
-  :func:`survival_ece_bootstrap`. Their replicates go to :func:`percentile_interval` or
-  :func:`bca_interval`.
+  resampled arrays. Generic and simple, one Python call per replicate.
 
-All of them draw the same resample positions for the same ``(seed, n)``
-(:func:`bootstrap_indices`), so replicates of different metrics, or of different submissions on
-the same test set, are paired replicate by replicate.
+Replicates go to :func:`percentile_interval` or :func:`bca_interval`. Both ways draw the same
+resample positions for the same ``(seed, n)`` (:func:`bootstrap_indices`), so replicates of
+different metrics, or of different submissions on the same test set, are paired replicate by
+replicate.
 """
 
 from __future__ import annotations
@@ -25,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from automd_analysis.metrics._resample import (
     as_indices,
     bootstrap_indices,
+    bootstrap_weights,
     check_alpha,
     check_n_boot,
     cluster_codes,
@@ -37,28 +34,15 @@ from automd_analysis.metrics._resample import (
     index_blocks,
     rows_of_clusters,
 )
-from automd_analysis.metrics.binary_bootstrap import (
-    auroc_bootstrap,
-    ece_bootstrap,
-    min_se_ppv_bootstrap,
-)
-from automd_analysis.metrics.concordance_bootstrap import concordance_td_bootstrap
-from automd_analysis.metrics.survival_calibration_bootstrap import survival_ece_bootstrap
-from automd_analysis.metrics.utility_bootstrap import sepsis_utility_bootstrap
 
 __all__ = [
     "BOOTSTRAP_METHODS",
     "BootstrapResult",
-    "auroc_bootstrap",
     "bca_interval",
     "bootstrap_ci",
     "bootstrap_indices",
-    "concordance_td_bootstrap",
-    "ece_bootstrap",
-    "min_se_ppv_bootstrap",
+    "bootstrap_weights",
     "percentile_interval",
-    "sepsis_utility_bootstrap",
-    "survival_ece_bootstrap",
 ]
 
 #: Interval methods of :func:`bootstrap_ci`.
@@ -196,6 +180,8 @@ def bca_interval(
     >>> percentile_interval(reps, alpha=0.1)
     (5.9, 94.1)
     """
+    from scipy.special import ndtr, ndtri
+
     alpha = check_alpha(alpha)
     finite = _finite(replicates)
     jack = np.asarray(jackknife, dtype=np.float64)
@@ -261,8 +247,9 @@ def bootstrap_ci(
     ----------
     statistic : callable
         ``statistic(*arrays) -> float``. A cluster label that the statistic itself reads (e.g. a
-        patient id) is duplicated as is in a resample; use :func:`sepsis_utility_bootstrap` for the
-        utility, which counts each copy of a patient as its own patient.
+        patient id) is duplicated as is in a resample; the toolkit's metrics take ``weights=`` of
+        :func:`bootstrap_weights` instead (the utility then counts each copy of a patient as its
+        own patient).
     *arrays : array-like
         Data, all with the same number of rows (first axis).
     n_boot : int, default 1000
@@ -290,8 +277,8 @@ def bootstrap_ci(
 
     See Also
     --------
-    concordance_td_bootstrap, auroc_bootstrap, ece_bootstrap, sepsis_utility_bootstrap :
-        fast exact replicates of the toolkit's metrics.
+    bootstrap_weights : resample multiplicities; every metric takes them as ``weights=`` and
+        returns all replicates at once, exactly.
     scipy.stats.bootstrap : the same intervals for statistics of independent rows.
 
     References

@@ -1,4 +1,11 @@
-"""Calibration of binary probabilities: equal-width-bin ECE, reliability-diagram bins, Brier score."""
+"""Calibration of binary probabilities: equal-width-bin ECE, reliability-diagram bins, Brier score.
+
+With integer weights (multiplicities) every per-bin count and sum is weighted, which gives the
+measure of the repeated rows (up to the order of floating-point sums). The ECE also takes a weight
+matrix - one vector per bootstrap replicate - and, with ``cluster``, weights per cluster (the
+patients of an hourly task, each patient's hours carrying the patient's weight): the rows are
+binned once, each (bin, cluster) pair summed once, and every vector only re-weighs those sums.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,16 @@ from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
     check_same_length,
+)
+from automd_analysis.metrics._weights import (
+    as_weight_vector,
+    as_weights,
+    is_matrix,
+    key_sums,
+    lane_blocks,
+    lane_dot,
+    n_vectors,
+    row_units,
 )
 
 __all__ = ["CalibrationBins", "brier", "calibration_bins", "ece"]
@@ -26,7 +43,7 @@ class CalibrationBins:
     lo, hi : numpy.ndarray
         Bin edges (``np.linspace(0, 1, n_bins + 1)``); a bin holds lo <= p < hi, the last one also p = 1.
     n : numpy.ndarray
-        Observations in the bin.
+        Observations in the bin (weighted: the sum of their weights).
     mean_pred : numpy.ndarray
         Mean predicted probability p̄_b (``nan`` for an empty bin).
     observed : numpy.ndarray
@@ -43,9 +60,7 @@ class CalibrationBins:
     @property
     def ece(self) -> float:
         """Σ_b n_b / N |p̄_b - ȳ_b| over the non-empty bins."""
-        keep = self.n > 0
-        weights = self.n[keep] / self.n.sum()
-        return float(np.sum(weights * np.abs(self.mean_pred[keep] - self.observed[keep])))
+        return _weighted_gap(self.n, self.mean_pred, self.observed)
 
     def as_dict(self) -> dict[str, np.ndarray]:
         """Columns as a dict of arrays (e.g. for ``pandas.DataFrame``)."""
@@ -57,6 +72,13 @@ class CalibrationBins:
             "mean_pred": self.mean_pred,
             "observed": self.observed,
         }
+
+
+def _weighted_gap(n: np.ndarray, mean_pred: np.ndarray, observed: np.ndarray) -> float:
+    """Σ_b n_b / N |p̄_b - ȳ_b| over the bins with n_b > 0 (the ECE of per-bin summaries)."""
+    keep = n > 0
+    weights = n[keep] / n.sum()
+    return float(np.sum(weights * np.abs(mean_pred[keep] - observed[keep])))
 
 
 def check_n_bins(n_bins) -> int:
@@ -100,7 +122,7 @@ def check_n_bins(n_bins) -> int:
     return int(n_bins)
 
 
-def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
+def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> CalibrationBins:
     """Equal-width reliability-diagram bins of binary predictions (Auto-MD-bench App. F).
 
     Edges are ``np.linspace(0, 1, n_bins + 1)``; observation i falls in the bin with
@@ -121,6 +143,8 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
         Predicted probabilities of outcome 1, finite and in [0, 1] (scored as submitted, no
         recalibration).
     n_bins : int, default 10
+    weights : array-like of int, shape (n,), optional
+        Multiplicity of each observation (counts and means are weighted).
 
     Returns
     -------
@@ -131,7 +155,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     ------
     ValueError
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
-        [0, 1], ``n_bins`` not a positive integer.
+        [0, 1], ``n_bins`` not a positive integer, bad weights.
 
     See Also
     --------
@@ -156,9 +180,10 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     n_bins = check_n_bins(n_bins)
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
+    n = check_same_length(y_true=y, y_prob=p)
+    w = as_weight_vector(weights, n)
     idx, edges = equal_width_bin_index(p, n_bins)
-    return bins_from_index(y, p, idx, edges)
+    return bins_from_index(y, p, idx, edges, w)
 
 
 def equal_width_bin_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -199,12 +224,13 @@ def equal_width_bin_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.nd
 
 
 def bins_from_index(
-    y: np.ndarray, p: np.ndarray, idx: np.ndarray, edges: np.ndarray
+    y: np.ndarray, p: np.ndarray, idx: np.ndarray, edges: np.ndarray, w: np.ndarray | None = None
 ) -> CalibrationBins:
     """:class:`CalibrationBins` of outcomes ``y`` and probabilities ``p`` given each one's bin.
 
-    Per bin: count, mean prediction and event rate (NaN for an empty bin). Shared by the
-    equal-width (:func:`calibration_bins`) and equal-mass binnings. Inputs are not validated.
+    Per bin: count, mean prediction and event rate (NaN for an empty bin), weighted by ``w`` when
+    given. Shared by the equal-width (:func:`calibration_bins`) and equal-mass binnings. Inputs are
+    not validated.
 
     Parameters
     ----------
@@ -216,6 +242,8 @@ def bins_from_index(
         The bin of each observation (0-based).
     edges : numpy.ndarray of shape (n_bins + 1,)
         Bin edges.
+    w : numpy.ndarray of shape (n,), optional
+        Integer weights (multiplicities).
 
     Returns
     -------
@@ -238,9 +266,10 @@ def bins_from_index(
     ([1, 1], [0.0, 1.0])
     """
     n_bins = len(edges) - 1
-    n = np.bincount(idx, minlength=n_bins)
-    sum_p = np.bincount(idx, weights=p, minlength=n_bins)
-    sum_y = np.bincount(idx, weights=y, minlength=n_bins)
+    w = np.ones(len(idx)) if w is None else w
+    n = np.bincount(idx, weights=w, minlength=n_bins).astype(np.int64)
+    sum_p = np.bincount(idx, weights=w * p, minlength=n_bins)
+    sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_pred = np.where(n > 0, sum_p / n, np.nan)
         observed = np.where(n > 0, sum_y / n, np.nan)
@@ -254,14 +283,15 @@ def bins_from_index(
     )
 
 
-def ece(y_true, y_prob, n_bins: int = 10) -> float:
+def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
     """Expected calibration error with equal-width bins (Auto-MD-bench App. F, "Expected Calibration Error").
 
     .. math:: \\mathrm{ECE} = \\sum_b \\frac{n_b}{N} \\bigl|\\bar p_b - \\bar y_b\\bigr|
 
     over ``n_bins`` equal-width bins [lo, hi) of [0, 1], the last bin closed so that p = 1.0 is in it;
     empty bins contribute 0. For sequential tasks the observations are patient-hours. See
-    :func:`calibration_bins` for the binning convention.
+    :func:`calibration_bins` for the binning convention. With weights, n_b, p̄_b and ȳ_b are
+    weighted (the ECE of the repeated rows, up to the order of floating-point sums: < 1e-12).
 
     Parameters
     ----------
@@ -270,16 +300,22 @@ def ece(y_true, y_prob, n_bins: int = 10) -> float:
     y_prob : array-like of shape (n,)
         Predicted probabilities in [0, 1], scored as submitted.
     n_bins : int, default 10
+    weights : array-like of int, shape (u,) or (m, u), optional
+        Multiplicity of each unit - an observation, or with ``cluster`` a cluster (u clusters, in
+        order of first appearance; every row of a cluster gets its weight) - or m such vectors
+        (e.g. :func:`~automd_analysis.metrics.bootstrap_weights`) for m values in one call.
+    cluster : array-like of shape (n,), optional
+        Cluster label of each row (the patient of a patient-hour): ``weights`` are then per cluster.
 
     Returns
     -------
-    float
+    float, or numpy.ndarray of shape (m,) for a weight matrix
         ECE in [0, 1]; 0 when every bin's mean prediction equals its event frequency.
 
     Raises
     ------
     ValueError
-        As :func:`calibration_bins`.
+        As :func:`calibration_bins`; ``cluster`` of another length; bad weights.
 
     See Also
     --------
@@ -309,14 +345,46 @@ def ece(y_true, y_prob, n_bins: int = 10) -> float:
 
     >>> round(ece([1, 0, 1, 1, 0, 0], [1.0, 1.0, 0.95, 0.9, 0.2, 0.1]), 6)
     0.191667
+
+    Per-patient weights of an hourly task (patient "a" twice, "b" left out):
+
+    >>> y, p = [0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4]
+    >>> round(ece(y, p, 2, weights=[2, 0], cluster=["a", "a", "b", "b"]), 6)
+    0.25
     """
-    return calibration_bins(y_true, y_prob, n_bins).ece
+    n_bins = check_n_bins(n_bins)
+    y = as_binary("y_true", y_true)
+    p = as_probabilities("y_prob", y_prob)
+    n = check_same_length(y_true=y, y_prob=p)
+    idx, _ = equal_width_bin_index(p, n_bins)
+    values = np.column_stack([np.ones(n), p, y])
+    codes, n_units, unit = row_units(cluster, n)
+    w = as_weights(weights, n_units, unit)
+    entry_bin, entry_unit = np.asarray(idx, dtype=np.int64), None  # one entry per row
+    if codes is not None:
+        # one entry per (bin, cluster), sorted by bin then cluster: the rows of a cluster in a bin
+        # are summed once, each vector only re-weighs these sums
+        keys, entry_of_row = np.unique(idx * n_units + codes, return_inverse=True)
+        entry_bin, entry_unit = keys // n_units, keys % n_units
+        values = np.column_stack(
+            [np.bincount(entry_of_row.ravel(), weights=v, minlength=len(keys)) for v in values.T]
+        )
+    out = np.empty(n_vectors(w), dtype=np.float64)
+    for k0, lanes in lane_blocks(w, n_units, entry_unit):
+        sums = key_sums(lanes, entry_bin, values, n_bins)
+        for k in range(lanes.shape[1]):
+            cnt, sum_p, sum_y = sums[:, 0, k], sums[:, 1, k], sums[:, 2, k]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[k0 + k] = _weighted_gap(cnt, sum_p / cnt, sum_y / cnt)
+    return out if is_matrix(w) else float(out[0])
 
 
-def brier(y_true, y_prob) -> float:
+def brier(y_true, y_prob, *, weights=None, cluster=None):
     """Brier score of binary probabilities (Auto-MD-bench App. F.1, "Evaluation").
 
-    .. math:: \\mathrm{Brier} = \\frac{1}{N} \\sum_{i=1}^{N} (p_i - y_i)^2
+    .. math:: \\mathrm{Brier} = \\frac{\\sum_i w_i (p_i - y_i)^2}{\\sum_i w_i}
+
+    (w_i = 1 without weights: the mean squared error of the probabilities).
 
     Parameters
     ----------
@@ -324,17 +392,20 @@ def brier(y_true, y_prob) -> float:
         Binary outcomes (0/1 or bool).
     y_prob : array-like of shape (n,)
         Predicted probabilities in [0, 1].
+    weights, cluster
+        Multiplicities per observation or per cluster, as for :func:`ece`.
 
     Returns
     -------
-    float
-        Brier score in [0, 1]; equal to ``sklearn.metrics.brier_score_loss``.
+    float, or numpy.ndarray of shape (m,) for a weight matrix
+        Brier score in [0, 1]; equal to ``sklearn.metrics.brier_score_loss`` (with
+        ``sample_weight``).
 
     Raises
     ------
     ValueError
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
-        [0, 1].
+        [0, 1]; bad weights.
 
     See Also
     --------
@@ -352,8 +423,18 @@ def brier(y_true, y_prob) -> float:
     --------
     >>> round(brier([0, 1, 1], [0.2, 0.6, 1.0]), 6)  # (0.04 + 0.16 + 0) / 3
     0.066667
+    >>> round(brier([0, 1, 1], [0.2, 0.6, 1.0], weights=[2, 1, 0]), 6)  # (2 x 0.04 + 0.16) / 3
+    0.08
     """
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
-    return float(np.mean((p - y) ** 2))
+    n = check_same_length(y_true=y, y_prob=p)
+    codes, n_units, unit = row_units(cluster, n)
+    w = as_weights(weights, n_units, unit)
+    squared = (p - y) ** 2
+    if w is None:
+        return float(np.mean(squared))
+    out = np.empty(n_vectors(w), dtype=np.float64)
+    for k0, lanes in lane_blocks(w, n_units, codes):
+        out[k0 : k0 + lanes.shape[1]] = lane_dot(lanes, squared) / lanes.sum(axis=0)
+    return out if is_matrix(w) else float(out[0])

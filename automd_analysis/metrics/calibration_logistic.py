@@ -16,15 +16,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, ndtri
 
-from automd_analysis.metrics._numba import cached_njit, numba
+from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
     check_same_length,
     warn_undefined,
 )
+from automd_analysis.metrics._weights import as_weight_vector
 
 __all__ = [
     "CalibrationInterceptSlope",
@@ -141,8 +141,9 @@ _PARALLEL_MIN_ROWS = 200_000
 
 
 @cached_njit(nogil=True)
-def _pass_chunk(y, lp, c, b, lo, hi, out):
-    """Log-likelihood, score and information of logit P(y=1) = c + b lp over rows lo:hi.
+def _pass_chunk(y, lp, f, c, b, lo, hi, out):
+    """Log-likelihood, score and information of logit P(y=1) = c + b lp over rows lo:hi, each row
+    counted ``f[i]`` times (its weight).
 
     ``out`` receives (loglik, g_c, g_b, h_cc, h_cb, h_bb), computed stably for any eta.
     """
@@ -156,10 +157,11 @@ def _pass_chunk(y, lp, c, b, lo, hi, out):
         else:
             mu = ex / (1.0 + ex)
             log1pexp = math.log1p(ex)
-        r = y[i] - mu
-        w = mu * (1.0 - mu)
+        fi = f[i]
+        r = fi * (y[i] - mu)
+        w = fi * (mu * (1.0 - mu))
         x = lp[i]
-        ll += y[i] * eta - log1pexp
+        ll += fi * (y[i] * eta - log1pexp)
         gc += r
         gb += r * x
         hcc += w
@@ -174,26 +176,27 @@ def _pass_chunk(y, lp, c, b, lo, hi, out):
 
 
 @cached_njit(nogil=True, parallel=True)
-def _pass_parallel(y, lp, c, b, parts):
+def _pass_parallel(y, lp, f, c, b, parts):
     n = y.shape[0]
     step = (n + _N_CHUNKS - 1) // _N_CHUNKS
-    for k in numba.prange(_N_CHUNKS):
-        _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
+    for k in prange(_N_CHUNKS):
+        _pass_chunk(y, lp, f, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
 
 
 @cached_njit(nogil=True)
-def _pass_serial(y, lp, c, b, parts):
+def _pass_serial(y, lp, f, c, b, parts):
     n = y.shape[0]
     step = (n + _N_CHUNKS - 1) // _N_CHUNKS
     for k in range(_N_CHUNKS):
-        _pass_chunk(y, lp, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
+        _pass_chunk(y, lp, f, c, b, min(k * step, n), min((k + 1) * step, n), parts[k])
 
 
-def _likelihood_pass(y: np.ndarray, lp: np.ndarray, c: float, b: float) -> np.ndarray:
-    """(loglik, g_c, g_b, h_cc, h_cb, h_bb) at (c, b); chunk sums added in a fixed order."""
+def _likelihood_pass(y: np.ndarray, lp: np.ndarray, f: np.ndarray, c: float, b: float):
+    """(loglik, g_c, g_b, h_cc, h_cb, h_bb) at (c, b) with row weights ``f``; chunk sums added in
+    a fixed order."""
     parts = np.zeros((_N_CHUNKS, 6))
     kernel = _pass_parallel if len(y) >= _PARALLEL_MIN_ROWS else _pass_serial
-    kernel(y, lp, float(c), float(b), parts)
+    kernel(y, lp, f, float(c), float(b), parts)
     total = np.zeros(6)
     for k in range(_N_CHUNKS):
         total += parts[k]
@@ -201,13 +204,13 @@ def _likelihood_pass(y: np.ndarray, lp: np.ndarray, c: float, b: float) -> np.nd
 
 
 def _newton(
-    y: np.ndarray, lp: np.ndarray, beta: np.ndarray, free_slope: bool
+    y: np.ndarray, lp: np.ndarray, f: np.ndarray, beta: np.ndarray, free_slope: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Maximise the log-likelihood over (c, b) (or over c with b fixed) by Newton-Raphson with step
     halving; the caller has checked that a finite maximum exists. Returns the estimate and the
     likelihood pass (information) at the last evaluated point; a final step below the tolerance is
     taken without a new pass, so the information is from a point within 1e-10 (relative)."""
-    state = _likelihood_pass(y, lp, beta[0], beta[1])
+    state = _likelihood_pass(y, lp, f, beta[0], beta[1])
     for _ in range(_MAX_ITER):
         ll, gc, gb, hcc, hcb, hbb = state
         if free_slope:
@@ -220,7 +223,7 @@ def _newton(
         t = 1.0
         for _ in range(60):
             trial = beta + t * step
-            new = _likelihood_pass(y, lp, trial[0], trial[1])
+            new = _likelihood_pass(y, lp, f, trial[0], trial[1])
             if new[0] >= ll - 1e-12 * abs(ll):
                 break
             t *= 0.5
@@ -232,7 +235,9 @@ _WARM_MIN_ROWS = 200_000
 _WARM_STRIDE = 16
 
 
-def _warm_start(yf: np.ndarray, lp: np.ndarray, y: np.ndarray, free_slope: bool) -> np.ndarray:
+def _warm_start(
+    yf: np.ndarray, lp: np.ndarray, f: np.ndarray, y: np.ndarray, free_slope: bool
+) -> np.ndarray:
     """Starting point of the full-data Newton iterations.
 
     Large inputs: the estimate on every 16th row (deterministic; a few cheap passes bring the full
@@ -240,14 +245,15 @@ def _warm_start(yf: np.ndarray, lp: np.ndarray, y: np.ndarray, free_slope: bool)
     c = logit(mean y) - logit(mean p).
     """
     if len(yf) >= _WARM_MIN_ROWS:
-        ys, ls, yi = yf[::_WARM_STRIDE], lp[::_WARM_STRIDE], y[::_WARM_STRIDE]
+        rows = slice(None, None, _WARM_STRIDE)
+        ys, ls, fs, yi = yf[rows], lp[rows], f[rows], y[rows]
         both = 0 < int(yi.sum()) < len(yi)
         if both and (not free_slope or _overlap(yi, ls)):
-            return _newton(ys, ls, _warm_start(ys, ls, yi, free_slope), free_slope)[0]
+            return _newton(ys, ls, fs, _warm_start(ys, ls, fs, yi, free_slope), free_slope)[0]
     if free_slope:
         return np.array([0.0, 1.0])
-    ybar = float(yf.mean())
-    pbar = float(np.mean(1.0 / (1.0 + np.exp(-lp))))
+    ybar = float(np.average(yf, weights=f))
+    pbar = float(np.average(1.0 / (1.0 + np.exp(-lp)), weights=f))
     start = math.log(ybar / (1.0 - ybar)) - math.log(pbar / (1.0 - pbar))
     return np.array([start if math.isfinite(start) else 0.0, 1.0])
 
@@ -261,7 +267,7 @@ def _overlap(y: np.ndarray, lp: np.ndarray) -> bool:
 
 
 def calibration_intercept_slope(
-    y_true, y_prob, *, groups=None, level: float = 0.95
+    y_true, y_prob, *, groups=None, level: float = 0.95, weights=None
 ) -> CalibrationInterceptSlope:
     """Calibration intercept (calibration-in-the-large) and calibration slope of binary probabilities.
 
@@ -282,7 +288,9 @@ def calibration_intercept_slope(
 
     with score contributions s_g summed over the rows of cluster g (K = 1 for the intercept, 2 for
     the slope model) - the default of statsmodels ``GLM.fit(cov_type="cluster")``. Intervals are
-    estimate +- z_{(1+level)/2} SE.
+    estimate +- z_{(1+level)/2} SE. With integer weights every row's likelihood, score and
+    information contributions count ``weights[i]`` times: the fit of the repeated rows (copies of a
+    row stay in its cluster; N and G count copies and clusters with a positive weight).
 
     Parameters
     ----------
@@ -294,6 +302,8 @@ def calibration_intercept_slope(
         Cluster label of every row (sequential tasks: the patient id); selects the cluster-robust
         covariance.
     level : float, default 0.95
+    weights : array-like of int, shape (n,), optional
+        Multiplicity of each row.
 
     Returns
     -------
@@ -308,7 +318,8 @@ def calibration_intercept_slope(
     ------
     ValueError
         Empty or different-length inputs, labels other than 0/1, probabilities NaN/inf or outside
-        [0, 1], ``groups`` of the wrong length or with missing values, ``level`` outside (0, 1).
+        [0, 1], ``groups`` of the wrong length or with missing values, ``level`` outside (0, 1), bad
+        weights.
 
     See Also
     --------
@@ -336,21 +347,34 @@ def calibration_intercept_slope(
     >>> res.se_method
     'model'
     """
+    from scipy.special import ndtri
+
     level = _check_level(level)
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
     n = check_same_length(y_true=y, y_prob=p)
+    w = as_weight_vector(weights, n)
     if groups is not None:
         cluster, n_clusters = _cluster_index(groups, n)
         se_method = "cluster"
     else:
         cluster, n_clusters, se_method = None, n, "model"
+    if w is not None:  # the repeated rows: rows of weight 0 are not there at all
+        keep = w > 0
+        y, p, f = y[keep], p[keep], w[keep].astype(np.float64)
+        n = int(w.sum())
+        if cluster is None:
+            n_clusters = n
+        else:
+            cluster, n_clusters = _cluster_index(cluster[keep], len(y))
+    else:
+        f = np.ones(n)
     nan = float("nan")
     empty = CalibrationInterceptSlope(
         nan, nan, nan, nan, nan, nan, nan, nan, level, se_method, n, n_clusters
     )
     measure = "calibration intercept/slope"
-    n_pos = int(y.sum())
+    n_pos = int(y @ f)
     if n_pos == 0 or n_pos == n:
         warn_undefined(measure, "only one class is present")
         return empty
@@ -360,22 +384,23 @@ def calibration_intercept_slope(
     yf = y.astype(np.float64)
     zq = float(ndtri(0.5 + level / 2.0))
 
-    beta_a, state = _newton(yf, lp, _warm_start(yf, lp, y, free_slope=False), free_slope=False)
+    start_a = _warm_start(yf, lp, f, y, free_slope=False)
+    beta_a, state = _newton(yf, lp, f, start_a, free_slope=False)
     a, info_a = float(beta_a[0]), float(state[3])
     if cluster is None:
         se_a = math.sqrt(1.0 / info_a)
     else:
-        s = _cluster_scores(yf, lp, a, 1.0, cluster, n_clusters)[:, :1]
+        s = _cluster_scores(yf, lp, f, a, 1.0, cluster, n_clusters)[:, :1]
         se_a = _cluster_se(np.array([[info_a]]), s, n, n_clusters, 1)[0]
 
     if _overlap(y, lp):
-        start = _warm_start(yf, lp, y, free_slope=True)
-        (c, b), (_, _, _, hcc, hcb, hbb) = _newton(yf, lp, start, free_slope=True)
+        start = _warm_start(yf, lp, f, y, free_slope=True)
+        (c, b), (_, _, _, hcc, hcb, hbb) = _newton(yf, lp, f, start, free_slope=True)
         info = np.array([[hcc, hcb], [hcb, hbb]])
         if cluster is None:
             se_b = math.sqrt(np.linalg.inv(info)[1, 1])
         else:
-            scores = _cluster_scores(yf, lp, c, b, cluster, n_clusters)
+            scores = _cluster_scores(yf, lp, f, c, b, cluster, n_clusters)
             se_b = _cluster_se(info, scores, n, n_clusters, 2)[1]
         b = float(b)
     else:
@@ -402,14 +427,14 @@ def calibration_intercept_slope(
 
 
 @cached_njit(nogil=True)
-def _cluster_scores(y, lp, c, b, cluster, n_clusters):
-    """Score contributions (sum of r, sum of r * lp) per cluster at (c, b), r = y - mu."""
+def _cluster_scores(y, lp, f, c, b, cluster, n_clusters):
+    """Score contributions (sum of r, sum of r * lp) per cluster at (c, b), r = f (y - mu)."""
     out = np.zeros((n_clusters, 2))
     for i in range(y.shape[0]):
         eta = c + b * lp[i]
         ex = math.exp(-abs(eta))
         mu = 1.0 / (1.0 + ex) if eta >= 0.0 else ex / (1.0 + ex)
-        r = y[i] - mu
+        r = f[i] * (y[i] - mu)
         out[cluster[i], 0] += r
         out[cluster[i], 1] += r * lp[i]
     return out
@@ -476,6 +501,8 @@ def spiegelhalter_z(y_true, y_prob) -> SpiegelhalterResult:
     >>> round(res.z, 4), round(res.p_value, 4)
     (-1.005, 0.3149)
     """
+    from scipy.special import log_ndtr
+
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
     check_same_length(y_true=y, y_prob=p)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
@@ -20,6 +19,7 @@ from automd_analysis.metrics._validation import (
     as_probabilities,
     check_same_length,
 )
+from automd_analysis.metrics._weights import as_weight_vector
 
 __all__ = [
     "DEFAULT_CURVE_POINTS",
@@ -126,7 +126,7 @@ def ici_from_observed(observed: np.ndarray, predicted: np.ndarray, *, exact: boo
     )
 
 
-def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIResult:
+def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000, weights=None) -> ICIResult:
     """Integrated calibration index (ICI), E50, E90 and Emax of binary probabilities.
 
     With ô(p) the loess-smoothed observed risk at predicted risk p (outcome regressed on the
@@ -137,7 +137,9 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
         \\mathrm{ICI} = \\frac1N \\sum_{i=1}^N \\bigl|\\hat o(p_i) - p_i\\bigr|,
 
     E50 and E90 the median and 90th percentile and Emax the maximum of the same absolute differences
-    (Austin and Steyerberg 2019). The smoothed values are not clipped to [0, 1].
+    (Austin and Steyerberg 2019). The smoothed values are not clipped to [0, 1]. With integer
+    weights the observations are repeated (the loess windows count copies; memory grows with the
+    total weight), so the result is exactly that of the repeated rows.
 
     Smoother details: the window holds floor(span N) nearest predictions; the local degree falls back
     to 1 or 0 where the window has fewer than 3 or 2 distinct predictions (so constant predictions
@@ -156,6 +158,8 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
     span : float, default 0.75
         Fraction of observations in each local window, in (0, 1].
     max_direct : int, default 2000
+    weights : array-like of int, shape (n,), optional
+        Multiplicity of each observation.
 
     Returns
     -------
@@ -166,7 +170,7 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
     Raises
     ------
     ValueError
-        Malformed inputs, ``span`` outside (0, 1].
+        Malformed inputs, ``span`` outside (0, 1], bad weights.
 
     See Also
     --------
@@ -193,7 +197,10 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000) -> ICIRes
     span = _check_span(span)
     y = as_binary("y_true", y_true)
     p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
+    n = check_same_length(y_true=y, y_prob=p)
+    w = as_weight_vector(weights, n)
+    if w is not None:
+        y, p = np.repeat(y, w), np.repeat(p, w)
     fit = loess_fit(p, y, span=span, max_direct=max_direct)
     xs = fit.sorted_x
     return ici_from_observed(fit.predict(xs), xs, exact=fit.exact)
@@ -346,6 +353,8 @@ def smoothed_curve_unchecked(p, y, points, span: float, level: float) -> Smoothe
     """
     x = DEFAULT_CURVE_POINTS.copy() if points is None else as_finite_1d("points", points)
     inside = (x >= p.min()) & (x <= p.max())
+    from scipy.special import ndtri
+
     fit = loess_fit(p, y, span=span, want_var=True, extra_points=x[inside], only_extra_points=True)
     observed = np.full(x.shape, np.nan)
     se = np.full(x.shape, np.nan)

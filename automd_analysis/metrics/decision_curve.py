@@ -12,6 +12,7 @@ from automd_analysis.metrics._validation import (
     as_probabilities,
     check_same_length,
 )
+from automd_analysis.metrics._weights import as_weight_vector
 
 __all__ = ["DecisionCurve", "net_benefit"]
 
@@ -35,6 +36,7 @@ class DecisionCurve:
     prevalence : float
         pi.
     n : int
+        Patients (the total weight with weights).
     """
 
     threshold: np.ndarray
@@ -58,7 +60,7 @@ class DecisionCurve:
         }
 
 
-def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
+def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
     """Net benefit of a risk model across threshold probabilities (decision-curve analysis).
 
     A patient is treated when p_i >= t (the ``dcurves`` / Vickers convention). With N patients,
@@ -72,7 +74,8 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
         \\qquad \\mathrm{NB}_{\\text{none}} = 0
 
     (Vickers and Elkin 2006). The odds t/(1-t) is the harm-to-benefit ratio implied by choosing t.
-    For sequential tasks the units are patient-hours.
+    For sequential tasks the units are patient-hours. With integer weights N, TP(t), FP(t) and pi
+    count copies (the curve of the repeated rows).
 
     Parameters
     ----------
@@ -82,6 +85,8 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
         Predicted probabilities in [0, 1].
     thresholds : array-like of shape (k,)
         Threshold probabilities in [0, 1) (t = 1 has infinite odds), any order.
+    weights : array-like of int, shape (n,), optional
+        Multiplicity of each patient.
 
     Returns
     -------
@@ -91,7 +96,7 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
     ------
     ValueError
         Malformed ``y_true``/``y_prob`` (as :func:`~automd_analysis.metrics.brier`), a threshold
-        NaN/inf or outside [0, 1), or no threshold.
+        NaN/inf or outside [0, 1), or no threshold; bad weights.
 
     See Also
     --------
@@ -123,15 +128,20 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
             f"thresholds must be in [0, 1) (t = 1 has infinite odds); thresholds[{i}] is "
             f"{t[i].item()!r}."
         )
-    p_sorted = np.sort(p)
-    p_pos = np.sort(p[y == 1])
-    treated = n - np.searchsorted(p_sorted, t, side="left")  # p >= t
-    tp = len(p_pos) - np.searchsorted(p_pos, t, side="left")
+    w = as_weight_vector(weights, n)
+    w = np.ones(n, dtype=np.int64) if w is None else w.astype(np.int64)
+    order = np.argsort(p, kind="stable")
+    above = np.r_[0, np.cumsum(w[order])]  # weight of the patients below each sorted position
+    above_pos = np.r_[0, np.cumsum((w * y)[order])]
+    k = np.searchsorted(p[order], t, side="left")  # patients with p >= t are treated
+    total, positives = int(above[-1]), int(above_pos[-1])
+    treated = total - above[k]
+    tp = positives - above_pos[k]
     fp = treated - tp
     odds = t / (1.0 - t)
-    tpr = tp / n
-    fpr = fp / n
-    prevalence = float(len(p_pos) / n)
+    tpr = tp / total
+    fpr = fp / total
+    prevalence = float(positives / total)
     return DecisionCurve(
         threshold=t,
         net_benefit=tpr - fpr * odds,
@@ -140,5 +150,5 @@ def net_benefit(y_true, y_prob, thresholds) -> DecisionCurve:
         true_positive_rate=tpr,
         false_positive_rate=fpr,
         prevalence=prevalence,
-        n=n,
+        n=total,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import chi2
 
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -14,6 +13,7 @@ from automd_analysis.metrics._validation import (
     as_time_grid,
     check_same_length,
 )
+from automd_analysis.metrics._weights import as_weight_vector
 from automd_analysis.metrics.survival import grid_index_post
 
 __all__ = ["INTERPOLATIONS", "DCalibrationResult", "d_calibration", "survival_at_observed_time"]
@@ -117,7 +117,14 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
 
 
 def d_calibration(
-    durations, events, surv, time_grid, n_bins: int = 10, *, interpolation: str = "linear"
+    durations,
+    events,
+    surv,
+    time_grid,
+    n_bins: int = 10,
+    *,
+    interpolation: str = "linear",
+    weights=None,
 ) -> DCalibrationResult:
     """D-calibration: is the predicted survival at the observed time uniform on [0, 1]?
 
@@ -139,7 +146,8 @@ def d_calibration(
     overstates every S_i(T_i) by up to one grid interval's drop, which a test of uniformity detects on
     large test sets even for a perfect model. SurvivalEVAL also interpolates linearly but extrapolates
     beyond the last grid time along the line through (0, 1); bin edges differ in the last bit (see
-    docs/calibration.md).
+    docs/calibration.md). With integer weights each patient adds its contributions ``weights[i]``
+    times and N is the total weight (the histogram of the repeated rows).
 
     Parameters
     ----------
@@ -155,6 +163,8 @@ def d_calibration(
         B >= 2.
     interpolation : {"linear", "step"}, default "linear"
         How S_i(T_i) is read between grid times.
+    weights : array-like of int, shape (n,), optional
+        Multiplicity of each patient.
 
     Returns
     -------
@@ -165,7 +175,8 @@ def d_calibration(
     ------
     ValueError
         Shape mismatch, NaN/inf/negative durations, events other than 0/1, a non-increasing grid,
-        survival values outside [0, 1], ``n_bins`` not an integer >= 2, unknown ``interpolation``.
+        survival values outside [0, 1], ``n_bins`` not an integer >= 2, unknown ``interpolation``,
+        bad weights.
 
     See Also
     --------
@@ -201,22 +212,27 @@ def d_calibration(
     b = int(n_bins)
     if interpolation not in INTERPOLATIONS:
         raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}.")
+    w = as_weight_vector(weights, n, unit="patient")
+    w = np.ones(n) if w is None else w.astype(np.float64)
+    from scipy.stats import chi2
+
     s_t = survival_at_observed_time(t, s, grid, interpolation)
     edges = np.linspace(0.0, 1.0, b + 1)
     k = np.clip(np.searchsorted(edges, s_t, side="right") - 1, 0, b - 1)
     event = e == 1
-    hist = np.bincount(k[event], minlength=b).astype(np.float64)
-    cens_s, cens_k = s_t[~event], k[~event]
+    hist = np.bincount(k[event], weights=w[event], minlength=b).astype(np.float64)
+    cens_s, cens_k, cens_w = s_t[~event], k[~event], w[~event]
     zero = cens_s == 0.0
-    hist[0] += float(zero.sum())
-    cs, ck = cens_s[~zero], cens_k[~zero]
+    hist[0] += float(cens_w[zero].sum())
+    cs, ck, cw = cens_s[~zero], cens_k[~zero], cens_w[~zero]
     if cs.size:
-        hist += np.bincount(ck, weights=(cs - edges[ck]) / cs, minlength=b)
+        hist += np.bincount(ck, weights=cw * ((cs - edges[ck]) / cs), minlength=b)
         up = ck > 0  # only patients above the lowest bin spread mass downwards (and s >= 1/B there)
-        spread = np.bincount(ck[up], weights=1.0 / (b * cs[up]), minlength=b)
+        spread = np.bincount(ck[up], weights=cw[up] / (b * cs[up]), minlength=b)
         # bin j receives the spread of every censored patient whose own bin is above j
         above = np.cumsum(spread[::-1])[::-1]
         hist[:-1] += above[1:]
+    n = int(w.sum())
     expected = n / b
     statistic = float(np.sum((hist - expected) ** 2) / expected)
     return DCalibrationResult(
@@ -227,6 +243,6 @@ def d_calibration(
         lo=edges[:-1],
         hi=edges[1:],
         n=n,
-        n_events=int(event.sum()),
+        n_events=int(w[event].sum()),
         n_bins=b,
     )

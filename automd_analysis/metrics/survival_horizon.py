@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import ndtri
 
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
@@ -373,6 +372,8 @@ def _cox_slope_unchecked(t, e, s, h, level):
         return undefined
     beta, info = _cox_breslow(ts, es, x)
     se = math.sqrt(1.0 / info) if info > 0 else nan
+    from scipy.special import ndtri
+
     z = float(ndtri(0.5 + level / 2.0))
     return float(beta), float(se), float(beta - z * se), float(beta + z * se)
 

@@ -21,6 +21,13 @@ integer number of 1/180 units; cohort sums are then exact and the normalised sco
 (U_obs - U_inaction) / (U_best - U_inaction) is one correctly rounded division. (The official float
 implementation can differ from this exact value in the last bits.) The rows are scanned once by a
 compiled (numba) kernel, with no Python-level loop; validation is vectorised numpy.
+
+Weights are per *patient* (the resampling unit of an hourly task; single hours are never resampled,
+since a patient's hours only make sense together): with w_k copies of patient k, each copy counted
+as a patient of its own, the cohort sums are Σ_k w_k U_k of the per-patient sums, still exact
+integers, so the weighted utility is the same correctly rounded division as on the repeated cohort.
+A weight matrix (one vector per bootstrap replicate) costs one matrix product after the single pass
+over the rows.
 """
 
 from __future__ import annotations
@@ -34,7 +41,15 @@ from automd_analysis.metrics._validation import (
     as_binary,
     as_finite_1d,
     check_same_length,
-    warn_undefined,
+    finish,
+)
+from automd_analysis.metrics._weights import (
+    as_weight_vector,
+    as_weights,
+    is_matrix,
+    lane_blocks,
+    lane_dot,
+    n_vectors,
 )
 
 __all__ = ["UTILITY_PARAMETERS", "SepsisUtilityParts", "sepsis_utility", "sepsis_utility_parts"]
@@ -64,13 +79,14 @@ class SepsisUtilityParts:
         (observed - inaction) / (best - inaction); ``nan`` when the cohort has no septic patient.
     observed, best, inaction : float
         Cohort sums U_obs (the submitted labels), U_best (label 1 exactly on rows with
-        -12 <= Δ <= 3 of septic patients) and U_inaction (all labels 0).
+        -12 <= Δ <= 3 of septic patients) and U_inaction (all labels 0); weighted sums with
+        weights.
     n_rows, n_patients, n_septic : int
-        Patient-hours, patients and septic patients.
+        Patient-hours, patients and septic patients (of the repeated cohort with weights).
     patient_ids : numpy.ndarray
-        One id per patient, in order of first appearance.
+        One id per distinct patient, in order of first appearance.
     patient_observed, patient_best, patient_inaction : numpy.ndarray
-        Per-patient utility sums (aligned with ``patient_ids``).
+        Per-patient utility sums (aligned with ``patient_ids``; one copy each).
     onset_row : numpy.ndarray
         Per-patient t_sepsis (row index within the patient); -1 for non-septic patients.
     """
@@ -189,7 +205,9 @@ def _check_hours(hours, starts: np.ndarray, n_rows: int) -> None:
         )
 
 
-def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> SepsisUtilityParts:
+def sepsis_utility_parts(
+    patient_ids, labels, predicted_labels, hours=None, *, weights=None
+) -> SepsisUtilityParts:
     """PhysioNet/CinC 2019 utility with its unnormalised parts (see :func:`sepsis_utility`).
 
     .. math:: U_{obs} = \\sum_{p} \\sum_{t} u_p(t, \\hat y_{p,t}), \\qquad
@@ -202,6 +220,8 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
     ----------
     patient_ids, labels, predicted_labels, hours
         As :func:`sepsis_utility`.
+    weights : array-like of int, shape (P,), optional
+        Multiplicity of each of the P patients (in order of first appearance).
 
     Returns
     -------
@@ -217,8 +237,7 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
 
     See Also
     --------
-    sepsis_utility : only the normalised value.
-    automd_analysis.metrics.sepsis_utility_bootstrap : bootstrap over patients.
+    sepsis_utility : only the normalised value (also for a matrix of weight vectors).
 
     References
     ----------
@@ -238,35 +257,34 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
     >>> parts.onset_row.tolist(), round(parts.normalized, 6)
     ([10], 0.8125)
     """
-    y = as_binary("labels", labels)
-    pred = as_binary("predicted_labels", predicted_labels)
-    ids = np.asarray(patient_ids)
-    n_rows = check_same_length(patient_ids=ids, labels=y, predicted_labels=pred)
-    starts, seg_ids = _segments(ids)
-    if hours is not None:
-        _check_hours(hours, starts, n_rows)
+    units = _patient_units(patient_ids, labels, predicted_labels, hours)
+    return _parts(units, as_weight_vector(weights, len(units[0]), unit="patient"))
 
-    ends = np.r_[starts[1:], n_rows].astype(np.int64)
-    per_obs, per_best, per_inaction, onset_row = _patient_utilities(
-        starts.astype(np.int64), ends, y, pred
-    )
+
+def _parts(units: tuple, w: np.ndarray | None) -> SepsisUtilityParts:
+    starts, seg_ids, per_obs, per_best, per_inaction, onset_row, n_rows = units
     septic = onset_row >= 0
-    u_obs, u_best, u_inaction = (int(v.sum()) for v in (per_obs, per_best, per_inaction))
-
-    n_septic = int(septic.sum())
-    if n_septic == 0:
-        normalized = warn_undefined(
-            "PhysioNet 2019 utility", "no septic patient, so U_best = U_inaction"
-        )
+    if w is None:
+        u_obs, u_best, u_inaction = (int(v.sum()) for v in (per_obs, per_best, per_inaction))
+        n_septic, n_patients = int(septic.sum()), len(starts)
     else:
-        normalized = (u_obs - u_inaction) / (u_best - u_inaction)
+        w64 = w.astype(np.int64)
+        u_obs, u_best, u_inaction = (int(v @ w64) for v in (per_obs, per_best, per_inaction))
+        n_septic, n_patients = int(w64[septic].sum()), int(w64.sum())
+        n_rows = int(np.diff(np.r_[starts, n_rows]) @ w64)
+    normalized = finish(
+        np.array([(u_obs - u_inaction) / (u_best - u_inaction) if n_septic else np.nan]),
+        False,
+        "PhysioNet 2019 utility",
+        "no septic patient, so U_best = U_inaction",
+    )
     return SepsisUtilityParts(
         normalized=normalized,
         observed=u_obs / UTILITY_UNIT,
         best=u_best / UTILITY_UNIT,
         inaction=u_inaction / UTILITY_UNIT,
         n_rows=n_rows,
-        n_patients=len(starts),
+        n_patients=n_patients,
         n_septic=n_septic,
         patient_ids=seg_ids,
         patient_observed=per_obs / UTILITY_UNIT,
@@ -276,7 +294,24 @@ def sepsis_utility_parts(patient_ids, labels, predicted_labels, hours=None) -> S
     )
 
 
-def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
+def _patient_units(patient_ids, labels, predicted_labels, hours):
+    """Validated inputs -> (patient start rows, patient ids, per-patient U_obs, U_best, U_inaction
+    in integer units of 1/180, onset rows, number of rows)."""
+    y = as_binary("labels", labels)
+    pred = as_binary("predicted_labels", predicted_labels)
+    ids = np.asarray(patient_ids)
+    n_rows = check_same_length(patient_ids=ids, labels=y, predicted_labels=pred)
+    starts, seg_ids = _segments(ids)
+    if hours is not None:
+        _check_hours(hours, starts, n_rows)
+    ends = np.r_[starts[1:], n_rows].astype(np.int64)
+    per_obs, per_best, per_inaction, onset_row = _patient_utilities(
+        starts.astype(np.int64), ends, y, pred
+    )
+    return starts, seg_ids, per_obs, per_best, per_inaction, onset_row, n_rows
+
+
+def sepsis_utility(patient_ids, labels, predicted_labels, hours=None, *, weights=None):
     """PhysioNet/CinC 2019 normalised utility score (the official challenge score).
 
     Primary metric of the sequential sepsis tasks (Auto-MD-bench Sec. 3.3, m0 = 0). Per patient-hour
@@ -302,10 +337,14 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
     hours : array-like of shape (n,), optional
         Hour of each row (e.g. ICULOS). Only used to check that rows are in strictly increasing hour
         order within each patient; the row position defines t, as in the official scorer.
+    weights : array-like of int, shape (P,) or (m, P), optional
+        Multiplicity of each of the P patients, in order of first appearance (each copy counts as a
+        patient of its own; every hour of a patient carries its weight), or m such vectors - e.g.
+        :func:`~automd_analysis.metrics.bootstrap_weights` over the patients - for m values at once.
 
     Returns
     -------
-    float
+    float, or numpy.ndarray of shape (m,) for a weight matrix
         The normalised utility; ``nan`` with :class:`UndefinedMetricWarning` when no patient is septic
         (U_best = U_inaction, the official scorer divides 0 by 0).
 
@@ -314,13 +353,13 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
     ValueError
         Empty or different-length inputs; labels or predictions other than 0/1; NaN patient ids; a
         patient whose rows are not contiguous or (with ``hours``) not in strictly increasing hour order
-        -- the message names the first offending row.
+        -- the message names the first offending row; bad weights.
 
     See Also
     --------
     sepsis_utility_parts : the same computation, returning U_obs, U_best, U_inaction and per-patient
         sums.
-    automd_analysis.metrics.sepsis_utility_bootstrap : bootstrap interval over patients.
+    automd_analysis.metrics.bootstrap_weights : weights of bootstrap resamples of the patients.
     automd_analysis.metrics.normalized_score : eq. (1), which clips U to [0, 1] (m0 = 0).
 
     References
@@ -342,5 +381,24 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None) -> float:
     >>> alarms = [0] * 16 + [1] * 14 + [0] * 17 + [1] * 3
     >>> round(sepsis_utility(ids, labels, alarms), 6)
     0.981905
+
+    Patient B counted twice (two patients with the same hours):
+
+    >>> round(sepsis_utility(ids, labels, alarms, weights=[1, 2]), 6)
+    0.973333
     """
-    return sepsis_utility_parts(patient_ids, labels, predicted_labels, hours).normalized
+    units = _patient_units(patient_ids, labels, predicted_labels, hours)
+    starts, _, per_obs, per_best, per_inaction, _, _ = units
+    w = as_weights(weights, len(starts), unit="patient")
+    if not is_matrix(w):
+        return _parts(units, w).normalized
+    gain = (per_obs - per_inaction).astype(np.float64)  # U_obs - U_inaction per patient
+    span = (per_best - per_inaction).astype(np.float64)  # U_best - U_inaction (> 0 iff septic)
+    out = np.empty(n_vectors(w), dtype=np.float64)
+    for k0, lanes in lane_blocks(w, len(starts)):
+        num, den = lane_dot(lanes, gain), lane_dot(lanes, span)  # exact integers
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[k0 : k0 + lanes.shape[1]] = np.where(
+                den > 0, num / np.where(den > 0, den, 1), np.nan
+            )
+    return finish(out, True, "PhysioNet 2019 utility", "no septic patient")

@@ -125,6 +125,8 @@ class RegenerateConfig:
         Output directory of ``automd annotate`` (codebook answers generated from the code).
     prefer_generated : bool
         Use the generated annotations even where the archive has its own.
+    metrics : tuple of str
+        User metrics (``module:attribute``; ``automd score --metric``) scored with the archive.
     parameters : mapping
         Extra notebook parameters; every name must be declared by at least one notebook.
     """
@@ -150,6 +152,7 @@ class RegenerateConfig:
     bootstrap: int = 1000
     annotations: str | Path | None = None
     prefer_generated: bool = False
+    metrics: tuple[str, ...] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -234,6 +237,10 @@ def _check_config(config: RegenerateConfig) -> None:
             code="usage",
             fix="e.g. --min-cell 11 (0 disables suppression)",
         )
+    if config.score and config.metrics:  # a bad --metric fails now, not after other work
+        from automd_analysis.scoring.extra_metrics import user_metrics
+
+        user_metrics(config.metrics)
 
 
 def _check_parameters(config: RegenerateConfig, paths: list[Path]) -> None:
@@ -348,6 +355,7 @@ def score_stage(p: Pipeline):
         bootstrap=p.config.bootstrap,
         annotations=_resolved(p.config.annotations),
         prefer_generated=p.config.prefer_generated,
+        extra_metrics=p.config.metrics,
     )
 
 

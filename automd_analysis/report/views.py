@@ -38,6 +38,7 @@ __all__ = [
     "collapsed_table_html",
     "coverage_note",
     "display_width",
+    "extra_metrics_note",
     "interval_status",
     "llm_agent_note",
     "table_html",
@@ -498,3 +499,44 @@ def annotator_caption(name: str, provenance) -> str:
     spec = declared.spec if declared is not None and not callable(declared.spec) else None
     base = spec.caption if spec is not None else ""
     return f"{base} {provenance_text(provenance)}".strip()
+
+
+def extra_metrics_note(table) -> Note:
+    """What :func:`automd_analysis.analysis.extra_metrics.extra_metrics_by_agent` holds: the user
+    metrics and their direction, or that the store has none and how to add one.
+
+    Parameters
+    ----------
+    table : DataFrame
+
+    Returns
+    -------
+    Note
+
+    See Also
+    --------
+    coverage_note
+
+    References
+    ----------
+    .. [1] docs/extending.md (metrics of your own).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> extra_metrics_note(pd.DataFrame(columns=["metric", "higher_is_better"]))
+    No metric of your own in this score store: add one with automd score --metric MODULE:ATTRIBUTE (docs/extending.md).
+    >>> extra_metrics_note(pd.DataFrame({"metric": ["sens90"], "higher_is_better": [True]}))
+    Metrics of your own: sens90 (higher is better).
+    """
+    if len(table) == 0:
+        return Note(
+            "No metric of your own in this score store: add one with "
+            "`automd score --metric MODULE:ATTRIBUTE` (docs/extending.md)."
+        )
+    seen = table.drop_duplicates("metric")
+    parts = [
+        f"`{name}` ({'higher' if higher else 'lower'} is better)"
+        for name, higher in zip(seen["metric"], seen["higher_is_better"], strict=True)
+    ]
+    return Note("Metrics of your own: " + ", ".join(parts) + ".")

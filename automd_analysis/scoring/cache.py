@@ -40,6 +40,7 @@ def cache_key(
     labels_sha256: str,
     scorer_version: str,
     bootstrap: tuple[int, int] = (0, 0),
+    extra: list[dict] | None = None,
 ) -> str:
     """The cache key of one submission content scored against one task.
 
@@ -56,6 +57,10 @@ def cache_key(
         ``automd_analysis.__version__``.
     bootstrap : (int, int)
         ``(n_boot, seed)`` of the per-run bootstrap (another setting is another result).
+    extra : list of dict, optional
+        Fingerprints of the user metrics
+        (:func:`~automd_analysis.scoring.extra_metrics.fingerprint`): adding, removing or editing
+        one changes every key. Without user metrics the key is what it always was.
 
     Returns
     -------
@@ -65,6 +70,8 @@ def cache_key(
     parts = [submission_sha256 or "absent", task_hash, labels_sha256, scorer_version, CACHE_FORMAT]
     if tuple(bootstrap) != (0, 0):
         parts.append([int(bootstrap[0]), int(bootstrap[1])])
+    if extra:
+        parts.append({"extra_metrics": list(extra)})
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

@@ -17,7 +17,7 @@ checksum and unexpected per-file errors are recorded in ``problems.parquet`` and
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -26,6 +26,7 @@ from pathlib import Path
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, write_store
@@ -176,6 +177,7 @@ def _execute(
     scheduler: str | None,
     on_done: Callable[[list[dict]], None],
     bootstrap: tuple[int, int] = (0, 0),
+    extra: tuple[str, ...] = (),
 ) -> None:
     def failed(chunk, exc) -> list[dict]:
         err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
@@ -187,7 +189,11 @@ def _execute(
 
         with Client(scheduler, set_as_default=False) as client, client.as_current():
             futures = {
-                client.submit(run_chunk, m, r, cache_dir, part, bootstrap, pure=False): (m, r, part)
+                client.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, pure=False): (
+                    m,
+                    r,
+                    part,
+                )
                 for m, r, part in chunks
             }
             for fut in dask_completed(list(futures)):
@@ -198,12 +204,12 @@ def _execute(
         return
     if jobs <= 1 or len(chunks) <= 1:
         for m, r, part in chunks:
-            on_done(run_chunk(m, r, cache_dir, part, bootstrap))
+            on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra))
         return
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
         futures = {
-            pool.submit(run_chunk, m, r, cache_dir, part, bootstrap): (m, r, part)
+            pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra): (m, r, part)
             for m, r, part in chunks
         }
         for fut in as_completed(futures):
@@ -219,7 +225,9 @@ def _needs_work(entry: dict | None, job: Job) -> bool:
     return job.details and entry["valid"] and entry.get("details") is None
 
 
-def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary, bootstrap):
+def _score_missing(
+    plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary, bootstrap, extra=()
+):
     """Score every job without a (complete) cache entry; return entries, file and task errors."""
     entries = {key: cache.get(key) for key in plan.jobs}
     todo = [job for key, job in plan.jobs.items() if _needs_work(entries[key], job)]
@@ -245,7 +253,13 @@ def _score_missing(plan: Plan, cache: ScoreCache, jobs, scheduler, progress, sum
 
     try:
         _execute(
-            _chunks(plan, todo, jobs), str(cache.directory), jobs, scheduler, on_done, bootstrap
+            _chunks(plan, todo, jobs),
+            str(cache.directory),
+            jobs,
+            scheduler,
+            on_done,
+            bootstrap,
+            extra,
         )
     finally:
         bar.close()
@@ -340,6 +354,7 @@ def score_archive(
     bootstrap_seed: int = 0,
     annotations: str | Path | None = None,
     prefer_generated: bool = False,
+    extra_metrics: Sequence[str] = (),
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -371,6 +386,12 @@ def score_archive(
         (``annotator``, ``annotations_source``).
     prefer_generated : bool, default False
         Use the generated annotations even where the archive has its own.
+    extra_metrics : sequence of str, optional
+        ``module:attribute`` of user metrics (``--metric``), added to those registered under the
+        entry-point group ``automd.metrics``
+        (:func:`~automd_analysis.scoring.extra_metrics.user_metrics`); each is computed with its
+        bootstrap interval for every selected valid submission of a matching kind into
+        ``extra_metrics.parquet``, and their fingerprints are part of every cache key.
 
     Returns
     -------
@@ -384,8 +405,11 @@ def score_archive(
         The data root does not exist (``data.missing``).
     ScoreStoreError
         ``out`` lies inside the archive.
+    AutomdError
+        A user metric cannot be loaded (``metric.*``; nothing is scored).
     """
     t0 = time.perf_counter()
+    users = user_metrics(extra_metrics)
     arch = archive if isinstance(archive, Archive) else open_archive(archive)
     out_dir = Path(out) if out is not None else Path("scores") / arch.name
     if out_dir.resolve().is_relative_to(arch.root):
@@ -415,15 +439,22 @@ def score_archive(
             fix="e.g. --bootstrap 1000",
         )
     boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    extra = [fingerprint(u) for u in users]
     plan = make_plan(
-        runs, data=root, manifests=manifests, hash_workers=max(1, jobs), bootstrap=boot
+        runs,
+        data=root,
+        manifests=manifests,
+        hash_workers=max(1, jobs),
+        bootstrap=boot,
+        extra=extra or None,
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
     t_plan = time.perf_counter()
+    specs = tuple(u.spec for u in users)
     entries, errors, task_errors = _score_missing(
-        plan, cache, jobs, scheduler, progress, summary, boot
+        plan, cache, jobs, scheduler, progress, summary, boot, specs
     )
     t_score = time.perf_counter()
     published, files, problems = _select_publishable(
@@ -449,6 +480,7 @@ def score_archive(
     summary.data_errors = task_errors
     summary.n_errors = len(errors)
     meta = {
+        **({"extra_metrics": extra} if extra else {}),
         "archive": arch.name,
         "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "annotations": {

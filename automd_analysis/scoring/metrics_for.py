@@ -3,8 +3,10 @@
 Pure functions: they take arrays already aligned to the hidden-label row order
 (:class:`~automd_analysis.submissions.AlignedPredictions`, :class:`~automd_analysis.tasks.TaskLabels`)
 and return plain dicts of Python scalars, ready to be cached as JSON. The metrics themselves are
-:mod:`automd_analysis.metrics`; this module only decides which metric applies to which kind
-(paper section 3.3, App. E and F; docs/decisions.md items 10-13):
+:mod:`automd_analysis.metrics`: the primary metric is the manifest's declaration in
+:data:`~automd_analysis.metrics.BUILTIN_METRICS`, called on the kind's arrays
+(:func:`metric_inputs`), as every user metric is (paper section 3.3, App. E and F;
+docs/decisions.md items 10-13):
 
 =============================  ===============================  =====================  ========
 kind / metric                  raw (primary)                    AUROC                  Brier
@@ -28,11 +30,20 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
+from automd_analysis.metrics.registry import KINDS
 
-__all__ = ["METRIC_FIELDS", "SCORING_SETTINGS", "calibration_rows", "metric_record"]
+__all__ = [
+    "METRIC_FIELDS",
+    "SCORING_SETTINGS",
+    "calibration_rows",
+    "metric_inputs",
+    "metric_record",
+    "primary_metric",
+]
 
 #: Keys of the record :func:`metric_record` returns.
 METRIC_FIELDS = ("raw", "score", "auroc", "ece", "brier", "n", "n_rows", "n_events", "warnings")
@@ -79,6 +90,45 @@ def _check_aligned(n_expected: int, **arrays: np.ndarray | None) -> None:
             )
 
 
+def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
+    """The arrays every metric of ``kind`` receives (:class:`~automd_analysis.metrics.MetricInputs`).
+
+    Survival: durations, events, the curves and their grid (the submission's, else the task's);
+    classification: outcome and probability, plus the submitted labels when present; sequential:
+    patient ids (first id column), hours (second), outcome, probability and labels, with the
+    patients as resampling units.
+
+    Raises
+    ------
+    ValueError
+        Unknown kind, or predictions not aligned to the labels.
+    """
+    if kind == "survival":
+        t, e = labels.duration, labels.event
+        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
+        _check_aligned(len(t), surv=predictions.surv)
+        return metrics.MetricInputs(kind, (t, e, predictions.surv, grid), n_units=len(t))
+    if kind not in ("classification", "sequential"):
+        raise ValueError(f"unknown task kind {kind!r}")
+    y, p, label = labels.label, predictions.probability, predictions.label
+    _check_aligned(len(y), probability=p, label=label)
+    if kind == "classification":
+        return metrics.MetricInputs(kind, (y, p), label=label, n_units=len(y))
+    pid = labels.ids.iloc[:, 0].to_numpy()
+    hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
+    return metrics.MetricInputs(kind, (pid, hours, y, p, label), n_units=len(pd.unique(pid)))
+
+
+def primary_metric(kind: str, metric: str) -> metrics.Metric:
+    """The declaration of the task's primary metric; ValueError if it does not score ``kind``."""
+    found = metrics.BUILTIN_METRICS.get(metric)
+    if found is None or kind not in found.kinds:
+        if kind == "survival":
+            raise ValueError(f"survival tasks are scored with ctd_adj_antolini, not {metric!r}")
+        raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
+    return found
+
+
 def metric_record(kind: str, metric: str, null_score: float, labels, predictions) -> dict:
     """Score one validated submission.
 
@@ -109,30 +159,18 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
     """
     w = _Warnings()
     nan = float("nan")
+    if kind not in KINDS:
+        raise ValueError(f"unknown task kind {kind!r}")
+    declared = primary_metric(kind, metric)
+    inputs = metric_inputs(kind, labels, predictions)
+    raw = w(declared.evaluate, inputs)
     if kind == "survival":
-        if metric != "ctd_adj_antolini":
-            raise ValueError(f"survival tasks are scored with ctd_adj_antolini, not {metric!r}")
         t, e = labels.duration, labels.event
-        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-        surv = predictions.surv
-        _check_aligned(len(t), surv=surv)
-        raw = w(metrics.concordance_td, t, e, surv, grid, method="adj_antolini")
-        ece = w(metrics.survival_ece, t, e, surv, grid).ece
+        ece = w(metrics.survival_ece, *inputs.args).ece
         record = {"raw": raw, "auroc": nan, "ece": ece, "brier": nan}
         record |= {"n": len(t), "n_rows": len(t), "n_events": int(np.sum(e))}
-    elif kind in ("classification", "sequential"):
+    else:
         y, p = labels.label, predictions.probability
-        _check_aligned(len(y), probability=p, label=predictions.label)
-        if metric == "auroc":
-            raw = w(metrics.auroc, y, p)
-        elif metric == "min_se_ppv":
-            raw = w(metrics.min_se_ppv, y, predictions.label)
-        elif metric == "utility_2019":
-            pid = labels.ids.iloc[:, 0].to_numpy()
-            hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
-            raw = w(metrics.sepsis_utility, pid, y, predictions.label, hours)
-        else:
-            raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
         record = {
             "raw": raw,
             "auroc": w(metrics.auroc, y, p),
@@ -140,14 +178,12 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
             "brier": w(metrics.brier, y, p),
         }
         if kind == "sequential":
-            pid = labels.ids.iloc[:, 0].to_numpy()
+            pid = inputs.args[0]
             patients = np.unique(pid)
             septic = np.unique(pid[np.asarray(y) == 1])
             record |= {"n": len(patients), "n_rows": len(y), "n_events": len(septic)}
         else:
             record |= {"n": len(y), "n_rows": len(y), "n_events": int(np.sum(y))}
-    else:
-        raise ValueError(f"unknown task kind {kind!r}")
     raw = _f(record["raw"])
     record["raw"] = raw
     record["score"] = nan if math.isnan(raw) else metrics.normalized_score(raw, null_score)

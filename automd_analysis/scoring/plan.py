@@ -145,6 +145,7 @@ def make_plan(
     manifests=None,
     hash_workers: int = 1,
     bootstrap: tuple[int, int] = (0, 0),
+    extra: list[dict] | None = None,
 ) -> Plan:
     """Plan the scoring of ``runs``.
 
@@ -158,6 +159,8 @@ def make_plan(
         Threads hashing the submission files.
     bootstrap : (int, int)
         ``(n_boot, seed)`` of the per-run bootstrap (part of every cache key).
+    extra : list of dict, optional
+        Fingerprints of the user metrics (part of every cache key).
 
     Returns
     -------
@@ -205,7 +208,7 @@ def make_plan(
         run, version, path = item
         sha, size = next(hashes)
         key = cache_key(
-            sha, tasks[run.task].content_hash, labels_sha[run.task], __version__, bootstrap
+            sha, tasks[run.task].content_hash, labels_sha[run.task], __version__, bootstrap, extra
         )
         plan.files.append(FileRef(run, version, path, sha, key))
         job = plan.jobs.get(key)

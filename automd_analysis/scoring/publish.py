@@ -253,9 +253,10 @@ _NON_FLOAT = frozenset(
 )
 
 
-def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> None:
+def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict]:
     """Rows a selected valid submission adds: subgroups, reliability bins, calibration measures
-    and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row)."""
+    and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row), the
+    user metrics; returns the problems of the user metrics."""
     for sg in details["subgroups"]:
         tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
     for b in details["calibration_bins"]:
@@ -274,6 +275,32 @@ def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> None:
             tables["replicates"].append(
                 {"run_id": run_id, "replicate": i, "score": _nan(score), "ece": _nan(ece)}
             )
+    extra = details.get("extra_metrics") or {"rows": [], "problems": []}
+    for r in extra["rows"]:
+        tables["extra_metrics"].append(
+            key
+            | {"task_kind": row["task_kind"]}
+            | {k: r[k] for k in ("metric", "higher_is_better", "value", "ci_low", "ci_high")}
+            | {"replicates": [_nan(v) for v in r["replicates"]]}
+        )
+    return [
+        {
+            "run_id": key["run_id"],
+            "experiment": key["experiment"],
+            "agent": key["agent"],
+            "task": key["task"],
+            "rep": key["rep"],
+            "version": "selected",
+            "effect": p["effect"],
+            "code": p["code"],
+            "message": p["message"],
+            "path": None,
+            "location": f"metric {p['metric']}",
+            "fix": "correct the metric's function (docs/extending.md) and run automd score again; "
+            "everything else of the run is scored",
+        }
+        for p in extra["problems"]
+    ]
 
 
 def _nullable(record: dict) -> dict:
@@ -311,6 +338,7 @@ def build_tables(
         Run id -> where its annotations come from (``archive``, ``generated``, ``none``).
     """
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
+    problems = list(problems)
     by_run: dict[str, list[FileRef]] = {}
     for ref in files:
         by_run.setdefault(ref.run.run_id, []).append(ref)
@@ -341,7 +369,7 @@ def build_tables(
                 )
             details = (entry or {}).get("details") if ref.is_selected and row["valid"] else None
             if details:
-                _detail_rows(tables, key, row, details)
+                problems += _detail_rows(tables, key, row, details)
     tables["problems"] = sorted(
         problems,
         key=lambda p: tuple(

@@ -20,12 +20,12 @@ sequential tasks resample *patients* (the first id column), each drawn patient w
 never single hours, whose utilities and labels only make sense within the patient's stay. The ECE
 of a sequential task is then computed over the drawn patients' hours.
 
-Cost (1,000 replicates, CPU seconds on the benchmark machine; ``docs/performance.md``): C^td
-0.04 s at n = 1,775 and 1.9 s at n = 49,291; AUROC / ECE at n = 50,000 and the utility on 1.5 M
-patient-hours under 1 s each. The survival ECE keeps the resampled row order (its stable sort
-decides the risk groups of tied predictions): 0.2 s at n = 1,775, 8.5 s at n = 49,291, the largest
-per-run cost at SEER size. Nothing is subsampled: all ``n_boot`` replicates of both measures are
-computed, so replicate b of the score and of the ECE always describe the same resample.
+How: the resamples are multiplicity counts (:func:`task_resample_weights`, ``np.bincount`` of the
+drawn positions), and every metric is called once with that weight matrix - the same kernel that
+computes the point value, which sorts the data once and re-weighs it per replicate. Nothing is
+subsampled: all ``n_boot`` replicates of both measures are computed, so replicate b of the score
+and of the ECE always describe the same resample. Timings are in ``docs/performance.md``
+("Bootstrap replicates").
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import pandas as pd
 
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
+from automd_analysis.scoring.metrics_for import metric_inputs, primary_metric
 
 __all__ = [
     "REPLICATE_COLUMNS",
@@ -48,6 +49,7 @@ __all__ = [
     "resample_seed",
     "run_replicates",
     "task_resample_indices",
+    "task_resample_weights",
 ]
 
 #: Columns of the tidy replicates table (one row per run and replicate).
@@ -102,6 +104,30 @@ def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0
     True
     """
     return metrics.bootstrap_indices(n_units, n_boot, seed=resample_seed(task_id, seed))
+
+
+def task_resample_weights(task_id: str, n_units: int, n_boot: int, seed: int = 0) -> np.ndarray:
+    """Multiplicities of the resamples of :func:`task_resample_indices`, shape ``(n_boot, n_units)``.
+
+    Row b counts the draws of each unit in replicate b (``np.bincount`` of row b of the indices):
+    the ``weights=`` every metric takes.
+
+    See Also
+    --------
+    automd_analysis.metrics.bootstrap_weights : the counting.
+
+    References
+    ----------
+    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
+
+    Examples
+    --------
+    >>> w = task_resample_weights("demo_support", 5, 3)
+    >>> idx = task_resample_indices("demo_support", 5, 3)
+    >>> bool((w[1] == np.bincount(idx[1], minlength=5)).all())
+    True
+    """
+    return metrics.bootstrap_weights(n_units, n_boot, seed=resample_seed(task_id, seed))
 
 
 @dataclass(frozen=True)
@@ -197,15 +223,6 @@ def _capture(messages: list[str], fn, *args, **kwargs):
     return value
 
 
-def _check_aligned(n_expected: int, **arrays) -> None:
-    for name, arr in arrays.items():
-        if arr is not None and len(arr) != n_expected:
-            raise ValueError(
-                f"predictions {name!r} have {len(arr)} rows but the labels have {n_expected}; "
-                "validate_submission must align predictions to the labels"
-            )
-
-
 def run_replicates(
     kind: str,
     metric: str,
@@ -217,11 +234,12 @@ def run_replicates(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    weights: np.ndarray | None = None,
 ) -> RunReplicates:
     """Bootstrap replicates of the normalised score and the ECE of one validated submission.
 
     For resample b of the task's test units (:func:`task_resample_indices`), with m_b the primary
-    metric on the resampled units,
+    metric (:data:`~automd_analysis.metrics.BUILTIN_METRICS`) on the resampled units,
 
     .. math:: s_b = \\min\\bigl(1, \\max\\bigl(0, (m_b - m_0) / (1 - m_0)\\bigr)\\bigr)
 
@@ -242,6 +260,9 @@ def run_replicates(
         The report seed.
     alpha : float, default 0.05
         1 - confidence level of the intervals.
+    weights : numpy.ndarray of shape (n_boot, n_units), optional
+        The resample weights, when the caller already has them
+        (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
 
     Returns
     -------
@@ -255,8 +276,7 @@ def run_replicates(
 
     See Also
     --------
-    automd_analysis.metrics.concordance_td_bootstrap, automd_analysis.metrics.auroc_bootstrap :
-        the replicate kernels.
+    task_resample_weights : the resamples, as the weights the metrics take.
     replicates_frame : the tidy table the aggregate intervals read.
 
     References
@@ -277,47 +297,14 @@ def run_replicates(
     ((200,), True)
     """
     messages: list[str] = []
-    if kind == "survival":
-        if metric != "ctd_adj_antolini":
-            raise ValueError(f"survival tasks are scored with ctd_adj_antolini, not {metric!r}")
-        t, e = labels.duration, labels.event
-        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-        surv = predictions.surv
-        _check_aligned(len(t), surv=surv)
-        n_units = len(t)
-        idx = task_resample_indices(task_id, n_units, n_boot, seed)
-        raw = _capture(messages, metrics.concordance_td_bootstrap, t, e, surv, grid, indices=idx)
-        ece = _capture(messages, metrics.survival_ece_bootstrap, t, e, surv, grid, indices=idx)
-    elif kind in ("classification", "sequential"):
-        y, p = labels.label, predictions.probability
-        _check_aligned(len(y), probability=p, label=predictions.label)
-        cluster = labels.ids.iloc[:, 0].to_numpy() if kind == "sequential" else None
-        n_units = len(pd.unique(cluster)) if cluster is not None else len(y)
-        idx = task_resample_indices(task_id, n_units, n_boot, seed)
-        if metric == "auroc" and kind == "classification":
-            raw = _capture(messages, metrics.auroc_bootstrap, y, p, indices=idx)
-        elif metric == "min_se_ppv" and kind == "classification":
-            raw = _capture(
-                messages, metrics.min_se_ppv_bootstrap, y, predictions.label, indices=idx
-            )
-        elif metric == "utility_2019" and kind == "sequential":
-            hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
-            raw = _capture(
-                messages,
-                metrics.sepsis_utility_bootstrap,
-                cluster,
-                y,
-                predictions.label,
-                hours,
-                indices=idx,
-            )
-        else:
-            raise ValueError(f"unknown metric {metric!r} for kind {kind!r}")
-        ece = _capture(
-            messages, metrics.ece_bootstrap, y, p, n_bins=_N_BINS, indices=idx, cluster=cluster
-        )
-    else:
-        raise ValueError(f"unknown task kind {kind!r}")
+    declared = primary_metric(kind, metric)
+    inputs = metric_inputs(kind, labels, predictions)
+    n_units = inputs.n_units
+    if weights is None:
+        weights = task_resample_weights(task_id, n_units, n_boot, seed)
+    w = weights
+    raw = _capture(messages, declared.evaluate, inputs, w)
+    ece = _capture(messages, metrics.ECE_METRICS[kind].evaluate, inputs, w)
     score = np.asarray(metrics.normalized_score(raw, null_score), dtype=np.float64)
     s_low, s_high = metrics.percentile_interval(score, alpha)
     e_low, e_high = metrics.percentile_interval(ece, alpha)
@@ -328,7 +315,7 @@ def run_replicates(
         score_ci_high=s_high,
         ece_ci_low=e_low,
         ece_ci_high=e_high,
-        n_boot=int(idx.shape[0]),
+        n_boot=int(w.shape[0]),
         seed=int(seed),
         alpha=float(alpha),
         n_units=int(n_units),

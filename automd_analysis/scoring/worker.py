@@ -21,8 +21,9 @@ from automd_analysis.scoring.calibration_measures import (
     calibration_curve_rows,
     calibration_measures,
 )
-from automd_analysis.scoring.metrics_for import calibration_rows, metric_record
-from automd_analysis.scoring.replicates import run_replicates
+from automd_analysis.scoring.extra_metrics import extra_metric_results, load_metric
+from automd_analysis.scoring.metrics_for import calibration_rows, metric_inputs, metric_record
+from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
 from automd_analysis.scoring.subgroup_scores import subgroup_rows
 
 __all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
@@ -81,6 +82,35 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
     }
 
 
+def _details(task, labels, preds, bootstrap: tuple[int, int], extra) -> dict:
+    """The detail rows of a selected valid submission (see :func:`score_file`)."""
+    m = task.manifest
+    kind = m.kind.value
+    rules = {name: sg.rule for name, sg in m.subgroups.items()}
+    n_boot, seed = bootstrap
+    replicates, weights = None, None
+    if n_boot > 0:
+        n_units = metric_inputs(kind, labels, preds).n_units
+        weights = task_resample_weights(task.id, n_units, n_boot, seed)
+        replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
+                                    task_id=task.id, n_boot=n_boot, seed=seed,
+                                    weights=weights).to_dict()  # fmt: skip
+    out = {
+        "subgroups": subgroup_rows(kind, rules, labels, preds),
+        "calibration_bins": calibration_rows(kind, labels, preds),
+        "calibration_measures": calibration_measures(kind, labels, preds),
+        "calibration_curve": calibration_curve_rows(kind, labels, preds),
+        "bootstrap": replicates,
+    }
+    if extra:
+        users = [load_metric(spec) for spec in extra]
+        rows, problems = extra_metric_results(
+            users, metric_inputs(kind, labels, preds), weights, alpha=0.05
+        )
+        out["extra_metrics"] = {"rows": rows, "problems": problems}
+    return out
+
+
 def score_file(
     task,
     path,
@@ -88,6 +118,7 @@ def score_file(
     details: bool = False,
     sha256: str | None = None,
     bootstrap: tuple[int, int] = (0, 0),
+    extra: tuple[str, ...] = (),
 ) -> dict:
     """Validate and score one submission file against ``task``.
 
@@ -108,6 +139,9 @@ def score_file(
         :class:`SubmissionChanged` is raised so that no result is cached under a stale key.
     bootstrap : (int, int)
         ``(n_boot, seed)`` of the per-run bootstrap (``n_boot = 0``: none).
+    extra : tuple of str
+        ``module:attribute`` of the user metrics to compute with the details
+        (:mod:`~automd_analysis.scoring.extra_metrics`).
 
     Returns
     -------
@@ -116,7 +150,8 @@ def score_file(
         ``reasons`` (list of ``{code, message, examples}``), ``n_rows_read``, ``metrics``
         (:func:`~automd_analysis.scoring.metrics_for.metric_record`, ``None`` when invalid) and
         ``details`` (``{"subgroups", "calibration_bins", "calibration_measures",
-        "calibration_curve", "bootstrap"}``; ``None`` when not requested or invalid).
+        "calibration_curve", "bootstrap"}`` and, with user metrics, ``"extra_metrics"``; ``None``
+        when not requested or invalid).
 
     Raises
     ------
@@ -135,19 +170,7 @@ def score_file(
         preds = result.predictions
         entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds)
         if details:
-            rules = {name: sg.rule for name, sg in m.subgroups.items()}
-            n_boot, seed = bootstrap
-            replicates = None
-            if n_boot > 0:
-                replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
-                                            task_id=task.id, n_boot=n_boot, seed=seed).to_dict()  # fmt: skip
-            entry["details"] = {
-                "subgroups": subgroup_rows(kind, rules, labels, preds),
-                "calibration_bins": calibration_rows(kind, labels, preds),
-                "calibration_measures": calibration_measures(kind, labels, preds),
-                "calibration_curve": calibration_curve_rows(kind, labels, preds),
-                "bootstrap": replicates,
-            }
+            entry["details"] = _details(task, labels, preds, tuple(bootstrap), tuple(extra))
     return entry
 
 
@@ -157,6 +180,7 @@ def run_chunk(
     cache_dir: str,
     jobs: list[ChunkJob],
     bootstrap: tuple[int, int] = (0, 0),
+    extra: tuple[str, ...] = (),
 ) -> list[dict]:
     """Score a chunk of files of one task and write each result to the cache.
 
@@ -172,6 +196,8 @@ def run_chunk(
     jobs : list of (key, path, sha256, details)
     bootstrap : (int, int)
         ``(n_boot, seed)`` for :func:`score_file`.
+    extra : tuple of str
+        User metrics for :func:`score_file`.
 
     Returns
     -------
@@ -189,7 +215,13 @@ def run_chunk(
     for key, path, sha, details in jobs:
         try:
             entry = score_file(
-                task, path, labels, details=details, sha256=sha, bootstrap=tuple(bootstrap)
+                task,
+                path,
+                labels,
+                details=details,
+                sha256=sha,
+                bootstrap=tuple(bootstrap),
+                extra=tuple(extra),
             )
             cache.put(key, entry)
             out.append({"key": key, "status": "scored", "error": None})

@@ -6,6 +6,8 @@ from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, T
 
 NOTEBOOK = "01_primary_scores"
 TITLE = "Primary scores"
+#: The task classes of the per-class tables, then all tasks.
+TASK_GROUPS = ("survival", "classification", "sequential", "all")
 
 _PAIR = {"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"}
 _PAIR_KEY = (Column("agent_a", "str"), Column("agent_b", "str"), Column("measure", "str"))
@@ -194,7 +196,21 @@ COVERAGE = Table(
     ),
 )
 
-TABLES = (OVERVIEW, TABLE2, PAIRWISE, POWER, TABLE12, INVALID, COVERAGE)
+EXTRA_METRICS = Table(
+    "extra_metrics_by_agent",
+    NOTEBOOK,
+    "Metrics of your own (automd score --metric) per agent and task class.",
+    (
+        Column("metric", "str"),
+        Column("higher_is_better", "bool"),
+        Column("agent", "str"),
+        Column("n_runs", "int"),
+        *(Column(group, interval=True) for group in TASK_GROUPS),
+    ),
+    intervals_after=True,
+)
+
+TABLES = (OVERVIEW, TABLE2, PAIRWISE, POWER, TABLE12, INVALID, EXTRA_METRICS, COVERAGE)
 
 FIGURES = (
     Figure(
