@@ -274,6 +274,7 @@ def frames(
                 "reported_val_score": NAN,
                 "n_versions": 1,
                 "has_submission": True,
+                "incomplete": False,
                 "task_kind": meta["task_kind"],
                 "metric": meta["metric"],
                 "validation": meta["validation"],

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from automd_analysis.archive import NAME_PATTERN
+from automd_analysis.archive.safe import MAX_INT
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.locate import nearby_logs
 from automd_analysis.importers.model import ImportedRun, TokenCount
+from automd_analysis.importers.packed import is_packed, unpacked
+from automd_analysis.importers.predictions import read_user_json
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.writer import WrittenRun, write_runs
 
@@ -78,29 +81,34 @@ def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCoun
     TokenCount(prompt=1200, completion=300, total=1500, source='user_file')
     """
     path = Path(path)
+    raw = read_user_json(path, max_bytes, lambda msg: _tokens_error(f"--tokens file: {msg}", path))
+    return parse_tokens(raw, path)
+
+
+def _tokens_error(msg: str, path) -> SourceError:
     fix = 'write {"prompt": int, "completion": int, "total": int} (docs/importing.md)'
+    return SourceError(msg, path=path, code="import.tokens_invalid", fix=fix)
+
+
+def parse_tokens(raw: object, path) -> TokenCount:
+    """A parsed tokens object as :class:`TokenCount` (``import.tokens_invalid`` naming ``path``:
+    other keys, counts that are not integers in [0, 2**53), ``total < max(prompt,
+    completion)``)."""
 
     def bad(msg: str) -> SourceError:
-        return SourceError(msg, path=path, code="import.tokens_invalid", fix=fix)
+        return _tokens_error(msg, path)
 
-    if not path.is_file():
-        raise bad("--tokens file not found")
-    if path.stat().st_size > max_bytes:
-        raise bad(f"--tokens file is larger than {max_bytes} bytes")
-    try:
-        raw = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise bad(f"--tokens file is not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise bad("--tokens file must hold a JSON object")
     extra = set(raw) - {"prompt", "completion", "total", "source"}
     if extra:
-        raise bad(f"--tokens file has unknown keys {sorted(extra)}")
+        shown = [k[:40] for k in sorted(extra)[:5]]
+        raise bad(f"--tokens file has unknown keys {shown}")
     counts = {}
     for key in ("prompt", "completion", "total"):
         v = raw.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise bad(f"--tokens {key!r} must be an integer >= 0, not {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_INT:
+            raise bad(f"--tokens {key!r} must be an integer in [0, 2**53 - 1], not {v!r}")
         counts[key] = v
     if counts["total"] < max(counts["prompt"], counts["completion"]):
         raise bad("--tokens 'total' is smaller than 'prompt' or 'completion'")
@@ -233,6 +241,7 @@ class ImportReport:
                         "total": r.tokens.total,
                     },
                     "tokens_source": None if r.tokens is None else r.tokens.source,
+                    "incomplete": r.incomplete,
                     "problems": [p.to_dict() for p in r.problems],
                 }
             )
@@ -245,6 +254,29 @@ class ImportReport:
         }
 
 
+def _with_hint(exc: SourceError, fmt: str, source: SourceDir) -> SourceError:
+    """``import.journal_missing`` naming the directory one level off that holds the log."""
+    mark, found = nearby_logs(fmt, source.root)
+    if not found:
+        return exc
+    shown = ", ".join(str(p) for p in found[:3]) + (f" and {len(found) - 3} more"
+                                                    if len(found) > 3 else "")  # fmt: skip
+    where = "one level above" if found[0] == source.root.parent else "one level below"
+    fix = (
+        f"pass {found[0]} as SOURCE"
+        if len(found) == 1
+        else "pass one of them as SOURCE, or import them all with --layout (docs/importing.md)"
+    )
+    return SourceError(
+        f"{exc.message}; {where} SOURCE, {shown} holds {mark}",
+        path=exc.path,
+        location=exc.location,
+        code=exc.code,
+        fix=fix,
+        details={**exc.details, "log_directories": [str(p) for p in found]},
+    )
+
+
 def import_source(
     fmt: str,
     source: str | Path,
@@ -255,14 +287,15 @@ def import_source(
     manifests: str | Path | None = None,
     data: str | Path | None = None,
 ) -> ImportReport:
-    """Import one agent output directory into an archive.
+    """Import one agent output directory (or a ``.zip``/``.tar`` of it) into an archive.
 
     Parameters
     ----------
     fmt : str
         One of :data:`FORMATS`.
     source : str or Path
-        The directory holding the agent's own log (docs/importing.md, per format).
+        The directory holding the agent's own log (docs/importing.md, per format), or a
+        ``.zip``/``.tar[.gz]`` file of it (unpacked safely for the import, :mod:`.packed`).
     archive : str or Path
         DEST; ``archive.yaml`` is created when missing.
     opts : ImportOptions
@@ -280,7 +313,8 @@ def import_source(
     ------
     SourceError
         Any fatal ``import.*`` code of :data:`~automd_analysis.importers.problems.FATAL`; nothing
-        is written then.
+        is written then. ``import.journal_missing`` names the directory one level above or below
+        SOURCE that holds the log, when there is one.
 
     See Also
     --------
@@ -307,9 +341,23 @@ def import_source(
             code="import.options_invalid",
             fix=f"use one of {', '.join(FORMATS)}",
         )
-    src = SourceDir(source, opts.limits)
-    runs = readers[fmt](src, opts)
+    given = Path(source)
+    if is_packed(given):
+        with unpacked(given, opts.limits) as (root, name):
+            src = SourceDir(root, opts.limits, name=name)
+            return _import(fmt, src, given, archive, opts, replace_existing, manifests, data)
+    return _import(fmt, SourceDir(given, opts.limits), given, archive, opts, replace_existing,
+                   manifests, data)  # fmt: skip
+
+
+def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data):
+    try:
+        runs = _formats()[fmt](src, opts)
+    except SourceError as exc:
+        if exc.code == "import.journal_missing":
+            raise _with_hint(exc, fmt, src) from None
+        raise
     _check_tasks(runs, None if manifests is None else Path(manifests),
                  None if data is None else Path(data))  # fmt: skip
     written = write_runs(archive, runs, replace=replace_existing, limits=opts.limits)
-    return ImportReport(fmt, src.root, Path(archive), runs, written)
+    return ImportReport(fmt, given.resolve(), Path(archive), runs, written)

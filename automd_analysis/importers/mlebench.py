@@ -66,8 +66,8 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     """
     if not source.exists("metadata.json"):
         raise SourceError(
-            "metadata.json not found",
-            path="metadata.json",
+            "looked for MLE-bench's metadata.json in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be an MLE-bench run-group directory (runs/<ts>_run-group_<agent>/)",
         )
@@ -75,6 +75,14 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     runs = meta.get("runs") if isinstance(meta, dict) else None
     if not isinstance(runs, dict):
         raise malformed("metadata.json must have a 'runs' object", "metadata.json", "runs")
+    if len(runs) > source.limits.max_entries:
+        raise SourceError(
+            f"metadata.json lists {len(runs)} runs, above the listing cap of "
+            f"{source.limits.max_entries}",
+            path="metadata.json",
+            code="import.too_large",
+            fix="import the run group in parts (--task)",
+        )
     group_problems: list = []
     per_comp: dict[str, int] = {}
     out: list[ImportedRun] = []
