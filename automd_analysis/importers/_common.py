@@ -40,7 +40,8 @@ class ImportOptions:
     """What the user passed to ``automd import`` (besides FORMAT, SOURCE and DEST).
 
     ``task`` may be ``None`` only for MLE-bench run groups (runs map to tasks by competition id).
-    ``tokens`` is the parsed ``--tokens`` file.
+    ``tokens`` is the parsed ``--tokens`` file; ``tokens_in_source`` names such a file inside
+    SOURCE instead (a study: one per run), read when present.
     """
 
     agent: str
@@ -50,6 +51,7 @@ class ImportOptions:
     llm: str | None = None
     predictions: PredictionSpec | None = None
     tokens: TokenCount | None = None
+    tokens_in_source: str | None = None
     budget_minutes: float = DEFAULT_BUDGET_MINUTES
     rollout: Path | None = None
     limits: Limits = field(default_factory=Limits)

@@ -73,7 +73,14 @@ def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int,
         if kind != "dir":
             continue
         check_node_id(name, "stage directory", name)
-        if not source.exists(f"{name}/journal.json"):
+        try:
+            has_journal = source.exists(f"{name}/journal.json")
+        except SourceError as exc:
+            if exc.code != "import.unreadable":
+                raise
+            out.append((name, (int(m.group(1)), int(m.group(3)))))  # read_stage_journals records
+            continue
+        if not has_journal:
             problems.append(
                 problem(
                     "import.stage_journal_missing",

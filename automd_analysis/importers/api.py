@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from automd_analysis.archive import NAME_PATTERN
 from automd_analysis.archive.safe import MAX_INT
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
-from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers._source import SourceDir, parse_json
 from automd_analysis.importers.locate import nearby_logs
 from automd_analysis.importers.model import ImportedRun, TokenCount
 from automd_analysis.importers.packed import is_packed, unpacked
@@ -259,20 +259,20 @@ def _with_hint(exc: SourceError, fmt: str, source: SourceDir) -> SourceError:
     mark, found = nearby_logs(fmt, source.root)
     if not found:
         return exc
-    shown = ", ".join(str(p) for p in found[:3]) + (f" and {len(found) - 3} more"
-                                                    if len(found) > 3 else "")  # fmt: skip
-    where = "one level above" if found[0] == source.root.parent else "one level below"
-    fix = (
-        f"pass {found[0]} as SOURCE"
-        if len(found) == 1
-        else "pass one of them as SOURCE, or import them all with --layout (docs/importing.md)"
-    )
+    if found[0] == source.root.parent:
+        hint, fix = f"the folder one level above SOURCE holds {mark}: {found[0]}", found[0]
+    else:
+        names = ", ".join(p.name for p in found[:5]) + (" ..." if len(found) > 5 else "")
+        hint = f"{len(found)} folder(s) one level below SOURCE hold {mark}: {names}"
+        fix = found[0] if len(found) == 1 else None
     return SourceError(
-        f"{exc.message}; {where} SOURCE, {shown} holds {mark}",
+        f"{exc.message}; {hint}",
         path=exc.path,
         location=exc.location,
         code=exc.code,
-        fix=fix,
+        fix=f"pass {fix} as SOURCE"
+        if fix
+        else "pass one of them as SOURCE, or import them all with --layout (docs/importing.md)",
         details={**exc.details, "log_directories": [str(p) for p in found]},
     )
 
@@ -350,7 +350,18 @@ def import_source(
                    manifests, data)  # fmt: skip
 
 
+def _tokens_in_source(src: SourceDir, opts: ImportOptions) -> ImportOptions:
+    """``opts`` with the tokens of ``opts.tokens_in_source`` when SOURCE holds that file."""
+    rel = opts.tokens_in_source
+    if rel is None or not src.is_file(rel, what="tokens file"):
+        return opts
+    raw = parse_json(src.read_bytes(rel, src.limits.text_bytes, what="tokens file"), rel,
+                     "tokens file", src.limits)  # fmt: skip
+    return replace(opts, tokens=parse_tokens(raw, rel))
+
+
 def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data):
+    opts = _tokens_in_source(src, opts)
     try:
         runs = _formats()[fmt](src, opts)
     except SourceError as exc:

@@ -4,8 +4,9 @@ that is always either the old one or the complete new one.
 - **One writer.** :func:`locked_dest` takes an exclusive ``flock`` on DEST's own directory (no
   lock file is left behind) for the whole import, so two imports of the same run cannot both pass
   the "does it exist?" check: the second waits, then finds the run and stops with
-  ``import.run_exists``. A DEST that the import created and could not fill is removed again; a
-  writer that waited on it notices (the locked directory is no longer DEST) and starts over.
+  ``import.run_exists``. A failed import removes the runs it moved in, and a DEST it created when
+  nothing else is in it; a writer that waited on a removed DEST notices (the locked directory is
+  no longer DEST) and starts over.
 - **Real folders.** Every folder on the way from DEST to the run (experiment, agent, task) is
   opened relative to its parent with ``O_NOFOLLOW | O_DIRECTORY``: a symlink or a file in its
   place is ``import.dest_unsafe``, and nothing is written through it.
@@ -86,7 +87,7 @@ class Dest:
         self.path = path
         self.fd = fd
         self.created = created
-        self.exchange = _renameat2  # swapped out by the tests of the fallback
+        self.added: list[tuple[str, ...]] = []  # runs this import moved in (not replaced ones)
 
     # -- folders ---------------------------------------------------------------------------
 
@@ -162,10 +163,11 @@ class Dest:
                 st = None
             if st is None:
                 os.rename(staged.name, name, src_dir_fd=src, dst_dir_fd=parent)
+                self.added.append(tuple(parts))
                 return False
             if not stat.S_ISDIR(st.st_mode):
                 raise _unsafe(self.path.joinpath(*parts), "a symlink or not a folder")
-            if self.exchange(src, staged.name, parent, name, _RENAME_EXCHANGE):
+            if _renameat2(src, staged.name, parent, name, _RENAME_EXCHANGE):
                 return True
             self._two_renames(src, staged.name, parent, parts, staging)
             return True
@@ -184,11 +186,28 @@ class Dest:
         staging_fd = os.open(staging, _DIR_FLAGS)
         try:
             os.rename(parts[-1], old, src_dir_fd=parent, dst_dir_fd=staging_fd)
-            os.rename(staged, parts[-1], src_dir_fd=src, dst_dir_fd=parent)
+            try:
+                os.rename(staged, parts[-1], src_dir_fd=src, dst_dir_fd=parent)
+            except BaseException:
+                os.rename(old, parts[-1], src_dir_fd=staging_fd, dst_dir_fd=parent)
+                raise
         finally:
             os.close(staging_fd)
         records[-1]["done"] = True
         intent.write_text(json.dumps(records))
+
+    def undo(self) -> None:
+        """After a failure: remove the runs this import moved in and, when it created DEST and
+        nothing else is in it (another import may have written into it meanwhile), DEST."""
+        for parts in reversed(self.added):
+            shutil.rmtree(self.path.joinpath(*parts), ignore_errors=True)
+            for depth in range(len(parts) - 1, 0, -1):
+                with contextlib.suppress(OSError):
+                    os.rmdir(self.path.joinpath(*parts[:depth]))
+        if self.created:
+            rest = [p for p in self.path.iterdir() if not p.name.startswith(STAGING_PREFIX)]
+            if all(p.name == "archive.yaml" for p in rest):
+                shutil.rmtree(self.path, ignore_errors=True)
 
     def recover(self) -> None:
         """Put back runs that a killed import had moved aside, then remove stale staging
@@ -261,7 +280,7 @@ def locked_dest(dest: str | Path) -> Iterator[Dest]:
         yield handle
         ok = True
     finally:
-        if not ok and created:
+        if not ok:
             with contextlib.suppress(OSError):
-                shutil.rmtree(dest)
+                handle.undo()
         os.close(fd)  # releases the lock

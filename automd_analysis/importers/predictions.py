@@ -415,7 +415,17 @@ def scan_steps(source: SourceDir, spec: PredictionSpec) -> list[tuple[int, str]]
     base = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
     if base and not source.is_dir(base, what="prediction directory"):
         return []
-    files, _links = source.walk_files(base, what="prediction directory")
+    files, others = source.walk_files(base, what="prediction directory")
+    for rel, kind in others:
+        if regex.match(rel):  # a snapshot the pattern names, but not a regular file
+            if kind == "link":
+                source.path(rel, what="prediction file")  # raises import.unsafe_path
+            raise SourceError(
+                f"prediction file {rel!r} is not a regular file (a FIFO, device or socket)",
+                path=rel,
+                code="import.not_a_file",
+                fix="replace it by a regular file",
+            )
     found: dict[int, str] = {}
     for rel in files:
         m = regex.match(rel)

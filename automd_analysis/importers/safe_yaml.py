@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import yaml
 
 __all__ = ["PATH_TAGS", "POSIX_PATH_TAG", "UnsafeYamlError", "YamlTooDeepError", "load_agent_yaml"]
@@ -27,6 +28,10 @@ PATH_TAGS = tuple(
     for module in ("pathlib", "pathlib._local")
     for cls in ("PosixPath", "PurePosixPath")
 )
+
+
+_OPENING = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
 
 
 class UnsafeYamlError(ValueError):
@@ -70,7 +75,17 @@ _AgentConfigLoader.add_multi_constructor("!", _refuse)
 _AgentConfigLoader.add_constructor(None, lambda loader, node: _refuse(loader, "", node))
 
 
+def _bracket_depth(text: str) -> int:
+    """The deepest running count of ``[``/``{`` over ``]``/``}`` (quotes ignored: an upper bound
+    on flow-collection nesting, cheap where PyYAML's scanner is quadratic in it)."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(data, _OPENING).astype(np.int8) - np.isin(data, _CLOSING).astype(np.int8)
+    return int(np.cumsum(step, dtype=np.int64).max(initial=0))
+
+
 def _check_depth(text: str, max_depth: int) -> None:
+    if _bracket_depth(text) > max_depth:
+        raise YamlTooDeepError(f"flow collections are nested more than {max_depth} levels deep")
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
