@@ -204,6 +204,13 @@ def test_reserved_node_ids(tmp_path, node_id):
     assert err.code == "import.bad_node_id" and "reserved" in err.message
 
 
+@pytest.mark.parametrize("kind", ["[]", "{}", "1", "null"])
+def test_rollout_type_that_is_not_a_string(tmp_path, kind):
+    text = S.rollout() + '{"timestamp":"2026-05-01T09:30:00Z","type":' + kind + ',"payload":{}}\n'
+    err = error_of("codex", S.build_codex(tmp_path / "src", text), tmp_path / "dest")
+    assert err.code == "import.malformed" and err.location == "line 4"
+
+
 def test_map_keys_with_thousands_of_digits(tmp_path):
     from automd_analysis.importers import parse_predictions
 

@@ -138,7 +138,7 @@ def parse_rollout(text: str, where: str, problems: list):
             raise
         if not isinstance(obj, dict) or not isinstance(obj.get("payload"), dict):
             raise malformed("a rollout line must be an object with a 'payload' object", where, loc)
-        if obj.get("type") not in ROLLOUT_TYPES:
+        if not isinstance(obj.get("type"), str) or obj["type"] not in ROLLOUT_TYPES:
             raise malformed(f"unknown rollout line type {obj.get('type')!r}", where, loc)
         stamp = parse_timestamp(obj.get("timestamp"), f"{where} ({loc})", problems)
         out.first = stamp if out.first is None else min(out.first, stamp)
