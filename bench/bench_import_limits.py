@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -35,21 +36,22 @@ def write_journal(path: Path, n: int) -> int:
         for start in range(0, n, 100_000):
             chunk = range(start, min(n, start + 100_000))
             fh.write(("," if start else "") + ",".join(
-                f'{{"id":"{i:08x}","step":{i},"ctime":1780000000.0}}' for i in chunk))  # fmt: skip
+                f'{{"id":"{i:08x}","step":{i},"ctime":1.78e9}}' for i in chunk))  # fmt: skip
         fh.write('],"node2parent":{},"__version":"2"}')
     return path.stat().st_size
 
 
 #: Runs ``automd`` and reports its own peak resident memory (KiB) on stderr when it exits.
 _CHILD = (
-    "import atexit, resource, runpy, sys; atexit.register(lambda: sys.stderr.write("
-    "'MAXRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)); "
+    "import atexit, resource, runpy, sys; u = lambda: resource.getrusage(resource.RUSAGE_SELF); "
+    "atexit.register(lambda: sys.stderr.write('MAXRSS %d %.3f\\n' % (u().ru_maxrss, "
+    "u().ru_utime + u().ru_stime))); "
     "sys.argv = ['automd'] + sys.argv[1:]; runpy.run_module('automd_analysis', run_name='__main__')"
 )
 
 
-def run_import(src: Path, dest: Path, pythonpath: Path | None) -> tuple[float, float, str]:
-    """(wall s, peak RSS MiB of the child, reason code or "imported")."""
+def run_import(src: Path, dest: Path, pythonpath: Path | None):
+    """(wall s, CPU s and peak RSS MiB of the child, reason code or "imported")."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
@@ -57,15 +59,16 @@ def run_import(src: Path, dest: Path, pythonpath: Path | None) -> tuple[float, f
            "--agent", "aide", "--task", "demo_support_death30", "--llm", "m",
            "--manifests", str(ROOT / "data_manifests"), "--json"]  # fmt: skip
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=pythonpath or ROOT, env=env)
     wall = time.perf_counter() - start
-    rss = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("MAXRSS")]
+    usage = [line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("MAXRSS")]
     lines = proc.stdout.strip().splitlines()
     out = json.loads(lines[-1]) if lines else {}
     code = out.get("error", {}).get("code") if out.get("ok") is False else "imported"
     if code is None:
         code = f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-2:]}"
-    return wall, (rss[-1] / 1024 if rss else float("nan")), code
+    rss, cpu = (int(usage[-1][0]) / 1024, float(usage[-1][1])) if usage else (math.nan, math.nan)
+    return wall, cpu, rss, code
 
 
 def main() -> None:
@@ -86,14 +89,14 @@ def main() -> None:
             if args.baseline is not None and n == args.reference_nodes:
                 runs.insert(0, ("baseline (reference)", args.baseline))
             for label, path in runs:
-                wall, rss, code = run_import(src, tmp / f"dest-{n}-{len(rows)}", path)
-                rows.append((f"{n:,}", f"{size / 2**20:.0f}", label, wall, rss, code))
+                wall, cpu, rss, code = run_import(src, tmp / f"dest-{n}-{len(rows)}", path)
+                rows.append((f"{n:,}", f"{size / 2**20:.0f}", label, wall, cpu, rss, code))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.1f}")
-    print("| nodes | journal MiB | code | wall s | peak RSS MiB | outcome |")
-    print("|---|---|---|---|---|---|")
-    for nodes, mib, label, wall, rss, code in rows:
-        print(f"| {nodes} | {mib} | {label} | {wall:.1f} | {rss:.0f} | {code} |")
+    print("| nodes | journal MiB | code | wall s | CPU s | peak RSS MiB | outcome |")
+    print("|---|---|---|---|---|---|---|")
+    for nodes, mib, label, wall, cpu, rss, code in rows:
+        print(f"| {nodes} | {mib} | {label} | {wall:.1f} | {cpu:.1f} | {rss:.0f} | {code} |")
 
 
 if __name__ == "__main__":

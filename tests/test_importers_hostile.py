@@ -635,3 +635,64 @@ def test_source_one_level_off_names_the_log_directory(tmp_path, fmt, off):
     assert err.details["log_directories"] == [str(run_dir.resolve())]
     assert str(run_dir.resolve()) in err.fix or "one of them" in err.fix
 
+
+
+@pytest.mark.slow
+def test_kill_9_during_replace_never_leaves_dest_without_the_run(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = S.build_aide(tmp_path / "src", [S.aide_node(i) for i in range(40)])
+    dest = tmp_path / "dest"
+    assert try_import("aide", src, dest, llm="llm-0")[1] is None
+    base = [sys.executable, "-m", "automd_analysis", "import", "aide", str(src), "--archive",
+            str(dest), "--agent", "agent", "--task", TASK, "--replace"]  # fmt: skip
+    rng = random.Random(0)
+    for i in range(1, 13):
+        proc = subprocess.Popen([*base, "--llm", f"llm-{i}"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        time.sleep(rng.uniform(0.3, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        arch = open_archive(dest)
+        (run,) = arch.runs()
+        assert arch.problems == [] and run.submission_path is not None
+        assert run.llm in {f"llm-{k}" for k in range(i + 1)}  # the old run or a complete new one
+    assert try_import("aide", src, dest, replace=True, llm="last")[1] is None
+    assert open_archive(dest).runs()[0].llm == "last"
+    assert not list(dest.glob(f"{STAGING_PREFIX}*"))  # what the kills left was cleaned up
+
+
+@pytest.mark.slow
+def test_five_million_node_journal_is_refused_in_bounded_memory(tmp_path):
+    """The memory bound is enforced with ``RLIMIT_DATA`` on the child (1 GiB of heap); the time
+    is measured in bench/bench_import_limits.py, not here."""
+    import resource
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    with open(S.write(src / "submission.csv", S.SUBMISSION).parent / "journal.json", "w") as fh:
+        fh.write('{"nodes":[')
+        for start in range(0, 5_000_000, 100_000):
+            fh.write(("," if start else "") + ",".join(
+                f'{{"id":"{i:08x}","step":{i},"ctime":1.78e9}}'
+                for i in range(start, start + 100_000)))  # fmt: skip
+        fh.write('],"node2parent":{},"__version":"2"}')
+    assert (src / "journal.json").stat().st_size < 256 << 20
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (1 << 30, 1 << 30))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "automd_analysis", "import", "aide", str(src), "--archive",
+         str(tmp_path / "dest"), "--agent", "a", "--task", TASK, "--llm", "m", "--json"],
+        capture_output=True, text=True, cwd=ROOT, preexec_fn=limit,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["error"]["code"] == "import.too_large"
+    assert not (tmp_path / "dest").exists()

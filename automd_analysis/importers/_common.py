@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Iterable
@@ -82,13 +81,18 @@ def check_node_id(value: Any, what: str, where: str) -> str:
 
 def out_of_range(msg: str, where: str, location: str | None = None) -> SourceError:
     """An ``import.out_of_range`` error naming the file and the field."""
+    return malformed(msg, where, location, code="import.out_of_range",
+                     fix="the log is corrupt: times must lie in 1970-2200 and integers below "
+                     "2**53 (docs/importing.md)")  # fmt: skip
+
+
+def symlinked_dir(name: str, what: str) -> SourceError:
+    """``import.unsafe_path`` for a directory of SOURCE that is a symlink."""
     return SourceError(
-        msg,
-        path=where,
-        location=location,
-        code="import.out_of_range",
-        fix="the log is corrupt: times must lie in 1970-2200 and integers below 2**53 "
-        "(docs/importing.md)",
+        f"{what} {name!r} is a symlink",
+        path=name,
+        code="import.unsafe_path",
+        fix="replace symlinks in SOURCE by copies",
     )
 
 
@@ -166,15 +170,13 @@ def clean_text(text: Any, problems: list, what: str, where: str) -> str:
     return repaired
 
 
-def malformed(msg: str, where: str, location: str | None = None) -> SourceError:
-    """An ``import.malformed`` error naming the file (SOURCE-relative) and the field."""
-    return SourceError(
-        msg,
-        path=where,
-        location=location,
-        code="import.malformed",
-        fix="the file must have the shape the agent writes (docs/importing.md)",
-    )
+def malformed(msg: str, where: str, location: str | None = None, *,
+              code: str = "import.malformed",
+              fix: str = "the file must have the shape the agent writes (docs/importing.md)"
+              ) -> SourceError:  # fmt: skip
+    """An ``import.malformed`` (or ``code``) error naming the file (SOURCE-relative) and the
+    field."""
+    return SourceError(msg, path=where, location=location, code=code, fix=fix)
 
 
 def finite_or_none(value: Any, problems: list, what: str, where: str) -> float | None:
@@ -356,9 +358,7 @@ def first_line(text: Any, limit: int = 160) -> str:
 
 
 def _sha(source: SourceDir, rel: str) -> str:
-    h = hashlib.sha256()
-    h.update(source.read_bytes(rel, source.limits.prediction_bytes, what="prediction file"))
-    return h.hexdigest()
+    return source.sha256(rel, source.limits.prediction_bytes, what="prediction file")
 
 
 def final_default(source: SourceDir, binding: Binding, candidates: Iterable[str]) -> str | None:

@@ -18,6 +18,7 @@ what an import records does not depend on where SOURCE lives.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -316,6 +317,29 @@ class SourceDir:
             raise _too_large(rel, what, cap, len(data))
         return data
 
+    def read_head(self, rel: str | PurePosixPath, n: int, cap: int, *, what: str = "file") -> bytes:
+        """The first ``n`` bytes of the regular file ``rel`` (errors as :meth:`read_bytes`)."""
+        rel = str(rel)
+        fd = self._open(rel, cap, what)
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                return fh.read(n)
+        except OSError as exc:
+            raise os_error(exc, rel, what) from None
+
+    def sha256(self, rel: str | PurePosixPath, cap: int, *, what: str = "file") -> str:
+        """The SHA-256 of the regular file ``rel``, read in chunks (errors as :meth:`read_bytes`)."""
+        rel = str(rel)
+        digest = hashlib.sha256()
+        fd = self._open(rel, cap, what)
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise os_error(exc, rel, what) from None
+        return digest.hexdigest()
+
     def copy_to(self, rel: str | PurePosixPath, dest: Path, cap: int, *, what: str = "file"):
         """Stream the regular file ``rel`` to ``dest`` (at most ``cap`` bytes; errors as
         :meth:`read_bytes`; a failure to write ``dest`` is ``OSError``)."""
@@ -366,13 +390,7 @@ class SourceDir:
             with os.scandir(p) as it:
                 for n, entry in enumerate(it):
                     if n >= self.limits.max_entries:
-                        raise SourceError(
-                            f"{what} {str(rel) or '.'!r} has more than {self.limits.max_entries} "
-                            "entries",
-                            path=str(rel) or ".",
-                            code="import.too_large",
-                            fix="point SOURCE at the run's own directory",
-                        )
+                        raise self._too_many_entries(rel, what)
                     if has_surrogates(entry.name):
                         kind = "other"
                     elif entry.is_symlink():
@@ -387,6 +405,14 @@ class SourceDir:
         except OSError as exc:
             raise os_error(exc, str(rel) or ".", what) from None
         return sorted(out)
+
+    def _too_many_entries(self, rel, what: str) -> SourceError:
+        return SourceError(
+            f"{what} {str(rel) or '.'!r} has more than {self.limits.max_entries} entries",
+            path=str(rel) or ".",
+            code="import.too_large",
+            fix="point SOURCE at the run's own directory",
+        )
 
     def walk_files(self, rel: str | PurePosixPath = "", *, what: str = "directory",
                    skip_dirs: frozenset[str] = frozenset(), skip_hidden: bool = False):  # fmt: skip
@@ -418,13 +444,7 @@ class SourceDir:
             for name, kind in self.listdir(d, what=what):
                 visited += 1
                 if visited > self.limits.max_entries:
-                    raise SourceError(
-                        f"{what} {str(rel) or '.'!r} has more than {self.limits.max_entries} "
-                        "entries",
-                        path=str(rel) or ".",
-                        code="import.too_large",
-                        fix="point SOURCE at the run's own directory",
-                    )
+                    raise self._too_many_entries(rel, what)
                 child = f"{d}/{name}" if d else name
                 if kind == "dir":
                     if name not in skip_dirs and not (skip_hidden and name.startswith(".")):

@@ -21,6 +21,7 @@ from automd_analysis.importers._common import (
     copy_if_present,
     dig,
     read_yaml_config,
+    symlinked_dir,
     too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
@@ -64,12 +65,7 @@ def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int,
         if not m:
             continue
         if kind == "link":
-            raise SourceError(
-                f"stage directory {name!r} is a symlink",
-                path=name,
-                code="import.unsafe_path",
-                fix="replace symlinks in SOURCE by copies",
-            )
+            raise symlinked_dir(name, "stage directory")
         if kind != "dir":
             continue
         check_node_id(name, "stage directory", name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -172,8 +171,8 @@ def _check_headers(run: ImportedRun, expected: list[str]) -> None:
         files.append(("final", run.final_file))
     bad = []
     for node_id, rel in files:
-        source.file_size(rel, source.limits.prediction_bytes, what="prediction file")
-        head = _head(source, rel)
+        head = source.read_head(rel, 1 << 16, source.limits.prediction_bytes,
+                                what="prediction file")  # fmt: skip
         line = head.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().lstrip("\ufeff")
         cols = [c.strip().strip('"') for c in line.split(",")]
         if sorted(cols) != sorted(expected):
@@ -187,12 +186,6 @@ def _check_headers(run: ImportedRun, expected: list[str]) -> None:
                 fix="check the --predictions binding",
             )
         )
-
-
-def _head(source: SourceDir, rel: str) -> bytes:
-    fd = os.open(source.path(rel), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(1 << 16)
 
 
 @dataclass

@@ -14,7 +14,12 @@ relative to each run directory. Selection: :func:`~.selection.best_reported_val_
 
 from __future__ import annotations
 
-from automd_analysis.importers._common import ImportOptions, check_node_id, malformed
+from automd_analysis.importers._common import (
+    ImportOptions,
+    check_node_id,
+    malformed,
+    symlinked_dir,
+)
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.aide import read_aide_run
 from automd_analysis.importers.model import ImportedRun
@@ -96,12 +101,7 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
             continue
         kind = entries.get(run_id)
         if kind == "link":
-            raise SourceError(
-                f"run directory {run_id!r} is a symlink",
-                path=run_id,
-                code="import.unsafe_path",
-                fix="replace symlinks in SOURCE by copies",
-            )
+            raise symlinked_dir(run_id, "run directory")
         if kind != "dir":
             group_problems.append(
                 problem("import.run_failed", f"run {run_id} has no directory; skipped", path=run_id)

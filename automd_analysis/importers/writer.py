@@ -191,7 +191,17 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
             run_dir / "submission.csv",
         )
     for dest, rel in logs.items():
-        source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+        try:
+            source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+        except SourceError as exc:
+            if exc.code not in ("import.unreadable", "import.not_a_file", "import.too_large"):
+                raise
+            with contextlib.suppress(FileNotFoundError):
+                (run_dir / "logs" / dest).unlink()
+            run.problems.append(
+                problem("import.optional_file_skipped", f"{rel} was not copied: {exc.message}",
+                        path=rel)  # fmt: skip
+            )
     for dest, text in sorted(run.log_texts.items()):
         _write(run_dir / "logs" / dest, text)
     _write(run_dir / "run.json", _run_json_text(run))
