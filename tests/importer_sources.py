@@ -77,9 +77,17 @@ def build_aide(root: Path, nodes: list[dict] | None = None, *, journal: str | No
 def ais_node(i: int, **over) -> dict:
     node = aide_node(i, step=i, is_buggy_plots=False, is_seed_node=False, is_seed_agg_node=False)
     node["metric"] = {
-        "value": {"metric_names": [{"metric_name": "val auc", "lower_is_better": False,
-                                    "data": [{"dataset_name": "d", "final_value": 0.6 + 0.01 * i,
-                                              "best_value": 0.6}]}]},  # fmt: skip
+        "value": {
+            "metric_names": [
+                {
+                    "metric_name": "val auc",
+                    "lower_is_better": False,
+                    "data": [
+                        {"dataset_name": "d", "final_value": 0.6 + 0.01 * i, "best_value": 0.6}
+                    ],
+                }
+            ]
+        },  # fmt: skip
         "maximize": None,
         "name": None,
         "description": None,
@@ -115,9 +123,20 @@ def rollout(model: str = "gpt-5", total: int = 1200, ts: str = "2026-05-01T09:00
     lines = [
         rollout_line(ts, "session_meta", {"id": "s1", "timestamp": ts, "cwd": "/w"}),
         rollout_line(ts, "turn_context", {"cwd": "/w", "model": model}),
-        rollout_line("2026-05-01T10:00:00.000Z", "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": {"input_tokens": total - 200, "output_tokens": 200,
-                                  "total_tokens": total}}}),  # fmt: skip
+        rollout_line(
+            "2026-05-01T10:00:00.000Z",
+            "event_msg",
+            {
+                "type": "token_count",
+                "info": {
+                    "total_token_usage": {
+                        "input_tokens": total - 200,
+                        "output_tokens": 200,
+                        "total_tokens": total,
+                    }
+                },
+            },
+        ),  # fmt: skip
     ]
     return "\n".join(lines) + "\n"
 

@@ -96,7 +96,9 @@ def test_f6_messages_say_what_was_looked_for_and_where(tmp_path):
     run, _read = imported("aide", tmp_path / "src", tmp_path / "dest")
     reasons = " ".join(run.selection.reasons)
     assert "no candidate reports a finite metric" not in reasons
-    assert "no non-buggy node has a prediction file (9 non-buggy node(s) report a metric)" in reasons
+    assert (
+        "no non-buggy node has a prediction file (9 non-buggy node(s) report a metric)" in reasons
+    )
     (tmp_path / "src" / "submission.csv").unlink()
     run, _read = imported("aide", tmp_path / "src", tmp_path / "dest2")
     reasons = " ".join(run.selection.reasons)

@@ -35,8 +35,24 @@ NUMBERS = st.one_of(
 )
 TEXT = st.text(st.characters(blacklist_categories=()), max_size=12)  # surrogates included
 NAMES = st.one_of(
-    st.sampled_from(["../x", "a/b", ".h", "", "selected", "final", "x" * 300, "é", "a\x00b",
-                     "a.py", "a.py/b.py", "/etc/passwd", "stage_1_x_1_y", "\udcff"]),  # fmt: skip
+    st.sampled_from(
+        [
+            "../x",
+            "a/b",
+            ".h",
+            "",
+            "selected",
+            "final",
+            "x" * 300,
+            "é",
+            "a\x00b",
+            "a.py",
+            "a.py/b.py",
+            "/etc/passwd",
+            "stage_1_x_1_y",
+            "\udcff",
+        ]
+    ),  # fmt: skip
     st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,40}", fullmatch=True),
     TEXT,
 )

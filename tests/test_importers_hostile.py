@@ -19,8 +19,8 @@ import threading
 import zipfile
 from pathlib import Path
 
-import pytest
 import importer_sources as S
+import pytest
 from importer_sources import TASK, check_outcome, try_import
 
 from automd_analysis.archive import open_archive
@@ -114,7 +114,9 @@ def test_deep_tokens_and_map_files(tmp_path):
 
 @pytest.mark.parametrize("ctime", ["1e309", "NaN", "-Infinity", "253402300800", "-1", "7.3e9"])
 def test_aide_ctime_outside_1970_2200(tmp_path, ctime):
-    text = S.aide_journal([S.aide_node(0, ctime=123.0)]).replace('"ctime":123.0', f'"ctime":{ctime}')
+    text = S.aide_journal([S.aide_node(0, ctime=123.0)]).replace(
+        '"ctime":123.0', f'"ctime":{ctime}'
+    )
     err = error_of("aide", S.build_aide(tmp_path / "src", journal=text), tmp_path / "dest")
     assert err.code == "import.out_of_range" and err.location == "nodes[0].ctime"
 
@@ -149,8 +151,18 @@ def test_ais_out_of_range_stage_is_skipped_and_all_out_of_range_is_fatal(tmp_pat
         {"val_steps": [S.fml_step(1, step_duration_seconds=-5.0)]},
         {"val_steps": [S.fml_step(1, step_duration_seconds=9e15)] * 1},
         {"token_usage": {"prompt_tokens": 10**30, "completion_tokens": 1, "total_tokens": 2}},
-        {"val_steps": [S.fml_step(1, token_usage={"prompt_tokens": 1, "completion_tokens": 1,
-                                                  "total_tokens": 10**30})]},  # fmt: skip
+        {
+            "val_steps": [
+                S.fml_step(
+                    1,
+                    token_usage={
+                        "prompt_tokens": 1,
+                        "completion_tokens": 1,
+                        "total_tokens": 10**30,
+                    },
+                )
+            ]
+        },  # fmt: skip
     ],
 )
 def test_fmlbench_optional_numbers_out_of_range_are_dropped(tmp_path, change):
@@ -634,7 +646,6 @@ def test_source_one_level_off_names_the_log_directory(tmp_path, fmt, off):
     assert err.code == "import.journal_missing"
     assert err.details["log_directories"] == [str(run_dir.resolve())]
     assert str(run_dir.resolve()) in err.fix or "one of them" in err.fix
-
 
 
 @pytest.mark.slow

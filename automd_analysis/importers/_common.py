@@ -135,8 +135,10 @@ def bounded_seconds(value: Any, what: str, where: str, problems: list) -> float 
     dropped with ``import.value_dropped``."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-        math.isfinite(value) and 0 <= value < 100 * 365.25 * 86400
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and 0 <= value < 100 * 365.25 * 86400)
     ):
         problems.append(
             problem(

@@ -322,8 +322,14 @@ def _read_steps(source: SourceDir, summary: dict, start: datetime, problems: lis
                 created_at=_after(start, out.elapsed, problems),
                 code=_code(source, sid, problems),
                 tokens=None if step_tokens is None else step_tokens.total,
-                description=first_line(clean_text(s.get("idea_description") or s.get("action"),
-                                                  problems, "step description", SUMMARY)),  # fmt: skip
+                description=first_line(
+                    clean_text(
+                        s.get("idea_description") or s.get("action"),
+                        problems,
+                        "step description",
+                        SUMMARY,
+                    )
+                ),  # fmt: skip
             )
         )
     return out

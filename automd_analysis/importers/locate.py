@@ -52,7 +52,9 @@ def _stages(entries: dict[str, str]) -> bool:
 
 
 def _autoresearch(entries: dict[str, str]) -> bool:
-    return any(k == "file" and n.lower() in ("results.tsv", "journal.md") for n, k in entries.items())
+    return any(
+        k == "file" and n.lower() in ("results.tsv", "journal.md") for n, k in entries.items()
+    )
 
 
 #: What marks the directory that holds each format's log.

@@ -35,7 +35,9 @@ from automd_analysis.importers.problems import SourceError, problem
 
 __all__ = ["ROLLOUT_TYPES", "RolloutSummary", "parse_rollout", "read_rollouts"]
 
-ROLLOUT_TYPES = frozenset({"session_meta", "turn_context", "response_item", "compacted", "event_msg"})
+ROLLOUT_TYPES = frozenset(
+    {"session_meta", "turn_context", "response_item", "compacted", "event_msg"}
+)
 _USAGE = ("input_tokens", "output_tokens", "total_tokens")
 
 

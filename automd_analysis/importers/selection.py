@@ -177,8 +177,10 @@ def rank_by_metric(candidates: Iterable[Candidate]):
     cands = list(candidates)
     pool = [c for c in cands if c.rankable and _finite(c.value) and c.maximize is not None]
     if not pool:
-        return None, (), (
-            f"none of the {len(cands)} candidate(s) reports a finite metric with a direction",
+        return (
+            None,
+            (),
+            (f"none of the {len(cands)} candidate(s) reports a finite metric with a direction",),
         )
     groups: dict[tuple[str, bool], list[Candidate]] = {}
     for c in pool:
@@ -279,8 +281,7 @@ def best_reported_val_non_faulty(candidates: Iterable[Candidate]) -> Selection:
             for c in cands
         )
         reasons = (
-            f"no non-buggy node has a prediction file ({scored} non-buggy node(s) report a "
-            "metric)",
+            f"no non-buggy node has a prediction file ({scored} non-buggy node(s) report a metric)",
         )
     if best is None:
         return Selection(

@@ -117,8 +117,14 @@ def linear_steps_from_files(
         created = min(max(mtime_utc(source, rel), start), end)
         vid = f"step-{ordinal:04d}"
         nodes.append(
-            ImportedNode(vid, ordinal, log_step=step, created_at=created, prediction=rel,
-                         description=f"prediction file {rel}")  # fmt: skip
+            ImportedNode(
+                vid,
+                ordinal,
+                log_step=step,
+                created_at=created,
+                prediction=rel,
+                description=f"prediction file {rel}",
+            )  # fmt: skip
         )
         binding.files[vid] = rel
     return nodes, binding

@@ -199,8 +199,9 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
             with contextlib.suppress(FileNotFoundError):
                 (run_dir / "logs" / dest).unlink()
             run.problems.append(
-                problem("import.optional_file_skipped", f"{rel} was not copied: {exc.message}",
-                        path=rel)  # fmt: skip
+                problem(
+                    "import.optional_file_skipped", f"{rel} was not copied: {exc.message}", path=rel
+                )  # fmt: skip
             )
     for dest, text in sorted(run.log_texts.items()):
         _write(run_dir / "logs" / dest, text)
