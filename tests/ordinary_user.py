@@ -22,6 +22,7 @@ _CHILD = """
 import os, sys
 import automd_analysis.cli, automd_analysis.importers, automd_analysis.tasks
 import automd_analysis.archive, automd_analysis.importers.study, pandas, yaml, tqdm.auto
+import typer.rich_utils
 from automd_analysis.cli import app
 if os.geteuid() == 0:
     os.setgroups([]); os.setgid({uid}); os.setuid({uid})

@@ -109,6 +109,25 @@ def test_deep_tokens_and_map_files(tmp_path):
     assert pred.value.code == "import.predictions_invalid"
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_tokens_and_map_files_that_are_fifos_or_name_the_impossible(tmp_path):
+    from automd_analysis.importers import SourceError, parse_predictions, read_tokens_file
+
+    fifo = tmp_path / "tokens.json"
+    os.mkfifo(fifo)
+    for read, code in ((read_tokens_file, "import.tokens_invalid"),
+                       (lambda p: parse_predictions(str(p)), "import.predictions_invalid")):  # fmt: skip
+        for path in (fifo, tmp_path / ("x" * 300 + ".json")):
+            with pytest.raises(SourceError) as exc:
+                read(path)
+            assert exc.value.code == code
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({"a": "preds/\udcff.csv"}))
+    with pytest.raises(SourceError) as exc:
+        parse_predictions(str(mapping))
+    assert exc.value.code == "import.unsafe_path"
+
+
 # --- out-of-range numbers ---------------------------------------------------------------------------
 
 
@@ -373,6 +392,22 @@ def test_unreadable_stage_makes_the_run_incomplete(shared):
     (run,) = rep["runs"]
     got = {p["code"] for p in run["problems"]}
     assert run["incomplete"] and {"import.stage_journal_invalid", "run.incomplete"} <= got
+
+
+@pytest.mark.slow
+def test_unreadable_tokens_and_map_files(shared):
+    from ordinary_user import readable
+
+    src = S.build_aide(shared / "src")
+    (shared / "tokens.json").write_text('{"prompt": 1, "completion": 1, "total": 2}')
+    (shared / "map.json").write_text('{"final": "submission.csv"}')
+    readable(shared)
+    for option, name, code in (("--tokens", "tokens.json", "import.tokens_invalid"),
+                               ("--predictions", "map.json", "import.predictions_invalid")):  # fmt: skip
+        os.chmod(shared / name, 0)
+        rc, rep = _as_user("aide", src, shared / "dest", shared, option, str(shared / name))
+        assert rc == 2 and rep["error"]["code"] == code, rep
+        assert "Permission denied" in rep["error"]["message"]
 
 
 @pytest.mark.slow

@@ -92,10 +92,11 @@ def format_study(study: dict) -> str:
 @app.command("import")
 def import_command(
     fmt: SourceFormat = typer.Argument(..., metavar="FORMAT", help="Format of the agent's log."),
-    source: Path = typer.Argument(
+    # paths are plain strings: the importer checks them and answers with its reason codes
+    source: str = typer.Argument(
         ..., help="Directory holding the agent's own log (docs/importing.md)."
     ),
-    archive: Path = typer.Option(
+    archive: str = typer.Option(
         ..., "--archive", help="Archive directory DEST (archive.yaml is created when missing)."
     ),
     agent: str | None = typer.Option(
@@ -115,7 +116,7 @@ def import_command(
         help="Pattern relative to SOURCE with {node_id}/{step} (e.g. "
         "node_predictions/{node_id}/submission.csv), or a JSON map file.",
     ),
-    tokens: Path | None = typer.Option(
+    tokens: str | None = typer.Option(
         None,
         "--tokens",
         help='JSON {"prompt": int, "completion": int, "total": int} (with --layout: a file '
@@ -128,7 +129,7 @@ def import_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
-    rollout: Path | None = typer.Option(
+    rollout: str | None = typer.Option(
         None, "--rollout", help="Codex/autoresearch: a rollout-*.jsonl file instead of sessions/."
     ),
     layout: str | None = typer.Option(
@@ -153,10 +154,10 @@ def import_command(
             rep=rep or 0,
             llm=llm,
             predictions=parse_predictions(predictions),
-            tokens=None if tokens is None or layout else read_tokens_file(tokens),
-            tokens_in_source=str(tokens) if tokens is not None and layout else None,
+            tokens=None if tokens is None or layout else read_tokens_file(Path(tokens)),
+            tokens_in_source=tokens if tokens is not None and layout else None,
             budget_minutes=budget_minutes,
-            rollout=rollout,
+            rollout=None if rollout is None else Path(rollout),
         )
         if layout is not None:
             code = _study(fmt.value, source, archive, opts, layout, agent, task, rep, replace,
