@@ -102,3 +102,34 @@ def test_ratio_scales_with_external_scores(pairs, factor):
     expected = statistics.mean(e / i for i, e in pairs)
     assert base == pytest.approx(expected, rel=1e-12)
     assert scaled == pytest.approx(factor * base, rel=1e-9, abs=1e-12)
+
+
+def test_baseline_without_a_positive_internal_score_has_no_ratio():
+    # every baseline repetition scores 0 internally: the ratio of means is undefined (not inf, no
+    # ZeroDivisionError), in the point table and in every bootstrap iteration of its interval
+    from automd_analysis.analysis import uncertainty
+
+    runs = [
+        *[sb.run("baseline", "surv_a", k, score=0.0) for k in range(3)],
+        *[sb.run("baseline", "surv_a_ext", k, score=0.3) for k in range(3)],
+        sb.run("A", "surv_a", 0, score=0.5),
+        sb.run("A", "surv_a_ext", 0, score=0.4),
+    ]
+    store = sb.build_store(runs)
+    rows = shift.table5(store).set_index("agent")
+    assert rows.loc["baseline", "score"] == pytest.approx(0.3)
+    assert math.isnan(rows.loc["baseline", "ratio"])
+    assert rows.loc["A", "ratio"] == pytest.approx(0.8)
+    ids = store.scores.loc[store.scores["is_selected"], ["run_id", "score"]]
+    import pandas as pd
+
+    reps = pd.DataFrame(
+        [
+            {"run_id": r, "replicate": b, "score": s, "ece": 0.1}
+            for r, s in zip(ids["run_id"], ids["score"], strict=True)
+            for b in range(4)
+        ]
+    )
+    ci = uncertainty.table5_intervals(store, reps).set_index("agent")
+    assert ci.loc["baseline", ["ratio_ci_low", "ratio_ci_high"]].isna().all()
+    assert ci.loc["A", "ratio_ci_low"] == pytest.approx(0.8)
