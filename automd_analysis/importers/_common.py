@@ -425,10 +425,6 @@ def assemble(
         )
     if ended_at < started_at:
         ended_at = started_at
-    by_id = {n.node_id: n for n in nodes}
-    selected: str | None = selection.node_id
-    reported = None
-    use_final = selection.use_final_file
     if selection.incomparable:
         problems.append(
             problem(
@@ -438,46 +434,14 @@ def assemble(
             )
         )
     reasons = list(selection.reasons)
+    selected: str | None = selection.node_id
+    reported = None
     if selected is not None:
-        reported = by_id[selected].metric.value
-    elif use_final:
-        if final_rel is None:
-            reasons.append("the run left no final submission file: it has no submission")
-            problems.append(
-                problem(
-                    "import.final_file_missing",
-                    "the selection uses the run's final submission file, which is absent; the "
-                    "run has no submission (scored as invalid)",
-                    fix="copy the final submission.csv into SOURCE or name it in a map file "
-                    "under the key 'final'",
-                )
-            )
-        else:
-            reasons.append(f"the final submission file is {final_rel}")
-            size = source.file_size(final_rel, source.limits.prediction_bytes)
-            same = [
-                n
-                for n in nodes
-                if n.prediction is not None
-                and source.file_size(n.prediction, source.limits.prediction_bytes) == size
-            ]
-            if same:
-                digest = _sha(source, final_rel)
-                same = [n for n in same if _sha(source, n.prediction) == digest]
-            if same:
-                hit = max(same, key=lambda n: n.ordinal)
-                selected, reported = hit.node_id, hit.metric.value
-                final_rel = None
-                reasons.append(f"it equals version {hit.node_id}'s file byte for byte")
-                if not hit.code and final_code:
-                    nodes = [replace(n, code=final_code) if n is hit else n for n in nodes]
-                    reasons.append(f"version {hit.node_id}'s code: {final_code_note}")
-            else:
-                selected = FINAL_VERSION
-                if final_code:
-                    reasons.append(f"version {FINAL_VERSION}'s code: {final_code_note}")
-                else:
-                    reasons.append(f"version {FINAL_VERSION} has no code: {final_code_note}")
+        reported = {n.node_id: n for n in nodes}[selected].metric.value
+    elif selection.use_final_file:
+        selected, reported, nodes = _final_selection(
+            source, nodes, final_rel, final_code, final_code_note, reasons, problems
+        )
     else:
         problems.append(
             problem("import.selection_no_candidate", "no node qualified under the selection rule")
@@ -511,6 +475,43 @@ def assemble(
         problems=problems,
         steps_in_run_json=steps_in_run_json,
     )
+
+
+def _final_selection(source: SourceDir, nodes: list[ImportedNode], final_rel: str | None,
+                     final_code: tuple, note: str, reasons: list, problems: list):  # fmt: skip
+    """``(selected version, reported score, nodes)`` when the selection is the final file: the
+    latest bound version whose file equals it byte for byte (given ``final_code`` if it has no
+    code), else :data:`FINAL_VERSION`; ``None`` without a final file (recorded)."""
+    if final_rel is None:
+        reasons.append("the run left no final submission file: it has no submission")
+        problems.append(
+            problem(
+                "import.final_file_missing",
+                "the selection uses the run's final submission file, which is absent; the run "
+                "has no submission (scored as invalid)",
+                fix="copy the final submission.csv into SOURCE or name it in a map file under "
+                "the key 'final'",
+            )
+        )
+        return None, None, nodes
+    reasons.append(f"the final submission file is {final_rel}")
+    cap = source.limits.prediction_bytes
+    size = source.file_size(final_rel, cap)
+    same = [n for n in nodes if n.prediction is not None
+            and source.file_size(n.prediction, cap) == size]  # fmt: skip
+    if same:
+        digest = _sha(source, final_rel)
+        same = [n for n in same if _sha(source, n.prediction) == digest]
+    if not same:
+        has = "'s code:" if final_code else " has no code:"
+        reasons.append(f"version {FINAL_VERSION}{has} {note}")
+        return FINAL_VERSION, None, nodes
+    hit = max(same, key=lambda n: n.ordinal)
+    reasons.append(f"it equals version {hit.node_id}'s file byte for byte")
+    if not hit.code and final_code:
+        nodes = [replace(n, code=final_code) if n is hit else n for n in nodes]
+        reasons.append(f"version {hit.node_id}'s code: {note}")
+    return hit.node_id, hit.metric.value, nodes
 
 
 def too_many_nodes(n: int, cap: int, where: str) -> SourceError:
