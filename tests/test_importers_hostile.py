@@ -325,6 +325,30 @@ def test_script_names_that_are_not_plain(tmp_path):
     assert run.version("final").code_files == ("code/final/train.py", "code/final/src/model.py")
 
 
+def test_huge_working_directory_keeps_its_top_level_scripts(tmp_path):
+    src = S.build_codex(tmp_path / "src")
+    for i in range(30):
+        S.write(src / "stuff" / f"f{i}.txt", "x")
+    for i in range(3):
+        S.write(src / "pkg" / f"m{i}.py", "print(1)\n")
+    report = report_of("codex", src, tmp_path / "dest", limits=Limits(max_entries=25))
+    assert "import.optional_file_skipped" in codes(report)
+    (run,) = open_archive(tmp_path / "dest").runs()
+    assert run.version("final").code_files == ("code/final/train.py",)
+
+
+def test_scripts_beyond_the_cap_are_one_problem(tmp_path, monkeypatch):
+    from automd_analysis.importers import workdir
+
+    monkeypatch.setattr(workdir, "MAX_SCRIPTS", 2)
+    src = S.build_codex(tmp_path / "src")
+    for i in range(5):
+        S.write(src / f"s{i}.py", "print(1)\n")
+    report = report_of("codex", src, tmp_path / "dest")
+    (skipped,) = [p for p in report.runs[0].problems if p.code == "import.code_file_skipped"]
+    assert "3 more are beyond the first 2 scripts" in skipped.message
+
+
 # --- permissions, as an ordinary user -----------------------------------------------------------------
 
 

@@ -29,7 +29,8 @@ MAX_SCRIPTS = 200
 #: Folders whose Python files are not the run's scripts (logs, snapshots, environments, caches).
 NOT_CODE_DIRS = frozenset(
     {"sessions", "node_predictions", "submission_history", "step_predictions", "logs",
-     "__pycache__", "venv", "env", "site-packages", "node_modules", "build", "dist"}
+     "__pycache__", "venv", "env", "site-packages", "node_modules", "build", "dist", "data",
+     "input", "inputs", "datasets"}
 )  # fmt: skip
 _PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
 _STEP_KEY = re.compile(r"^-?\d{1,15}$")
@@ -38,18 +39,17 @@ _STEP_KEY = re.compile(r"^-?\d{1,15}$")
 def scripts(source: SourceDir, problems: list) -> tuple[tuple[str, str], ...]:
     """The run's ``*.py`` files as ``(relative name, text)``, top level first (see the module
     docstring for what is left out)."""
-    files, others = source.walk_files("", what="SOURCE", skip_dirs=NOT_CODE_DIRS,
-                                      skip_hidden=True)  # fmt: skip
+    files, others = _walk(source, problems, skip_dirs=NOT_CODE_DIRS, skip_hidden=True)
     for rel, kind in others:
         if rel.endswith(".py"):
             _skipped(problems, rel, "is a symlink" if kind == "link" else "is not a regular file")
-    out = []
+    out, beyond = [], []
     for rel in sorted((f for f in files if f.endswith(".py")), key=lambda f: (f.count("/"), f)):
         if not all(_PART.match(p) for p in rel.split("/")):
             _skipped(problems, rel, "has a name that is not a plain file name")
             continue
         if len(out) >= MAX_SCRIPTS:
-            _skipped(problems, rel, f"is beyond the first {MAX_SCRIPTS} scripts")
+            beyond.append(rel)
             continue
         size = source.file_size(rel, 1 << 62, what="script")
         if size > source.limits.code_bytes:
@@ -58,7 +58,32 @@ def scripts(source: SourceDir, problems: list) -> tuple[tuple[str, str], ...]:
         data = source.read_bytes(rel, source.limits.code_bytes, what="script")
         text = data.decode("utf-8", errors="surrogateescape")
         out.append((rel, clean_text(text, problems, "a script", rel)))
+    if beyond:
+        _skipped(problems, beyond[0], f"and {len(beyond) - 1} more are beyond the first "
+                 f"{MAX_SCRIPTS} scripts")  # fmt: skip
     return tuple(out)
+
+
+def _walk(source: SourceDir, problems: list, **options):
+    """Every file below SOURCE, or only its top level when SOURCE has more entries than a listing
+    may visit (recorded)."""
+    try:
+        return source.walk_files("", what="SOURCE", **options)
+    except SourceError as exc:
+        if exc.code != "import.too_large":
+            raise
+    problems.append(
+        problem(
+            "import.optional_file_skipped",
+            f"SOURCE has more than {source.limits.max_entries} entries; only its top level was "
+            "looked at for scripts and file times",
+            path=".",
+            fix="point SOURCE at the run's own directory",
+        )
+    )
+    entries = source.listdir("")
+    return ([n for n, k in entries if k == "file"], [(n, k) for n, k in entries
+                                                     if k in ("link", "other")])  # fmt: skip
 
 
 def _skipped(problems: list, rel: str, why: str) -> None:
@@ -74,7 +99,7 @@ def _skipped(problems: list, rel: str, why: str) -> None:
 
 def times_from_files(source: SourceDir, problems: list) -> tuple[datetime, datetime]:
     """The earliest and latest modification time of the files in SOURCE (recorded)."""
-    files, _others = source.walk_files("", what="SOURCE")
+    files, _others = _walk(source, problems)
     if not files:
         raise SourceError(
             "SOURCE holds no file",
