@@ -193,6 +193,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("reported_val_score", _F64),
             ("n_versions", _I64),
             ("has_submission", _BOOL),
+            ("incomplete", _BOOL),
         ]
         + _TASK_COLS
         + [

@@ -81,6 +81,7 @@ def run(
     tokens: float | None = None,
     reference: bool | None = None,
     annotations: dict | None = None,
+    incomplete: bool = False,
 ) -> dict:
     """One run's selected submission (a dict consumed by :func:`build_store`)."""
     return {
@@ -99,6 +100,7 @@ def run(
         "tokens": tokens,
         "reference": (agent == "baseline") if reference is None else reference,
         "annotations": annotations or {},
+        "incomplete": incomplete,
     }
 
 
@@ -274,6 +276,7 @@ def frames(
                 "reported_val_score": NAN,
                 "n_versions": 1,
                 "has_submission": True,
+                "incomplete": spec.get("incomplete", False),
                 "task_kind": meta["task_kind"],
                 "metric": meta["metric"],
                 "validation": meta["validation"],

@@ -253,7 +253,8 @@ def _problem(run_id, effect="run skipped", code="archive.run_invalid"):
 
 
 def test_coverage_reports_runs_the_scorer_skipped(tmp_path):
-    runs = [sb.run("A", "clf_a", 0), sb.run("A", "clf_a", 1, valid=False), sb.run("B", "clf_a", 0)]
+    runs = [sb.run("A", "clf_a", 0), sb.run("A", "clf_a", 1, valid=False, incomplete=True),
+            sb.run("B", "clf_a", 0)]  # fmt: skip
     problems = pd.DataFrame(
         [
             _problem("main/B/clf_a/rep1"),
@@ -271,7 +272,8 @@ def test_coverage_reports_runs_the_scorer_skipped(tmp_path):
         "main/C/surv_a/rep0",
     ]
     table = primary.coverage(store).set_index(["task", "agent"])
-    assert table.loc[("clf_a", "A")].tolist() == [2, 1, 0]
-    assert table.loc[("clf_a", "B")].tolist() == [1, 1, 1]
-    assert table.loc[("surv_a", "C")].tolist() == [0, 0, 1]
+    assert list(table.columns) == ["n_runs", "n_valid", "n_skipped", "n_incomplete"]
+    assert table.loc[("clf_a", "A")].tolist() == [2, 1, 0, 1]
+    assert table.loc[("clf_a", "B")].tolist() == [1, 1, 1, 0]
+    assert table.loc[("surv_a", "C")].tolist() == [0, 0, 1, 0]
     assert skipped_runs(sb.build_store(runs)).empty  # no problems table at all

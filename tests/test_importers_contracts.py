@@ -26,7 +26,7 @@ PACKAGE = ROOT / "automd_analysis" / "importers"
 
 def test_every_code_is_documented_and_every_documented_code_exists():
     doc = (ROOT / "docs" / "importing.md").read_text()
-    documented = set(re.findall(r"^\| `(import\.[a-z_]+)` \|", doc, flags=re.M))
+    documented = set(re.findall(r"^\| `((?:import|run)\.[a-z_]+)` \|", doc, flags=re.M))
     assert documented == set(PROBLEM_CODES)
     assert not set(FATAL) & set(RECORDED)
 
@@ -35,8 +35,8 @@ def test_every_code_the_importers_raise_is_catalogued():
     used = set()
     for path in PACKAGE.glob("*.py"):
         text = path.read_text()
-        used |= set(re.findall(r'code="(import\.[a-z_]+)"', text))
-        used |= set(re.findall(r'problem\(\s*"(import\.[a-z_]+)"', text))
+        used |= set(re.findall(r'code="((?:import|run)\.[a-z_]+)"', text))
+        used |= set(re.findall(r'problem\(\s*"((?:import|run)\.[a-z_]+)"', text))
     assert used, "no code found: the pattern is stale"
     assert used - set(FATAL) <= set(RECORDED)
     assert used <= set(PROBLEM_CODES)

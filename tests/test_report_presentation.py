@@ -205,6 +205,9 @@ def test_coverage_note_names_the_skipped_cells():
     assert repr(vw.coverage_note(coverage.assign(n_skipped=0))).endswith(
         "no run skipped by the scorer."
     )
+    assert repr(vw.coverage_note(coverage.assign(n_incomplete=0))) == note
+    flagged = repr(vw.coverage_note(coverage.assign(n_incomplete=[1, 0, 1])))
+    assert flagged.startswith(note) and "2 incomplete runs" in flagged
 
 
 def test_llm_agent_note_escapes_archive_strings():

@@ -350,20 +350,28 @@ def invalid_breakdown(
 
 
 def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
-    """Which runs the tables rest on: per (task, agent) ``n_runs``, ``n_valid`` and ``n_skipped``.
+    """Which runs the tables rest on: per (task, agent) ``n_runs``, ``n_valid``, ``n_skipped`` and
+    ``n_incomplete``.
 
     ``n_skipped`` counts runs of the experiment that the scorer could not read
     (``problems.parquet``, :func:`~automd_analysis.analysis.store.skipped_runs`): they are missing
     from every table (not counted as invalid), so a non-zero value flags an incomplete archive.
+    ``n_incomplete`` counts scored runs whose source lacked a part or stopped inside a stage
+    (``runs.incomplete``, set by ``automd import``): they are in the tables as they are.
     Sorted by task, then agent (baseline last).
     """
     runs = selected_runs(store, experiment)
+    flags = store.runs.set_index("run_id")["incomplete"] if "incomplete" in store.runs else None
+    runs = runs.assign(
+        incomplete=False if flags is None else runs["run_id"].map(flags).fillna(False).astype(bool)
+    )
     counts = runs.groupby(["task", "agent"], sort=True).agg(
-        n_runs=("run_id", "size"), n_valid=("valid", "sum")
+        n_runs=("run_id", "size"), n_valid=("valid", "sum"), n_incomplete=("incomplete", "sum")
     )
     skipped = skipped_runs(store, experiment)
     extra = skipped.dropna(subset=["task", "agent"]).groupby(["task", "agent"]).size()
     table = counts.join(extra.rename("n_skipped"), how="outer").fillna(0).astype("int64")
+    table = table[["n_runs", "n_valid", "n_skipped", "n_incomplete"]]
     table = table.reset_index()
     order = {a: i for i, a in enumerate(agent_order(table["agent"]))}
     table["_order"] = table["agent"].map(order)

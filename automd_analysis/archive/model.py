@@ -90,7 +90,8 @@ class Run:
     ``steps`` is ``None`` when ``run.json`` has no ``steps`` list (the versions are then the
     steps). ``annotations`` is ``None`` when the run has no ``annotations.json`` or when it failed
     validation (the error is then in :attr:`Archive.problems`). ``submission_path`` /
-    ``submission_issue`` follow :class:`Version`.
+    ``submission_issue`` follow :class:`Version`. ``incomplete`` marks a run whose source lacked
+    a part or stopped inside a stage (``run.json`` ``incomplete``, written by ``automd import``).
     """
 
     run_id: str
@@ -117,6 +118,7 @@ class Run:
     annotations: Annotations | None = None
     submission_issue: str | None = None
     notes: str | None = None
+    incomplete: bool = False
 
     @property
     def key(self) -> tuple[str, str, str, int]:

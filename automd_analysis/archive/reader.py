@@ -356,6 +356,7 @@ def _read_run(rep_dir: Path, root: Path, meta: ArchiveMeta, problems: list, run_
         ),
         submission_issue=issue,
         notes=rj.notes,
+        incomplete=rj.incomplete,
     )
 
 

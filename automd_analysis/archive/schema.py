@@ -110,6 +110,8 @@ class RunJson(_Strict):
     reported_val_score: float | None = None
     steps: list[StepJson] | None = None
     notes: str | None = None
+    # part of the run is missing or unreadable, or it stopped inside a stage (automd import)
+    incomplete: bool = False
 
     @model_validator(mode="after")
     def _version_fields(self) -> RunJson:

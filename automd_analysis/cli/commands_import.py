@@ -1,9 +1,10 @@
 """``automd import FORMAT SOURCE --archive DEST ...``: bring a real agent run into an archive.
 
 This module only parses arguments and prints; the work is :func:`automd_analysis.importers
-.import_source` (docs/importing.md). Exit codes: 0 imported (recorded problems are listed), 2 a
-fatal reason code (malformed or unsafe source, existing run without ``--replace``...; nothing was
-written).
+.import_source`, or :func:`automd_analysis.importers.import_study` with ``--layout``
+(docs/importing.md). Exit codes, one run: 0 imported (recorded problems are listed), 2 a fatal
+reason code (malformed or unsafe source, existing run without ``--replace``...; nothing was
+written). A study: 0 every run imported, 1 some failed, 2 none.
 """
 
 from __future__ import annotations
@@ -32,45 +33,82 @@ class SourceFormat(StrEnum):
 def format_report(report: dict) -> str:
     """The human summary of an import (``ImportReport.to_dict()``)."""
     lines = [f"automd import {report['format']}: {report['source']} -> {report['archive']}"]
-    for r in report["runs"]:
+    lines += _run_lines(report["runs"])
+    return "\n".join(lines)
+
+
+def _run_lines(runs: list[dict], indent: str = "  ") -> list[str]:
+    lines = []
+    for r in runs:
         sel = r["selection"]
         tokens = (
             f"{r['tokens']['total']:,} total ({r['tokens_source']})" if r["tokens"] else "absent"
         )
         lines += [
-            f"  run {r['run_id']}{' (replaced)' if r['replaced'] else ''}",
-            f"    llm {r['llm']}, {r['search']} search, {r['nodes']} node(s)/step(s), "
+            f"{indent}run {r['run_id']}{' (replaced)' if r['replaced'] else ''}"
+            + (" - INCOMPLETE" if r.get("incomplete") else ""),
+            f"{indent}  llm {r['llm']}, {r['search']} search, {r['nodes']} node(s)/step(s), "
             f"{len(r['versions'])} version(s); files bound: {r['files_bound']} ({r['binding']})",
-            f"    selected {sel['selected_version'] or 'nothing'} by {sel['rule']}"
+            f"{indent}  selected {sel['selected_version'] or 'nothing'} by {sel['rule']}"
             + (
                 f" (reported val {r['reported_val_score']:.6g})"
                 if r["reported_val_score"] is not None
                 else ""
             ),
-            f"    tokens {tokens}",
+            f"{indent}  tokens {tokens}",
         ]
         for p in r["problems"][:_MAX_LISTED]:
-            lines.append(f"    - {p['code']}: {p['message']}")
+            lines.append(f"{indent}  - {p['code']}: {p['message']}")
         if len(r["problems"]) > _MAX_LISTED:
-            lines.append(f"    ... {len(r['problems']) - _MAX_LISTED} more in journal.md")
+            lines.append(f"{indent}  ... {len(r['problems']) - _MAX_LISTED} more in journal.md")
+    return lines
+
+
+def format_study(study: dict) -> str:
+    """The human summary of a study import (``StudyReport.to_dict()``)."""
+    n = study["imported"] + study["failed"]
+    lines = [
+        f"automd import {study['format']} --layout {study['layout']!r}: {study['root']} -> "
+        f"{study['archive']}",
+        f"  {study['imported']} of {n} run(s) imported, {study['failed']} failed (nothing was "
+        "written for a failed run)",
+    ]
+    for src in study["sources"]:
+        if src["ok"]:
+            lines.append(f"  ok      {src['source']}")
+            lines += _run_lines(src["runs"], indent="    ")
+        else:
+            err = src["error"]
+            lines.append(f"  FAILED  {src['source']}: [{err['code']}] {err['message']}")
+            if err.get("fix"):
+                lines.append(f"          fix: {err['fix']}")
+    for skipped in study["skipped"]:
+        lines.append(f"  skipped {skipped['source']}: {skipped['why']}")
+    if not study["sources"]:
+        lines.append("  no directory under ROOT matches the layout")
     return "\n".join(lines)
 
 
 @app.command("import")
 def import_command(
     fmt: SourceFormat = typer.Argument(..., metavar="FORMAT", help="Format of the agent's log."),
-    source: Path = typer.Argument(
+    # paths are plain strings: the importer checks them and answers with its reason codes
+    source: str = typer.Argument(
         ..., help="Directory holding the agent's own log (docs/importing.md)."
     ),
-    archive: Path = typer.Option(
+    archive: str = typer.Option(
         ..., "--archive", help="Archive directory DEST (archive.yaml is created when missing)."
     ),
-    agent: str = typer.Option(..., "--agent", help="Agent name in the archive."),
+    agent: str | None = typer.Option(
+        None, "--agent", help="Agent name in the archive (required unless --layout has {agent})."
+    ),
     task: str | None = typer.Option(
         None, "--task", help="Task id (MLE-bench: keep only this competition's runs)."
     ),
     experiment: str = typer.Option("main", "--experiment", help="Experiment id."),
-    rep: int = typer.Option(0, "--rep", min=0, help="Repetition index (MLE-bench: the first)."),
+    rep: int | None = typer.Option(
+        None, "--rep", min=0, help="Repetition index, default 0 (MLE-bench: the first)."
+    ),
     llm: str | None = typer.Option(None, "--llm", help="LLM name (default: from the log)."),
     predictions: str | None = typer.Option(
         None,
@@ -78,8 +116,11 @@ def import_command(
         help="Pattern relative to SOURCE with {node_id}/{step} (e.g. "
         "node_predictions/{node_id}/submission.csv), or a JSON map file.",
     ),
-    tokens: Path | None = typer.Option(
-        None, "--tokens", help='JSON {"prompt": int, "completion": int, "total": int}.'
+    tokens: str | None = typer.Option(
+        None,
+        "--tokens",
+        help='JSON {"prompt": int, "completion": int, "total": int} (with --layout: a file '
+        "name inside each SOURCE).",
     ),
     budget_minutes: float = typer.Option(
         720.0, "--budget-minutes", min=0.001, help="Time budget of the run (paper: 720)."
@@ -88,33 +129,45 @@ def import_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
-    rollout: Path | None = typer.Option(
+    rollout: str | None = typer.Option(
         None, "--rollout", help="Codex/autoresearch: a rollout-*.jsonl file instead of sessions/."
     ),
+    layout: str | None = typer.Option(
+        None,
+        "--layout",
+        help="A study: SOURCE is ROOT and every directory below it matching this pattern "
+        "(e.g. '{agent}/{task}/rep{rep}') is one run's SOURCE.",
+    ),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
 ) -> None:
-    """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench) as archive run(s), selected by the paper's App. C rules.
+    """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench), a directory or a .zip/.tar of it, as archive run(s), selected by the paper's App. C rules; with --layout, every run of a study.
 
-    Exit code 2: a malformed or unsafe source, an unknown task, an existing run without --replace; nothing is written then.
+    Exit code 2: a malformed or unsafe source, an unknown task, an existing run without --replace; nothing is written then. With --layout: 0 all imported, 1 some failed, 2 none.
     """
-    from automd_analysis.importers import (
-        ImportOptions,
-        import_source,
-        parse_predictions,
-        read_tokens_file,
-    )
+    from automd_analysis.importers import ImportOptions, parse_predictions, read_tokens_file
 
     try:
         opts = ImportOptions(
-            agent=agent,
+            agent=agent or "",
             task=task,
             experiment=experiment,
-            rep=rep,
+            rep=rep or 0,
             llm=llm,
             predictions=parse_predictions(predictions),
-            tokens=None if tokens is None else read_tokens_file(tokens),
+            tokens=None if tokens is None or layout else read_tokens_file(Path(tokens)),
+            tokens_in_source=tokens if tokens is not None and layout else None,
             budget_minutes=budget_minutes,
-            rollout=rollout,
+            rollout=None if rollout is None else Path(rollout),
         )
+        if layout is not None:
+            code = _study(fmt.value, source, archive, opts, layout, agent, task, rep, replace,
+                          manifests, data, as_json, progress)  # fmt: skip
+            raise typer.Exit(code)
+        if not agent:
+            raise AutomdError("--agent is required", code="import.options_invalid",
+                              fix="pass --agent NAME")  # fmt: skip
+        from automd_analysis.importers import import_source
+
         report = import_source(
             fmt.value,
             source,
@@ -125,11 +178,48 @@ def import_command(
             data=data,
         ).to_dict()
     except AutomdError as exc:
-        if as_json:
-            typer.echo(json.dumps({"ok": False, "error": exc.to_dict()}, default=str))
-        typer.echo(f"automd: error: [{exc.code}] {exc}", err=True)
-        raise typer.Exit(2) from None
+        _fail(exc, as_json)
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug of ours: a clear message, never a traceback
+        from automd_analysis.importers.study import internal_error
+
+        _fail(internal_error(exc), as_json)
     if as_json:
         typer.echo(json.dumps(report, default=str))
     else:
         typer.echo(format_report(report))
+
+
+def _fail(exc: AutomdError, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": exc.to_dict()}, default=str))
+    typer.echo(f"automd: error: [{exc.code}] {exc}", err=True)
+    raise typer.Exit(2) from None
+
+
+def _study(fmt, root, archive, opts, layout, agent, task, rep, replace, manifests, data,
+           as_json: bool, progress: bool) -> int:  # fmt: skip
+    from tqdm.auto import tqdm
+
+    from automd_analysis.importers import import_study
+
+    bar = tqdm(total=0, unit="run", desc="automd import", disable=not progress or None,
+               leave=False)  # fmt: skip
+
+    def on_run(i: int, n: int, item) -> None:
+        bar.total = n
+        bar.update(1)
+        bar.set_postfix_str(item.source.rel[-40:])
+
+    try:
+        study = import_study(fmt, root, archive, opts, layout, agent=agent, task=task, rep=rep,
+                             replace_existing=replace, manifests=manifests, data=data,
+                             on_run=on_run).to_dict()  # fmt: skip
+    finally:
+        bar.close()
+    if as_json:
+        typer.echo(json.dumps(study, default=str))
+    else:
+        typer.echo(format_study(study))
+    return 0 if study["ok"] else (1 if study["imported"] else 2)

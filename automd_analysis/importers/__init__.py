@@ -30,6 +30,7 @@ from automd_analysis.importers.model import (
 from automd_analysis.importers.predictions import parse_predictions
 from automd_analysis.importers.problems import FATAL, PROBLEM_CODES, RECORDED, SourceError
 from automd_analysis.importers.safe_yaml import UnsafeYamlError, load_agent_yaml
+from automd_analysis.importers.study import StudyReport, import_study
 
 __all__ = [
     "DEFAULT_BUDGET_MINUTES",
@@ -46,9 +47,11 @@ __all__ = [
     "Metric",
     "SourceDir",
     "SourceError",
+    "StudyReport",
     "TokenCount",
     "UnsafeYamlError",
     "import_source",
+    "import_study",
     "load_agent_yaml",
     "parse_predictions",
     "read_tokens_file",

@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.archive.safe import MAX_INT, NAME_PATTERN, RESERVED_VERSION_NAMES
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._source import Limits, SourceDir
-from automd_analysis.importers.model import FINAL_VERSION, ImportedNode, ImportedRun, TokenCount
+from automd_analysis.importers.model import (
+    EARLIEST,
+    FINAL_VERSION,
+    LATEST,
+    ImportedNode,
+    ImportedRun,
+    TokenCount,
+    utc_from_epoch,
+)
 from automd_analysis.importers.predictions import Binding, PredictionSpec
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.safe_yaml import UnsafeYamlError, load_agent_yaml
 from automd_analysis.importers.selection import Selection
+from automd_analysis.importers.text import repair_text
 
 #: The paper's wall-clock budget per run (minutes).
 DEFAULT_BUDGET_MINUTES = 720.0
@@ -32,7 +39,8 @@ class ImportOptions:
     """What the user passed to ``automd import`` (besides FORMAT, SOURCE and DEST).
 
     ``task`` may be ``None`` only for MLE-bench run groups (runs map to tasks by competition id).
-    ``tokens`` is the parsed ``--tokens`` file.
+    ``tokens`` is the parsed ``--tokens`` file; ``tokens_in_source`` names such a file inside
+    SOURCE instead (a study: one per run), read when present.
     """
 
     agent: str
@@ -42,9 +50,14 @@ class ImportOptions:
     llm: str | None = None
     predictions: PredictionSpec | None = None
     tokens: TokenCount | None = None
+    tokens_in_source: str | None = None
     budget_minutes: float = DEFAULT_BUDGET_MINUTES
     rollout: Path | None = None
     limits: Limits = field(default_factory=Limits)
+
+
+#: Node ids that would collide with version names the archive or the importer use themselves.
+RESERVED_NODE_IDS = frozenset(RESERVED_VERSION_NAMES | {FINAL_VERSION})
 
 
 def check_node_id(value: Any, what: str, where: str) -> str:
@@ -56,18 +69,116 @@ def check_node_id(value: Any, what: str, where: str) -> str:
             code="import.bad_node_id",
             fix=f"ids must match {NAME_PATTERN.pattern} (at most 200 characters)",
         )
+    if value in RESERVED_NODE_IDS:
+        raise SourceError(
+            f"{what} {value!r} is reserved (the archive uses it for its own versions)",
+            path=where,
+            code="import.bad_node_id",
+            fix=f"node ids may not be {' or '.join(sorted(RESERVED_NODE_IDS))}",
+        )
     return value
 
 
-def malformed(msg: str, where: str, location: str | None = None) -> SourceError:
-    """An ``import.malformed`` error naming the file (SOURCE-relative) and the field."""
+def out_of_range(msg: str, where: str, location: str | None = None) -> SourceError:
+    """An ``import.out_of_range`` error naming the file and the field."""
+    return malformed(msg, where, location, code="import.out_of_range",
+                     fix="the log is corrupt: times must lie in 1970-2200 and integers below "
+                     "2**53 (docs/importing.md)")  # fmt: skip
+
+
+def symlinked_dir(name: str, what: str) -> SourceError:
+    """``import.unsafe_path`` for a directory of SOURCE that is a symlink."""
     return SourceError(
-        msg,
-        path=where,
-        location=location,
-        code="import.malformed",
-        fix="the file must have the shape the agent writes (docs/importing.md)",
+        f"{what} {name!r} is a symlink",
+        path=name,
+        code="import.unsafe_path",
+        fix="replace symlinks in SOURCE by copies",
     )
+
+
+def epoch_time(value: Any, what: str, where: str, location: str | None = None) -> datetime:
+    """Epoch seconds from a log as an aware UTC time in [1970, 2200) (else ``out_of_range``;
+    ``import.malformed`` when it is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise malformed(f"{what} must be a number of seconds since 1970", where, location)
+    if not (math.isfinite(value) and EARLIEST.timestamp() <= value < LATEST.timestamp()):
+        raise out_of_range(f"{what} {value!r} is not a time between 1970 and 2200", where,
+                           location)  # fmt: skip
+    return utc_from_epoch(value)
+
+
+def in_time_range(dt: datetime, what: str, where: str, location: str | None = None) -> datetime:
+    """``dt`` (aware) if it lies in [1970, 2200), else ``import.out_of_range``."""
+    if not EARLIEST <= dt < LATEST:
+        raise out_of_range(f"{what} {dt.isoformat()} is not between 1970 and 2200", where,
+                           location)  # fmt: skip
+    return dt
+
+
+def bounded_count(value: Any, what: str, where: str, problems: list) -> int | None:
+    """A count an archive can hold (integer in [0, 2**53)); anything else is dropped with
+    ``import.value_dropped`` (``None``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
+        problems.append(
+            problem(
+                "import.value_dropped",
+                f"{what} {value!r} is not an integer between 0 and 2**53 - 1; dropped",
+                path=where,
+            )
+        )
+        return None
+    return value
+
+
+def bounded_seconds(value: Any, what: str, where: str, problems: list) -> float | None:
+    """A duration in seconds (finite, >= 0, below a century); ``None`` for null, otherwise
+    dropped with ``import.value_dropped``."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and 0 <= value < 100 * 365.25 * 86400)
+    ):
+        problems.append(
+            problem(
+                "import.value_dropped",
+                f"{what} {value!r} is not a duration in seconds (0 to 100 years); dropped",
+                path=where,
+            )
+        )
+        return None
+    return float(value)
+
+
+def clean_text(text: Any, problems: list, what: str, where: str) -> str:
+    """Log text as valid Unicode: lone surrogates become U+FFFD (``import.text_repaired``, once
+    per ``what``); non-strings give ``""``."""
+    if not isinstance(text, str):
+        return ""
+    repaired, n = repair_text(text)
+    if n and not any(
+        p.code == "import.text_repaired" and p.details.get("what") == what for p in problems
+    ):
+        problems.append(
+            problem(
+                "import.text_repaired",
+                f"{what} holds text that is not valid Unicode (lone surrogates, e.g. "
+                f"\\udcff); replaced by U+FFFD where written",
+                path=where,
+                what=what,
+            )
+        )
+    return repaired
+
+
+def malformed(msg: str, where: str, location: str | None = None, *,
+              code: str = "import.malformed",
+              fix: str = "the file must have the shape the agent writes (docs/importing.md)"
+              ) -> SourceError:  # fmt: skip
+    """An ``import.malformed`` (or ``code``) error naming the file (SOURCE-relative) and the
+    field."""
+    return SourceError(msg, path=where, location=location, code=code, fix=fix)
 
 
 def finite_or_none(value: Any, problems: list, what: str, where: str) -> float | None:
@@ -98,13 +209,19 @@ def iso(dt: datetime) -> str:
 
 
 def parse_timestamp(text: Any, where: str, problems: list) -> datetime:
-    """An aware datetime from ISO 8601 text; a naive one is taken as UTC (recorded once)."""
+    """An aware datetime from ISO 8601 text; a naive one is taken as UTC (recorded once); times
+    outside [1970, 2200) are ``import.out_of_range``."""
     if not isinstance(text, str):
         raise malformed(f"timestamp must be a string, not {type(text).__name__}", where)
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise malformed(f"timestamp {text!r} is not ISO 8601", where) from None
+    if dt.tzinfo is not None:
+        try:
+            dt = dt.astimezone(UTC)
+        except OverflowError:
+            raise out_of_range(f"timestamp {text!r} is not between 1970 and 2200", where) from None
     if dt.tzinfo is None:
         if not any(p.code == "import.time_zone_assumed" for p in problems):
             problems.append(
@@ -115,21 +232,22 @@ def parse_timestamp(text: Any, where: str, problems: list) -> datetime:
                 )
             )
         dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    return in_time_range(dt, "timestamp", where)
 
 
 def mtime_utc(source: SourceDir, rel: str) -> datetime:
-    """The modification time of ``rel`` (no symlink followed) as aware UTC."""
-    return datetime.fromtimestamp(os.lstat(source.path(rel)).st_mtime, UTC)
+    """The modification time of ``rel`` (no symlink followed) as aware UTC in [1970, 2200)."""
+    return epoch_time(source.mtime(rel), f"the modification time of {rel}", rel)
 
 
 def read_yaml_config(source: SourceDir, rel: str, problems: list) -> dict | None:
-    """An agent's YAML config as plain data, or ``None`` (absent, unsafe or invalid: recorded)."""
+    """An agent's YAML config as plain data, or ``None`` (absent, unsafe, invalid or nested too
+    deeply: recorded)."""
     if not source.exists(rel):
         return None
     text = source.read_text(rel, source.limits.yaml_bytes, what="YAML config")
     try:
-        data = load_agent_yaml(text)
+        data = load_agent_yaml(text, max_depth=source.limits.max_depth)
     except UnsafeYamlError as exc:
         problems.append(
             problem(
@@ -155,14 +273,31 @@ def dig(data: Any, *keys: str) -> Any:
     return data
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def llm_name(value: Any) -> str | None:
+    """An LLM name from a log as one printable line (at most 200 characters), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    name = " ".join(_CONTROL.sub(" ", repair_text(value)[0]).split())
+    return name[:200] or None
+
+
 def resolve_llm(given: str | None, logged: list[str], problems: list, where: str) -> str:
-    """``--llm`` if given, else the last LLM the log names (a change is recorded)."""
-    names = [n for n in logged if isinstance(n, str) and n.strip()]
+    """``--llm`` if given, else the last LLM the log names (a change is recorded).
+
+    ``import.llm_unknown`` says where the LLM was looked for: ``where`` and, when a YAML config
+    was not read (a recorded ``import.yaml_*`` problem), that config and why.
+    """
+    names = [n for n in (llm_name(v) for v in logged) if n]
     if given:
         return given
     if not names:
+        unread = [p for p in problems if p.code in ("import.yaml_unsafe", "import.yaml_invalid")]
+        why = "".join(f"; {p.path} could not be read ({p.message})" for p in unread)
         raise SourceError(
-            "the log does not name the LLM",
+            f"the log does not name the LLM (looked in {where}{why})",
             path=where,
             code="import.llm_unknown",
             fix="pass --llm NAME",
@@ -177,7 +312,7 @@ def resolve_llm(given: str | None, logged: list[str], problems: list, where: str
                 fix="pass --llm NAME to choose",
             )
         )
-    return names[-1].strip()
+    return names[-1]
 
 
 def resolve_tokens(
@@ -224,23 +359,8 @@ def first_line(text: Any, limit: int = 160) -> str:
     return ""
 
 
-_CODE_NAME = re.compile(r"[^A-Za-z0-9_.\-/]")
-
-
-def safe_code_name(name: str, fallback: str) -> str:
-    """A relative file name for code taken from a log (absolute / ``..`` paths → basename)."""
-    parts = [p for p in str(name).replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    if not parts or str(name).startswith("/") or ".." in str(name).split("/"):
-        parts = parts[-1:] or [fallback]
-    cleaned = "/".join(_CODE_NAME.sub("_", p) for p in parts)
-    cleaned = "/".join(p if not p.startswith(".") else "_" + p[1:] for p in cleaned.split("/"))
-    return cleaned or fallback
-
-
 def _sha(source: SourceDir, rel: str) -> str:
-    h = hashlib.sha256()
-    h.update(source.read_bytes(rel, source.limits.prediction_bytes, what="prediction file"))
-    return h.hexdigest()
+    return source.sha256(rel, source.limits.prediction_bytes, what="prediction file")
 
 
 def final_default(source: SourceDir, binding: Binding, candidates: Iterable[str]) -> str | None:
@@ -273,16 +393,21 @@ def assemble(
     raw_logs: dict,
     problems: list[AutomdError],
     final_code: tuple = (),
+    final_code_note: str = "",
     final_created_at: datetime | None = None,
     steps_in_run_json: bool = True,
 ) -> ImportedRun:
     """Build the :class:`ImportedRun`: resolve the selected version and the final file.
 
     When the selection uses the final file and that file's bytes equal a bound version's file,
-    that version is the selection (the latest such); otherwise the final file becomes version
-    :data:`~automd_analysis.importers.model.FINAL_VERSION`. Without a final file the run has no
-    submission (``import.final_file_missing``).
+    that version is the selection (the latest such; it gets ``final_code`` when it has no code of
+    its own); otherwise the final file becomes version
+    :data:`~automd_analysis.importers.model.FINAL_VERSION` with ``final_code`` (where it came
+    from: ``final_code_note``). Without a final file the run has no submission
+    (``import.final_file_missing``).
     """
+    if len(nodes) > source.limits.max_nodes:
+        raise too_many_nodes(len(nodes), source.limits.max_nodes, source.name)
     problems = list(problems) + list(binding.problems)
     if not binding.files:
         how = (
@@ -300,10 +425,6 @@ def assemble(
         )
     if ended_at < started_at:
         ended_at = started_at
-    by_id = {n.node_id: n for n in nodes}
-    selected: str | None = selection.node_id
-    reported = None
-    use_final = selection.use_final_file
     if selection.incomparable:
         problems.append(
             problem(
@@ -312,38 +433,15 @@ def assemble(
                 f"direction and were not compared: {', '.join(selection.incomparable)}",
             )
         )
+    reasons = list(selection.reasons)
+    selected: str | None = selection.node_id
+    reported = None
     if selected is not None:
-        reported = by_id[selected].metric.value
-    elif use_final:
-        if final_rel is None:
-            problems.append(
-                problem(
-                    "import.final_file_missing",
-                    "the selection uses the run's final submission file, which is absent; the "
-                    "run has no submission (scored as invalid)",
-                    fix="copy the final submission.csv into SOURCE or name it in a map file "
-                    "under the key 'final'",
-                )
-            )
-        else:
-            size = source.file_size(final_rel, source.limits.prediction_bytes)
-            same = [
-                n
-                for n in nodes
-                if n.prediction is not None
-                and source.file_size(n.prediction, source.limits.prediction_bytes) == size
-            ]
-            if same:
-                digest = _sha(source, final_rel)
-                same = [n for n in same if _sha(source, n.prediction) == digest]
-            if same:
-                hit = max(same, key=lambda n: n.ordinal)
-                selected, reported = hit.node_id, hit.metric.value
-                final_rel = None
-            else:
-                selected = FINAL_VERSION
-                if FINAL_VERSION in by_id:
-                    raise malformed(f"a node is called {FINAL_VERSION!r}", source.name)
+        reported = {n.node_id: n for n in nodes}[selected].metric.value
+    elif selection.use_final_file:
+        selected, reported, nodes = _final_selection(
+            source, nodes, final_rel, final_code, final_code_note, reasons, problems
+        )
     else:
         problems.append(
             problem("import.selection_no_candidate", "no node qualified under the selection rule")
@@ -364,17 +462,67 @@ def assemble(
         ended_at=ended_at,
         budget_minutes=float(opts.budget_minutes),
         nodes=nodes,
-        selection=selection,
+        selection=replace(selection, reasons=tuple(reasons)),
         selected_version=selected,
         reported_val_score=reported,
         tokens=tokens,
         final_file=final_rel,
         final_created_at=final_created_at,
         final_code=final_code if final_rel is not None else (),
+        final_code_note=final_code_note if final_rel is not None else "",
         raw_logs=raw_logs,
         binding=binding.description,
         problems=problems,
         steps_in_run_json=steps_in_run_json,
+    )
+
+
+def _final_selection(source: SourceDir, nodes: list[ImportedNode], final_rel: str | None,
+                     final_code: tuple, note: str, reasons: list, problems: list):  # fmt: skip
+    """``(selected version, reported score, nodes)`` when the selection is the final file: the
+    latest bound version whose file equals it byte for byte (given ``final_code`` if it has no
+    code), else :data:`FINAL_VERSION`; ``None`` without a final file (recorded)."""
+    if final_rel is None:
+        reasons.append("the run left no final submission file: it has no submission")
+        problems.append(
+            problem(
+                "import.final_file_missing",
+                "the selection uses the run's final submission file, which is absent; the run "
+                "has no submission (scored as invalid)",
+                fix="copy the final submission.csv into SOURCE or name it in a map file under "
+                "the key 'final'",
+            )
+        )
+        return None, None, nodes
+    reasons.append(f"the final submission file is {final_rel}")
+    cap = source.limits.prediction_bytes
+    size = source.file_size(final_rel, cap)
+    same = [n for n in nodes if n.prediction is not None
+            and source.file_size(n.prediction, cap) == size]  # fmt: skip
+    if same:
+        digest = _sha(source, final_rel)
+        same = [n for n in same if _sha(source, n.prediction) == digest]
+    if not same:
+        has = "'s code:" if final_code else " has no code:"
+        reasons.append(f"version {FINAL_VERSION}{has} {note}")
+        return FINAL_VERSION, None, nodes
+    hit = max(same, key=lambda n: n.ordinal)
+    reasons.append(f"it equals version {hit.node_id}'s file byte for byte")
+    if not hit.code and final_code:
+        nodes = [replace(n, code=final_code) if n is hit else n for n in nodes]
+        reasons.append(f"version {hit.node_id}'s code: {note}")
+    return hit.node_id, hit.metric.value, nodes
+
+
+def too_many_nodes(n: int, cap: int, where: str) -> SourceError:
+    """``import.too_large`` for a run with more nodes/steps than ``Limits.max_nodes``."""
+    return SourceError(
+        f"the log holds {n} nodes/steps, above the limit of {cap} per run",
+        path=where,
+        code="import.too_large",
+        fix="a run this long is not supported (run.json caps the step list at 1 MiB); split "
+        "the log",
+        details={"nodes": n, "limit": cap},
     )
 
 

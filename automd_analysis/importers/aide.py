@@ -15,28 +15,39 @@ AIDE writes ``workspaces/<run>/working/submission.csv`` outside the log director
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
+from automd_analysis.archive.safe import MAX_INT
 from automd_analysis.importers._common import (
     ImportOptions,
     assemble,
+    bounded_seconds,
     check_node_id,
+    clean_text,
     copy_if_present,
     dig,
+    epoch_time,
     final_default,
     finite_or_none,
     first_line,
     malformed,
+    out_of_range,
     read_yaml_config,
     require_task,
     resolve_llm,
     resolve_tokens,
+    too_many_nodes,
 )
-from automd_analysis.importers._source import SourceDir
-from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric, utc_from_epoch
+from automd_analysis.importers._source import Limits, SourceDir
+from automd_analysis.importers.model import LATEST, ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
-from automd_analysis.importers.selection import Candidate, best_reported_val_non_faulty
+from automd_analysis.importers.selection import (
+    Candidate,
+    best_reported_val_non_faulty,
+    rank_by_metric,
+)
 
 __all__ = ["AIDE_LOG_FILES", "parse_journal", "read_aide"]
 
@@ -55,16 +66,8 @@ AIDE_LOG_FILES = (
 FINAL_CANDIDATES = ("submission.csv", "working/submission.csv", "best_submission/submission.csv")
 
 
-def _number(node: dict, key: str, where: str, loc: str, *, required: bool) -> float | None:
-    v = node.get(key)
-    if v is None and not required:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise malformed(f"{key} must be a number", where, loc)
-    return float(v)
-
-
-def parse_journal(data: Any, where: str) -> tuple[list[dict], dict[str, str]]:
+def parse_journal(data: Any, where: str, limits: Limits | None = None
+                  ) -> tuple[list[dict], dict[str, str]]:  # fmt: skip
     """Check the shape of an AIDE-style ``journal.json`` and return ``(nodes, node2parent)``.
 
     Parameters
@@ -73,19 +76,23 @@ def parse_journal(data: Any, where: str) -> tuple[list[dict], dict[str, str]]:
         The parsed JSON.
     where : str
         SOURCE-relative file name, for messages.
+    limits : Limits, optional
+        ``max_nodes`` is checked before any node is looked at.
 
     Returns
     -------
     nodes : list of dict
-        The node objects, in file order (ids checked as archive names, unique).
+        The node objects, in file order (ids checked as archive names, unique; ``ctime`` a
+        time between 1970 and 2200, ``step`` an integer below 2**53).
     node2parent : dict
         Child id → parent id.
 
     Raises
     ------
     SourceError
-        ``import.malformed`` (shape, ``__version`` other than ``"2"``, duplicate ids) or
-        ``import.bad_node_id`` (an id that could leave the archive directory).
+        ``import.malformed`` (shape, ``__version`` other than ``"2"``, duplicate ids),
+        ``import.bad_node_id`` (an id that could leave the archive directory or is reserved),
+        ``import.out_of_range`` (``ctime``, ``step``) or ``import.too_large`` (node count).
 
     See Also
     --------
@@ -110,6 +117,9 @@ def parse_journal(data: Any, where: str) -> tuple[list[dict], dict[str, str]]:
     nodes = data.get("nodes")
     if not isinstance(nodes, list):
         raise malformed("journal has no 'nodes' list", where, "nodes")
+    cap = (limits or Limits()).max_nodes
+    if len(nodes) > cap:
+        raise too_many_nodes(len(nodes), cap, where)
     n2p = data.get("node2parent", {})
     if not isinstance(n2p, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in n2p.items()
@@ -127,8 +137,13 @@ def parse_journal(data: Any, where: str) -> tuple[list[dict], dict[str, str]]:
         step = node.get("step")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise malformed("node step must be an integer >= 0", where, f"{loc}.step")
-        _number(node, "ctime", where, f"{loc}.ctime", required=True)
-        _number(node, "exec_time", where, f"{loc}.exec_time", required=False)
+        if step > MAX_INT:
+            raise out_of_range(f"node step {step} is above 2**53 - 1", where, f"{loc}.step")
+        epoch_time(node.get("ctime"), "node ctime", where, f"{loc}.ctime")
+        exec_time = node.get("exec_time")
+        if exec_time is not None and (isinstance(exec_time, bool)
+                                      or not isinstance(exec_time, int | float)):  # fmt: skip
+            raise malformed("exec_time must be a number or null", where, f"{loc}.exec_time")
         metric = node.get("metric")
         if metric is not None and not isinstance(metric, dict):
             raise malformed("metric must be an object or null", where, f"{loc}.metric")
@@ -143,8 +158,20 @@ def parse_journal(data: Any, where: str) -> tuple[list[dict], dict[str, str]]:
     return nodes, n2p
 
 
-def _created_at(node: dict):
-    return utc_from_epoch(float(node["ctime"]) + float(node.get("exec_time") or 0.0))
+def node_times(node: dict, where: str, problems: list) -> tuple[datetime, datetime]:
+    """A checked node's ``ctime`` and the time its prediction file was written (``ctime +
+    exec_time``; an ``exec_time`` that is not a duration or ends after 2200 is dropped and
+    recorded)."""
+    start = epoch_time(node["ctime"], "node ctime", where)
+    what = f"exec_time of node {node['id']}"
+    seconds = bounded_seconds(node.get("exec_time"), what, where, problems) or 0.0
+    end = start + timedelta(seconds=seconds)
+    if end >= LATEST:
+        problems.append(
+            problem("import.value_dropped", f"{what} ends after 2200; dropped", path=where)
+        )
+        end = start
+    return start, end
 
 
 def aide_nodes(
@@ -155,6 +182,7 @@ def aide_nodes(
     buggy = {n["id"]: n.get("is_buggy") is True for n in raw}
     out = []
     for ordinal, node in enumerate(sorted(raw, key=lambda n: (n["step"], n["id"])), start=1):
+        _start, created = node_times(node, where, problems)
         nid = node["id"]
         parent = n2p.get(nid)
         if parent is not None and parent not in ids:
@@ -179,9 +207,9 @@ def aide_nodes(
                 stage=stage,
                 buggy=buggy[nid],
                 metric=Metric(value, maximize if isinstance(maximize, bool) else None),
-                created_at=_created_at(node),
-                code=(("runfile.py", node.get("code") or ""),),
-                description=first_line(node.get("plan")),
+                created_at=created,
+                code=(("runfile.py", clean_text(node.get("code"), problems, "node code", where)),),
+                description=first_line(clean_text(node.get("plan"), problems, "node plan", where)),
             )
         )
     return out
@@ -252,14 +280,18 @@ def read_aide_run(
     problems = list(problems or [])
     prefix = f"{log_dir}/" if log_dir else ""
     journal_rel = f"{prefix}journal.json"
-    if not source.exists(journal_rel, what="AIDE journal"):
+    if not source.is_file(journal_rel, what="AIDE journal"):
+        if source.exists(journal_rel, what="AIDE journal"):
+            source.file_size(journal_rel, source.limits.log_bytes, what="AIDE journal")
         raise SourceError(
-            f"{journal_rel} not found",
-            path=journal_rel,
+            f"looked for AIDE's journal {journal_rel} in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be the AIDE log directory logs/<n>-<name>/ that holds journal.json",
         )
-    raw, n2p = parse_journal(source.read_json(journal_rel, what="AIDE journal"), journal_rel)
+    raw, n2p = parse_journal(
+        source.read_json(journal_rel, what="AIDE journal"), journal_rel, source.limits
+    )
     if not raw:
         raise SourceError(
             "the journal has no nodes",
@@ -297,8 +329,10 @@ def read_aide_run(
         if selection.use_final_file
         else binding.final
     )
-    started = min(utc_from_epoch(float(n["ctime"])) for n in raw)
-    ended = max(_created_at(n) for n in raw)
+    times = [node_times(n, journal_rel, []) for n in raw]
+    started = min(t[0] for t in times)
+    ended = max(t[1] for t in times)
+    final_code, final_note = aide_final_code(source, nodes, f"{prefix}best_solution.py", problems)
     raw_logs = copy_if_present(source, [f"{prefix}{f}" for f in AIDE_LOG_FILES])
     raw_logs = {k[len(prefix) :] if prefix else k: v for k, v in raw_logs.items()}
     raw_logs.update(extra_logs or {})
@@ -319,7 +353,42 @@ def read_aide_run(
         tokens=resolve_tokens(opts.tokens, None, problems, "the AIDE journal"),
         raw_logs=raw_logs,
         problems=problems,
+        final_code=final_code,
+        final_code_note=final_note,
         final_created_at=ended,
+    )
+
+
+def best_code_node(nodes: list[ImportedNode], rankable=lambda n: True) -> ImportedNode | None:
+    """The node the agent's metric rule ranks first among its non-buggy nodes, with or without a
+    prediction file (AIDE's ``get_best_node(only_good=True)``): whose code stands for the run's
+    final file when no log names it."""
+    best, _inc, _why = rank_by_metric(
+        node_candidate(n, rankable=rankable(n)) for n in nodes if not n.buggy
+    )
+    return None if best is None else next(n for n in nodes if n.node_id == best.node_id)
+
+
+def aide_final_code(
+    source: SourceDir, nodes: list[ImportedNode], best_rel: str, problems: list
+) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The code bound to an AIDE run's final file, and where it came from: AIDE's own
+    ``best_solution.py`` when SOURCE holds it, else the code of the node the metric rule ranks
+    first (:func:`best_code_node`)."""
+    if source.is_file(best_rel, what="best solution"):
+        text = clean_text(
+            source.read_text(best_rel, source.limits.code_bytes, what="best solution"),
+            problems, "best_solution.py", best_rel,
+        )  # fmt: skip
+        same = [n.node_id for n in nodes if n.code and n.code[0][1] == text]
+        of = f" (the code of node {same[0]})" if same else ""
+        return (("best_solution.py", text),), f"AIDE's own best solution {best_rel}{of}"
+    node = best_code_node(nodes)
+    if node is None:
+        return (), "no best_solution.py in SOURCE and no non-buggy node reports a metric"
+    return node.code, (
+        f"the code of node {node.node_id}, which the metric rule ranks first among the "
+        "non-buggy nodes (SOURCE holds no best_solution.py)"
     )
 
 

@@ -10,49 +10,53 @@ previous stage's best node with the same id, so nodes are de-duplicated by id (t
 occurrence is kept).
 
 The metric is a float or ``{"metric_names": [{"metric_name", "lower_is_better", "data":
-[{"dataset_name", "final_value", "best_value"}]}]}``; the agent compares the mean of all
-``final_value`` in the direction of the first metric name. Selection:
-:func:`~.selection.latest_stage_best_node` (``is_buggy`` only; seed re-runs are not ranked). The
-final file is ``submission.csv`` in SOURCE (copy the worker's ``working/submission.csv`` there).
+[{"dataset_name", "final_value", "best_value"}]}]}``. A node's reported score is its *primary*
+metric, the first it names, in that metric's own direction (the mean of its ``final_value`` over
+datasets): the agent's own comparison averages every metric, whatever their directions, which
+mixes a balanced error rate with losses. Selection: :func:`~.selection.latest_stage_best_node`
+(``is_buggy`` only; seed re-runs are not ranked). The final file is ``submission.csv`` in SOURCE
+(copy the worker's ``working/submission.csv`` there); its code is the node the rule picks when
+files are ignored. Missing or unreadable sub-stage journals, and runs that stopped inside a
+stage, make the run incomplete (:mod:`.aiscientist_stages`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from automd_analysis.importers._common import (
     ImportOptions,
     assemble,
-    check_node_id,
-    copy_if_present,
-    dig,
+    clean_text,
     final_default,
     finite_or_none,
     first_line,
-    read_yaml_config,
     require_task,
     resolve_llm,
     resolve_tokens,
 )
 from automd_analysis.importers._source import SourceDir
-from automd_analysis.importers.aide import node_candidate, parse_journal
-from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric, utc_from_epoch
+from automd_analysis.importers.aide import node_candidate, node_times
+from automd_analysis.importers.aiscientist_stages import (
+    STAGE_DIR,
+    StageJournals,
+    check_finished,
+    find_stages,
+    read_stage_journals,
+)
+from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.selection import Candidate, StageCandidates, latest_stage_best_node
 
 __all__ = ["STAGE_DIR", "parse_metric", "read_aiscientist_v2"]
 
-#: ``stage_<main>_<main name>_<sub>_<sub name>`` (AgentManager's sub-stage directories).
-STAGE_DIR = re.compile(r"^stage_(\d+)_(.+?)_(\d+)_(.+)$")
-STAGE_LOG_FILES = ("journal.json", "config.yaml", "best_node_id.txt", "tree_data.json")
 FINAL_CANDIDATES = ("submission.csv", "working/submission.csv")
 
 
 def parse_metric(metric: Any, problems: list, what: str, where: str) -> Metric:
-    """An AI-Scientist-v2 node metric as :class:`~.model.Metric` (mean of ``final_value``).
+    """An AI-Scientist-v2 node metric as :class:`~.model.Metric`: its primary (first) metric.
 
     Parameters
     ----------
@@ -66,8 +70,10 @@ def parse_metric(metric: Any, problems: list, what: str, where: str) -> Metric:
     Returns
     -------
     Metric
-        ``kind`` is ``"scalar"`` for a float value, else ``"names:<n1>,<n2>"``; ``maximize`` is
-        ``not metric_names[0].lower_is_better`` (structured) or ``metric.maximize`` (float).
+        For a structured metric: the mean of the first metric name's ``final_value`` over its
+        datasets, ``maximize = not metric_names[0].lower_is_better`` and ``kind =
+        "names:<first name>"`` (nodes whose primary metrics differ are incomparable). For a float
+        value: that value, ``metric.maximize`` and ``kind = "scalar"``.
 
     See Also
     --------
@@ -82,7 +88,9 @@ def parse_metric(metric: Any, problems: list, what: str, where: str) -> Metric:
     --------
     >>> m = parse_metric({"value": {"metric_names": [{"metric_name": "val auc",
     ...     "lower_is_better": False, "data": [{"dataset_name": "d", "final_value": 0.8,
-    ...     "best_value": 0.8}, {"dataset_name": "e", "final_value": 0.7, "best_value": 0.7}]}]},
+    ...     "best_value": 0.8}, {"dataset_name": "e", "final_value": 0.7, "best_value": 0.7}]},
+    ...     {"metric_name": "val loss", "lower_is_better": True, "data": [
+    ...     {"dataset_name": "d", "final_value": 0.4, "best_value": 0.4}]}]},
     ...     "maximize": None}, [], "metric", "journal.json")
     >>> round(m.value, 6), m.maximize, m.kind
     (0.75, True, 'names:val auc')
@@ -94,15 +102,15 @@ def parse_metric(metric: Any, problems: list, what: str, where: str) -> Metric:
         names = value.get("metric_names")
         if not isinstance(names, list) or not names or not all(isinstance(n, dict) for n in names):
             return Metric()
-        finals = []
-        for n in names:
-            for d in n.get("data") or []:
-                if isinstance(d, dict):
-                    finals.append(d.get("final_value"))
+        primary = names[0]
+        data = primary.get("data")
+        finals = [d.get("final_value") for d in data if isinstance(d, dict)] if isinstance(
+            data, list) else []  # fmt: skip
         nums = [finite_or_none(v, problems, what, where) for v in finals]
         nums = [v for v in nums if v is not None]
-        lib = names[0].get("lower_is_better")
-        kind = "names:" + ",".join(str(n.get("metric_name")) for n in names)
+        lib = primary.get("lower_is_better")
+        kind = "names:" + clean_text(str(primary.get("metric_name")), problems, "metric name",
+                                     where)  # fmt: skip
         return Metric(
             sum(nums) / len(nums) if nums and len(nums) == len(finals) else None,
             (not lib) if isinstance(lib, bool) else None,
@@ -114,37 +122,6 @@ def parse_metric(metric: Any, problems: list, what: str, where: str) -> Metric:
         maximize if isinstance(maximize, bool) else None,
         "scalar",
     )
-
-
-def _stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int, int]]]:
-    out = []
-    for name, kind in source.listdir(""):
-        m = STAGE_DIR.match(name)
-        if not m:
-            continue
-        if kind == "link":
-            raise SourceError(
-                f"stage directory {name!r} is a symlink",
-                path=name,
-                code="import.unsafe_path",
-                fix="replace symlinks in SOURCE by copies",
-            )
-        if kind != "dir":
-            continue
-        check_node_id(name, "stage directory", name)
-        order = (int(m.group(1)), int(m.group(3)))
-        if not source.exists(f"{name}/journal.json"):
-            problems.append(
-                problem(
-                    "import.stage_journal_missing",
-                    f"sub-stage {name} has no journal.json; its nodes are unknown and it is skipped",
-                    path=name,
-                    fix="nothing to do: selection continues with the other sub-stages",
-                )
-            )
-            continue
-        out.append((name, order))
-    return sorted(out, key=lambda s: (s[1], s[0]))
 
 
 def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
@@ -193,24 +170,26 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     """
     task = require_task(opts)
     problems: list = []
-    stages = _stages(source, problems)
+    stages = find_stages(source, problems)
     if not stages:
         raise SourceError(
-            "no sub-stage directory with a journal.json",
-            path=".",
+            "looked for sub-stage directories stage_<n>_<name>_<m>_<name>/ with a journal.json "
+            "in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be logs/0-run/ with its stage_* directories",
         )
-    journals = _read_stage_journals(source, stages, problems)
+    journals = read_stage_journals(source, stages, problems)
+    stages = journals.stages
     if not journals.raw_by_id:
         raise SourceError(
-            "the sub-stage journals hold no nodes",
-            path=".",
+            f"the {len(stages)} readable sub-stage journal(s) hold no nodes",
+            path=source.root,
             code="import.empty_run",
             fix="the agent produced no node; there is nothing to import",
         )
-    ordered = _in_creation_order(journals, stages)
-    nodes = [_imported_node(n, i, journals, problems) for i, n in enumerate(ordered, start=1)]
+    check_finished(journals, problems)
+    nodes = _nodes(_in_creation_order(journals, stages), journals, problems)
     binding = bind_nodes(
         source, opts.predictions, [(n.node_id, n.log_step) for n in nodes], step_allowed=False
     )
@@ -218,15 +197,17 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
         replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
         for n in nodes
     ]
-    stage_cands = _stage_candidates(stages, journals, {n.node_id: n for n in nodes}, problems)
+    by_id = {n.node_id: n for n in nodes}
+    stage_cands = _stage_candidates(stages, journals, by_id, problems)
     selection = latest_stage_best_node(stage_cands)
     final_rel = (
         final_default(source, binding, FINAL_CANDIDATES)
         if selection.use_final_file
         else binding.final
     )
-    started = min(utc_from_epoch(float(n["ctime"])) for n in ordered)
+    started = min(node_times(n, "journal.json", [])[0] for n in journals.raw_by_id.values())
     ended = max(n.created_at for n in nodes)
+    final_code, final_note = _final_code(stage_cands, by_id)
     llm = resolve_llm(opts.llm, [x for x in journals.llm_names if x], problems, stages[-1][0])
     tokens = resolve_tokens(opts.tokens, None, problems, "the AI-Scientist-v2 tree search")
     return [
@@ -247,65 +228,31 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
             tokens=tokens,
             raw_logs=journals.raw_logs,
             problems=problems,
+            final_code=final_code,
+            final_code_note=final_note,
             final_created_at=ended,
         )
     ]
 
 
-@dataclass
-class _StageJournals:
-    """What the sub-stage directories hold, gathered in stage order."""
-
-    raw_by_id: dict[str, dict] = field(default_factory=dict)  # first occurrence of each node id
-    first_stage: dict[str, str] = field(default_factory=dict)  # node id -> its first sub-stage
-    parent_of: dict[str, str] = field(default_factory=dict)
-    stage_nodes: dict[str, list[str]] = field(default_factory=dict)  # sub-stage -> node ids
-    best_ids: dict[str, str | None] = field(default_factory=dict)  # best_node_id.txt per stage
-    raw_logs: dict[str, str] = field(default_factory=dict)
-    llm_names: list = field(default_factory=list)
-
-
-def _read_stage_journals(
-    source: SourceDir, stages: list[tuple[str, tuple[int, int]]], problems: list
-) -> _StageJournals:
-    """Read every sub-stage's journal, best node id, config and raw log files (nodes copied
-    into a later sub-stage keep their first occurrence)."""
-    out = _StageJournals()
-    for name, _order in stages:
-        where = f"{name}/journal.json"
-        raw, n2p = parse_journal(source.read_json(where, what="AI-Scientist journal"), where)
-        out.stage_nodes[name] = [n["id"] for n in raw]
-        for n in raw:
-            if n["id"] not in out.raw_by_id:
-                out.raw_by_id[n["id"]] = n
-                out.first_stage[n["id"]] = name
-        for child, parent in n2p.items():
-            out.parent_of.setdefault(child, parent)
-        out.best_ids[name] = _best_node_id(source, name, problems)
-        config = read_yaml_config(source, f"{name}/config.yaml", problems)
-        out.llm_names.append(dig(config, "agent", "code", "model"))
-        out.raw_logs.update(_stage_raw_logs(source, name))
-    for fname, kind in source.listdir(""):
-        if kind == "file" and fname.endswith("_summary.json"):
-            out.raw_logs[fname] = fname
-    return out
-
-
-def _stage_raw_logs(source: SourceDir, name: str) -> dict[str, str]:
-    """The log files of one sub-stage to copy into the archive (archive path -> source path)."""
-    logs = copy_if_present(source, [f"{name}/{f}" for f in STAGE_LOG_FILES])
-    for fname, kind in source.listdir(name):
-        if kind == "file" and fname.startswith("best_solution_") and fname.endswith(".py"):
-            logs[f"{name}/{fname}"] = f"{name}/{fname}"
-    if source.is_dir(f"{name}/notes"):
-        for fname, kind in source.listdir(f"{name}/notes"):
-            if kind == "file" and fname.endswith(".json"):
-                logs[f"{name}/notes/{fname}"] = f"{name}/notes/{fname}"
-    return logs
+def _final_code(stage_cands: list[StageCandidates], by_id: dict[str, ImportedNode]):
+    """The code bound to the final file: the node the selection rule picks when every node is
+    taken to have a file (the latest sub-stage's saved or metric-best node)."""
+    every = [
+        replace(st, candidates=tuple(replace(c, has_file=True) for c in st.candidates))
+        for st in stage_cands
+    ]
+    picked = latest_stage_best_node(every).node_id
+    if picked is None:
+        return (), "no sub-stage has a non-buggy node to take the code from"
+    return by_id[picked].code, (
+        f"the code of node {picked}, which the latest_stage_best_node rule picks when "
+        "prediction files are not considered"
+    )
 
 
 def _in_creation_order(
-    journals: _StageJournals, stages: list[tuple[str, tuple[int, int]]]
+    journals: StageJournals, stages: list[tuple[str, tuple[int, int]]]
 ) -> list[dict]:
     """The distinct raw nodes by ``ctime``, then sub-stage, step and id."""
     stage_order = {name: i for i, (name, _o) in enumerate(stages)}
@@ -320,7 +267,19 @@ def _in_creation_order(
     )
 
 
-def _imported_node(n: dict, ordinal: int, journals: _StageJournals, problems: list) -> ImportedNode:
+def _nodes(ordered: list[dict], journals: StageJournals, problems: list) -> list[ImportedNode]:
+    """The nodes in creation order; a node that is not a development step (seed aggregation)
+    takes the step number of the last step before it, so every version's step is in ``steps``."""
+    out, ordinal = [], 0
+    for n in ordered:
+        is_step = n.get("is_seed_agg_node") is not True
+        ordinal += is_step
+        out.append(_imported_node(n, max(ordinal, 1), is_step, journals, problems))
+    return out
+
+
+def _imported_node(n: dict, ordinal: int, is_step: bool, journals: StageJournals,
+                   problems: list) -> ImportedNode:  # fmt: skip
     """One raw journal node as :class:`~.model.ImportedNode` (an unknown parent is dropped and
     recorded)."""
     nid = n["id"]
@@ -335,9 +294,10 @@ def _imported_node(n: dict, ordinal: int, journals: _StageJournals, problems: li
             )
         )
         parent = None
-    code = [("experiment_code.py", n.get("code") or "")]
+    code = [("experiment_code.py", clean_text(n.get("code"), problems, "node code", where))]
     if isinstance(n.get("plot_code"), str) and n["plot_code"]:
-        code.append(("plotting_code.py", n["plot_code"]))
+        code.append(("plotting_code.py", clean_text(n["plot_code"], problems, "node plot code",
+                                                    where)))  # fmt: skip
     return ImportedNode(
         node_id=nid,
         ordinal=ordinal,
@@ -346,16 +306,16 @@ def _imported_node(n: dict, ordinal: int, journals: _StageJournals, problems: li
         stage=journals.first_stage[nid],
         buggy=n.get("is_buggy") is True,
         metric=parse_metric(n.get("metric"), problems, f"metric of node {nid}", where),
-        created_at=utc_from_epoch(float(n["ctime"]) + float(n.get("exec_time") or 0)),
+        created_at=node_times(n, where, problems)[1],
         code=tuple(code),
-        description=first_line(n.get("plan")),
-        is_step=n.get("is_seed_agg_node") is not True,
+        description=first_line(clean_text(n.get("plan"), problems, "node plan", where)),
+        is_step=is_step,
     )
 
 
 def _stage_candidates(
     stages: list[tuple[str, tuple[int, int]]],
-    journals: _StageJournals,
+    journals: StageJournals,
     by_id: dict[str, ImportedNode],
     problems: list,
 ) -> list[StageCandidates]:
@@ -390,18 +350,3 @@ def _stage_candidates(
             StageCandidates(name, order, best, tuple(cand(i) for i in journals.stage_nodes[name]))
         )
     return out
-
-
-def _best_node_id(source: SourceDir, stage: str, problems: list) -> str | None:
-    rel = f"{stage}/best_node_id.txt"
-    if not source.exists(rel):
-        problems.append(
-            problem(
-                "import.best_node_missing",
-                f"{stage} has no best_node_id.txt; the metric rule decides",
-                path=rel,
-            )
-        )
-        return None
-    text = source.read_text(rel, source.limits.text_bytes, what="best_node_id.txt").strip()
-    return check_node_id(text, "best node id", rel)

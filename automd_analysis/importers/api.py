@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from automd_analysis.archive import NAME_PATTERN
+from automd_analysis.archive.safe import MAX_INT
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
-from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers._source import SourceDir, parse_json
+from automd_analysis.importers.locate import nearby_logs
 from automd_analysis.importers.model import ImportedRun, TokenCount
+from automd_analysis.importers.packed import is_packed, unpacked
+from automd_analysis.importers.predictions import read_user_json
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.writer import WrittenRun, write_runs
 
@@ -78,29 +80,34 @@ def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCoun
     TokenCount(prompt=1200, completion=300, total=1500, source='user_file')
     """
     path = Path(path)
+    raw = read_user_json(path, max_bytes, lambda msg: _tokens_error(f"--tokens file: {msg}", path))
+    return parse_tokens(raw, path)
+
+
+def _tokens_error(msg: str, path) -> SourceError:
     fix = 'write {"prompt": int, "completion": int, "total": int} (docs/importing.md)'
+    return SourceError(msg, path=path, code="import.tokens_invalid", fix=fix)
+
+
+def parse_tokens(raw: object, path) -> TokenCount:
+    """A parsed tokens object as :class:`TokenCount` (``import.tokens_invalid`` naming ``path``:
+    other keys, counts that are not integers in [0, 2**53), ``total < max(prompt,
+    completion)``)."""
 
     def bad(msg: str) -> SourceError:
-        return SourceError(msg, path=path, code="import.tokens_invalid", fix=fix)
+        return _tokens_error(msg, path)
 
-    if not path.is_file():
-        raise bad("--tokens file not found")
-    if path.stat().st_size > max_bytes:
-        raise bad(f"--tokens file is larger than {max_bytes} bytes")
-    try:
-        raw = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise bad(f"--tokens file is not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise bad("--tokens file must hold a JSON object")
     extra = set(raw) - {"prompt", "completion", "total", "source"}
     if extra:
-        raise bad(f"--tokens file has unknown keys {sorted(extra)}")
+        shown = [k[:40] for k in sorted(extra)[:5]]
+        raise bad(f"--tokens file has unknown keys {shown}")
     counts = {}
     for key in ("prompt", "completion", "total"):
         v = raw.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise bad(f"--tokens {key!r} must be an integer >= 0, not {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_INT:
+            raise bad(f"--tokens {key!r} must be an integer in [0, 2**53 - 1], not {v!r}")
         counts[key] = v
     if counts["total"] < max(counts["prompt"], counts["completion"]):
         raise bad("--tokens 'total' is smaller than 'prompt' or 'completion'")
@@ -164,8 +171,8 @@ def _check_headers(run: ImportedRun, expected: list[str]) -> None:
         files.append(("final", run.final_file))
     bad = []
     for node_id, rel in files:
-        source.file_size(rel, source.limits.prediction_bytes, what="prediction file")
-        head = _head(source, rel)
+        head = source.read_head(rel, 1 << 16, source.limits.prediction_bytes,
+                                what="prediction file")  # fmt: skip
         line = head.split(b"\n", 1)[0].decode("utf-8", errors="replace").strip().lstrip("\ufeff")
         cols = [c.strip().strip('"') for c in line.split(",")]
         if sorted(cols) != sorted(expected):
@@ -179,12 +186,6 @@ def _check_headers(run: ImportedRun, expected: list[str]) -> None:
                 fix="check the --predictions binding",
             )
         )
-
-
-def _head(source: SourceDir, rel: str) -> bytes:
-    fd = os.open(source.path(rel), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(1 << 16)
 
 
 @dataclass
@@ -233,6 +234,7 @@ class ImportReport:
                         "total": r.tokens.total,
                     },
                     "tokens_source": None if r.tokens is None else r.tokens.source,
+                    "incomplete": r.incomplete,
                     "problems": [p.to_dict() for p in r.problems],
                 }
             )
@@ -245,6 +247,29 @@ class ImportReport:
         }
 
 
+def _with_hint(exc: SourceError, fmt: str, source: SourceDir) -> SourceError:
+    """``import.journal_missing`` naming the directory one level off that holds the log."""
+    mark, found = nearby_logs(fmt, source.root)
+    if not found:
+        return exc
+    if found[0] == source.root.parent:
+        hint, fix = f"the folder one level above SOURCE holds {mark}: {found[0]}", found[0]
+    else:
+        names = ", ".join(p.name for p in found[:5]) + (" ..." if len(found) > 5 else "")
+        hint = f"{len(found)} folder(s) one level below SOURCE hold {mark}: {names}"
+        fix = found[0] if len(found) == 1 else None
+    return SourceError(
+        f"{exc.message}; {hint}",
+        path=exc.path,
+        location=exc.location,
+        code=exc.code,
+        fix=f"pass {fix} as SOURCE"
+        if fix
+        else "pass one of them as SOURCE, or import them all with --layout (docs/importing.md)",
+        details={**exc.details, "log_directories": [str(p) for p in found]},
+    )
+
+
 def import_source(
     fmt: str,
     source: str | Path,
@@ -255,14 +280,15 @@ def import_source(
     manifests: str | Path | None = None,
     data: str | Path | None = None,
 ) -> ImportReport:
-    """Import one agent output directory into an archive.
+    """Import one agent output directory (or a ``.zip``/``.tar`` of it) into an archive.
 
     Parameters
     ----------
     fmt : str
         One of :data:`FORMATS`.
     source : str or Path
-        The directory holding the agent's own log (docs/importing.md, per format).
+        The directory holding the agent's own log (docs/importing.md, per format), or a
+        ``.zip``/``.tar[.gz]`` file of it (unpacked safely for the import, :mod:`.packed`).
     archive : str or Path
         DEST; ``archive.yaml`` is created when missing.
     opts : ImportOptions
@@ -280,7 +306,8 @@ def import_source(
     ------
     SourceError
         Any fatal ``import.*`` code of :data:`~automd_analysis.importers.problems.FATAL`; nothing
-        is written then.
+        is written then. ``import.journal_missing`` names the directory one level above or below
+        SOURCE that holds the log, when there is one.
 
     See Also
     --------
@@ -307,9 +334,34 @@ def import_source(
             code="import.options_invalid",
             fix=f"use one of {', '.join(FORMATS)}",
         )
-    src = SourceDir(source, opts.limits)
-    runs = readers[fmt](src, opts)
+    given = Path(source)
+    if is_packed(given):
+        with unpacked(given, opts.limits) as (root, name):
+            src = SourceDir(root, opts.limits, name=name)
+            return _import(fmt, src, given, archive, opts, replace_existing, manifests, data)
+    return _import(fmt, SourceDir(given, opts.limits), given, archive, opts, replace_existing,
+                   manifests, data)  # fmt: skip
+
+
+def _tokens_in_source(src: SourceDir, opts: ImportOptions) -> ImportOptions:
+    """``opts`` with the tokens of ``opts.tokens_in_source`` when SOURCE holds that file."""
+    rel = opts.tokens_in_source
+    if rel is None or not src.is_file(rel, what="tokens file"):
+        return opts
+    raw = parse_json(src.read_bytes(rel, src.limits.text_bytes, what="tokens file"), rel,
+                     "tokens file", src.limits)  # fmt: skip
+    return replace(opts, tokens=parse_tokens(raw, rel))
+
+
+def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data):
+    opts = _tokens_in_source(src, opts)
+    try:
+        runs = _formats()[fmt](src, opts)
+    except SourceError as exc:
+        if exc.code == "import.journal_missing":
+            raise _with_hint(exc, fmt, src) from None
+        raise
     _check_tasks(runs, None if manifests is None else Path(manifests),
                  None if data is None else Path(data))  # fmt: skip
     written = write_runs(archive, runs, replace=replace_existing, limits=opts.limits)
-    return ImportReport(fmt, src.root, Path(archive), runs, written)
+    return ImportReport(fmt, given.resolve(), Path(archive), runs, written)

@@ -4,8 +4,10 @@ SOURCE is the loop's work directory: the final ``submission.csv``, the agent's f
 ``journal.md`` (the Auto-MD-bench program) and/or a karpathy-style ``results.tsv`` (tab-separated,
 header ``commit<TAB><metric><TAB>memory_gb<TAB>status<TAB>description``, ``status`` one of
 ``keep``, ``discard``, ``crash``), and optionally the Codex session rollouts under
-``sessions/**/rollout-*.jsonl`` (times, LLM, tokens; see :mod:`.codex`). ``journal.md`` is free
-text and is copied, not parsed.
+``sessions/**/rollout-*.jsonl`` (times, LLM, tokens; see :mod:`.rollouts`). ``journal.md`` is free
+text and is copied, not parsed; the log files are found whatever their case (``PROGRAM.md``).
+Without a rollout, the run's times are the files' modification times. The code bound to the final
+file is every script in SOURCE (``train.py``, ``src/...``).
 
 Steps are the rows of ``results.tsv`` (``{step}`` = the 1-based row number, ``{node_id}`` =
 ``step-NNNN``); a ``crash`` row is a failed step. Selection is :func:`~.selection.final_file`.
@@ -25,21 +27,29 @@ from automd_analysis.importers._common import (
     malformed,
     mtime_utc,
     require_task,
+    too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
-from automd_analysis.importers.codex import (
-    assemble_rollout_run,
-    linear_steps_from_files,
-    read_rollouts,
-    times_from_mtime,
-)
+from automd_analysis.importers.codex import assemble_rollout_run
 from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError
+from automd_analysis.importers.rollouts import read_rollouts
+from automd_analysis.importers.workdir import linear_steps_from_files, times_from_files
 
 __all__ = ["parse_results_tsv", "read_autoresearch"]
 
+#: The loop's own files copied under ``logs/`` (matched whatever their case).
 LOG_FILES = ("results.tsv", "journal.md", "program.md", "run.log")
+
+
+def log_files(source: SourceDir) -> dict[str, str]:
+    """``{lower-case name: name in SOURCE}`` of the top-level log files (``PROGRAM.md`` too)."""
+    out = {}
+    for name, kind in source.listdir(""):
+        if kind == "file" and name.lower() in LOG_FILES:
+            out.setdefault(name.lower(), name)
+    return out
 
 
 def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNode]:
@@ -78,8 +88,11 @@ def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNod
     >>> [(n.node_id, n.buggy, n.metric.value) for n in parse_results_tsv(tsv, "r.tsv", [])]
     [('step-0001', False, 0.786), ('step-0002', True, None)]
     """
-    reader = csv.reader(io.StringIO(text), delimiter="\t")
-    rows = [r for r in reader if r and any(c.strip() for c in r)]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text), delimiter="\t")
+                if r and any(c.strip() for c in r)]  # fmt: skip
+    except csv.Error as exc:
+        raise malformed(f"results.tsv is not tab-separated text: {exc}", where) from None
     if not rows:
         raise malformed("results.tsv is empty", where)
     header = [h.strip() for h in rows[0]]
@@ -159,12 +172,13 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     task = require_task(opts)
     problems: list = []
     summary = read_rollouts(source, opts, problems)
-    has_tsv = source.exists("results.tsv")
-    has_journal = source.exists("journal.md")
-    if not (has_tsv or has_journal or summary.first is not None):
+    logs = log_files(source)
+    tsv = logs.get("results.tsv")
+    if not (tsv or "journal.md" in logs or summary.first is not None):
         raise SourceError(
-            "no journal.md, results.tsv or session rollout in SOURCE",
-            path=".",
+            "looked for journal.md, results.tsv and session rollouts "
+            "(sessions/**/rollout-*.jsonl) in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be the loop's work directory (docs/importing.md)",
         )
@@ -172,12 +186,13 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     if summary.first is not None:
         start, end = summary.first, summary.last
     else:
-        present = [r for r in ("results.tsv", "journal.md") if source.exists(r)]
-        start, end = times_from_mtime(source, present + ([final_rel] if final_rel else []),
-                                       problems)  # fmt: skip
-    if has_tsv:
-        text = source.read_text("results.tsv", source.limits.log_bytes, what="results.tsv")
-        nodes = parse_results_tsv(text, "results.tsv", problems)
+        start, end = times_from_files(source, problems)
+    if tsv:
+        data = source.read_bytes(tsv, source.limits.log_bytes, what="results.tsv")
+        if data.count(b"\n") > min(source.limits.max_lines, source.limits.max_nodes + 1):
+            raise too_many_nodes(data.count(b"\n"), source.limits.max_nodes, tsv)
+        text = source.read_text(tsv, source.limits.log_bytes, what="results.tsv")
+        nodes = parse_results_tsv(text, tsv, problems)
         binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
         bound = []
         for n in nodes:
@@ -202,7 +217,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         times=(start, end),
         problems=problems,
         tokens_from="the autoresearch logs",
-        other_logs=tuple(f for f in LOG_FILES if source.exists(f)),
-        steps_in_run_json=bool(nodes) and has_tsv,
+        other_logs={name: name for name in logs.values()},
+        steps_in_run_json=bool(nodes) and bool(tsv),
     )
     return [run]

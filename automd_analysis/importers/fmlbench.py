@@ -21,47 +21,74 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from automd_analysis.archive.safe import MAX_INT
 from automd_analysis.importers._common import (
     ImportOptions,
     assemble,
+    bounded_count,
+    bounded_seconds,
+    clean_text,
     final_default,
     finite_or_none,
     first_line,
+    in_time_range,
     malformed,
     mtime_utc,
+    out_of_range,
     require_task,
     resolve_llm,
     resolve_tokens,
-    safe_code_name,
+    too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
-from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric, TokenCount
+from automd_analysis.importers.code_files import safe_code_files
+from automd_analysis.importers.model import LATEST, ImportedNode, ImportedRun, Metric, TokenCount
 from automd_analysis.importers.predictions import bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.selection import Candidate, earliest_best_val_metric_step
+from automd_analysis.precision import comparable_scalar
 
 __all__ = ["read_fmlbench"]
 
 _RUN_DIR = re.compile(r"^(\d{8}_\d{6})$")
+_ACTION = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 SUMMARY = "summary.json"
 
 
 def _int(v, where: str, loc: str, *, minimum: int = 0) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         raise malformed(f"must be an integer >= {minimum}", where, loc)
+    if v > MAX_INT:
+        raise out_of_range(f"{v} is above 2**53 - 1", where, loc)
     return v
 
 
-def _tokens(usage, where: str, loc: str) -> TokenCount | None:
+def _tokens(usage, where: str, loc: str, problems: list) -> TokenCount | None:
+    """A ``token_usage`` object (counts above 2**53 - 1 drop it, recorded)."""
     if usage is None:
         return None
     if not isinstance(usage, dict):
         raise malformed("token_usage must be an object", where, loc)
-    vals = [
-        _int(usage.get(k, 0), where, f"{loc}.{k}")
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-    ]
+    vals = []
+    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        v = usage.get(k, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise malformed("must be an integer >= 0", where, f"{loc}.{k}")
+        vals.append(bounded_count(v, f"{loc}.{k}", where, problems))
+    if None in vals:
+        return None
     return TokenCount(*vals, source="agent_log")
+
+
+def _run_dir_time(name: str) -> datetime | None:
+    m = _RUN_DIR.match(name)
+    if not m:
+        return None
+    try:
+        dt = datetime.strptime(m.group(1), "%Y%m%d_%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return dt if datetime(1970, 1, 1, tzinfo=UTC) <= dt < LATEST else None
 
 
 def _start(source: SourceDir, summary: dict, problems: list) -> datetime:
@@ -71,8 +98,8 @@ def _start(source: SourceDir, summary: dict, problems: list) -> datetime:
         candidates.append(pw.rstrip("/").rsplit("/", 1)[-1])
     candidates.append(source.name)
     for name in candidates:
-        m = _RUN_DIR.match(name)
-        if m:
+        when = _run_dir_time(name)
+        if when is not None:
             problems.append(
                 problem(
                     "import.time_zone_assumed",
@@ -80,31 +107,33 @@ def _start(source: SourceDir, summary: dict, problems: list) -> datetime:
                     "as UTC",
                 )
             )
-            return datetime.strptime(m.group(1), "%Y%m%d_%H%M%S").replace(tzinfo=UTC)
+            return when
     problems.append(
         problem(
             "import.time_from_mtime",
-            "no YYYYmmdd_HHMMSS run directory name; the run start is summary.json's "
-            "modification time minus total_duration_seconds",
+            "no YYYYmmdd_HHMMSS run directory name (1970-2200); the run start is "
+            "summary.json's modification time minus total_duration_seconds",
         )
     )
-    dur = summary.get("total_duration_seconds") or 0
-    return mtime_utc(source, "summary.json") - timedelta(seconds=float(dur))
+    dur = bounded_seconds(summary.get("total_duration_seconds"), "total_duration_seconds",
+                          SUMMARY, []) or 0.0  # fmt: skip
+    return in_time_range(mtime_utc(source, SUMMARY) - timedelta(seconds=dur), "the run start",
+                         SUMMARY)  # fmt: skip
 
 
-def _code(source: SourceDir, step_id: int) -> tuple[tuple[str, str], ...]:
+def _code(source: SourceDir, step_id: int, problems: list) -> tuple[tuple[str, str], ...]:
     rel = f"step_snapshots/step_{step_id:04d}_code.json"
     if not source.exists(rel):
         return ()
     data = source.read_json(rel, source.limits.code_bytes * 4, what="code snapshot")
     if not isinstance(data, dict):
         raise malformed("a code snapshot must map file paths to contents", rel)
-    out = {}
-    for path, content in sorted(data.items()):
+    items = []
+    for path, content in data.items():
         if not isinstance(content, str):
             raise malformed(f"content of {path!r} must be a string", rel)
-        out[safe_code_name(path, "code.py")] = content
-    return tuple(sorted(out.items()))
+        items.append((path, clean_text(content, problems, "code snapshot", rel)))
+    return safe_code_files(items, problems, rel)
 
 
 def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
@@ -161,7 +190,8 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     where = SUMMARY
     summary = _read_summary(source)
     start = _start(source, summary, problems)
-    total = summary.get("total_duration_seconds")
+    total = bounded_seconds(summary.get("total_duration_seconds"), "total_duration_seconds",
+                            SUMMARY, problems)  # fmt: skip
     steps = _read_steps(source, summary, start, problems)
     nodes = sorted(steps.nodes, key=lambda n: n.ordinal)
     tree = bool(steps.parents)
@@ -176,12 +206,11 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     final_rel = final_default(source, binding, ("submission.csv",))
     if not selection.use_final_file:
         final_rel = binding.final
-    end = start + timedelta(seconds=float(total)) if isinstance(total, int | float) else None
-    end = max(end or start, start + timedelta(seconds=steps.elapsed))
+    end = max(_after(start, total or 0.0, problems), _after(start, steps.elapsed, problems))
     llm = resolve_llm(opts.llm, [summary.get("model")], problems, where)
     tokens = resolve_tokens(
-        opts.tokens, _tokens(summary.get("token_usage"), where, "token_usage"), problems,
-        "summary.json",
+        opts.tokens, _tokens(summary.get("token_usage"), where, "token_usage", problems),
+        problems, "summary.json",
     )  # fmt: skip
     return [
         assemble(
@@ -206,18 +235,35 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     ]
 
 
+def _after(start: datetime, seconds: float, problems: list) -> datetime:
+    """``start`` plus ``seconds``, clipped (and recorded) so that the time stays before 2200."""
+    room = (LATEST - start).total_seconds() - 1.0
+    if seconds > room:
+        problems.append(
+            problem(
+                "import.value_dropped",
+                f"durations adding up to {seconds:.6g} s end after 2200; clipped",
+                path=SUMMARY,
+            )
+        )
+        seconds = room
+    return start + timedelta(seconds=seconds)
+
+
 def _read_summary(source: SourceDir) -> dict:
     """``summary.json``, checked to be an object with a ``val_steps`` list."""
     if not source.exists(SUMMARY):
         raise SourceError(
-            "summary.json not found",
-            path=SUMMARY,
+            "looked for FML-bench's summary.json in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be the FML-bench run directory that holds summary.json",
         )
     summary = source.read_json(SUMMARY, what="FML-bench summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
         raise malformed("summary.json must be an object with a 'val_steps' list", SUMMARY)
+    if len(summary["val_steps"]) > source.limits.max_nodes:
+        raise too_many_nodes(len(summary["val_steps"]), source.limits.max_nodes, SUMMARY)
     return summary
 
 
@@ -250,10 +296,10 @@ def _read_steps(source: SourceDir, summary: dict, start: datetime, problems: lis
         if vr is not None and not isinstance(vr, dict):
             raise malformed("val_result must be an object or null", SUMMARY, f"{loc}.val_result")
         ok = isinstance(vr, dict) and vr.get("success") is True
-        dur = s.get("step_duration_seconds")
-        dur = finite_or_none(dur, problems, f"{loc}.step_duration_seconds", SUMMARY) or 0.0
-        out.elapsed += max(dur, 0.0)
-        step_tokens = _tokens(s.get("token_usage"), SUMMARY, f"{loc}.token_usage")
+        dur = bounded_seconds(s.get("step_duration_seconds"), f"{loc}.step_duration_seconds",
+                              SUMMARY, problems)  # fmt: skip
+        out.elapsed += dur or 0.0
+        step_tokens = _tokens(s.get("token_usage"), SUMMARY, f"{loc}.token_usage", problems)
         vid = f"step-{sid:04d}"
         meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
         if isinstance(meta.get("node_id"), str) and meta["node_id"]:
@@ -270,16 +316,28 @@ def _read_steps(source: SourceDir, summary: dict, start: datetime, problems: lis
                 vid,
                 sid,
                 log_step=sid,
-                stage=s.get("action") if isinstance(s.get("action"), str) else None,
+                stage=_stage(s.get("action")),
                 buggy=not ok,
                 metric=Metric(value, direction, kind),
-                created_at=start + timedelta(seconds=out.elapsed),
-                code=_code(source, sid),
+                created_at=_after(start, out.elapsed, problems),
+                code=_code(source, sid, problems),
                 tokens=None if step_tokens is None else step_tokens.total,
-                description=first_line(s.get("idea_description") or s.get("action")),
+                description=first_line(
+                    clean_text(
+                        s.get("idea_description") or s.get("action"),
+                        problems,
+                        "step description",
+                        SUMMARY,
+                    )
+                ),  # fmt: skip
             )
         )
     return out
+
+
+def _stage(action) -> str | None:
+    """The step's ``action`` as a stage name (only a plain word is kept)."""
+    return action if isinstance(action, str) and _ACTION.match(action) else None
 
 
 def _link_parents(nodes: list[ImportedNode], steps: _Steps, problems: list) -> list[ImportedNode]:
@@ -312,7 +370,10 @@ def _select(nodes: list[ImportedNode], summary: dict, problems: list):
     )  # fmt: skip
     if not selection.use_final_file or best is None:
         pass
-    elif not any(n.metric.value == best for n in nodes):
+    elif not any(
+        n.metric.value is not None and comparable_scalar(n.metric.value) == comparable_scalar(best)
+        for n in nodes
+    ):
         problems.append(
             problem("import.best_step_missing", f"no step reports best_val_metric {best!r}")
         )

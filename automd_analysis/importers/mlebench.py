@@ -14,7 +14,12 @@ relative to each run directory. Selection: :func:`~.selection.best_reported_val_
 
 from __future__ import annotations
 
-from automd_analysis.importers._common import ImportOptions, check_node_id, malformed
+from automd_analysis.importers._common import (
+    ImportOptions,
+    check_node_id,
+    malformed,
+    symlinked_dir,
+)
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.aide import read_aide_run
 from automd_analysis.importers.model import ImportedRun
@@ -66,8 +71,8 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     """
     if not source.exists("metadata.json"):
         raise SourceError(
-            "metadata.json not found",
-            path="metadata.json",
+            "looked for MLE-bench's metadata.json in SOURCE and found none",
+            path=source.root,
             code="import.journal_missing",
             fix="SOURCE must be an MLE-bench run-group directory (runs/<ts>_run-group_<agent>/)",
         )
@@ -75,6 +80,14 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     runs = meta.get("runs") if isinstance(meta, dict) else None
     if not isinstance(runs, dict):
         raise malformed("metadata.json must have a 'runs' object", "metadata.json", "runs")
+    if len(runs) > source.limits.max_entries:
+        raise SourceError(
+            f"metadata.json lists {len(runs)} runs, above the listing cap of "
+            f"{source.limits.max_entries}",
+            path="metadata.json",
+            code="import.too_large",
+            fix="import the run group in parts (--task)",
+        )
     group_problems: list = []
     per_comp: dict[str, int] = {}
     out: list[ImportedRun] = []
@@ -88,12 +101,7 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
             continue
         kind = entries.get(run_id)
         if kind == "link":
-            raise SourceError(
-                f"run directory {run_id!r} is a symlink",
-                path=run_id,
-                code="import.unsafe_path",
-                fix="replace symlinks in SOURCE by copies",
-            )
+            raise symlinked_dir(run_id, "run directory")
         if kind != "dir":
             group_problems.append(
                 problem("import.run_failed", f"run {run_id} has no directory; skipped", path=run_id)

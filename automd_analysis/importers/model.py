@@ -17,10 +17,22 @@ from typing import Literal
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers.selection import Selection
 
-__all__ = ["FINAL_VERSION", "ImportedNode", "ImportedRun", "Metric", "TokenCount", "utc_from_epoch"]
+__all__ = [
+    "EARLIEST",
+    "FINAL_VERSION",
+    "LATEST",
+    "ImportedNode",
+    "ImportedRun",
+    "Metric",
+    "TokenCount",
+    "utc_from_epoch",
+]
 
 #: Version id of the run's final file when it matches no bound per-node/step file.
 FINAL_VERSION = "final"
+#: Times an archive holds lie in [EARLIEST, LATEST) (docs/archive.md).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 TokenSource = Literal["agent_log", "user_file", "harness"]
 
@@ -134,8 +146,11 @@ class ImportedRun:
 
     ``selected_version`` is a node id, :data:`FINAL_VERSION` or ``None`` (no submission: the run
     is invalid). ``raw_logs`` maps archive paths (below ``logs/``) to SOURCE-relative paths, copied
-    unparsed; ``log_texts`` holds logs read from outside SOURCE (``--rollout``), written as read. ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code that
-    sits beside it. ``problems`` are recorded (non-fatal) problems.
+    unparsed; ``log_texts`` holds logs read from outside SOURCE (``--rollout``), written as read.
+    ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code bound to it
+    (the agent's own best solution, or the scripts beside the file) and ``final_code_note`` says
+    where that code came from. ``problems`` are recorded (non-fatal) problems; a ``run.incomplete``
+    among them makes the run :attr:`incomplete`.
     """
 
     format: str
@@ -158,6 +173,7 @@ class ImportedRun:
     final_file: str | None = None
     final_created_at: datetime | None = None
     final_code: tuple[tuple[str, str], ...] = ()
+    final_code_note: str = ""
     raw_logs: dict[str, str] = field(default_factory=dict)
     log_texts: dict[str, str] = field(default_factory=dict)
     binding: str = "none"
@@ -168,6 +184,11 @@ class ImportedRun:
     def run_id(self) -> str:
         """``<experiment>/<agent>/<task>/rep<k>``."""
         return f"{self.experiment}/{self.agent}/{self.task}/rep{self.rep}"
+
+    @property
+    def incomplete(self) -> bool:
+        """Part of the run is missing or unreadable, or the run stopped inside a stage."""
+        return any(p.code == "run.incomplete" for p in self.problems)
 
     @property
     def versions(self) -> list[ImportedNode]:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._source import SourceDir, check_relative
+from automd_analysis.importers.json_bounds import json_shape
 from automd_analysis.importers.problems import SourceError, problem
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "PredictionSpec",
     "bind_nodes",
     "parse_predictions",
+    "read_user_json",
     "scan_steps",
 ]
 
@@ -188,16 +190,33 @@ def parse_predictions(value: str | None, *, max_bytes: int = 1 << 20) -> Predict
     return parse_pattern(value)
 
 
+def read_user_json(path: Path, max_bytes: int, bad) -> object:
+    """A small JSON file the user names (``--predictions`` map, ``--tokens``): a regular file of
+    at most ``max_bytes``, nested at most 100 levels; every failure is ``bad(message)``."""
+    try:
+        if not path.is_file():
+            raise bad(f"{path.name} not found (or not a regular file)")
+        if path.stat().st_size > max_bytes:
+            raise bad(f"{path.name} is larger than {max_bytes} bytes")
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise bad(f"{path.name} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise bad(f"{path.name} is larger than {max_bytes} bytes")
+    if json_shape(data, max_depth=100).depth > 100:
+        raise bad(f"{path.name} nests objects/arrays more than 100 levels deep")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise bad(f"{path.name} is not JSON: {exc}") from None
+
+
 def _read_map(path: Path, max_bytes: int) -> PredictionSpec:
     fix = 'write {"<node id or step>": "<path relative to SOURCE>", ...} (docs/importing.md)'
-    if not path.is_file():
-        raise _invalid("--predictions map file not found", fix, path)
-    if path.stat().st_size > max_bytes:
-        raise _invalid(f"--predictions map file is larger than {max_bytes} bytes", fix, path)
-    try:
-        raw = json.loads(path.read_bytes()[: max_bytes + 1].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _invalid(f"--predictions map file is not JSON: {exc}", fix, path) from None
+    raw = read_user_json(
+        path, max_bytes, lambda msg: _invalid(f"--predictions map file: {msg}", fix, path)
+    )
     if not isinstance(raw, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
     ):
@@ -396,7 +415,17 @@ def scan_steps(source: SourceDir, spec: PredictionSpec) -> list[tuple[int, str]]
     base = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
     if base and not source.is_dir(base, what="prediction directory"):
         return []
-    files, _links = source.walk_files(base, what="prediction directory")
+    files, others = source.walk_files(base, what="prediction directory")
+    for rel, kind in others:
+        if regex.match(rel):  # a snapshot the pattern names, but not a regular file
+            if kind == "link":
+                source.path(rel, what="prediction file")  # raises import.unsafe_path
+            raise SourceError(
+                f"prediction file {rel!r} is not a regular file (a FIFO, device or socket)",
+                path=rel,
+                code="import.not_a_file",
+                fix="replace it by a regular file",
+            )
     found: dict[int, str] = {}
     for rel in files:
         m = regex.match(rel)

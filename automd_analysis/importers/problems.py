@@ -2,7 +2,9 @@
 
 A *fatal* code stops the import before anything is written (the CLI exits with code 2); a
 *recorded* code is kept in the import report, in ``journal.md`` and (where it concerns the run's
-content) in ``run.json`` ``notes``, and the run is still written. :data:`PROBLEM_CODES` is the
+content) in ``run.json`` ``notes``, and the run is still written. ``import.internal_*`` codes
+are our own bugs, never an answer to bad input. Messages may quote log text: it is repaired
+(:func:`~automd_analysis.importers.text.repair_text`) so that it can always be printed. :data:`PROBLEM_CODES` is the
 catalogue that ``docs/importing.md`` documents (a test keeps the two equal).
 """
 
@@ -11,12 +13,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from automd_analysis.errors import AutomdError
+from automd_analysis.importers.text import repair_text
 
 __all__ = ["FATAL", "PROBLEM_CODES", "RECORDED", "SourceError", "problem"]
 
 
+def _printable(value):
+    return repair_text(value)[0] if isinstance(value, str) else value
+
+
 class SourceError(AutomdError):
     """An agent's output directory (or an import option) cannot be imported safely."""
+
+    def __init__(self, message: str, path: str | Path | None = None, location: str | None = None,
+                 fix: str | None = None, code: str = "error", details: dict | None = None):  # fmt: skip
+        super().__init__(_printable(message), _printable(path), _printable(location),
+                         _printable(fix), code, details or {})  # fmt: skip
 
 
 #: Fatal codes: nothing is written, exit code 2.
@@ -38,7 +50,13 @@ FATAL: dict[str, str] = {
     "import.run_exists": "the run is already in the archive and --replace was not given",
     "import.archive_invalid": "DEST holds an unreadable or invalid archive.yaml",
     "import.no_runs": "an MLE-bench run group holds no importable run",
+    "import.unreadable": "a file or folder the import needs cannot be read (permissions, I/O)",
+    "import.out_of_range": "a required number or time is outside what the archive can hold",
+    "import.packed_unsafe": "a .zip/.tar SOURCE cannot be read safely (extract it first)",
+    "import.dest_unsafe": "a folder of DEST on the way to the run is a symlink or not a folder",
+    "import.dest_unwritable": "DEST cannot be written (permissions, read-only or full disk)",
     "import.internal_invalid": "the run written would not pass the archive reader (a bug)",
+    "import.internal_error": "an unexpected error inside automd import (a bug)",
 }
 
 #: Recorded codes: the run is written; the problem is reported.
@@ -57,6 +75,8 @@ RECORDED: dict[str, str] = {
     "import.best_node_buggy": "AI-Scientist-v2's saved best node is marked buggy",
     "import.best_step_missing": "no FML-bench step has the run's best_val_metric",
     "import.stage_journal_missing": "an AI-Scientist-v2 sub-stage has no journal.json (skipped)",
+    "import.stage_journal_invalid": "an AI-Scientist-v2 sub-stage journal cannot be read (skipped)",
+    "run.incomplete": "part of the run is missing or unreadable, or it stopped inside a stage",
     "import.parent_unknown": "a node names a parent the log does not have (parent dropped)",
     "import.metric_not_finite": "a reported metric is NaN or infinite (treated as missing)",
     "import.tokens_absent": "the log records no token counts and --tokens was not given",
@@ -66,6 +86,9 @@ RECORDED: dict[str, str] = {
     "import.llm_changed": "the log names more than one LLM; the last one is recorded",
     "import.run_failed": "the harness marked the run as failed",
     "import.symlink_skipped": "a symlink found while listing a directory was skipped",
+    "import.code_file_skipped": "a code file was not archived (link, special file, odd name, size)",
+    "import.text_repaired": "text that is not valid Unicode was repaired (U+FFFD)",
+    "import.value_dropped": "an optional number of the log is out of range and was dropped",
 }
 
 PROBLEM_CODES: dict[str, str] = {**FATAL, **RECORDED}
@@ -76,4 +99,5 @@ def problem(code: str, message: str, *, path: str | Path | None = None, fix: str
     """A recorded (non-fatal) problem with a code from :data:`RECORDED`."""
     if code not in RECORDED:
         raise ValueError(f"unknown recorded problem code {code!r}")
-    return AutomdError(message, path=path, location=location, code=code, fix=fix, details=details)
+    return AutomdError(_printable(message), path=_printable(path), location=_printable(location), code=code,
+                       fix=_printable(fix), details=details)  # fmt: skip

@@ -1,27 +1,45 @@
 """A YAML loader for agent configuration dumps that never constructs Python objects.
 
 AIDE and AI-Scientist-v2 save their configuration with OmegaConf, which writes ``pathlib`` paths
-as ``!!python/object/apply:pathlib.PosixPath`` followed by the list of path parts, and missing
-values as ``???``. ``yaml.safe_load`` refuses the tag; ``yaml.load`` with an unsafe loader would
+as ``!!python/object/apply:pathlib.PosixPath`` followed by the list of path parts (Python 3.13
+moved the class, so newer dumps say ``pathlib._local.PosixPath``), and missing values as
+``???``. ``yaml.safe_load`` refuses the tag; ``yaml.load`` with an unsafe loader would
 *call* ``pathlib.PosixPath`` (and any other callable a hostile file names). This loader accepts
-exactly that one tag and turns it into the joined path **string**; every other non-standard tag is
-refused without constructing anything, and so are aliases (no billion-laughs expansion).
+exactly those path tags and turns them into the joined path **string**; every other non-standard
+tag is refused without constructing anything, and so are aliases (no billion-laughs expansion).
+Collections nested deeper than a limit are refused from the event stream, before the (recursive)
+composer builds anything.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import yaml
 
-__all__ = ["POSIX_PATH_TAG", "UnsafeYamlError", "load_agent_yaml"]
+__all__ = ["PATH_TAGS", "POSIX_PATH_TAG", "UnsafeYamlError", "YamlTooDeepError", "load_agent_yaml"]
 
-#: The only Python tag accepted (OmegaConf's dump of a ``pathlib.PosixPath``).
+#: OmegaConf's dump of a ``pathlib.PosixPath`` (Python up to 3.12).
 POSIX_PATH_TAG = "tag:yaml.org,2002:python/object/apply:pathlib.PosixPath"
+#: The only Python tags accepted: POSIX paths, from every Python version's ``pathlib``.
+PATH_TAGS = tuple(
+    f"tag:yaml.org,2002:python/object/apply:{module}.{cls}"
+    for module in ("pathlib", "pathlib._local")
+    for cls in ("PosixPath", "PurePosixPath")
+)
+
+
+_OPENING = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSING = np.frombuffer(b"]}", dtype=np.uint8)
 
 
 class UnsafeYamlError(ValueError):
     """The YAML document uses a tag (or an alias) this loader refuses."""
+
+
+class YamlTooDeepError(yaml.YAMLError):
+    """The YAML document nests collections deeper than the limit."""
 
 
 class _AgentConfigLoader(yaml.SafeLoader):
@@ -50,23 +68,48 @@ def _refuse(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node):
     raise UnsafeYamlError(f"YAML tag {node.tag!r} is not accepted")
 
 
-_AgentConfigLoader.add_constructor(POSIX_PATH_TAG, _posix_path)
+for _tag in PATH_TAGS:
+    _AgentConfigLoader.add_constructor(_tag, _posix_path)
 _AgentConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", _refuse)
 _AgentConfigLoader.add_multi_constructor("!", _refuse)
 _AgentConfigLoader.add_constructor(None, lambda loader, node: _refuse(loader, "", node))
 
 
-def load_agent_yaml(text: str) -> Any:
+def _bracket_depth(text: str) -> int:
+    """The deepest running count of ``[``/``{`` over ``]``/``}`` (quotes ignored: an upper bound
+    on flow-collection nesting, cheap where PyYAML's scanner is quadratic in it)."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(data, _OPENING).astype(np.int8) - np.isin(data, _CLOSING).astype(np.int8)
+    return int(np.cumsum(step, dtype=np.int64).max(initial=0))
+
+
+def _check_depth(text: str, max_depth: int) -> None:
+    if _bracket_depth(text) > max_depth:
+        raise YamlTooDeepError(f"flow collections are nested more than {max_depth} levels deep")
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > max_depth:
+                raise YamlTooDeepError(f"collections are nested more than {max_depth} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def load_agent_yaml(text: str, *, max_depth: int = 100) -> Any:
     """Parse an agent's YAML configuration dump as plain data.
 
-    Accepts standard YAML plus OmegaConf's ``!!python/object/apply:pathlib.PosixPath`` tag, which
-    becomes the joined path string (``["/", "home", "data"]`` → ``"/home/data"``). Nothing is ever
-    imported, called or constructed from a tag.
+    Accepts standard YAML plus OmegaConf's ``!!python/object/apply:pathlib.PosixPath`` tag (also
+    as ``pathlib._local.PosixPath`` and ``PurePosixPath``), which becomes the joined path string
+    (``["/", "home", "data"]`` → ``"/home/data"``). Nothing is ever imported, called or
+    constructed from a tag.
 
     Parameters
     ----------
     text : str
         The YAML document.
+    max_depth : int
+        Deepest nesting of mappings/sequences accepted.
 
     Returns
     -------
@@ -77,6 +120,8 @@ def load_agent_yaml(text: str) -> Any:
     ------
     UnsafeYamlError
         For any other tag (``!!python/object/apply:os.system``, ``!custom``...) or an alias.
+    YamlTooDeepError
+        For collections nested deeper than ``max_depth`` (checked before composing).
     yaml.YAMLError
         For a syntax error.
 
@@ -93,6 +138,8 @@ def load_agent_yaml(text: str) -> Any:
     --------
     >>> load_agent_yaml("data_dir: !!python/object/apply:pathlib.PosixPath\\n- /\\n- home\\n- data\\n")
     {'data_dir': '/home/data'}
+    >>> load_agent_yaml("log_dir: !!python/object/apply:pathlib._local.PosixPath\\n- logs\\n- 0-exp\\n")
+    {'log_dir': 'logs/0-exp'}
     >>> load_agent_yaml("goal: ???\\nsteps: 20\\n")
     {'goal': '???', 'steps': 20}
     >>> try:
@@ -101,4 +148,5 @@ def load_agent_yaml(text: str) -> Any:
     ...     print(exc)
     YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not accepted
     """
+    _check_depth(text, max_depth)
     return yaml.load(text, Loader=_AgentConfigLoader)  # the loader only builds plain data

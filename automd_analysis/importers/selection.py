@@ -15,7 +15,9 @@ rule                                   agent / format
                                        the run's ``best_val_metric``
 =====================================  ==========================================================
 
-The metric rule compares a node's value in *that node's own* direction (``maximize``). Values of
+The metric rule compares a node's value in *that node's own* direction (``maximize``), at the
+project's one precision (:func:`automd_analysis.precision.comparable`, 12 significant digits):
+values equal to 12 digits are a tie, which goes to the earlier node. Values of
 different types (``kind``) or directions are incomparable (the paper's patched agents treat them
 so): the rule ranks only the largest group of mutually comparable candidates (ties: the group that
 holds the earliest node) and reports the others. Every function returns a :class:`Selection` with
@@ -28,6 +30,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from automd_analysis.precision import comparable_scalar
 
 __all__ = [
     "RULE_BEST_NON_FAULTY",
@@ -137,7 +141,9 @@ def rank_by_metric(candidates: Iterable[Candidate]):
 
     .. math:: c^* = \\arg\\max_{c \\in G} s \\cdot v_c, \\quad s = +1 \\text{ if maximize else } -1,
 
-    ties broken by the lowest ``order`` (then ``node_id``).
+    where values are compared as :func:`~automd_analysis.precision.comparable` (values equal to
+    12 significant digits, a relative difference of about 1e-12, tie), ties broken by the lowest
+    ``order`` (then ``node_id``).
 
     Parameters
     ----------
@@ -165,10 +171,17 @@ def rank_by_metric(candidates: Iterable[Candidate]):
     ...     Candidate("c", 2, 0.10, False)])
     >>> best.node_id, incomparable
     ('b', ('c',))
+    >>> rank_by_metric([Candidate("a", 0, 0.83, True), Candidate("b", 1, 0.8300000000001, True)])[0].node_id
+    'a'
     """
-    pool = [c for c in candidates if c.rankable and _finite(c.value) and c.maximize is not None]
+    cands = list(candidates)
+    pool = [c for c in cands if c.rankable and _finite(c.value) and c.maximize is not None]
     if not pool:
-        return None, (), ("no candidate reports a finite metric with a direction",)
+        return (
+            None,
+            (),
+            (f"none of the {len(cands)} candidate(s) reports a finite metric with a direction",),
+        )
     groups: dict[tuple[str, bool], list[Candidate]] = {}
     for c in pool:
         groups.setdefault((c.kind, bool(c.maximize)), []).append(c)
@@ -177,7 +190,7 @@ def rank_by_metric(candidates: Iterable[Candidate]):
         key=lambda kv: (-len(kv[1]), min((c.order, c.node_id) for c in kv[1]), kv[0]),
     )
     sign = 1.0 if maximize else -1.0
-    best = min(group, key=lambda c: (-sign * float(c.value), c.order, c.node_id))
+    best = min(group, key=lambda c: (-sign * comparable_scalar(c.value), c.order, c.node_id))
     incomparable = tuple(
         sorted(c.node_id for c in pool if (c.kind, bool(c.maximize)) != (kind, maximize))
     )
@@ -262,6 +275,14 @@ def best_reported_val_non_faulty(candidates: Iterable[Candidate]) -> Selection:
         f"{len(pool)} candidate(s)"
     )
     best, incomparable, reasons = rank_by_metric(pool)
+    if not pool:
+        scored = sum(
+            not c.buggy and c.rankable and _finite(c.value) and c.maximize is not None
+            for c in cands
+        )
+        reasons = (
+            f"no non-buggy node has a prediction file ({scored} non-buggy node(s) report a metric)",
+        )
     if best is None:
         return Selection(
             RULE_FINAL_FILE,
@@ -355,7 +376,8 @@ def earliest_best_val_metric_step(
 ) -> Selection:
     """FML-bench: the earliest step whose primary metric equals the run's ``best_val_metric``.
 
-    Equality is exact (FML-bench copies ``best_val_metric`` from a step's ``primary_metric``).
+    Equality is at the project's precision (:func:`~automd_analysis.precision.comparable`, 12
+    significant digits; FML-bench copies ``best_val_metric`` from a step's ``primary_metric``).
     When that step has no bound prediction file, or no step matches, the final file is used.
 
     Parameters
@@ -394,7 +416,10 @@ def earliest_best_val_metric_step(
             True,
             ("the run has no finite best_val_metric; the final file is used",),
         )
-    hit = next((c for c in cands if _finite(c.value) and c.value == best_val_metric), None)
+    target = comparable_scalar(best_val_metric)
+    hit = next(
+        (c for c in cands if _finite(c.value) and comparable_scalar(c.value) == target), None
+    )
     if hit is None:
         return Selection(
             RULE_FML_BEST_STEP,

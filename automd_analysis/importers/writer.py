@@ -1,10 +1,13 @@
 """Write imported runs into an archive (docs/archive.md), atomically per run.
 
-Every run is first staged in a temporary directory inside DEST (``DEST/.import-*``, ignored by the
-reader because it starts with ``.``), complete with a copy of ``archive.yaml``; the staged archive
-is opened with :func:`~automd_analysis.archive.open_archive` and must read without a single
-problem. Only then is each run directory renamed into place (``--replace``: the old directory is
-moved aside first and removed after the rename). Any failure before that leaves DEST as it was.
+Everything that can refuse a run is checked before DEST is touched: names, ``run.json``'s size,
+the total size of what the run would write. Then DEST is locked (:mod:`.destination`: one writer
+at a time, real folders only) and every run is staged in a temporary directory inside DEST
+(``DEST/.import-*``, ignored by the reader because it starts with ``.``), complete with a copy of
+``archive.yaml``; the staged archive is opened with :func:`~automd_analysis.archive.open_archive`
+and must read without a single problem. Only then is each run directory moved into place (a
+replaced run is swapped atomically with the new one). Any failure before that leaves DEST as it
+was; DEST never lacks a run it had.
 
 JSON is written with sorted keys, one-space indentation and ``\\n`` endings; file contents depend
 only on the source and the options, so importing the same source twice gives byte-identical runs.
@@ -16,7 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +30,11 @@ from automd_analysis.archive import MAX_JSON_BYTES, NAME_PATTERN, open_archive
 from automd_analysis.errors import ArchiveError
 from automd_analysis.importers._common import iso
 from automd_analysis.importers._source import Limits, SourceDir
+from automd_analysis.importers.destination import Dest, dest_error, locked_dest
 from automd_analysis.importers.journal import render_journal
 from automd_analysis.importers.model import FINAL_VERSION, ImportedNode, ImportedRun
 from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.text import repair_text
 
 __all__ = ["RUN_SCHEMA_VERSION", "WrittenRun", "dump_json", "write_runs"]
 
@@ -82,7 +86,7 @@ class WrittenRun:
 def _write(path: Path, text: str) -> None:
     if not path.parent.is_dir():
         path.parent.mkdir(parents=True)
-    path.write_text(text, encoding="utf-8", newline="\n")
+    path.write_bytes(repair_text(text)[0].encode("utf-8"))  # the importer recorded repairs
 
 
 def _archive_yaml(dest: Path, experiments: set[str]) -> tuple[str, bool]:
@@ -126,14 +130,18 @@ def _check_names(run: ImportedRun) -> None:
         ("agent", run.agent),
         ("task", run.task),
     ):
-        if not NAME_PATTERN.match(value):
+        if not isinstance(value, str) or not NAME_PATTERN.match(value) or len(value) > 200:
             raise SourceError(
                 f"{what} name {value!r} is not allowed in an archive",
                 code="import.options_invalid",
-                fix=f"names must match {NAME_PATTERN.pattern}",
+                fix=f"names must match {NAME_PATTERN.pattern} (at most 200 characters)",
             )
-    if run.rep < 0:
-        raise SourceError("--rep must be >= 0", code="import.options_invalid", fix="pass --rep 0")
+    if not 0 <= run.rep <= 999_999:
+        raise SourceError(
+            f"--rep {run.rep} is outside 0-999999",
+            code="import.options_invalid",
+            fix="pass --rep between 0 and 999999",
+        )
 
 
 def _log_plan(source: SourceDir, run: ImportedRun) -> dict[str, str]:
@@ -183,7 +191,18 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
             run_dir / "submission.csv",
         )
     for dest, rel in logs.items():
-        source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+        try:
+            source.copy_to(rel, run_dir / "logs" / dest, source.limits.copy_bytes)
+        except SourceError as exc:
+            if exc.code not in ("import.unreadable", "import.not_a_file", "import.too_large"):
+                raise
+            with contextlib.suppress(FileNotFoundError):
+                (run_dir / "logs" / dest).unlink()
+            run.problems.append(
+                problem(
+                    "import.optional_file_skipped", f"{rel} was not copied: {exc.message}", path=rel
+                )  # fmt: skip
+            )
     for dest, text in sorted(run.log_texts.items()):
         _write(run_dir / "logs" / dest, text)
     _write(run_dir / "run.json", _run_json_text(run))
@@ -278,6 +297,8 @@ def _run_json_text(run: ImportedRun) -> str:
         "steps": steps,
         "notes": _notes(run),
     }
+    if run.incomplete:
+        payload["incomplete"] = True
     text = dump_json(payload)
     if len(text.encode()) > MAX_JSON_BYTES:  # many steps: the compact form is still valid
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
@@ -292,8 +313,50 @@ def _run_json_text(run: ImportedRun) -> str:
     return text
 
 
-def _target(dest: Path, run: ImportedRun) -> Path:
-    return dest / run.experiment / run.agent / run.task / f"rep{run.rep}"
+def _parts(run: ImportedRun) -> tuple[str, str, str, str]:
+    return (run.experiment, run.agent, run.task, f"rep{run.rep}")
+
+
+def _target(root: Path, run: ImportedRun) -> Path:
+    return root.joinpath(*_parts(run))
+
+
+def _output_bytes(run: ImportedRun, limits: Limits | None) -> int:
+    """What writing ``run`` costs in bytes (prediction files, code, logs), before writing it."""
+    source = SourceDir(run.source, limits)
+    files = [n.prediction for n in run.versions] + ([run.final_file] if run.final_file else [])
+    size = sum(source.file_size(rel, source.limits.prediction_bytes) for rel in files)
+    size += sum(len(t) for n in run.nodes for _name, t in n.code)
+    size += sum(len(t) for _name, t in run.final_code) + sum(map(len, run.log_texts.values()))
+    size += sum(min(source.file_size(rel, 1 << 62, what="log"), source.limits.copy_bytes)
+                for rel in run.raw_logs.values())  # fmt: skip
+    return size
+
+
+def _check_runs(runs: list[ImportedRun], limits: Limits | None) -> None:
+    """Everything that refuses a run before DEST is touched: names, distinct run ids, the size
+    of ``run.json`` and of everything the run would write."""
+    cap = (limits or Limits()).output_bytes
+    seen: set[str] = set()
+    for run in runs:
+        _check_names(run)
+        if run.run_id in seen:
+            raise SourceError(
+                f"two imported runs map to {run.run_id}",
+                code="import.options_invalid",
+                fix="use distinct --rep values",
+            )
+        seen.add(run.run_id)
+        _run_json_text(run)
+        size = _output_bytes(run, limits)
+        if size > cap:
+            raise SourceError(
+                f"run {run.run_id} would write {size} bytes into the archive, above the cap of "
+                f"{cap}",
+                code="import.too_large",
+                fix="bind fewer prediction files (--predictions) or split the run",
+                details={"size": size, "limit": cap},
+            )
 
 
 def write_runs(
@@ -324,11 +387,14 @@ def write_runs(
     ------
     SourceError
         ``import.run_exists``, ``import.archive_invalid``, ``import.options_invalid`` (a name not
-        allowed in an archive), ``import.internal_invalid`` (the staged archive did not read
+        allowed in an archive), ``import.too_large`` (``run.json`` or the run's output over its
+        cap), ``import.dest_unsafe`` (a symlink on the way to the run),
+        ``import.dest_unwritable``, ``import.internal_invalid`` (the staged archive did not read
         cleanly), or any source error met while copying. Nothing is written then.
 
     See Also
     --------
+    automd_analysis.importers.destination.locked_dest : the lock and the atomic swap.
     automd_analysis.archive.open_archive : the reader every written run must pass.
 
     References
@@ -341,75 +407,53 @@ def write_runs(
     >>> write_runs(pathlib.Path(tempfile.mkdtemp()) / "archive", [])
     []
     """
-    dest = Path(dest)
     if not runs:
         return []
-    if os.path.lexists(dest) and not dest.is_dir():
-        raise SourceError(
-            "DEST exists and is not a directory",
-            path=dest,
-            code="import.archive_invalid",
-            fix="pass a directory (it is created when missing)",
-        )
-    seen: set[str] = set()
-    for run in runs:
-        _check_names(run)
-        if run.run_id in seen:
-            raise SourceError(
-                f"two imported runs map to {run.run_id}",
-                code="import.options_invalid",
-                fix="use distinct --rep values",
-            )
-        seen.add(run.run_id)
-        if os.path.lexists(_target(dest, run)) and not replace:
-            raise SourceError(
-                f"run {run.run_id} already exists in the archive",
-                path=_target(dest, run),
-                code="import.run_exists",
-                fix="pass --replace to overwrite it, or import under another --rep",
-            )
-    created = not dest.exists()
-    meta_text, meta_changed = _archive_yaml(dest, {r.experiment for r in runs})
-    if created:
-        dest.mkdir(parents=True)
-    staging = Path(tempfile.mkdtemp(dir=dest, prefix=".import-"))
+    _check_runs(runs, limits)
+    with locked_dest(dest) as lock:
+        for run in runs:
+            if lock.run_exists(_parts(run)) and not replace:
+                raise SourceError(
+                    f"run {run.run_id} already exists in the archive",
+                    path=_target(lock.path, run),
+                    code="import.run_exists",
+                    fix="pass --replace to overwrite it, or import under another --rep",
+                )
+        meta_text, meta_changed = _archive_yaml(lock.path, {r.experiment for r in runs})
+        staging = lock.stage()
+        try:
+            return _stage_and_commit(lock, staging, runs, limits, meta_text, meta_changed)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(staging)
+
+
+def _stage_and_commit(lock: Dest, staging: Path, runs: list[ImportedRun], limits, meta_text: str,
+                      meta_changed: bool) -> list[WrittenRun]:  # fmt: skip
     try:
         _write(staging / "archive.yaml", meta_text)
         for run in runs:
             _fill(_target(staging, run), run, limits)
-        staged = open_archive(staging)
-        read_ids = {r.run_id for r in staged.runs()}
-        if staged.problems or read_ids != seen:
-            first = staged.problems[0] if staged.problems else None
-            raise SourceError(
-                "the imported run does not read cleanly: "
-                + (f"{first.code}: {first}" if first else "a run is missing"),
-                code="import.internal_invalid",
-                fix="please report this importer bug with the source layout",
-                details={"problems": [p.to_dict() for p in staged.problems]},
-            )
-        if meta_changed:
-            write_text_atomic(dest / "archive.yaml", meta_text)
-        out = []
-        for run in runs:
-            target = _target(dest, run)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            replaced = os.path.lexists(target)
-            old = staging / f".old-{len(out)}"
-            if replaced:
-                os.replace(target, old)
-            try:
-                os.replace(_target(staging, run), target)
-            except BaseException:
-                if replaced:
-                    os.replace(old, target)
-                raise
-            out.append(WrittenRun(run.run_id, target, replaced))
-        return out
-    except BaseException:
-        if created:
-            shutil.rmtree(dest, ignore_errors=True)
-        raise
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(staging)
+    except OSError as exc:
+        raise dest_error(exc, lock.path, "write the staged run") from None
+    staged = open_archive(staging)
+    read_ids = {r.run_id for r in staged.runs()}
+    if staged.problems or read_ids != {r.run_id for r in runs}:
+        first = staged.problems[0] if staged.problems else None
+        raise SourceError(
+            "the imported run does not read cleanly: "
+            + (f"{first.code}: {first}" if first else "a run is missing"),
+            code="import.internal_invalid",
+            fix="please report this importer bug with the source layout",
+            details={"problems": [p.to_dict() for p in staged.problems]},
+        )
+    if meta_changed:
+        try:
+            write_text_atomic(lock.path / "archive.yaml", meta_text)
+        except OSError as exc:
+            raise dest_error(exc, lock.path / "archive.yaml", "write archive.yaml") from None
+    out = []
+    for run in runs:
+        replaced = lock.commit(_target(staging, run), _parts(run), staging)
+        out.append(WrittenRun(run.run_id, _target(lock.path, run), replaced))
+    return out

@@ -339,8 +339,9 @@ def llm_agent_note(runs) -> Note:
 
 def coverage_note(coverage) -> Note:
     """One line summarising :func:`automd_analysis.analysis.primary.coverage` (``task``,
-    ``agent``, ``n_runs``, ``n_valid``, ``n_skipped``): runs, valid runs and skipped runs over
-    all tasks and agents, and the (task, agent) cells with skipped runs.
+    ``agent``, ``n_runs``, ``n_valid``, ``n_skipped``, optionally ``n_incomplete``): runs, valid
+    runs and skipped runs over all tasks and agents, the (task, agent) cells with skipped runs,
+    and the number of incomplete runs when there are any.
 
     Parameters
     ----------
@@ -382,6 +383,12 @@ def coverage_note(coverage) -> Note:
         text += f"**{n_skipped} {run_word} skipped by the scorer** ({shown})."
     else:
         text += "no run skipped by the scorer."
+    n_incomplete = int(coverage["n_incomplete"].sum()) if "n_incomplete" in coverage else 0
+    if n_incomplete:
+        text += (
+            f" **{n_incomplete} incomplete {'run' if n_incomplete == 1 else 'runs'}** (a part "
+            "of the source was missing or the run stopped inside a stage; see journal.md)."
+        )
     return Note(text)
 
 

@@ -157,6 +157,7 @@ def _run_row(run: Run, manifest, annotations_source: str | None = None) -> dict:
             "reported_val_score": _nan(run.reported_val_score),
             "n_versions": len(run.versions),
             "has_submission": run.submission_path is not None,
+            "incomplete": run.incomplete,
         }
         | _task_cols(manifest)
         | {

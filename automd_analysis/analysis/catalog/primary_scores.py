@@ -186,13 +186,14 @@ INVALID = Table(
 COVERAGE = Table(
     "run_coverage",
     NOTEBOOK,
-    "Runs scored, valid and skipped per task and agent.",
+    "Runs scored, valid, skipped and incomplete per task and agent.",
     (
         Column("task", "str"),
         Column("agent", "str"),
         Column("n_runs", "int"),
         Column("n_valid", "int"),
         Column("n_skipped", "int"),
+        Column("n_incomplete", "int"),
     ),
 )
 
