@@ -12,13 +12,13 @@ from automd_analysis.analysis.development import (
     development_summary,
     figure3_shares,
     figure5_curves,
-    form_version_pairs,
     run_curve,
     sample_pairs,
     table18,
     table19,
     version_pairs,
 )
+from automd_analysis.archive.version_pairs import form_version_pairs
 from automd_analysis.errors import ScoreStoreError
 
 # ------------------------------------------------------------------------ hand-built store frames

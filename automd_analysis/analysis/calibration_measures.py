@@ -28,7 +28,7 @@ from scipy.stats import kendalltau, spearmanr
 from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
-from automd_analysis.scoring.calibration_measures import NET_BENEFIT_THRESHOLDS, net_benefit_column
+from automd_analysis.schema import NET_BENEFIT_THRESHOLDS, net_benefit_column
 
 __all__ = [
     "AGENT_MEASURE_COLUMNS",

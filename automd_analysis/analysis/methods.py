@@ -26,8 +26,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.development import RUN_KEY, as_bool, filter_runs, require_columns
+from automd_analysis.analysis.development import filter_runs
+from automd_analysis.archive.version_pairs import as_bool, require_columns
 from automd_analysis.precision import sample_sd
+from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "CENSORING_ERRORS",

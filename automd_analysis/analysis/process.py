@@ -69,19 +69,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from automd_analysis.analysis.development import (
-    RUN_KEY,
+from automd_analysis.analysis.development import filter_runs, selected_rows, version_rows
+from automd_analysis.analysis.embeddings import embed_code
+from automd_analysis.archive.version_pairs import (
     as_bool,
     chronological,
-    filter_runs,
     form_version_pairs,
     require_columns,
-    selected_rows,
-    version_rows,
 )
-from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
+from automd_analysis.schema import RUN_KEY
 from automd_analysis.tasks import NULL_SCORES, Metric
 
 __all__ = [

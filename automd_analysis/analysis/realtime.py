@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.development import require_columns
+from automd_analysis.archive.version_pairs import require_columns
 
 __all__ = ["ALL", "RUN_COLUMNS", "SUMMARY_COLUMNS", "masking_runs", "masking_summary"]
 

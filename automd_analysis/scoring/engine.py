@@ -320,7 +320,7 @@ def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
     problems of unusable generated files; the runs unchanged when no directory is given."""
     if directory is None:
         return runs, None, [], []
-    from automd_analysis.annotate.runs import apply_annotations, load_generated_annotations
+    from automd_analysis.archive.generated import apply_annotations, load_generated_annotations
 
     generated, problems = load_generated_annotations(arch, directory)
     comparison = _comparison_rows(runs, generated)
