@@ -180,24 +180,29 @@ def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path, monkeypatch):
         nbk.open_report(archive=_archive(tmp_path / "a3"), scores_dir=scores, notebook="../x")
 
 
-def test_task_units_from_manifests(report, tmp_path):
-    # no manifest directory -> no units, not an error
-    missing = nbk.Report(**{**report.__dict__, "manifests_dir": tmp_path / "none"})
-    assert missing.task_units() == {}
+def test_task_units_without_a_tasks_table(report):
+    assert report.store.tasks is None  # a store written before the scorer published tasks
+    assert report.task_units() == {}
+    # tasks without recorded access terms count as restricted (the safe side)
+    assert report.disclosure.tasks == frozenset({"clf_a", "clf_b"})
 
 
-def test_task_units_read_for_the_tasks_in_the_store(tmp_path):
+def test_task_units_and_access_come_from_the_store(tmp_path):
+    from automd_analysis.scoring.publish import task_rows
+    from automd_analysis.tasks import load_manifests
+
     archive = _archive(tmp_path / "arch")
     runs = [storebuilder.run("codex", "fx_cls", 0), storebuilder.run("codex", "fx_icu", 0)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    report = nbk.open_report(
-        archive=archive,
-        scores_dir=scores,
-        output_dir=tmp_path / "out",
-        manifests_dir=REPO_ROOT / "tests" / "fixtures" / "small" / "manifests",
-    )
-    # fx_seq, fx_surv, ... have manifests but no runs: left out
+    manifests = load_manifests(REPO_ROOT / "tests" / "fixtures" / "small" / "manifests")
+    used = {t: manifests[t] for t in ("fx_cls", "fx_icu")}
+    pd.DataFrame(task_rows(used, {})).to_parquet(scores / "tasks.parquet", index=False)
+    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
+    access = {t: m.source.access for t, m in used.items()}
+    assert nbk.task_access(report.store) == access
+    restricted = {t for t, a in access.items() if a in ("credentialed", "dua")}
+    assert set(report.disclosure.tasks or ()) == restricted
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """Development trajectories, submission selection and version pairs (Auto-MD-bench App. H).
 
-Everything here reads the score store (``docs/score_store.md``): ``scores`` (one row per archived
-version plus the run's ``"selected"`` row), ``runs`` and ``pairs`` (annotated version pairs).
+Everything here reads the score store (:class:`~automd_analysis.analysis.store.ScoreStore`,
+``docs/score_store.md``): ``scores`` (one row per archived version plus the run's ``"selected"``
+row), ``runs``, ``steps`` and ``pairs`` (annotated version pairs).
 
 - :func:`development_summary` / :func:`development_by_agent` - development pace and submission selection
   (paper Table 18): versions per run, time to the first valid version, run time, share of runs that
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.archive.codebook import PAIR_CHANGES
 from automd_analysis.archive.version_pairs import (
     as_bool,
@@ -58,7 +60,6 @@ __all__ = [
     "version_pairs",
 ]
 
-#: Columns that identify a run in every score-store table.
 
 #: Metrics whose reported validation score is comparable with the test score (Table 18 dagger).
 VAL_TEST_METRICS: frozenset[str] = frozenset({"auroc", "ctd_adj_antolini"})
@@ -122,8 +123,7 @@ _RUN_COLS = ("run_minutes", "ended_before_budget", "reported_val_score")
 
 
 def development_summary(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -147,8 +147,8 @@ def development_summary(
 
     Parameters
     ----------
-    scores, runs : DataFrame
-        ``scores.parquet`` and ``runs.parquet``.
+    store : ScoreStore
+        Reads ``scores`` and ``runs``.
     experiment : str or None
         Experiment to use (``None``: all).
     include_reference : bool
@@ -159,6 +159,7 @@ def development_summary(
     DataFrame
         One row per run (sorted by ``run_id``): run key + the columns above.
     """
+    scores, runs = store.scores, store.runs
     require_columns(scores, (*RUN_KEY, *_SCORE_COLS), "scores.parquet")
     require_columns(runs, (*RUN_KEY, *_RUN_COLS), "runs.parquet")
     runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
@@ -201,8 +202,7 @@ def development_summary(
 
 
 def development_by_agent(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -221,9 +221,7 @@ def development_by_agent(
     DataFrame
         One row per agent, sorted by agent.
     """
-    per_run = development_summary(
-        scores, runs, experiment=experiment, include_reference=include_reference
-    )
+    per_run = development_summary(store, experiment=experiment, include_reference=include_reference)
     rows = []
     for agent, g in per_run.groupby("agent", sort=True):
         ttf, _, n_ttf = _mean_sd(g["time_to_first_valid_min"])
@@ -307,8 +305,7 @@ def run_curve(elapsed_min, score, valid, grid) -> np.ndarray:
 
 
 def development_curves(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     grid: Sequence[float] | None = None,
     step_min: float = 5.0,
@@ -328,6 +325,7 @@ def development_curves(
         ``agent, time_min, mean_score, sd_score, n_runs`` (sample SD over runs), sorted by agent
         and time.
     """
+    scores, runs = store.scores, store.runs
     require_columns(scores, (*RUN_KEY, "version", "is_selected", "valid", "score", "elapsed_min"),
                     "scores.parquet")  # fmt: skip
     require_columns(runs, RUN_KEY, "runs.parquet")
@@ -385,9 +383,7 @@ def development_curves(
 
 
 def version_pairs(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
-    steps: pd.DataFrame | None = None,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     valid_runs_only: bool = True,
@@ -397,8 +393,9 @@ def version_pairs(
 
     Only runs whose selected submission is valid are used (``valid_runs_only``; the paper compares
     valid versions from valid runs). The search type of each run comes from ``runs.search``;
-    ``steps`` (``steps.parquet``, optional) supplies the tree links of nodes that saved no file
-    when it has ``node``/``parent`` columns (see :func:`form_version_pairs`).
+    ``steps.parquet`` (when the store has it) supplies the tree links of nodes that saved no
+    file when it has ``node``/``parent`` columns (see
+    :func:`~automd_analysis.archive.version_pairs.form_version_pairs`).
 
     Returns
     -------
@@ -407,6 +404,7 @@ def version_pairs(
         ``later``, ``earlier_score``, ``later_score``, ``score_change`` (later - earlier),
         ``later_elapsed_min``.
     """
+    scores, runs, steps = store.scores, store.runs, store.steps
     require_columns(
         scores, (*RUN_KEY, "version", "is_selected", "valid", "score", "elapsed_min", "parent"),
         "scores.parquet",
@@ -514,7 +512,7 @@ def _pair_changes(
     return s, changes
 
 
-def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_shares(store: ScoreStore, sampled: pd.DataFrame) -> pd.DataFrame:
     """Share of sampled pairs per change type, per agent and stage (paper Figure 3).
 
     ``share = #(annotated sampled pairs of agent x stage with the change) / #(annotated sampled
@@ -524,10 +522,10 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
 
     Parameters
     ----------
+    store : ScoreStore
+        Reads ``pairs`` (the annotated changes, one row per change).
     sampled : DataFrame
         Output of :func:`sample_pairs`.
-    annotations : DataFrame
-        ``pairs.parquet`` (one row per change).
 
     Returns
     -------
@@ -536,7 +534,7 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
         stage present and change type (:data:`CHANGE_TYPES`, plus any other recorded type).
     """
     require_columns(sampled, ("run_id", "agent", "stage", "earlier", "later"), "sampled pairs")
-    s, changes = _pair_changes(sampled, annotations)
+    s, changes = _pair_changes(sampled, store.pairs)
     types = list(CHANGE_TYPES) + sorted(set(changes["change"]) - set(CHANGE_TYPES))
     key = ["run_id", "earlier", "later"]
     rows = []
@@ -563,7 +561,7 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
     return pd.DataFrame(rows, columns=columns)
 
 
-def pair_change_effects(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_effects(store: ScoreStore, sampled: pd.DataFrame) -> pd.DataFrame:
     """Score change of sampled pairs containing each change type, pooled across agents (Table 19).
 
     For every change type (affecting predictions), over the annotated sampled pairs containing it:
@@ -577,7 +575,7 @@ def pair_change_effects(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.
         have NaN statistics) plus any other recorded type.
     """
     require_columns(sampled, ("run_id", "earlier", "later", "score_change"), "sampled pairs")
-    s, changes = _pair_changes(sampled, annotations)
+    s, changes = _pair_changes(sampled, store.pairs)
     key = ["run_id", "earlier", "later"]
     joined = s[s["annotated"]][[*key, "score_change"]].merge(changes, on=key)
     types = list(CHANGE_TYPES) + sorted(set(changes["change"]) - set(CHANGE_TYPES))

@@ -39,8 +39,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.store import ScoreStore, load_store
-from automd_analysis.errors import AutomdError, ManifestError
+from automd_analysis.analysis.store import (
+    ScoreStore,
+    code_problems,
+    load_store,
+    task_access,
+    task_units,
+)
+from automd_analysis.errors import AutomdError
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import interval_tables as _intervals
@@ -54,7 +60,7 @@ from automd_analysis.report.views import (
     collapsed_table_html,
     table_html,
 )
-from automd_analysis.tasks import REPO_ROOT, load_manifests
+from automd_analysis.tasks import REPO_ROOT
 
 __all__ = [
     "HAND_RUN_DIR",
@@ -454,47 +460,27 @@ reference is undefined. To include it: add baseline runs.)
         """FML-bench process metrics of every non-baseline run of ``experiment``
         (:func:`automd_analysis.analysis.process.process_metrics`).
 
-        The code of each version is read from the archive with the archive reader (bounded,
-        read-only; never executed) and embedded with ``backend``; vectors are cached in
-        ``embedding_cache`` (relative to the repository root; default
-        ``<scores_dir>/embeddings``). A store without ``steps.parquet`` gives runs without steps.
-        A code file that cannot be read (e.g. above the 1 MiB limit) is skipped for its run only
-        and listed in ``result.attrs["code_problems"]``.
+        Each version's code is read from the score store (the scorer published it, read from the
+        archive with the bounded, read-only reader; never executed) and embedded with
+        ``backend``; vectors are cached in ``embedding_cache`` (relative to the repository root;
+        default ``<scores_dir>/embeddings``). Code files the scorer could not read (e.g. above
+        the 1 MiB limit) are left out of their version and listed in
+        ``result.attrs["code_problems"]``.
         """
         from automd_analysis.analysis import process
 
-        runs = self.store.runs
-        wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
-        problems: list[dict] = []
-        code = process.read_archive_code(self.archive, run_ids=sorted(wanted), problems=problems)
-        steps = self.store.steps
-        if steps is None:
-            steps = pd.DataFrame(columns=["run_id", "step", "ok", "reported_val_score", "version"])
         cache = resolve_path(embedding_cache) or self.scores_dir / "embeddings"
         metrics = process.process_metrics(
-            runs,
-            steps,
-            self.store.scores,
-            code,
-            backend=backend,
-            embedding_cache=cache,
-            experiment=experiment,
+            self.store, backend=backend, embedding_cache=cache, experiment=experiment
         )
-        # code files that could not be read (too large, unsafe) were skipped, run by run
-        metrics.attrs["code_problems"] = pd.DataFrame(
-            problems, columns=["run_id", "version", "file", "code", "message"]
-        )
+        metrics.attrs["code_problems"] = code_problems(self.store, metrics["run_id"])
         return metrics
 
     def task_units(self) -> dict[str, str]:
         """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run
-        categories); tasks without a readable manifest are left out (they default to patients)."""
-        try:
-            manifests = load_manifests(self.manifests_dir)
-        except ManifestError:
-            return {}
-        tasks = set(self.store.scores["task"])
-        return {tid: m.sizes.unit for tid, m in sorted(manifests.items()) if tid in tasks}
+        categories), from the store's ``tasks`` table; empty for a store without one (tasks then
+        default to patients)."""
+        return task_units(self.store)
 
 
 def open_report(
@@ -563,20 +549,14 @@ def open_report(
         data_root=resolve_path(data_root),
         seed=int(seed),
         store=store,
-        disclosure=report_disclosure(store, manifests, min_cell),
+        disclosure=report_disclosure(store, min_cell),
         hand_run=hand_run,
     )
 
 
-def report_disclosure(store: ScoreStore, manifests_dir, min_cell: int | None) -> DisclosurePolicy:
-    """The small-cell policy of a report on ``store`` (task access terms from the manifests).
-
-    A task whose manifest cannot be read counts as restricted (the safe side).
-    """
+def report_disclosure(store: ScoreStore, min_cell: int | None) -> DisclosurePolicy:
+    """The small-cell policy of a report on ``store`` (task access terms from its ``tasks``
+    table). A task without recorded access terms counts as restricted (the safe side)."""
     tasks = sorted(set(store.runs["task"].astype(str)))
-    try:
-        manifests = load_manifests(manifests_dir)
-    except AutomdError:
-        manifests = {}
-    access = {t: (manifests[t].source.access if t in manifests else "credentialed") for t in tasks}
-    return disclosure_policy(min_cell, access, tasks)
+    access = task_access(store)
+    return disclosure_policy(min_cell, {t: access.get(t, "credentialed") for t in tasks}, tasks)

@@ -419,14 +419,13 @@ def embedding_stage(p: Pipeline, store) -> str:
     from tqdm.auto import tqdm
 
     from automd_analysis.analysis.embeddings import embed_code
-    from automd_analysis.analysis.process import read_archive_code
 
     runs = store.runs
     experiment = p.meta.roles["main"]
     wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
     p.log("code embeddings for notebook 07")
     try:
-        code = read_archive_code(p.archive, run_ids=sorted(wanted))
+        code = store.code_texts(sorted(wanted))
         texts = sorted({text for versions in code.values() for text in versions.values()})
         name = None
         chunks = [texts[i : i + 64] for i in range(0, len(texts), 64)]
@@ -447,7 +446,7 @@ def disclosure_note(p: Pipeline, store) -> str:
     """The small-cell policy the notebooks applied, for the index."""
     from automd_analysis.report.notebook import report_disclosure
 
-    return report_disclosure(store, p.manifests, p.config.min_cell).describe()
+    return report_disclosure(store, p.config.min_cell).describe()
 
 
 def notebook_parameters(p: Pipeline) -> dict[str, Any]:

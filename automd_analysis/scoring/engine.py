@@ -26,9 +26,10 @@ from pathlib import Path
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
-from automd_analysis.scoring.publish import build_tables, run_key, write_store
+from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 from automd_analysis.tasks import data_root
 
@@ -429,6 +430,11 @@ def score_archive(
     published, files, problems = _select_publishable(
         arch, runs, plan, entries, errors, task_errors, annotation_problems
     )
+    code, texts, unreadable = code_tables(published, run_key)
+    problems += [
+        _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
+        for u in unreadable
+    ]
     tables = build_tables(
         published,
         files,
@@ -439,6 +445,11 @@ def score_archive(
     )
     kept = {run.run_id for run in published}
     tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
+    tables["code"], tables["code_texts"] = code, texts
+    used = {run.task: plan.tasks[run.task] for run in published}
+    tables["tasks"] = task_rows(
+        {t: k.manifest for t, k in used.items()}, {t: k.content_hash for t, k in used.items()}
+    )
     scores = tables["scores"]
     summary.n_runs = len(published)
     summary.n_files = len(scores)
