@@ -43,17 +43,6 @@ def report(tmp_path):
     return nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out", seed=7)
 
 
-def test_resolve_path_is_relative_to_repository_root(tmp_path):
-    assert nbk.resolve_path(None) is None
-    assert nbk.resolve_path("runs_archive/demo") == REPO_ROOT / "runs_archive" / "demo"
-    assert nbk.resolve_path(tmp_path) == tmp_path
-    assert nbk.resolve_path("x", root=tmp_path) == tmp_path / "x"
-
-
-def test_default_scores_dir():
-    assert nbk.default_scores_dir("demo") == REPO_ROOT / "scores" / "demo"
-
-
 def test_plain_text_rounds_and_normalises():
     frame = pd.DataFrame({"agent": ["a", "b"], "score": [0.1234567891, -1e-12], "n": [3, 4]})
     text = nbk.plain_text(frame)
@@ -69,7 +58,7 @@ def test_plain_text_shows_every_row():
 
 
 def test_open_report_resolves_and_loads(report, tmp_path):
-    assert report.archive_name == "tiny"
+    assert report.archive_name == "hand-built"  # the name the store was scored under
     assert report.seed == 7
     assert report.output_dir == tmp_path / "out"
     assert (tmp_path / "out" / "tables").is_dir() and (tmp_path / "out" / "figures").is_dir()
@@ -85,9 +74,19 @@ def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
 
 
 def test_open_report_missing_archive_is_structured(tmp_path):
-    with pytest.raises(ArchiveError) as info:
-        nbk.open_report(archive=tmp_path / "nope", scores_dir=tmp_path, output_dir=tmp_path / "o")
+    with pytest.raises(ArchiveError) as info:  # its name would name the default store
+        nbk.open_report(archive=tmp_path / "nope", output_dir=tmp_path / "o")
     assert info.value.code == "archive.missing"
+
+
+def test_open_report_reads_only_the_store_when_it_is_given(tmp_path):
+    runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    report = nbk.open_report(
+        archive=tmp_path / "gone", scores_dir=scores, output_dir=tmp_path / "o"
+    )
+    assert report.archive_name == "hand-built"  # store.json's archive name
+    assert len(report.store.runs) == 1
 
 
 def test_table_exports_and_displays(report, tmp_path):
@@ -161,12 +160,11 @@ def test_long_table_is_collapsed_on_the_page(report):
     assert "<details" not in short
 
 
-def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path, monkeypatch):
+def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path):
     runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    monkeypatch.setattr(nbk, "REPO_ROOT", tmp_path)
     report = nbk.open_report(
-        archive=_archive(tmp_path / "arch"), scores_dir=scores, notebook="01_primary_scores"
+        archive="arch", scores_dir=scores, notebook="01_primary_scores", root=tmp_path
     )
     assert report.output_dir == tmp_path / "build" / "notebooks" / "01_primary_scores"
     assert (report.output_dir / "tables").is_dir()

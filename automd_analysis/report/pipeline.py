@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
@@ -83,14 +84,16 @@ class RegenerateConfig:
     Attributes
     ----------
     archive : path
-        The runs archive (directory holding ``archive.yaml``).
-    out : path
-        Report directory; created, or cleared if it holds a previous report
-        (:func:`prepare_out_dir`); any other non-empty directory is refused.
+        The runs archive (directory holding ``archive.yaml``). Relative paths here are taken
+        from the project root (:mod:`automd_analysis.archive.workspace`; the command line passes
+        absolute ones).
+    out : path, optional
+        Report directory (default ``<root>/reports``); created, or updated if it holds a previous
+        report (:func:`prepare_out_dir`); any other non-empty directory is refused.
     scores : path, optional
-        Score-store directory (default ``scores/<archive name>``, as ``automd score``).
+        Score-store directory (default ``<root>/scores/<archive name>``, as ``automd score``).
     data, manifests : path, optional
-        Data root and manifest directory (defaults: see :mod:`automd_analysis.tasks`).
+        Data root and manifest directory (defaults: see :mod:`automd_analysis.archive.workspace`).
     jobs : int
         Scoring processes and notebooks executed concurrently.
     notebooks : path, optional
@@ -130,7 +133,7 @@ class RegenerateConfig:
     """
 
     archive: str | Path
-    out: str | Path = "reports"
+    out: str | Path | None = None
     scores: str | Path | None = None
     data: str | Path | None = None
     manifests: str | Path | None = None
@@ -189,19 +192,31 @@ class Pipeline:
 
     config: RegenerateConfig
     meta: Any
-    archive: Path
-    scores_dir: Path
-    out: Path
+    workspace: Workspace
     notebook_paths: list[Path]
-    data: Path | None
-    manifests: Path | None
     masking_results: Path | None
     embedding_cache: Path
     log: Callable[[str], None] = print
 
+    @property
+    def archive(self) -> Path:
+        return self.workspace.archive
 
-def _resolved(path) -> Path | None:
-    return None if path is None else Path(path).resolve()
+    @property
+    def scores_dir(self) -> Path:
+        return self.workspace.scores
+
+    @property
+    def out(self) -> Path:
+        return self.workspace.out
+
+    @property
+    def data(self) -> Path:
+        return self.workspace.data
+
+    @property
+    def manifests(self) -> Path:
+        return self.workspace.manifests
 
 
 def _check_config(config: RegenerateConfig) -> None:
@@ -270,8 +285,17 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
     from automd_analysis.archive import open_archive
 
     _check_config(config)
-    meta = open_archive(config.archive).meta
-    supplied = _resolved(config.masking_results)
+    meta = open_archive(resolve_path(config.archive)).meta
+    ws = open_workspace(
+        config.archive,
+        data=config.data,
+        manifests=config.manifests,
+        scores=config.scores,
+        annotations=config.annotations,
+        out=config.out,
+        archive_name=meta.name,
+    )
+    supplied = ws.resolve(config.masking_results)
     if supplied is not None and not supplied.is_file():
         raise AutomdError(
             "masking results file not found",
@@ -280,21 +304,15 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
             code="masking.results_missing",
             fix="pass the CSV/Parquet file written by the masking test (docs/tables.md)",
         )
-    scores_dir = Path(config.scores or Path("scores") / meta.name).resolve()
-    notebook_dir = Path(config.notebooks or DEFAULT_NOTEBOOKS).resolve()
-    paths = discover_notebooks(notebook_dir)
+    paths = discover_notebooks(ws.resolve(config.notebooks) or DEFAULT_NOTEBOOKS)
     _check_parameters(config, paths)
     return Pipeline(
         config=config,
         meta=meta,
-        archive=Path(config.archive).resolve(),
-        scores_dir=scores_dir,
-        out=Path(config.out).resolve(),
+        workspace=ws,
         notebook_paths=paths,
-        data=_resolved(config.data),
-        manifests=_resolved(config.manifests),
         masking_results=supplied,
-        embedding_cache=_resolved(config.embedding_cache) or scores_dir / "embeddings",
+        embedding_cache=ws.resolve(config.embedding_cache) or ws.embeddings,
         log=log,
     )
 
@@ -346,7 +364,7 @@ def score_stage(p: Pipeline):
         jobs=p.config.jobs,
         progress=p.config.progress,
         bootstrap=p.config.bootstrap,
-        annotations=_resolved(p.config.annotations),
+        annotations=p.workspace.annotations,
         prefer_generated=p.config.prefer_generated,
     )
 

@@ -24,6 +24,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from automd_analysis.archive import Archive, open_archive
+from automd_analysis.archive.workspace import open_workspace, resolve_path
 from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
@@ -31,7 +32,6 @@ from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
-from automd_analysis.tasks import data_root
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
 
@@ -347,10 +347,12 @@ def score_archive(
     Parameters
     ----------
     archive : path or Archive
-        The runs archive (``docs/archive.md``).
+        The runs archive (``docs/archive.md``). Relative paths (here and below) are taken from
+        the project root (:mod:`automd_analysis.archive.workspace`).
     out : path, optional
-        Score store directory; default ``scores/<archive name>``. The cache lives in
-        ``<out>/cache``. It may not lie inside the archive.
+        Score store directory; default ``<root>/scores/<archive name>``
+        (:mod:`automd_analysis.archive.workspace`; a relative path is taken from the project
+        root). The cache lives in ``<out>/cache``. It may not lie inside the archive.
     data, manifests : path, optional
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS`` / the
         repository's ``data`` and ``data_manifests``).
@@ -387,8 +389,16 @@ def score_archive(
         ``out`` lies inside the archive.
     """
     t0 = time.perf_counter()
-    arch = archive if isinstance(archive, Archive) else open_archive(archive)
-    out_dir = Path(out) if out is not None else Path("scores") / arch.name
+    arch = archive if isinstance(archive, Archive) else open_archive(resolve_path(archive))
+    ws = open_workspace(
+        arch.root,
+        scores=out,
+        data=data,
+        manifests=manifests,
+        annotations=annotations,
+        archive_name=arch.name,
+    )
+    out_dir = ws.scores
     if out_dir.resolve().is_relative_to(arch.root):
         raise ScoreStoreError(
             "the score store may not be written inside the archive",
@@ -398,9 +408,9 @@ def score_archive(
         )
     runs = arch.runs()
     runs, sources, comparison, annotation_problems = _with_annotations(
-        runs, arch, annotations, prefer_generated
+        runs, arch, ws.annotations, prefer_generated
     )
-    root = data_root(data)
+    root = ws.data
     if runs and not root.is_dir():
         raise DataError(
             "data root not found",
@@ -417,7 +427,7 @@ def score_archive(
         )
     boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
     plan = make_plan(
-        runs, data=root, manifests=manifests, hash_workers=max(1, jobs), bootstrap=boot
+        runs, data=root, manifests=ws.manifests, hash_workers=max(1, jobs), bootstrap=boot
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
@@ -463,8 +473,8 @@ def score_archive(
         "archive": arch.name,
         "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "annotations": {
-            "generated": annotations is not None,
-            "prefer_generated": bool(prefer_generated) if annotations is not None else False,
+            "generated": ws.annotations is not None,
+            "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,
         },
         "tasks": {
             t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
