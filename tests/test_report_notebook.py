@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import storebuilder
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from automd_analysis.errors import ArchiveError, ScoreStoreError
 from automd_analysis.report import notebook as nbk
@@ -279,3 +281,15 @@ def test_unless_no_baseline_skips_only_the_missing_baseline_error():
 
     with pytest.raises(AutomdError, match="broken"):
         nbk.Report.unless_no_baseline("Figure 2a", other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=40), st.lists(st.text(max_size=8), min_size=1, max_size=3))
+def test_the_page_table_is_the_file_table_without_its_caption(caption, cells):
+    from automd_analysis.report.tables import render_html
+
+    text = pd.DataFrame({"agent": cells, "value": [str(i) for i in range(len(cells))]})
+    bold = pd.DataFrame(False, index=text.index, columns=text.columns)
+    captioned = render_html(text, bold, name="t", caption=caption)
+    assert nbk.without_caption(captioned, caption) == render_html(text, bold, name="t")
+    assert nbk.without_caption(captioned, "") == captioned

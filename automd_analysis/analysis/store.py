@@ -456,6 +456,8 @@ def _bad_value(name: str, column: str, where, row: int, value, expected: str) ->
 
 
 def _as_bool(series: pd.Series, name: str, column: str, where) -> pd.Series:
+    if series.dtype == np.bool_:  # what the scorer writes: nothing to check value by value
+        return pd.Series(series.to_numpy(), index=series.index, name=column)
     values = series.to_numpy(dtype=object)
     for row, value in enumerate(values):
         if not isinstance(value, bool | np.bool_):
@@ -464,6 +466,8 @@ def _as_bool(series: pd.Series, name: str, column: str, where) -> pd.Series:
 
 
 def _as_int(series: pd.Series, name: str, column: str, where) -> pd.Series:
+    if series.dtype.kind in "iu":  # what the scorer writes: nothing to check value by value
+        return pd.Series(series.to_numpy(dtype=np.int64), index=series.index, name=column)
     values = series.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
     for row, value in enumerate(values):

@@ -32,6 +32,7 @@ width with its caption underneath.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -93,6 +94,20 @@ def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
     if frame.empty:
         return f"(no rows) columns: {', '.join(map(str, frame.columns))}"
     return frame.to_string(index=False, float_format=fmt, max_rows=None, max_cols=None)
+
+
+def without_caption(html_table: str, caption: str) -> str:
+    """The HTML of :func:`automd_analysis.report.tables.render_html` without its caption: the
+    same table rendered with ``caption=""`` (pandas' Styler writes the caption as one
+    ``<caption>`` line after the ``<table>`` tag)."""
+    if not caption:
+        return html_table
+    line = f"  <caption>{html.escape(caption)}</caption>\n"
+    start = html_table.find("<table id=")
+    end = html_table.find(">\n", start) + 2
+    if start < 0 or not html_table.startswith(line, end):
+        raise ValueError("the table has no caption line to remove")
+    return html_table[:end] + html_table[end + len(line) :]
 
 
 def table_spec(name: str) -> _tables.TableSpec | None:
@@ -271,8 +286,8 @@ class Report:
         # columns that repeat one value on every row are said once in the caption
         text, bold, caption = _intervals.rendered(frame, name, spec, caption)
         paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
-        html = _tables.render_html(text, bold, name=name, caption=caption)
-        bare = _tables.render_html(text, bold, name=name)
+        html = paths["html"].read_text(encoding="utf-8")  # rendered once, for the file
+        bare = without_caption(html, caption)
         if is_long(len(text)):
             page = collapsed_table_html(bare, caption, len(text), name)
         else:

@@ -26,23 +26,37 @@ Stages (each reports itself through ``log``, e.g. on stderr):
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
+from automd_analysis.fingerprint import file_sha256
 from automd_analysis.report.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
+    NotebookJob,
     NotebookResult,
     check_notebook,
     declared_parameters,
     discover_notebooks,
-    execute_notebooks,
+    execute_jobs,
     missing_requirements,
     raise_for_failures,
+)
+from automd_analysis.report.run_notebooks import notebook_parameters as select_parameters
+from automd_analysis.report.stamps import (
+    OUTPUT_DIRS,
+    Stamp,
+    check_stamp,
+    notebook_inputs,
+    notebook_key,
+    publish_outputs,
+    read_stamp,
+    staging_dir,
+    store_fingerprint,
+    sweep,
 )
 from automd_analysis.tasks import REPO_ROOT
 
@@ -318,10 +332,11 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
 
 
 def prepare_out_dir(out: Path) -> None:
-    """Create ``out`` or clear a previous report in it; refuse to touch any other directory.
+    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
 
-    A directory is a previous report when it holds :data:`REPORT_MARKER`. Only the report's own
-    parts (``index.html`` and the :data:`~automd_analysis.report.site.SUBDIRS`) are removed.
+    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
+    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
+    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
     """
     if out.exists() and not out.is_dir():
         raise AutomdError(
@@ -341,11 +356,8 @@ def prepare_out_dir(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
     (out / "index.html").unlink(missing_ok=True)
-    from automd_analysis.report.site import SUBDIRS  # bleach/nbformat: slow imports
-
-    for sub in SUBDIRS:
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir()
+    for sub in OUTPUT_DIRS:
+        (out / sub).mkdir(exist_ok=True)
 
 
 def score_stage(p: Pipeline):
@@ -487,40 +499,137 @@ def notebook_parameters(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def notebook_stage(p: Pipeline, store) -> list[NotebookResult]:
-    """Execute every notebook whose experiment roles have runs; skipped ones are listed too."""
+@dataclass(frozen=True)
+class _Planned:
+    """A notebook to run or reuse: its name, parameters, inputs/key, earlier stamp, and why it
+    must run (``None``: up to date)."""
+
+    path: Path
+    parameters: dict
+    inputs: dict
+    key: str
+    stamp: Stamp | None
+    why: str | None
+
+
+def _masking_fingerprint(p: Pipeline) -> str:
+    """What the masking-test results a notebook would read are (sha256 of the file, or absent)."""
+    from automd_analysis.masking.results import MASKING_FILE
+
+    path = p.masking_results or p.scores_dir / MASKING_FILE
+    return file_sha256(path) if path.is_file() else "absent"
+
+
+def _plan(p: Pipeline, paths: list[Path]) -> list[_Planned]:
+    """Each notebook's inputs and whether its published outputs are up to date."""
+    offered = notebook_parameters(p)
+    store = store_fingerprint(p.scores_dir)
+    planned = []
+    for path in paths:
+        nb = check_notebook(path)
+        staging = staging_dir(p.out, path.stem)
+        params = select_parameters(nb, {**offered, "output_dir": str(staging)})
+        declared = declared_parameters(nb) or frozenset(params)
+        masking = _masking_fingerprint(p) if "masking_results" in declared else None
+        inputs = notebook_inputs(path, params, store, masking)
+        key = notebook_key(inputs)
+        stamp = read_stamp(p.out, path.stem)
+        planned.append(
+            _Planned(path, params, inputs, key, stamp, check_stamp(p.out, stamp, key, inputs))
+        )
+    return planned
+
+
+def _skipped(p: Pipeline, store) -> dict[Path, str]:
+    """Notebooks whose experiment roles have no runs in the store, with the reason."""
     present = set(store.experiments)
     available = {role: exp in present for role, exp in p.meta.roles.items()}
-    to_run, skipped = [], {}
+    skipped = {}
     for path in p.notebook_paths:
         unmet = missing_requirements(check_notebook(path), available)
         if unmet:
             names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
             skipped[path] = f"the score store has no runs of the experiment role(s) {names}"
-        else:
-            to_run.append(path)
-    p.log(f"notebooks: running {len(to_run)} ({len(skipped)} skipped)")
-    executed = iter(
-        execute_notebooks(
-            to_run,
-            p.out / "notebooks",
-            notebook_parameters(p),
-            jobs=p.config.jobs,
-            timeout=p.config.timeout,
-            progress=p.config.progress,
-            log=p.log,
-        )
+    return skipped
+
+
+def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[str]]:
+    """Run the notebooks that must run (staged, rendered), publish each; return their results
+    and the files published by the failed ones (kept although no stamp lists them)."""
+    from automd_analysis.report.site import render_page
+
+    # the longest first (last run's time, else the source size), so that no long notebook
+    # starts last; results are reported in notebook order
+    todo = sorted(
+        todo, key=lambda n: -(n.stamp.seconds if n.stamp else n.path.stat().st_size / 1e3)
     )
+    jobs = []
+    for n in todo:
+        staging = staging_dir(p.out, n.path.stem)
+        jobs.append(NotebookJob(n.path, staging / n.path.name, n.parameters,
+                                staging / f"{n.path.stem}.html"))  # fmt: skip
+    executed = execute_jobs(
+        jobs, workers=p.config.jobs, timeout=p.config.timeout, render=render_page,
+        progress=p.config.progress, log=p.log,
+    )  # fmt: skip
+    results, partial = {}, set()
+    for n, result in zip(todo, executed, strict=True):
+        notes = {"embeddings": note} if "embedding_backend" in n.parameters else {}
+        published = publish_outputs(
+            p.out, n.path.stem, stamp=n.stamp, key=n.key if result.ok else None,
+            inputs=n.inputs, title=result.title or "", notes=notes, seconds=result.seconds,
+        )  # fmt: skip
+        if not result.ok:
+            partial.update(published)
+        results[n.path] = replace(result, output=p.out / "notebooks" / n.path.name)
+    return results, partial
+
+
+def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
+    """Execute every notebook whose inputs changed, keep the others; return the results (skipped
+    and reused ones included, in report order) and the code-embeddings note for the index.
+
+    Notebooks whose experiment roles have no runs are skipped. The others are reused when their
+    stamp says their inputs did not change (:mod:`automd_analysis.report.stamps`), else executed
+    into a staging folder, rendered, and published with a new stamp; the log says which and why.
+    Afterwards every file of the report that no notebook owns is removed (:func:`sweep`).
+    """
+    skipped = _skipped(p, store)
+    planned = _plan(p, [path for path in p.notebook_paths if path not in skipped])
+    todo = [n for n in planned if n.why is not None]
+    for n in planned:
+        state = f"runs ({n.why})" if n.why else "reused (inputs unchanged)"
+        p.log(f"  notebook {n.path.stem}: {state}")
+    p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
+          f"skipping {len(skipped)}")  # fmt: skip
+    note = _embedding_note(p, store, todo, planned)
+    results, partial = _execute(p, todo, note)
+    for n in planned:
+        if n.why is None:
+            copy = p.out / "notebooks" / n.path.name
+            results[n.path] = NotebookResult(n.path, copy, None, 0.0, title=n.stamp.title,
+                                             reused=True)  # fmt: skip
+    sweep(p.out, [n.path.stem for n in planned if results[n.path].ok], also_keep=partial)
     return [
-        NotebookResult(path, p.out / "notebooks" / path.name, None, 0.0, skipped=skipped[path])
-        if path in skipped
-        else next(executed)
+        results.get(path)
+        or NotebookResult(path, p.out / "notebooks" / path.name, None, 0.0, skipped=skipped[path])
         for path in p.notebook_paths
-    ]
+    ], note
+
+
+def _embedding_note(p: Pipeline, store, todo: list[_Planned], planned: list[_Planned]) -> str:
+    """Embed the code when a notebook that uses the embeddings is about to run; otherwise the note
+    its earlier run recorded."""
+    if any("embedding_backend" in n.parameters for n in todo):
+        return embedding_stage(p, store)
+    for n in planned:
+        if n.stamp is not None and "embeddings" in n.stamp.notes:
+            return n.stamp.notes["embeddings"]
+    return "code embeddings: not needed (no notebook uses them)"
 
 
 def render_stage(p: Pipeline, results, summary, notes) -> Path:
-    """Render the HTML pages and ``OUT/index.html``."""
+    """Write ``OUT/index.html`` (the notebook pages were rendered with their runs)."""
     from automd_analysis.report.site import render_site
 
     p.log(f"rendering the HTML report -> {p.out / 'index.html'}")
@@ -552,8 +661,7 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     store, summary = load_stage(p)
     masking_summary, masking_note = masking_stage(p, store)
     prepare_out_dir(p.out)
-    embedding_note = embedding_stage(p, store)
-    results = notebook_stage(p, store)
+    results, embedding_note = notebook_stage(p, store)
     notes = (masking_note, embedding_note, disclosure_note(p, store))
     index = render_stage(p, results, summary, notes)
     raise_for_failures(results)
