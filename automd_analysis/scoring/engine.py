@@ -30,14 +30,7 @@ from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
-from automd_analysis.scoring.publish import (
-    build_tables,
-    run_key,
-    store_files,
-    task_rows,
-    write_store,
-)
-from automd_analysis.scoring.unchanged import inputs_fingerprint, record, recorded_summary
+from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
@@ -336,15 +329,6 @@ def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
     return runs, sources, comparison, problems
 
 
-_RECORDED = ("n_runs", "n_files", "n_unique", "n_invalid", "n_invalid_selected", "n_skipped_runs",
-             "problems")  # fmt: skip
-
-
-def _recordable(summary: ScoreSummary) -> dict:
-    """The summary fields an unchanged re-run reports again."""
-    return {name: getattr(summary, name) for name in _RECORDED}
-
-
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -422,26 +406,6 @@ def score_archive(
             code="store.inside_archive",
             fix="choose an --out directory outside the archive (archives are read-only)",
         )
-    if bootstrap < 0 or bootstrap == 1:
-        raise ScoreStoreError(
-            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
-            location="--bootstrap",
-            code="usage",
-            fix="e.g. --bootstrap 1000",
-        )
-    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
-    fingerprint = inputs_fingerprint(
-        (arch.root, ws.annotations, ws.manifests, ws.data),
-        {"bootstrap": boot, "prefer_generated": bool(prefer_generated),
-         "annotations": ws.annotations, "settings": SCORING_SETTINGS},
-    )  # fmt: skip
-    kept = recorded_summary(out_dir, fingerprint, store_files())
-    if kept is not None:  # nothing the store depends on changed: it stays as published
-        summary = ScoreSummary(out_dir=out_dir, archive=arch.name, **kept)
-        summary.n_cached = summary.n_unique
-        summary.seconds = time.perf_counter() - t0
-        summary.timings = {"plan": summary.seconds, "score": 0.0, "publish": 0.0}
-        return summary
     runs = arch.runs()
     runs, sources, comparison, annotation_problems = _with_annotations(
         runs, arch, ws.annotations, prefer_generated
@@ -454,6 +418,14 @@ def score_archive(
             code="data.missing",
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run `automd demo data`)",
         )
+    if bootstrap < 0 or bootstrap == 1:
+        raise ScoreStoreError(
+            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
+            location="--bootstrap",
+            code="usage",
+            fix="e.g. --bootstrap 1000",
+        )
+    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
     plan = make_plan(
         runs, data=root, manifests=ws.manifests, hash_workers=max(1, jobs), bootstrap=boot
     )
@@ -518,8 +490,6 @@ def score_archive(
         },
     }
     write_store(out_dir, tables, meta)
-    if not (summary.n_errors or summary.data_errors):  # failed files are retried next time
-        record(out_dir, fingerprint, _recordable(summary))
     end = time.perf_counter()
     summary.seconds = end - t0
     summary.timings = {"plan": t_plan - t0, "score": t_score - t_plan, "publish": end - t_score}
