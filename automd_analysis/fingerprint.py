@@ -23,19 +23,10 @@ from pathlib import Path
 
 from automd_analysis._version import __version__
 
-__all__ = ["code_fingerprint", "environment_fingerprint", "file_sha256"]
+__all__ = ["code_fingerprint", "environment_fingerprint"]
 
 _PACKAGE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".py", ".j2", ".tpl", ".css", ".json")
-
-
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes, streamed."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @functools.cache

@@ -33,7 +33,6 @@ from typing import Any
 
 from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
-from automd_analysis.fingerprint import file_sha256
 from automd_analysis.report.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
     NotebookJob,
@@ -59,6 +58,7 @@ from automd_analysis.report.stamps import (
     sweep,
 )
 from automd_analysis.tasks import REPO_ROOT
+from automd_analysis.tasks import sha256_file as file_sha256
 
 __all__ = [
     "DEFAULT_NOTEBOOKS",

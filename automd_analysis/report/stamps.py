@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automd_analysis._atomic import write_text_atomic
-from automd_analysis.fingerprint import code_fingerprint, environment_fingerprint, file_sha256
+from automd_analysis.fingerprint import code_fingerprint, environment_fingerprint
+from automd_analysis.tasks import sha256_file as file_sha256
 
 __all__ = [
     "OUTPUT_DIRS",
