@@ -329,6 +329,36 @@ def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
     return runs, sources, comparison, problems
 
 
+def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, comparison):
+    """The runs to publish and the rows of every store table: the scores and details from the
+    cache, each version's code (read through the archive reader) and the task facts."""
+    entries, errors, task_errors = outcome
+    published, files, problems = _select_publishable(
+        arch, runs, plan, entries, errors, task_errors, annotation_problems
+    )
+    code, texts, unreadable = code_tables(published, run_key)
+    problems += [
+        _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
+        for u in unreadable
+    ]
+    tables = build_tables(
+        published,
+        files,
+        entries,
+        {t: k.manifest for t, k in plan.tasks.items()},
+        problems,
+        annotation_sources=sources,
+    )
+    kept = {run.run_id for run in published}
+    tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
+    tables["code"], tables["code_texts"] = code, texts
+    used = {run.task: plan.tasks[run.task] for run in published}
+    tables["tasks"] = task_rows(
+        {t: k.manifest for t, k in used.items()}, {t: k.content_hash for t, k in used.items()}
+    )
+    return published, tables
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -437,28 +467,8 @@ def score_archive(
         plan, cache, jobs, scheduler, progress, summary, boot
     )
     t_score = time.perf_counter()
-    published, files, problems = _select_publishable(
-        arch, runs, plan, entries, errors, task_errors, annotation_problems
-    )
-    code, texts, unreadable = code_tables(published, run_key)
-    problems += [
-        _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
-        for u in unreadable
-    ]
-    tables = build_tables(
-        published,
-        files,
-        entries,
-        {t: k.manifest for t, k in plan.tasks.items()},
-        problems,
-        annotation_sources=sources,
-    )
-    kept = {run.run_id for run in published}
-    tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
-    tables["code"], tables["code_texts"] = code, texts
-    used = {run.task: plan.tasks[run.task] for run in published}
-    tables["tasks"] = task_rows(
-        {t: k.manifest for t, k in used.items()}, {t: k.content_hash for t, k in used.items()}
+    published, tables = _assemble(
+        arch, runs, plan, (entries, errors, task_errors), annotation_problems, sources, comparison
     )
     scores = tables["scores"]
     summary.n_runs = len(published)
