@@ -45,12 +45,14 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(args: list[str], env: dict | None = None) -> dict:
-    """One ``automd regenerate``: wall and CPU seconds, per-notebook seconds, the log."""
+def run(args: list[str], checkout: Path = ROOT) -> dict:
+    """One ``automd regenerate`` of the code in ``checkout``: wall and CPU seconds, per-notebook
+    seconds, how many notebooks were reused."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
     cpu, start = _cpu(), time.perf_counter()
-    proc = subprocess.run(
+    proc = subprocess.run(  # `python -m` puts the working directory first on sys.path
         [sys.executable, "-m", "automd_analysis", "regenerate", *args],
-        capture_output=True, text=True, cwd=ROOT, env=env,
+        capture_output=True, text=True, cwd=checkout, env=env,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if proc.returncode != 0:
@@ -90,11 +92,9 @@ def main() -> None:
         rows = [("cold (fresh --out, store scored)", run([*common, "--no-score", "--out", out]))]
         rows.append(("unchanged (again, with scoring)", run([*common, "--out", out])))
         if args.reference is not None:
-            env = {**os.environ, "PYTHONPATH": str(args.reference.resolve())}
             ref_out = str(Path(tmp) / "reference")
-            rows.append(
-                ("cold, reference checkout", run([*common, "--no-score", "--out", ref_out], env))
-            )
+            cold = [*common, "--no-score", "--out", ref_out]
+            rows.append(("cold, reference checkout", run(cold, args.reference.resolve())))
 
     print(f"archive {args.archive}, --jobs {args.jobs}, load average at start {load:.1f}\n")
     print("| run | wall s | CPU s | notebooks run | reused |\n|---|---|---|---|---|")
