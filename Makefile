@@ -47,7 +47,8 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -n $(JOBS) --dist load -p no:nbval -q -m "not slow and not reference"
 
-## unseeded property-test exploration (not in CI): HYPOTHESIS_PROFILE=explore
+## unseeded property-test exploration (not in CI): HYPOTHESIS_PROFILE=explore runs ten times the
+## examples of every property test (tests/conftest.py EXPLORE_FACTOR)
 fuzz: install
 	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -n $(JOBS) --dist loadfile -q tests
 

@@ -22,16 +22,16 @@ from automd_analysis.analysis import (
     annotation_provenance,
     annotator_agreement,
     calibration_practices,
-    intervals,
     llm,
     objectives,
     primary,
     shift,
     subgroups,
+    uncertainty,
 )
 from automd_analysis.analysis.measure_comparison import compare_calibration_measures
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.report import calibration_figures, figures, tables, uncertainty_figures
+from automd_analysis.report import calibration_figures, figures, uncertainty_figures
 from automd_analysis.report.notebook import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,8 +83,8 @@ def export_notebook_outputs(
     store, main = report.store, {"experiment": main_experiment}
     published: list[tuple[str, str]] = []
 
-    def table(frame, name, spec=None):
-        report.table(frame, name, spec=spec)
+    def table(frame, name):
+        report.table(frame, name)
         published.append(("table", name))
 
     def figure(draw, name):
@@ -95,20 +95,20 @@ def export_notebook_outputs(
     # 01 primary scores
     report.overview()
     published.append(("table", "overview_runs"))
-    table2 = intervals.agent_summary_with_intervals(store, **main, seed=report.seed)
-    pairwise = intervals.agent_comparisons(store, **main, seed=report.seed)
+    table2 = primary.agent_summary(store, **main, seed=report.seed)
+    pairwise = uncertainty.pairwise_comparisons(store, **main, seed=report.seed)
     table(table2, "table2_primary_scores")
     figure(lambda: uncertainty_figures.table2_forest(table2), "table2_forest")
     table(pairwise, "pairwise_comparisons")
     figure(lambda: uncertainty_figures.pairwise_matrix(pairwise, "score"), "pairwise_score")
-    table(intervals.repetitions_needed(store, **main), "power_table")
+    table(uncertainty.power_table(store, **main), "power_table")
     table(primary.scores_by_task(store, **main), "table12_task_scores")
     table(
         primary.invalid_breakdown(store, **main, units=report.task_units()), "invalid_submissions"
     )
     table(primary.coverage(store, **main), "run_coverage")
     # 02 calibration and practices
-    table3 = intervals.ece_by_task_class_with_intervals(store, **main, seed=report.seed)
+    table3 = calibration_practices.ece_by_task_class(store, **main, seed=report.seed)
     table(table3, "table3_ece")
     figure(lambda: uncertainty_figures.table3_forest(table3), "table3_forest")
     figure(lambda: uncertainty_figures.pairwise_matrix(pairwise, "ece"), "pairwise_ece")
@@ -123,16 +123,7 @@ def export_notebook_outputs(
     figure(lambda: figures.figure2b(recalibration, seed=report.seed), "fig2b_recalibration")
     table20 = calibration_practices.practice_prevalence(store, **main)
     table(table20, "table20_practices")
-    table20_wide = calibration_practices.practice_prevalence_wide(table20)
-    table(
-        table20_wide,
-        "table20_practices_wide",
-        spec=tables.percentage_table_spec(
-            table20_wide,
-            ("practice",),
-            "Modelling practices: % of each agent's eligible valid runs.",
-        ),
-    )
+    table(calibration_practices.practice_prevalence_wide(table20), "table20_practices_wide")
     agreement = annotator_agreement.annotator_agreement(store, **main)
     table(agreement.fields, "annotation_agreement")
     table(agreement.values, "annotation_agreement_values")
@@ -173,7 +164,7 @@ def export_notebook_outputs(
     table(points, "fig4_objectives")
     figure(lambda: figures.figure4(points, baseline, seed=report.seed), "fig4_objectives")
     # 04 population shift
-    table5 = intervals.external_ratios_with_intervals(store, **main, seed=report.seed)
+    table5 = shift.external_ratios(store, **main, seed=report.seed)
     table(table5, "table5_external")
     figure(lambda: uncertainty_figures.table5_forest(table5), "table5_forest")
     table(shift.external_ratios_detail(store, **main), "table5_external_detail")
@@ -186,7 +177,7 @@ def export_notebook_outputs(
     table(subgroups.subgroup_checks(store, **main), "subgroup_checks")
     # 06 LLM comparison
     roles = {"main_experiment": main_experiment, "llm_experiment": llm_experiment}
-    table7 = intervals.llm_summary_with_intervals(store, **roles, seed=report.seed)
+    table7 = llm.llm_summary(store, **roles, seed=report.seed)
     table(table7, "table7_llm")
     figure(lambda: uncertainty_figures.table7_forest(table7), "table7_forest")
     table(llm.llm_summary_detail(store, **roles), "table22_llm")
@@ -194,13 +185,13 @@ def export_notebook_outputs(
     return published
 
 
-def notebook_exports() -> set[tuple[str, str]]:
-    """What notebooks 01-06 publish, read from their code cells (never run): ``report.table(...,
-    "name")`` is ``("table", name)``, ``report.figure(..., "name")`` ``("figure", name)``,
-    ``report.overview()`` ``("table", "overview_runs")`` and ``report.reliability_figures(...)``
-    ``("figure", "reliability_<task>")``."""
+def notebook_exports(paths=None) -> set[tuple[str, str]]:
+    """What notebooks 01-06 (or the notebooks ``paths``) publish, read from their code cells
+    (never run): ``report.table(..., "name")`` is ``("table", name)``, ``report.figure(...,
+    "name")`` ``("figure", name)``, ``report.overview()`` ``("table", "overview_runs")`` and
+    ``report.reliability_figures(...)`` ``("figure", "reliability_<task>")``."""
     found: set[tuple[str, str]] = set()
-    for path in NOTEBOOKS:
+    for path in NOTEBOOKS if paths is None else paths:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] != "code":
                 continue

@@ -7,11 +7,11 @@ import pytest
 import storebuilder as sb
 
 from automd_analysis.analysis.annotation_provenance import (
-    PROVENANCE_COLUMNS,
     UNRECORDED,
     annotation_provenance,
     provenance_text,
 )
+from automd_analysis.analysis.catalog import table as declared
 from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.errors import ScoreStoreError
 
@@ -48,7 +48,7 @@ def test_counts_per_annotator_over_valid_agent_runs():
     source["main/codex/clf_b/rep0"] = "none"
     store = _store(annotator, source)
     table = annotation_provenance(store)
-    assert table.columns.tolist() == list(PROVENANCE_COLUMNS)
+    assert table.columns.tolist() == declared("annotation_provenance").named
     # valid agent runs: aide 3, codex 2 annotated (rep 2 invalid) + 1 unannotated; no baseline
     assert table.to_dict("records") == [
         {"annotator": "harness ground truth", "annotations_source": "archive", "n_runs": 3},

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from automd_analysis.analysis import calibration_practices as cal
+from automd_analysis.analysis import catalog
 from automd_analysis.errors import ScoreStoreError
 
 AR = {
@@ -54,7 +55,7 @@ def test_table3_averages_within_task_first_then_tasks():
         sb.run("A", "seq_a", 0, ece=0.01),
     ] + _baseline({"clf_a": 0.03, "clf_b": 0.02, "surv_a": 0.04, "seq_a": 0.01})
     table = cal.table3(sb.build_store(runs))
-    assert tuple(table.columns) == cal.TABLE3_COLUMNS
+    assert table.columns.tolist() == catalog.table("table3_ece").named
     a = table.set_index("agent").loc["A"]
     assert a["classification"] == pytest.approx((0.2 + 0.6) / 2)  # pooled runs would give 0.3
     assert a["survival"] == pytest.approx(0.05)
@@ -74,7 +75,7 @@ def test_table13_counts_valid_runs_for_daggers():
     runs = [sb.run("A", "clf_a", k, ece=e) for k, e in enumerate([0.1, 0.2])]
     runs += [sb.run("A", "clf_a", 2, valid=False), sb.run("A", "clf_b", 0, ece=0.3)]
     table = cal.table13(sb.build_store(runs)).set_index(["task", "agent"])
-    assert tuple(table.reset_index().columns) == cal.TABLE13_COLUMNS
+    assert table.reset_index().columns.tolist() == catalog.table("table13_task_ece").named
     assert table.loc[("clf_a", "A"), "n_valid"] == 2
     assert table.loc[("clf_a", "A"), "sd"] == pytest.approx(statistics.stdev([0.1, 0.2]))
     assert table.loc[("clf_b", "A"), "n_valid"] == 1
@@ -94,7 +95,7 @@ def _decomposition_runs():
 
 def test_ece_decomposition_hand_computed_with_negative_difference():
     table = cal.ece_decomposition(sb.build_store(_decomposition_runs()))
-    assert tuple(table.columns) == cal.FIG2A_COLUMNS
+    assert table.columns.tolist() == catalog.table("fig2a_ece_decomposition").named
     rows = table.set_index("group")
     total = 0.30 + 0.10 + 0.02 - 0.02 + 0.02
     assert list(table["group"]) == ["averaged_ranks", "imbalance_without_recalibration", "other"]
@@ -277,5 +278,5 @@ def test_reliability_table_covers_every_task_with_bins():
     )
     table = cal.reliability_table(store)
     assert list(table["task"]) == ["clf_a", "seq_a"]
-    assert list(table.columns) == ["task", *cal.RELIABILITY_COLUMNS]
+    assert list(table.columns) == catalog.table("reliability_bins").named
     assert cal.reliability_table(sb.build_store([sb.run("A", "clf_a", 0)])).empty

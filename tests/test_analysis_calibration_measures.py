@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau, spearmanr
 
 from automd_analysis.analysis import calibration_measures as cm
+from automd_analysis.analysis import catalog
 from automd_analysis.analysis.store import selected_runs
 from automd_analysis.errors import ScoreStoreError
 
@@ -64,7 +65,7 @@ def data():
 def test_agent_values_average_valid_runs_within_task_then_tasks(data):
     runs, measures = data
     table = cm.agent_measure_table(measures, runs, ["ece_10", "ici", "slope", "intercept"])
-    assert tuple(table.columns) == cm.AGENT_MEASURE_COLUMNS
+    assert table.columns.tolist() == catalog.table("calibration_by_measure").named
     v = table.set_index(["measure", "agent"])
     # A, ece_10: clf_a mean(0.02, 0.04) = 0.03 (invalid rep 2 ignored), clf_b 0.06, surv_a 0.03
     assert v.loc[("ece_10", "A"), "value"] == pytest.approx((0.03 + 0.06 + 0.03) / 3)
@@ -114,7 +115,7 @@ def test_ties_share_the_average_rank():
 def test_correlations_between_measures_at_agent_and_task_level(data):
     runs, measures = data
     corr = cm.measure_correlations(measures, runs, ["ece_10", "ici"])
-    assert tuple(corr.columns) == cm.CORRELATION_COLUMNS
+    assert corr.columns.tolist() == catalog.table("calibration_measure_correlations").named
     row = corr.iloc[0]
     ece = [0.04, (0.05 + 0.07 + 0.08) / 3, (0.1 + 0.2 + 0.01) / 3]
     ici = [(0.07 + 0.04 + 0.02) / 3, (0.02 + 0.03 + 0.05) / 3, (0.10 + 0.15 + 0.01) / 3]
@@ -145,7 +146,7 @@ def test_flips_and_agreement(data):
     runs, measures = data
     table = cm.agent_measure_table(measures, runs, ["ece_10", "ici"])
     flips = cm.rank_flips(table)
-    assert tuple(flips.columns) == cm.FLIP_COLUMNS
+    assert flips.columns.tolist() == catalog.table("calibration_rank_flips").named
     # ece_10: A < B < C ; ici: B < A < C -> only (A, B) flips
     assert flips[["agent_1", "agent_2", "better_under_a", "better_under_b"]].values.tolist() == [
         ["A", "B", "A", "B"]
@@ -199,7 +200,7 @@ def test_a_measure_never_flips_with_itself_or_a_monotone_transform(values, data)
 def test_slope_intercept_table(data):
     runs, measures = data
     table = cm.slope_intercept_table(measures, runs)
-    assert tuple(table.columns) == cm.SLOPE_INTERCEPT_COLUMNS
+    assert table.columns.tolist() == catalog.table("calibration_slope_intercept").named
     a = table.set_index(["agent", "task_class"])
     # A classification: clf_a mean(0.9, 0.7) = 0.8, clf_b 1.1 -> mean 0.95, SD across tasks
     assert a.loc[("A", "classification"), "slope_mean"] == pytest.approx(0.95)
@@ -249,7 +250,7 @@ def test_smoothed_curves_pool_valid_runs(data):
             )
     rows.append({**rows[-1], "x": 0.9, "observed": NAN, "lo": NAN, "hi": NAN})
     curves = cm.smoothed_curves(pd.DataFrame(rows), runs)
-    assert tuple(curves.columns) == cm.CURVE_SUMMARY_COLUMNS
+    assert curves.columns.tolist() == catalog.table("smoothed_calibration_curves").named
     a = curves.loc[(curves["agent"] == "A") & (curves["x"] == 0.5)].iloc[0]
     assert a["observed_mean"] == pytest.approx(0.4)  # (0.2 + 0.6) / 2; rep 2 is invalid
     assert a["observed_sd"] == pytest.approx(statistics.stdev([0.2, 0.6]))
@@ -263,7 +264,7 @@ def test_decision_curves_from_stored_net_benefit(data):
     measures = measures.assign(prevalence=0.25, **nb)
     measures.loc[measures["ece_10"] == 0.04, "net_benefit_p05"] = 0.2  # A rep 1 on clf_a
     curves = cm.decision_curves(measures, runs, [0.05, 0.2])
-    assert tuple(curves.columns) == cm.DECISION_CURVE_COLUMNS
+    assert curves.columns.tolist() == catalog.table("decision_curves").named
     assert set(curves["task"]) == {"clf_a", "clf_b"}  # classification only by default
     row = curves.loc[
         (curves["task"] == "clf_a") & (curves["agent"] == "A") & (curves["threshold"] == 0.05)

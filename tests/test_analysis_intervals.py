@@ -1,5 +1,5 @@
-"""automd_analysis.analysis.intervals: the paper tables with their interval columns, from a store,
-with and without bootstrap replicates."""
+"""The paper tables with their interval columns, from a store with and without bootstrap
+replicates: one computation gives the point values (the same either way) and the intervals."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 
 from automd_analysis.analysis import (
     calibration_practices,
-    intervals,
+    catalog,
     llm,
     primary,
     shift,
+    two_stage,
     uncertainty,
 )
 from automd_analysis.analysis._doc_example import example_store
@@ -28,108 +29,80 @@ def stores():
 
 
 CASES = [
-    (
-        "table2_primary_scores",
-        lambda s, **kw: intervals.agent_summary_with_intervals(s, **kw),
-        lambda s: primary.agent_summary(s),
-        lambda s, r, **kw: uncertainty.table2_intervals(s, r, **kw),
-    ),
-    (
-        "table3_ece",
-        lambda s, **kw: intervals.ece_by_task_class_with_intervals(s, **kw),
-        lambda s: calibration_practices.ece_by_task_class(s),
-        lambda s, r, **kw: uncertainty.table3_intervals(s, r, **kw),
-    ),
-    (
-        "table5_external",
-        lambda s, **kw: intervals.external_ratios_with_intervals(s, **kw),
-        lambda s: shift.external_ratios(s),
-        lambda s, r, **kw: uncertainty.table5_intervals(s, r, **kw),
-    ),
-    (
-        "table7_llm",
-        lambda s, **kw: intervals.llm_summary_with_intervals(s, **kw),
-        lambda s: llm.llm_summary(s),
-        lambda s, r, **kw: uncertainty.table7_intervals(s, r, **kw),
-    ),
+    ("table2_primary_scores", primary.agent_summary),
+    ("table3_ece", calibration_practices.ece_by_task_class),
+    ("table5_external", shift.external_ratios),
+    ("table7_llm", llm.llm_summary),
 ]
 
 
-@pytest.mark.parametrize(("name", "with_ci", "plain", "reference"), CASES)
-def test_existing_columns_unchanged_and_intervals_are_the_uncertainty_ones(
-    stores, name, with_ci, plain, reference
-):
-    store, _, replicates = stores
-    table = with_ci(store, seed=3, alpha=0.1)
-    base = plain(store)
-    pdt.assert_frame_equal(table[list(base.columns)], base)  # existing columns, same rows
-    ci = reference(store, replicates, seed=3, alpha=0.1)
-    extra = [c for c in ci.columns if c not in base.columns]
-    expected = [f"{n}_ci_{s}" for n in intervals.INTERVAL_NAMES[name] for s in ("low", "high")]
-    assert table.columns.tolist() == [*base.columns, *expected]
-    assert extra == expected
-    keys = [c for c in ci.columns if c in base.columns]
-    merged = table.merge(ci, on=keys, suffixes=("", "_ref"))
-    assert len(merged) == len(table)
-    for column in extra:
-        np.testing.assert_array_equal(merged[column], merged[f"{column}_ref"])
-    # an interval is an interval
-    for n in intervals.INTERVAL_NAMES[name]:
-        low, high = table[f"{n}_ci_low"], table[f"{n}_ci_high"]
-        assert ((low <= high) | low.isna()).all()
+def _interval_columns(name: str) -> list[str]:
+    return [c for pair in catalog.table(name).intervals.values() for c in pair]
 
 
-@pytest.mark.parametrize(("name", "with_ci", "plain", "reference"), CASES)
-def test_without_replicates_the_columns_are_there_and_empty(
-    stores, name, with_ci, plain, reference
-):
-    _, bare, _ = stores
-    assert not intervals.has_replicates(bare)
-    table = with_ci(bare)
-    base = plain(bare)
-    pdt.assert_frame_equal(table[list(base.columns)], base)
-    ci_columns = [c for c in table.columns if c not in base.columns]
-    assert ci_columns == [
-        f"{n}_ci_{s}" for n in intervals.INTERVAL_NAMES[name] for s in ("low", "high")
-    ]
-    assert table[ci_columns].isna().all().all()
+@pytest.mark.parametrize(("name", "table"), CASES)
+def test_the_declared_columns_and_intervals_that_are_intervals(stores, name, table):
+    store, _, _ = stores
+    frame = table(store, seed=3, alpha=0.1)
+    assert frame.columns.tolist() == catalog.table(name).named
+    assert catalog.table(name).check(frame) == []
+    for column, (low, high) in catalog.table(name).intervals.items():
+        # every defined estimate has an interval (the example store has no sequential task)
+        assert (frame[low].notna() == frame[column].notna()).all(), column
+        assert ((frame[low] <= frame[high]) | frame[low].isna()).all()
+
+
+@pytest.mark.parametrize(("name", "table"), CASES)
+def test_without_replicates_the_same_numbers_and_empty_intervals(stores, name, table):
+    store, bare, _ = stores
+    assert not two_stage.has_replicates(bare)
+    ci = _interval_columns(name)
+    with_ci, without = table(store, seed=3), table(bare)
+    assert without.columns.tolist() == with_ci.columns.tolist()
+    pdt.assert_frame_equal(with_ci.drop(columns=ci), without.drop(columns=ci))
+    assert without[ci].isna().all().all()
+
+
+@pytest.mark.parametrize(("name", "table"), CASES)
+def test_a_wider_interval_at_a_lower_alpha(stores, name, table):
+    store, _, _ = stores
+    narrow, wide = table(store, alpha=0.5), table(store, alpha=0.05)
+    for low, high in catalog.table(name).intervals.values():
+        ok = narrow[low].notna()
+        assert (wide.loc[ok, low] <= narrow.loc[ok, low]).all()
+        assert (wide.loc[ok, high] >= narrow.loc[ok, high]).all()
 
 
 def test_seed_changes_the_draws_and_same_seed_repeats(stores):
     store = stores[0]
-    a = intervals.agent_summary_with_intervals(store, seed=1)
-    b = intervals.agent_summary_with_intervals(store, seed=1)
-    c = intervals.agent_summary_with_intervals(store, seed=2)
+    a = primary.agent_summary(store, seed=1)
+    b = primary.agent_summary(store, seed=1)
+    c = primary.agent_summary(store, seed=2)
     pdt.assert_frame_equal(a, b)
     assert not a["penalized_ci_low"].equals(c["penalized_ci_low"])
+    pdt.assert_frame_equal(a[["penalized_mean"]], c[["penalized_mean"]])  # the point is observed
 
 
-def test_comparisons_and_power_match_uncertainty_and_are_empty_without_replicates(stores):
-    store, bare, replicates = stores
-    pdt.assert_frame_equal(
-        intervals.agent_comparisons(store, seed=4),
-        uncertainty.pairwise_comparisons(store, replicates, seed=4),
-    )
-    pdt.assert_frame_equal(
-        intervals.repetitions_needed(store, alpha=0.1),
-        uncertainty.power_table(store, replicates, alpha=0.1),
-    )
-    empty_pw = intervals.agent_comparisons(bare)
-    assert empty_pw.columns.tolist() == list(uncertainty.PAIRWISE_COLUMNS) and empty_pw.empty
-    assert empty_pw["n_tasks"].dtype == np.int64
-    empty_power = intervals.repetitions_needed(bare)
-    assert empty_power.columns.tolist() == list(uncertainty.POWER_COLUMNS)
-    assert empty_power.empty and empty_power["reachable"].dtype == bool
+def test_comparisons_and_power_are_empty_without_replicates(stores):
+    _, bare, _ = stores
+    for name, table in (
+        ("pairwise_comparisons", uncertainty.pairwise_comparisons),
+        ("power_table", uncertainty.power_table),
+    ):
+        empty = table(bare)
+        assert empty.empty and empty.columns.tolist() == catalog.table(name).named
+        assert empty["n_tasks"].dtype == np.int64
+    assert uncertainty.power_table(bare)["reachable"].dtype == bool
 
 
 def test_n_replicates(stores):
     store, bare, replicates = stores
-    assert intervals.n_replicates(store) == replicates["replicate"].nunique() == 40
-    assert intervals.n_replicates(bare) == 0
+    assert two_stage.n_replicates(store) == replicates["replicate"].nunique() == 40
+    assert two_stage.n_replicates(bare) == 0
     empty = ScoreStore.from_frames(
         scores=bare.scores, runs=bare.runs, replicates=replicates.iloc[:0]
     )
-    assert not intervals.has_replicates(empty) and intervals.n_replicates(empty) == 0
+    assert not two_stage.has_replicates(empty) and two_stage.n_replicates(empty) == 0
 
 
 def test_partial_replicates_are_a_structured_error(stores):
@@ -141,10 +114,11 @@ def test_partial_replicates_are_a_structured_error(stores):
     partial = ScoreStore.from_frames(
         scores=bare.scores, runs=bare.runs, replicates=replicates.loc[replicates.run_id != first]
     )
-    with pytest.raises(ScoreStoreError) as info:
-        intervals.agent_summary_with_intervals(partial)
-    assert info.value.code == "store.no_replicates" and first in str(info.value)
-    assert info.value.fix
+    for table in (primary.agent_summary, calibration_practices.ece_by_task_class):
+        with pytest.raises(ScoreStoreError) as info:
+            table(partial)
+        assert info.value.code == "store.no_replicates" and first in str(info.value)
+        assert info.value.fix
 
 
 def test_intervals_narrow_without_test_set_noise():
@@ -155,10 +129,10 @@ def test_intervals_narrow_without_test_set_noise():
         bare.scores[["run_id", "score", "ece"]], on="run_id", suffixes=("_r", "")
     )
     own = own[["run_id", "replicate", "score", "ece"]]
-    exact = intervals.agent_summary_with_intervals(
+    exact = primary.agent_summary(
         ScoreStore.from_frames(scores=bare.scores, runs=bare.runs, replicates=own)
     )
-    noisy = intervals.agent_summary_with_intervals(
+    noisy = primary.agent_summary(
         ScoreStore.from_frames(scores=bare.scores, runs=bare.runs, replicates=replicates)
     )
     width = (exact["penalized_ci_high"] - exact["penalized_ci_low"]).to_numpy()

@@ -8,7 +8,7 @@ import statistics
 import pytest
 import storebuilder as sb
 
-from automd_analysis.analysis import llm
+from automd_analysis.analysis import catalog, llm
 from automd_analysis.errors import ScoreStoreError
 
 
@@ -74,7 +74,7 @@ def test_table22_per_llm():
 
 def test_table7_contract_columns():
     table = llm.table7(sb.build_store(_runs()))
-    assert tuple(table.columns) == llm.TABLE7_COLUMNS
+    assert table.columns.tolist() == catalog.table("table7_llm").named
     assert table.loc[1, "valid_rate"] == pytest.approx(5 / 6)
 
 

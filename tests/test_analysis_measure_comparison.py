@@ -11,6 +11,7 @@ import pandas.testing as pdt
 import storebuilder as sb
 
 from automd_analysis.analysis import calibration_measures as cm
+from automd_analysis.analysis import catalog
 from automd_analysis.analysis.measure_comparison import compare_calibration_measures
 from automd_analysis.analysis.store import ScoreStore, selected_runs
 from automd_analysis.schema import CALIBRATION_MEASURE_COLUMNS, RUN_KEY
@@ -115,7 +116,7 @@ def test_smoothed_curves_from_the_stored_rows_which_carry_the_run_key():
     store = _store()
     result = compare_calibration_measures(store)
     curves = result.curves
-    assert curves.columns.tolist() == list(cm.CURVE_SUMMARY_COLUMNS)
+    assert curves.columns.tolist() == catalog.table("smoothed_calibration_curves").named
     # codex: rep 1 invalid on every task, so one run per point; others: two runs
     codex = curves.loc[(curves.agent == "codex") & (curves.task == "clf_a")]
     assert codex["n_runs"].tolist() == [1, 1, 1]
@@ -144,7 +145,7 @@ def test_store_without_measure_tables_gives_empty_tables():
     result = compare_calibration_measures(_store(with_tables=False))
     assert not result.available
     assert result.agreement.empty and result.flips.empty and result.curves.empty
-    assert result.agreement.columns.tolist() == list(cm.AGREEMENT_COLUMNS)
+    assert result.agreement.columns.tolist() == catalog.table("calibration_ranking_agreement").named
     assert result.decision_curves.empty
     assert result.by_measure["rank"].isna().all()
 

@@ -10,7 +10,7 @@ import storebuilder as sb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.analysis import shift
+from automd_analysis.analysis import catalog, shift
 
 
 def _runs():
@@ -51,7 +51,7 @@ def test_external_pairs_marks_usable_pairs():
 
 def test_table5_scores_and_ratios():
     table = shift.table5(sb.build_store(_runs()))
-    assert tuple(table.columns) == shift.TABLE5_COLUMNS
+    assert table.columns.tolist() == catalog.table("table5_external").named
     rows = table.set_index("agent")
     assert rows.loc["A", "score"] == pytest.approx(statistics.mean([0.4, 0.3, 0.2, 0.1]))
     assert rows.loc["A", "ratio"] == pytest.approx(0.8)
@@ -80,7 +80,7 @@ def test_no_usable_pair_gives_nan_ratio():
 
 def test_store_without_external_tasks_gives_an_empty_table():
     table = shift.table5(sb.build_store([sb.run("A", "clf_a", 0)]))
-    assert table.empty and tuple(table.columns) == shift.TABLE5_COLUMNS
+    assert table.empty and table.columns.tolist() == catalog.table("table5_external").named
 
 
 @pytest.mark.slow
@@ -102,3 +102,35 @@ def test_ratio_scales_with_external_scores(pairs, factor):
     expected = statistics.mean(e / i for i, e in pairs)
     assert base == pytest.approx(expected, rel=1e-12)
     assert scaled == pytest.approx(factor * base, rel=1e-9, abs=1e-12)
+
+
+def test_baseline_without_a_positive_internal_score_has_no_ratio():
+    # every baseline repetition scores 0 internally: the ratio of means is undefined (not inf, no
+    # ZeroDivisionError), in the point table and in every bootstrap iteration of its interval
+    from automd_analysis.analysis.store import ScoreStore
+
+    runs = [
+        *[sb.run("baseline", "surv_a", k, score=0.0) for k in range(3)],
+        *[sb.run("baseline", "surv_a_ext", k, score=0.3) for k in range(3)],
+        sb.run("A", "surv_a", 0, score=0.5),
+        sb.run("A", "surv_a_ext", 0, score=0.4),
+    ]
+    store = sb.build_store(runs)
+    rows = shift.table5(store).set_index("agent")
+    assert rows.loc["baseline", "score"] == pytest.approx(0.3)
+    assert math.isnan(rows.loc["baseline", "ratio"])
+    assert rows.loc["A", "ratio"] == pytest.approx(0.8)
+    ids = store.scores.loc[store.scores["is_selected"], ["run_id", "score"]]
+    import pandas as pd
+
+    reps = pd.DataFrame(
+        [
+            {"run_id": r, "replicate": b, "score": s, "ece": 0.1}
+            for r, s in zip(ids["run_id"], ids["score"], strict=True)
+            for b in range(4)
+        ]
+    )
+    with_reps = ScoreStore.from_frames(scores=store.scores, runs=store.runs, replicates=reps)
+    ci = shift.external_ratios(with_reps).set_index("agent")
+    assert ci.loc["baseline", ["ratio_ci_low", "ratio_ci_high"]].isna().all()
+    assert ci.loc["A", "ratio_ci_low"] == pytest.approx(0.8)

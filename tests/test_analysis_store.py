@@ -13,13 +13,13 @@ import storebuilder as sb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from automd_analysis.analysis.aggregate import per_task_summary
 from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,
     annotation_table,
     load_store,
     mean_sd,
-    per_task_summary,
     selected_runs,
     task_classes,
 )
@@ -212,7 +212,8 @@ def test_task_classes_and_agent_order():
 
 def test_per_task_summary_counts_only_finite_valid_values():
     runs = selected_runs(sb.build_store(_runs()))
-    table = per_task_summary(runs, "score").set_index(["task", "agent"])
+    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    table = per_task_summary(runs, "score", order).set_index(["task", "agent"])
     assert table.loc[("clf_a", "A"), "n_valid"] == 1
     assert table.loc[("clf_a", "A"), "mean"] == 0.6
     assert math.isnan(table.loc[("clf_a", "A"), "sd"])

@@ -1,8 +1,10 @@
-"""Two-stage bootstrap intervals, paired comparisons, power table and wording, on hand-built stores.
+"""Two-stage bootstrap intervals of Tables 2, 3, 5 and 7, paired comparisons, power table and
+wording, on hand-built stores.
 
-The strongest check ("twin"): for an iteration b of the two-stage bootstrap, rebuild the score store
-the iteration stands for (slot i holds the drawn run's validity and its replicate-b score / ECE) and
-run the *existing* table function on it; the iteration value must be that table's number.
+The strongest check ("twin"): for a column b of the run x replicate matrix, rebuild the score store
+the column stands for (slot i holds the drawn run's validity and its replicate score / ECE) and run
+the table function on it without replicates; its point value must be the table's value in column
+b. Column 0 is the observed store itself.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from automd_analysis.analysis import calibration_practices as calibration
-from automd_analysis.analysis import llm, primary, shift, uncertainty
+from automd_analysis.analysis import catalog, llm, primary, shift, uncertainty
 from automd_analysis.analysis.paired_tests import holm_adjust, min_attainable_p, sign_flip_test
 from automd_analysis.analysis.store import ScoreStore, selected_runs
-from automd_analysis.analysis.two_stage import draw_runs, stage_two
+from automd_analysis.analysis.two_stage import draw_runs, run_matrix
 from automd_analysis.errors import ScoreStoreError
 
 NAN = math.nan
@@ -52,6 +54,12 @@ def rid(agent, task, rep, experiment="main"):
     return f"{experiment}/{agent}/{task}/rep{rep}"
 
 
+def with_replicates(store: ScoreStore, replicates: pd.DataFrame) -> ScoreStore:
+    return ScoreStore.from_frames(
+        scores=store.scores, runs=store.runs, annotations=store.annotations, replicates=replicates
+    )
+
+
 # --- hand-computed stage 2 (one run per cell: stage 1 has nothing to redraw) -----------------
 
 
@@ -69,12 +77,12 @@ def hand_store():
             rid("b", "clf_b", 0): ([0.3, 0.5, 0.7, 0.9], [0.2, 0.2, 0.4, 0.4]),
         }
     )
-    return sb.build_store(runs), reps
+    return with_replicates(sb.build_store(runs), reps), reps
 
 
 def test_table2_stage_two_by_hand():
-    store, reps = hand_store()
-    ci = uncertainty.table2_intervals(store, reps, alpha=0.5)
+    store, _ = hand_store()
+    ci = primary.agent_summary(store, alpha=0.5)
     a, b = ci.set_index("agent").loc["a"], ci.set_index("agent").loc["b"]
     # a: penalised per iteration = mean over tasks = 0.4, 0.5, 0.4, 0.5 -> quartiles 0.4, 0.5
     assert a["penalized_ci_low"] == pytest.approx(0.4, abs=1e-12)
@@ -89,8 +97,8 @@ def test_table2_stage_two_by_hand():
 
 
 def test_table3_stage_two_by_hand():
-    store, reps = hand_store()
-    ci = uncertainty.table3_intervals(store, reps, alpha=0.5).set_index("agent")
+    store, _ = hand_store()
+    ci = calibration.ece_by_task_class(store, alpha=0.5).set_index("agent")
     # a: ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3), mean(0.3, 0.1), mean(0.4, 0.1)
     #    = 0.2, 0.25, 0.2, 0.25 -> sorted 0.2, 0.2, 0.25, 0.25 -> 0.2, 0.25
     assert ci.loc["a", "classification_ci_low"] == pytest.approx(0.2, abs=1e-12)
@@ -102,9 +110,9 @@ def test_table3_stage_two_by_hand():
 
 
 def test_n_boot_cycles_through_the_stored_replicates():
-    store, reps = hand_store()
-    four = uncertainty.table2_intervals(store, reps, alpha=0.5)
-    eight = uncertainty.table2_intervals(store, reps, alpha=0.5, n_boot=8)  # each replicate twice
+    store, _ = hand_store()
+    four = primary.agent_summary(store, alpha=0.5)
+    eight = primary.agent_summary(store, alpha=0.5, n_boot=8)  # each replicate twice
     pd.testing.assert_frame_equal(four, eight)
 
 
@@ -125,8 +133,8 @@ def test_table5_stage_two_by_hand():
             rid("baseline", "clf_b_ext", 0): ([0.1, 0.2, 0.3, 0.4], [0.1] * 4),
         }
     )
-    store = sb.build_store(runs)
-    ci = uncertainty.table5_intervals(store, reps, alpha=0.5).set_index("agent")
+    store = with_replicates(sb.build_store(runs), reps)
+    ci = shift.external_ratios(store, alpha=0.5).set_index("agent")
     # a: ratio per iteration 0.25/0.5, 0.3/0.4, 0.4/0.8, 0.2/0.2 = 0.5, 0.75, 0.5, 1.0
     #    sorted 0.5, 0.5, 0.75, 1.0 -> quantile 0.25 = 0.5, 0.75 at position 2.25 = 0.8125
     assert ci.loc["a", "ratio_ci_low"] == pytest.approx(0.5, abs=1e-12)
@@ -138,126 +146,127 @@ def test_table5_stage_two_by_hand():
     assert ci.loc["a", "internal_task"] == "clf_b"
 
 
-# --- twins: iteration values equal the existing table functions on the resampled store --------
+# --- twins: column b of every table equals the table of the store column b stands for ---------
 
 
-def resampled_store(store: ScoreStore, it, b: int) -> ScoreStore:
-    """The store iteration b stands for: slot i <- the drawn run's validity and replicate b."""
+def resampled_store(store: ScoreStore, runs: pd.DataFrame, draws: np.ndarray, read, b: int):
+    """The store column b stands for: slot i <- the drawn run's validity and its replicate."""
     scores = store.scores.copy()
     row_of = {r: i for i, r in enumerate(scores["run_id"])}
-    valid = it.runs["valid"].to_numpy(bool)
-    for i, run_id in enumerate(it.runs["run_id"]):
-        j = it.draws[b, i]
-        row = row_of[run_id]
-        ok = bool(valid[j])
+    valid = runs["valid"].to_numpy(bool)[draws[:, b]]
+    score = read("score", draws)[:, b]
+    ece = read("ece", draws)[:, b]
+    for i, run_id in enumerate(runs["run_id"]):
+        row, ok = row_of[run_id], bool(valid[i])
         scores.loc[row, "valid"] = ok
-        scores.loc[row, "score"] = it.score[b, i] if ok else NAN
-        scores.loc[row, "ece"] = it.ece[b, i] if ok else NAN
+        scores.loc[row, "score"] = score[i] if ok else NAN
+        scores.loc[row, "ece"] = ece[i] if ok else NAN
     return ScoreStore.from_frames(scores=scores, runs=store.runs, annotations=store.annotations)
+
+
+def twin(store: ScoreStore, matrix, b: int) -> ScoreStore:
+    return resampled_store(store, matrix.runs, matrix.draws, matrix.read, b)
 
 
 @pytest.fixture(scope="module")
 def rich():
     store = sb.build_store(**sb.complete_runs(seed=11))
-    return store, random_replicates(store, n_rep=12, seed=1)
+    reps = random_replicates(store, n_rep=12, seed=1)
+    return store, reps, with_replicates(store, reps)
 
 
-def test_table2_iterations_equal_table2_on_resampled_stores(rich):
-    store, reps = rich
-    keys, iterations = uncertainty._table2_iterations(store, reps, "main", 12, 5)
-    it = uncertainty._Iterations(
-        selected_runs(store, "main"), reps, ("agent", "task"), 12, 5, "table2"
-    )
-    for b in (0, 3, 11):
-        table = primary.table2(resampled_store(store, it, b)).set_index("agent")
-        for (agent,), values in zip(keys, iterations, strict=True):
-            assert values["penalized"][b] == pytest.approx(
+def test_table2_columns_equal_table2_on_resampled_stores(rich):
+    store, reps, _ = rich
+    matrix = run_matrix(selected_runs(store), reps, ("agent", "task"), seed=5, tag="table2")
+    rows = primary._table2_rows(matrix)
+    for b in (0, 1, 4, 12):
+        table = primary.agent_summary(twin(store, matrix, b)).set_index("agent")
+        for row in rows:
+            agent = row["agent"]
+            assert row["penalized_mean"][b] == pytest.approx(
                 table.loc[agent, "penalized_mean"], abs=1e-12
             )
-            assert values["nonpenalized"][b] == pytest.approx(
+            assert row["nonpenalized_mean"][b] == pytest.approx(
                 table.loc[agent, "nonpenalized_mean"], abs=1e-12, nan_ok=True
             )
 
 
-def test_table3_iterations_equal_table3_on_resampled_stores(rich):
-    store, reps = rich
-    keys, iterations = uncertainty._table3_iterations(store, reps, "main", 12, 2)
-    it = uncertainty._Iterations(
-        selected_runs(store, "main"), reps, ("agent", "task"), 12, 2, "table3"
-    )
-    for b in (1, 7):
-        table = calibration.table3(resampled_store(store, it, b)).set_index("agent")
-        for (agent,), values in zip(keys, iterations, strict=True):
+def test_table3_columns_equal_table3_on_resampled_stores(rich):
+    store, reps, _ = rich
+    matrix = run_matrix(selected_runs(store), reps, ("agent", "task"), seed=2, tag="table3")
+    rows = calibration._table3_rows(matrix)
+    for b in (0, 2, 8):
+        table = calibration.ece_by_task_class(twin(store, matrix, b)).set_index("agent")
+        for row in rows:
             for column in ("survival", "classification", "sequential", "all"):
-                assert values[column][b] == pytest.approx(
-                    table.loc[agent, column], abs=1e-12, nan_ok=True
+                assert row[column][b] == pytest.approx(
+                    table.loc[row["agent"], column], abs=1e-12, nan_ok=True
                 )
 
 
-def test_table7_iterations_equal_table7_on_resampled_stores(rich):
-    store, reps = rich
-    runs = llm.llm_runs(store)
-    keys, iterations = uncertainty._table7_iterations(runs, reps, 12, 4)
-    it = uncertainty._Iterations(runs, reps, ("llm", "task"), 12, 4, "table7")
-    assert len(keys) >= 3
-    for b in (0, 9):
-        table = llm.table7(resampled_store(store, it, b)).set_index("llm")
-        for (name,), values in zip(keys, iterations, strict=True):
-            assert values["penalized"][b] == pytest.approx(
-                table.loc[name, "penalized_mean"], abs=1e-12
+def test_table7_columns_equal_table7_on_resampled_stores(rich):
+    store, reps, _ = rich
+    matrix = run_matrix(llm.llm_runs(store), reps, ("llm", "task"), seed=4, tag="table7")
+    rows = llm._llm_rows(matrix)
+    assert len(rows) >= 3
+    for b in (0, 1, 10):
+        table = llm.llm_summary(twin(store, matrix, b)).set_index("llm")
+        for row in rows:
+            assert row["penalized_mean"][b] == pytest.approx(
+                table.loc[row["llm"], "penalized_mean"], abs=1e-12
             )
-            assert values["ece"][b] == pytest.approx(table.loc[name, "ece_mean"], abs=1e-12)
+            assert row["ece_mean"][b] == pytest.approx(table.loc[row["llm"], "ece_mean"], abs=1e-12)
 
 
-def test_table5_iterations_equal_table5_on_resampled_stores(rich):
-    store, reps = rich
-    keys, iterations = uncertainty._table5_iterations(store, reps, "main", 12, 6)
-    runs = selected_runs(store, "main").reset_index(drop=True)
-    it = uncertainty._Iterations(runs, reps, ("agent", "task"), 12, 6, "table5")
+def test_table5_columns_equal_table5_on_resampled_stores(rich):
+    store, reps, _ = rich
+    runs = selected_runs(store).reset_index(drop=True)
+    matrix = run_matrix(runs, reps, ("agent", "task"), seed=6, tag="table5")
+    rows = shift._table5_rows(matrix)
     row = {
         (a, t, r): i
         for i, (a, t, r) in enumerate(zip(runs["agent"], runs["task"], runs["rep"], strict=True))
     }
-    for b in (2, 10):
+    for b in (0, 3, 11):
         # agents: an internal slot holds the partner (same repetition) of the drawn external run;
         # the baseline's internal slots keep their own draws (its ratio pairs nothing)
-        draws = it.draws.copy()
+        draws = matrix.draws.copy()
         for i, (agent, cp, reference) in enumerate(
             zip(runs["agent"], runs["internal_counterpart"], runs["reference"], strict=True)
         ):
             if isinstance(cp, str) and not reference:
-                drawn_rep = runs.loc[draws[b, i], "rep"]
+                drawn_rep = runs.loc[draws[i, b], "rep"]
                 slot = row[(agent, cp, runs.loc[i, "rep"])]
-                draws[b, slot] = row[(agent, cp, drawn_rep)]
-        twin = type("It", (), {})()
-        twin.runs, twin.draws = runs, draws
-        twin.score = stage_two(it.matrix.score, draws)
-        twin.ece = stage_two(it.matrix.ece, draws)
-        table = shift.table5(resampled_store(store, twin, b)).set_index(["agent", "task"])
-        for (agent, task, _), values in zip(keys, iterations, strict=True):
+                draws[slot, b] = row[(agent, cp, drawn_rep)]
+        resampled = resampled_store(store, runs, draws, matrix.read, b)
+        table = shift.external_ratios(resampled).set_index(["agent", "task"])
+        for values in rows:
+            key = (values["agent"], values["task"])
             assert values["score"][b] == pytest.approx(
-                table.loc[(agent, task), "score"], abs=1e-12, nan_ok=True
+                table.loc[key, "score"], abs=1e-12, nan_ok=True
             )
             assert values["ratio"][b] == pytest.approx(
-                table.loc[(agent, task), "ratio"], abs=1e-12, nan_ok=True
+                table.loc[key, "ratio"], abs=1e-12, nan_ok=True
             )
 
 
 def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
-    store, reps = rich
-    ci = uncertainty.table2_intervals(store, reps, n_boot=200)
-    again = uncertainty.table2_intervals(store, reps, n_boot=200)
-    pd.testing.assert_frame_equal(ci, again)
-    other_seed = uncertainty.table2_intervals(store, reps, n_boot=200, seed=1)
-    assert not ci.equals(other_seed)
-    t2 = primary.table2(store)
-    merged = uncertainty.attach_intervals(t2, ci)
-    assert list(merged.columns[: len(t2.columns)]) == list(t2.columns)
-    pd.testing.assert_frame_equal(merged[t2.columns], t2)
-    inside = (merged["penalized_ci_low"] <= merged["penalized_mean"]) & (
-        merged["penalized_mean"] <= merged["penalized_ci_high"]
+    store, _, store_reps = rich
+    table = primary.agent_summary(store_reps, n_boot=200)
+    pd.testing.assert_frame_equal(table, primary.agent_summary(store_reps, n_boot=200))
+    other_seed = primary.agent_summary(store_reps, n_boot=200, seed=1)
+    assert not table.equals(other_seed)
+    bare = primary.agent_summary(store)  # no replicates: the same numbers, empty intervals
+    pd.testing.assert_frame_equal(table.drop(columns=_ci(table)), bare.drop(columns=_ci(bare)))
+    assert bare[_ci(bare)].isna().all().all()
+    inside = (table["penalized_ci_low"] <= table["penalized_mean"]) & (
+        table["penalized_mean"] <= table["penalized_ci_high"]
     )
     assert inside.all()
+
+
+def _ci(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if "_ci_" in c]
 
 
 # --- stage 1 draws -----------------------------------------------------------------------------
@@ -286,13 +295,12 @@ def test_pairs_share_test_resamples():
         runs += [sb.run("a", task, 0, score=0.6), sb.run("b", task, 0, score=0.5)]
         values[rid("a", task, 0)] = (a_reps.tolist(), [0.1] * 20)
         values[rid("b", task, 0)] = ((a_reps - 0.1).tolist(), [0.1] * 20)
-    store = sb.build_store(runs)
-    reps = reps_frame(values)
-    pw = uncertainty.pairwise_comparisons(store, reps).set_index("measure")
+    store = with_replicates(sb.build_store(runs), reps_frame(values))
+    pw = uncertainty.pairwise_comparisons(store).set_index("measure")
     assert pw.loc["score", "ci_low"] == pytest.approx(0.1, abs=1e-12)
     assert pw.loc["score", "ci_high"] == pytest.approx(0.1, abs=1e-12)
     assert pw.loc["ece", "ci_low"] == 0.0 and pw.loc["ece", "ci_high"] == 0.0
-    own = uncertainty.table2_intervals(store, reps).set_index("agent")
+    own = primary.agent_summary(store).set_index("agent")
     assert own.loc["a", "penalized_ci_high"] - own.loc["a", "penalized_ci_low"] > 0.1
 
 
@@ -354,13 +362,14 @@ def three_task_store():
         for task, s, e in zip(("clf_a", "clf_b", "surv_a"), scores, eces, strict=True):
             runs.append(sb.run(agent, task, 0, score=s, ece=e))
             values[rid(agent, task, 0)] = ([s] * 10, [e] * 10)
-    return sb.build_store(runs), reps_frame(values)
+    reps = reps_frame(values)
+    return with_replicates(sb.build_store(runs), reps), reps
 
 
 def test_pairwise_by_hand():
-    store, reps = three_task_store()
-    pw = uncertainty.pairwise_comparisons(store, reps)
-    assert list(pw.columns) == list(uncertainty.PAIRWISE_COLUMNS)
+    store, _ = three_task_store()
+    pw = uncertainty.pairwise_comparisons(store)
+    assert list(pw.columns) == catalog.table("pairwise_comparisons").named
     row = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "score")]
     assert row["diff_mean"] == pytest.approx(0.2, abs=1e-12)
     assert row["ci_low"] == pytest.approx(0.2, abs=1e-12)  # constant replicates, one run per cell
@@ -382,9 +391,11 @@ def test_pairwise_uses_common_tasks_only():
     store, reps = three_task_store()
     runs = store.scores.loc[~((store.scores["agent"] == "b") & (store.scores["task"] == "surv_a"))]
     store2 = ScoreStore.from_frames(
-        scores=runs, runs=store.runs.loc[store.runs["run_id"].isin(runs["run_id"])]
+        scores=runs,
+        runs=store.runs.loc[store.runs["run_id"].isin(runs["run_id"])],
+        replicates=reps,
     )
-    pw = uncertainty.pairwise_comparisons(store2, reps).set_index(["agent_a", "agent_b", "measure"])
+    pw = uncertainty.pairwise_comparisons(store2).set_index(["agent_a", "agent_b", "measure"])
     assert pw.loc[("a", "b", "score"), "n_tasks"] == 2
     assert pw.loc[("a", "b", "score"), "diff_mean"] == pytest.approx(0.15, abs=1e-12)
 
@@ -405,14 +416,14 @@ def power_store(shift_a: float):
             runs.append(sb.run(agent, task, k, score=s, ece=0.1))
             delta = [shift_a, -shift_a] if (agent, task) == ("a", "clf_a") else [0.0, 0.0]
             reps[rid(agent, task, k)] = ([s + x for x in delta], [0.1, 0.1])
-    return sb.build_store(runs), reps_frame(reps)
+    return with_replicates(sb.build_store(runs), reps_frame(reps))
 
 
 def test_power_table_by_hand():
     z2 = stats.norm.ppf(0.975) ** 2
     # no test-set noise: D = mean(0.2, 0.1) = 0.15; S = (0.02 + 0 + 0.02 + 0.02) / 4 = 0.015
-    store, reps = power_store(0.0)
-    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    store = power_store(0.0)
+    row = uncertainty.power_table(store).set_index("measure").loc["score"]
     assert row["diff_mean"] == pytest.approx(0.15, abs=1e-12)
     assert row["reps_needed"] == math.ceil(z2 * 0.015 / 0.15**2) == 3
     assert row["se_test_set"] == 0.0 and bool(row["reachable"])
@@ -420,13 +431,13 @@ def test_power_table_by_hand():
     assert row["reps_observed"] == 2
     # a's clf_a runs move +-0.05 together over the two test replicates: D per replicate
     # 0.15 +- 0.025 -> V_test = var(0.175, 0.125) = 0.00125
-    store, reps = power_store(0.05)
-    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    store = power_store(0.05)
+    row = uncertainty.power_table(store).set_index("measure").loc["score"]
     assert row["se_test_set"] == pytest.approx(math.sqrt(0.00125), abs=1e-12)
     assert row["reps_needed"] == math.ceil(z2 * 0.015 / (0.15**2 - z2 * 0.00125)) == 4
     # test-set noise alone hides the difference: no number of repetitions helps
-    store, reps = power_store(0.2)
-    row = uncertainty.power_table(store, reps).set_index("measure").loc["score"]
+    store = power_store(0.2)
+    row = uncertainty.power_table(store).set_index("measure").loc["score"]
     assert not row["reachable"] and math.isnan(row["reps_needed"])
 
 
@@ -437,7 +448,7 @@ def test_missing_replicates_of_a_valid_run():
     store, reps = hand_store()
     reps = reps.loc[reps["run_id"] != rid("b", "clf_b", 0)]
     with pytest.raises(ScoreStoreError) as err:
-        uncertainty.table2_intervals(store, reps)
+        primary.agent_summary(with_replicates(store, reps))
     assert err.value.code == "store.no_replicates"
     assert rid("b", "clf_b", 0) in str(err.value) and "--bootstrap" in str(err.value)
 
@@ -457,25 +468,28 @@ def test_missing_replicates_of_a_valid_run():
     ],
 )
 def test_malformed_replicates(mutate, match):
-    store, reps = hand_store()
+    store, reps = hand_store()  # the matrix checks what it reads, whoever built the table
     with pytest.raises(ScoreStoreError, match=match) as err:
-        uncertainty.table2_intervals(store, mutate(reps))
+        run_matrix(selected_runs(store), mutate(reps), ("agent", "task"), tag="table2")
     assert err.value.code == "store.replicates_malformed"
 
 
 def test_invalid_runs_need_no_replicates_and_extra_runs_are_ignored():
     store, reps = hand_store()
     extra = reps_frame({"objectives/x/clf_a/rep0": ([0.5] * 4, [0.1] * 4)})
-    ci = uncertainty.table2_intervals(store, pd.concat([reps, extra], ignore_index=True))
-    assert len(ci) == 2
+    both = with_replicates(store, pd.concat([reps, extra], ignore_index=True))
+    pd.testing.assert_frame_equal(primary.agent_summary(both), primary.agent_summary(store))
 
 
 def test_bad_alpha_and_n_boot():
-    store, reps = hand_store()
+    store, _ = hand_store()
+    for table in (primary.agent_summary, calibration.ece_by_task_class, shift.external_ratios):
+        with pytest.raises(ValueError, match="alpha"):
+            table(store, alpha=0)
+        with pytest.raises(ValueError, match="n_boot"):
+            table(store, n_boot=0)
     with pytest.raises(ValueError, match="alpha"):
-        uncertainty.table2_intervals(store, reps, alpha=0)
-    with pytest.raises(ValueError, match="n_boot"):
-        uncertainty.table2_intervals(store, reps, n_boot=0)
+        uncertainty.pairwise_comparisons(store, alpha=1)
 
 
 # --- wording -----------------------------------------------------------------------------------

@@ -177,8 +177,13 @@ def test_bad_code_and_bad_submissions_are_problems_not_crashes(arch, tmp_path):
     summary = _annotate(arch, tmp_path / "out")
     codes = {(p["run_id"], p["code"]) for p in summary.problems}
     assert ("main/alpha/fx_cls/rep3", "annotate.partial") in codes  # not parsed: noted
-    # the reader refuses a code file that links outside the run; the run then has no code
+    # the reader refuses a code file that links outside the run; the annotator names it, and
+    # with no other file the run has no code
     assert ("main/alpha/fx_cls/rep5", "annotate.no_code") in codes
+    unsafe = [p for p in summary.problems if p["code"] == "archive.unsafe_path"]
+    assert [(p["run_id"], p["path"]) for p in unsafe] == [
+        ("main/alpha/fx_cls/rep5", "code/v1/train.py")
+    ]
     refused = [p for p in open_archive(arch).problems if p.details["run_id"].endswith("rep5")]
     assert "archive.unsafe_path" in [p.code for p in refused]
     assert any(r == "main/alpha/fx_cls/rep4" for r, _ in codes)
@@ -200,10 +205,108 @@ def test_bad_code_and_bad_submissions_are_problems_not_crashes(arch, tmp_path):
     assert (tmp_path / "out" / "main/alpha/fx_cls/rep0/annotations.json").read_bytes() == kept
 
 
-def test_versions_with_too_much_code_are_read_up_to_the_limits(arch, tmp_path, monkeypatch):
-    import automd_analysis.annotate.runs as runs
+def test_a_symlinked_code_file_is_named_and_the_versions_safe_files_are_read(arch, tmp_path):
+    outside = tmp_path / "secret.py"
+    outside.write_text("from sklearn.svm import SVC\n")
+    main = "import helper\nfrom sklearn.linear_model import LogisticRegression\nm = LogisticRegression(class_weight='balanced')\n"
+    run = _add_run(arch, 6, {"train.py": main, "helper.py": "x = 1\n"}, _probabilities(60, 6))
+    (run / "code" / "v1" / "helper.py").unlink()
+    (run / "code" / "v1" / "helper.py").symlink_to(outside)
+    summary = _annotate(arch, tmp_path / "out")
+    mine = [p for p in summary.problems if p["run_id"] == "main/alpha/fx_cls/rep6"]
+    assert [(p["code"], p["path"]) for p in mine] == [("archive.unsafe_path", "code/v1/helper.py")]
+    assert "resolves outside" in mine[0]["message"]
+    generated, errors = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    assert errors == []
+    answers = generated["main/alpha/fx_cls/rep6"].answers
+    assert answers["class_imbalance_handling"].value == "class_weight"
+    assert answers["class_imbalance_handling"].evidence == ("code/v1/train.py:3",)
 
-    monkeypatch.setattr(runs, "MAX_CODE_FILES", 2)
+
+def test_the_selected_versions_code_folder_is_its_code_when_meta_json_lists_none(arch, tmp_path):
+    run = _add_run(arch, 7, {"solution.py": "from sklearn.svm import SVC\nm = SVC()\n"}, None)
+    kit.write_version(run, "v1", kit.T0 + timedelta(minutes=5), 1, None, code_files=[])
+    summary = _annotate(arch, tmp_path / "out")
+    assert [p for p in summary.problems if p["run_id"].endswith("rep7")] == []
+    generated, _ = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    assert generated["main/alpha/fx_cls/rep7"].answers["model_families"].value == ("other",)
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["listed", "folder only"])
+def test_an_aide_run_without_node_predictions_has_its_final_code_annotated(arch, tmp_path, listed):
+    """Issue 20 finding 3: 20 nodes' code archived, no node saved predictions, the run's final
+    file is version ``final`` with AIDE's ``best_solution.py``."""
+    nodes = [f"n{i:02d}" for i in range(20)]
+    steps = [
+        {"step": i + 1, "ok": True, "reported_val_score": 0.7, "created_at": None,
+         "version": None, "node": n, "parent": None}
+        for i, n in enumerate(nodes)
+    ]  # fmt: skip
+    run = kit.write_run(
+        arch, "main", "aide", "fx_cls", 0, search="tree", steps=steps,
+        selection={"rule": "best_reported_val_non_faulty", "selected_version": "final"},
+    )  # fmt: skip
+    for n in nodes:
+        (run / "code" / n).mkdir(parents=True)
+        (run / "code" / n / "runfile.py").write_text("from sklearn.svm import SVC\nm = SVC()\n")
+    best = "import lightgbm as lgb\nm = lgb.LGBMClassifier(is_unbalance=True)\n"
+    (run / "code" / "final").mkdir()
+    (run / "code" / "final" / "best_solution.py").write_text(best)
+    code = ["code/final/best_solution.py"] if listed else []
+    sub = _probabilities(60, 11)
+    kit.write_version(run, "final", kit.T0 + timedelta(minutes=9), 20, sub, code_files=code)
+    (run / "submission.csv").write_bytes(sub)
+    summary = _annotate(arch, tmp_path / "out")
+    assert [p for p in summary.problems if p["run_id"] == "main/aide/fx_cls/rep0"] == []
+    generated, _ = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    answers = generated["main/aide/fx_cls/rep0"].answers
+    assert answers["model_families"].value == ("gbdt",)
+    assert answers["class_imbalance_handling"].evidence == ("code/final/best_solution.py:2",)
+
+
+def test_no_code_says_what_was_looked_for_and_where(arch, tmp_path):
+    run = _add_run(arch, 8, {}, _probabilities(60, 8))
+    kit.write_version(run, "v1", kit.T0 + timedelta(minutes=5), 1, None, code_files=["run.R"])
+    for node in ("n1", "n2"):
+        (run / "code" / node).mkdir(parents=True)
+        (run / "code" / node / "runfile.py").write_text("x = 1\n")
+    summary = _annotate(arch, tmp_path / "out")
+    (problem,) = [p for p in summary.problems if p["run_id"].endswith("rep8")]
+    assert problem["code"] == "annotate.no_code"
+    assert problem["path"] == "versions/v1/meta.json"
+    message = problem["message"]
+    assert "versions/v1/meta.json code_files lists no Python file (it lists run.R)" in message
+    assert "there is no code/v1/" in message
+    assert "code of 2 other version(s) or node(s) (n1, n2)" in message
+
+
+def test_deeply_nested_code_is_partial_never_an_internal_error(arch, tmp_path):
+    deep = "from sklearn.svm import SVC\nm = SVC()\nx = " + "+".join(["y"] * 900) + "\n"
+    chain = "x = a" + ".b" * 20000 + "\n"
+    _add_run(arch, 9, {"train.py": deep, "util.py": chain}, _probabilities(60, 9))
+    summary = _annotate(arch, tmp_path / "out")
+    mine = sorted(
+        (p["code"], p["message"]) for p in summary.problems if p["run_id"].endswith("rep9")
+    )
+    assert [c for c, _ in mine] == ["annotate.partial", "annotate.partial"]
+    assert "nested more than 100 levels deep" in mine[0][1] + mine[1][1]
+    assert "nested too deeply for the Python parser" in mine[0][1] + mine[1][1]
+    generated, _ = load_generated_annotations(open_archive(arch), tmp_path / "out")
+    assert generated["main/alpha/fx_cls/rep9"].answers["model_families"].value == ("other",)
+
+
+def test_code_that_is_not_valid_utf8_gives_a_reason(arch, tmp_path):
+    latin = b"# -*- coding: latin-1 -*-\nname = '\xe9'\nfrom sklearn.svm import SVC\nm = SVC()\n"
+    _add_run(arch, 10, {"a.py": latin, "b.py": b"x = '\xff\xfe'\n"}, _probabilities(60, 10))
+    summary = _annotate(arch, tmp_path / "out")
+    mine = [(p["code"], p["path"]) for p in summary.problems if p["run_id"].endswith("rep10")]
+    assert mine == [("annotate.encoding", "code/v1/b.py")]
+
+
+def test_versions_with_too_much_code_are_read_up_to_the_limits(arch, tmp_path, monkeypatch):
+    import automd_analysis.annotate.sources as sources
+
+    monkeypatch.setattr(sources, "MAX_CODE_FILES", 2)
     summary = _annotate(arch, tmp_path / "out")  # rep2 is a 4-file project
     limited = [p for p in summary.problems if p["code"] == "annotate.too_much_code"]
     assert [p["run_id"] for p in limited] == ["main/alpha/fx_cls/rep2"]

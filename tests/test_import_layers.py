@@ -31,12 +31,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("cli", "__main__")),
 )
 
-#: File cycles another change removes (annotate.interpreter <-> annotate.library_calls); this
-#: test fails on any other cycle, and on this one once it has gone and the entry is left here.
-PENDING_FILE_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {frozenset({f"{PKG}.annotate.interpreter", f"{PKG}.annotate.library_calls"})}
-)
-
 
 def layer_of(module: str) -> int:
     parts = module.split(".")
@@ -154,11 +148,7 @@ def test_no_module_imports_a_higher_layer(graph):
 
 
 def test_no_file_cycle(graph):
-    found = set(cycles(graph))
-    assert found - PENDING_FILE_CYCLES == set(), "import cycle between files"
-    assert found <= PENDING_FILE_CYCLES
-    gone = {c for c in PENDING_FILE_CYCLES if not c <= set(graph) or c not in found}
-    assert not gone, f"remove the resolved entries {gone} from PENDING_FILE_CYCLES"
+    assert cycles(graph) == []
 
 
 def test_no_subpackage_cycle(graph):

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.analysis import realtime
+from automd_analysis.analysis import catalog, realtime
 from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import FLAG_THRESHOLD
@@ -514,7 +514,7 @@ def test_masking_runs_orders_by_agent_task_and_rep():
         }
     )
     table = realtime.masking_runs(results)
-    assert list(table.columns) == list(realtime.RUN_COLUMNS)
+    assert list(table.columns) == catalog.table("masking_runs").named
     assert table["run_id"].tolist() == ["m/a/t/rep0", "m/b/t/rep2", "m/b/t/rep10"]
     with pytest.raises(AutomdError):
         realtime.masking_runs(results.drop(columns="status"))

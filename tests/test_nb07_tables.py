@@ -1,15 +1,15 @@
-"""automd_analysis.report.development_tables: notebook 07's reshaped views and display specs."""
+"""Notebook 07's reshaped views (Table 6 wide, the version-pair coverage) and their display."""
 
 from __future__ import annotations
 
 import math
 
 import pandas as pd
-import pytest
 
-from automd_analysis.analysis.development import CHANGE_TYPES
-from automd_analysis.report import development_tables as dt
-from automd_analysis.report.tables import display_frame, export_table
+from automd_analysis.analysis import catalog
+from automd_analysis.analysis.development import CHANGE_TYPES, pair_coverage
+from automd_analysis.analysis.methods import method_prevalence_wide
+from automd_analysis.report.tables import display_frame
 
 NAN = math.nan
 
@@ -28,7 +28,7 @@ def _table6() -> pd.DataFrame:
 
 
 def test_table6_wide_has_one_column_pair_per_agent_and_drops_unused_categories():
-    wide = dt.table6_wide(_table6())
+    wide = method_prevalence_wide(_table6())
     assert list(wide.columns) == ["field", "category", "aide", "aide_sd", "codex", "codex_sd"]
     assert wide[["field", "category"]].values.tolist() == [
         ["model_families", "gbdt"],
@@ -38,12 +38,12 @@ def test_table6_wide_has_one_column_pair_per_agent_and_drops_unused_categories()
     assert (gbdt["aide"], gbdt["codex"], gbdt["codex_sd"]) == (50.0, 80.0, 10.0)
     assert math.isnan(gbdt["aide_sd"])
     assert wide.iloc[1]["codex"] is None or math.isnan(wide.iloc[1]["codex"])
-    assert len(dt.table6_wide(_table6(), keep_empty=True)) == 3
+    assert len(method_prevalence_wide(_table6(), keep_empty=True)) == 3
 
 
 def test_table6_spec_shows_mean_and_sd_per_agent():
-    wide = dt.table6_wide(_table6())
-    text, bold = display_frame(wide, dt.table6_spec(wide))
+    wide = method_prevalence_wide(_table6())
+    text, bold = display_frame(wide, catalog.table("table6_methods_wide").display(wide))
     assert list(text.columns) == ["field", "category", "aide", "codex"]
     assert text.iloc[0].tolist() == ["model_families", "gbdt", "50", "80 \N{PLUS-MINUS SIGN} 10"]
     assert text.iloc[1]["codex"] == "\N{EN DASH}" and not bold.to_numpy().any()
@@ -59,23 +59,10 @@ def test_pair_coverage_selects_counts_per_agent_and_stage():
         for change in CHANGE_TYPES:
             rows.append((agent, stage, change, n_pairs, n_unannotated))
     shares = pd.DataFrame(rows, columns=["agent", "stage", "change", "n_pairs", "n_unannotated"])
-    got = dt.pair_coverage(shares)
+    got = pair_coverage(shares)
     assert got.values.tolist() == [
         ["a", "middle", 4, 0, 4],
         ["b", "early", 4, 3, 1],
         ["b", "late", 2, 2, 0],
     ]
-    assert dt.pair_coverage(shares.iloc[0:0]).empty
-
-
-@pytest.mark.parametrize("name", sorted(dt.TABLE_SPECS))
-def test_every_spec_renders_its_analysis_columns(tmp_path, name):
-    spec = dt.TABLE_SPECS[name]
-    columns = list(spec.labels) + [c for s in spec.stats for c in (s.mean, s.sd) if c]
-    frame = pd.DataFrame(
-        [[f"<{c}>" if c in spec.labels else 0.5 for c in columns]], columns=columns
-    )
-    paths = export_table(frame, name, tmp_path, spec=spec)
-    html = paths["html"].read_text()
-    assert all(s.title.replace("&", "&amp;") in html for s in spec.stats)
-    assert "&lt;" in html and not any(f"<{c}>" in html for c in spec.labels)  # escaped
+    assert pair_coverage(shares.iloc[0:0]).empty

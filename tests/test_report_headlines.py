@@ -46,8 +46,10 @@ def test_primary_spread_baseline_and_invalid_runs():
     assert spread.values == pytest.approx(
         {"low": 0.355, "high": 0.517, "spread": 0.162, "baseline": 0.487}
     )
-    assert "0.355 (scientist) to 0.517 (codex), a spread of 0.162" in spread.text
-    assert "baseline scores 0.487" in spread.text
+    assert spread.text == (
+        "Penalised primary scores of the 3 agents range from 0.355 (scientist) to 0.517 "
+        "(codex); the simple baseline scores 0.487."
+    )  # no interval columns: the values alone
     above = found["tasks_above_baseline"]
     # codex beats 0.5 and 0.65; aide only 0.7 > 0.65; scientist has one comparable task
     assert above.values == {"aide": 1, "codex": 2, "scientist": 1}
@@ -63,7 +65,7 @@ def test_primary_without_baseline_or_agents():
     t12 = pd.DataFrame([("t1", "codex", 0.5)], columns=["task", "agent", "mean"])
     found = h.primary_findings(t2, t12)
     assert [f.key for f in found] == ["score_spread"]
-    assert found[0].text.endswith("a spread of 0.000.")
+    assert found[0].text.endswith("range from 0.500 (codex) to 0.500 (codex).")
     assert h.primary_findings(_table2([]), t12.iloc[:0]) == []
 
 
@@ -79,7 +81,7 @@ def test_calibration_ratios_groups_and_recalibration():
         }
     )
     recal = pd.DataFrame({"recalibrated": [False, True], "n_runs": [6, 1], "mean": [0.16, 0.008]})
-    found = h.calibration_findings(t2, t3, dec, recal).by_key()
+    found = h.calibration_findings(t2, t3, decomposition=dec, recalibration=recal).by_key()
     spread = found["ece_spread"]
     assert spread.values["score_spread"] == pytest.approx(0.02)
     assert spread.values["ratio_low"] == pytest.approx(3.0)
@@ -99,7 +101,8 @@ def test_calibration_without_baseline_has_no_ratio():
     t2 = _table2([("a", 0.5, 0.5, 1), ("b", 0.6, 0.6, 1)])
     t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.1, 0.2]})
     [finding] = h.calibration_findings(t2, t3)
-    assert "ratio_low" not in finding.values and finding.text.endswith("(b).")
+    assert "ratio_low" not in finding.values
+    assert finding.text.endswith("(b); their penalised scores lie within 0.100 of each other.")
 
 
 def test_objectives_and_ece_change():

@@ -1,5 +1,5 @@
-"""Intervals in the rendered tables (automd_analysis.report.interval_tables) and through
-Report.table; display specs of the comparison and calibration-measure tables."""
+"""Intervals in the rendered tables (the declared interval columns, automd_analysis.report.tables)
+and through Report.table; the annotator caption."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 import storebuilder
 import yaml
 
-from automd_analysis.report import comparison_tables as ct
-from automd_analysis.report import interval_tables as it
+from automd_analysis.analysis import catalog
 from automd_analysis.report import notebook as nbk
 from automd_analysis.report import tables as tb
+from automd_analysis.report.views import annotator_caption
 
 NAN = math.nan
 
@@ -42,12 +42,13 @@ def _table2(ci=True):
     return frame
 
 
-SPEC2 = tb.TABLE_SPECS["table2_primary_scores"]
+TABLE2 = catalog.table("table2_primary_scores")
+SPEC2 = TABLE2.spec
 
 
-def test_wide_table_gets_brackets_after_the_listed_columns_only():
+def test_wide_table_gets_brackets_after_the_declared_columns_only():
     frame = _table2()
-    text, bold = it.display_frame(frame, SPEC2, "table2_primary_scores")
+    text, bold = tb.display_frame(frame, SPEC2, TABLE2.intervals)
     plain_text, plain_bold = tb.display_frame(frame, SPEC2)
     assert text.loc[0, "Penalised score"] == "0.562 ± 0.010 [0.530, 0.590]"
     assert text.loc[1, "Penalised score"] == "0.537 ± 0.020 [0.510, 0.560]"
@@ -62,16 +63,14 @@ def test_wide_table_gets_brackets_after_the_listed_columns_only():
 
 def test_without_intervals_the_rendering_is_unchanged():
     frame = _table2(ci=False)
-    text, bold = it.display_frame(frame, SPEC2, "table2_primary_scores")
+    text, bold = tb.display_frame(frame, SPEC2, TABLE2.intervals)
     pd.testing.assert_frame_equal(text, tb.display_frame(frame, SPEC2)[0])
     empty_ci = _table2().assign(penalized_ci_low=NAN, nonpenalized_ci_low=NAN)
-    text, _ = it.display_frame(empty_ci, SPEC2, "table2_primary_scores")
+    text, _ = tb.display_frame(empty_ci, SPEC2, TABLE2.intervals)
     pd.testing.assert_frame_equal(text, tb.display_frame(empty_ci, SPEC2)[0])
-    assert it.caption_with_intervals(empty_ci, "table2_primary_scores", "C.") == "C."
-    assert it.caption_with_intervals(_table2(), "table2_primary_scores", "C.") == (
-        f"C. {it.INTERVAL_NOTE}"
-    )
-    assert it.caption_with_intervals(_table2(), "some_other_table", "C.") == "C."
+    assert tb.rendered(empty_ci, SPEC2, "C.", TABLE2.intervals)[2] == "C."
+    assert tb.rendered(_table2(), SPEC2, "C.", TABLE2.intervals)[2] == f"C. {tb.INTERVAL_NOTE}"
+    assert tb.rendered(_table2(), SPEC2, "C.")[2] == "C."  # no declared intervals
 
 
 def test_pivot_table_puts_the_ratio_interval_inside_the_parentheses():
@@ -88,8 +87,8 @@ def test_pivot_table_puts_the_ratio_interval_inside_the_parentheses():
             "ratio_ci_high": [3.638, 3.513, NAN],
         }
     )
-    spec = tb.TABLE_SPECS["table5_external"]
-    text, _ = it.display_frame(frame, spec, "table5_external")
+    table5 = catalog.table("table5_external")
+    text, _ = tb.display_frame(frame, table5.spec, table5.intervals)
     row = text.set_index("task")
     assert row.loc["t_ext", "aide"] == "0.286 (140% [71%, 364%])"
     assert row.loc["t_ext", "baseline"] == "0.272 (152% [75%, 351%])"
@@ -97,38 +96,35 @@ def test_pivot_table_puts_the_ratio_interval_inside_the_parentheses():
 
 
 def test_format_interval():
-    assert it.format_interval(0.1, 0.2) == "[0.100, 0.200]"
-    assert it.format_interval(-0.00001, 0.2, 2) == "[0.00, 0.20]"
-    assert it.format_interval(0.5, 1.2345, percent=True) == "[50%, 123%]"
-    assert it.format_interval(None, 0.2) == it.format_interval(0.1, math.inf) == ""
-    assert it.format_interval("x", 0.2) == ""
+    assert tb.format_interval(0.1, 0.2) == "[0.100, 0.200]"
+    assert tb.format_interval(-0.00001, 0.2, 2) == "[0.00, 0.20]"
+    assert tb.format_interval(0.5, 1.2345, percent=True) == "[50%, 123%]"
+    assert tb.format_interval(None, 0.2) == tb.format_interval(0.1, math.inf) == ""
+    assert tb.format_interval("x", 0.2) == ""
 
 
-def test_export_writes_the_same_csv_as_the_plain_export_and_intervals_in_tex_html(tmp_path):
+def test_export_writes_the_numbers_and_intervals_in_tex_html(tmp_path):
     frame = _table2()
-    paths = it.export_table(frame, "table2_primary_scores", tmp_path / "a")
-    plain = tb.export_table(frame, "table2_primary_scores", tmp_path / "b")
-    assert paths["csv"].read_bytes() == plain["csv"].read_bytes()
+    paths = tb.export_table(frame, "table2_primary_scores", tmp_path / "a")
+    assert paths["csv"].read_text() == tb.csv_text(frame)
     html, tex = paths["html"].read_text(), paths["tex"].read_text()
-    assert "0.562 ± 0.010 [0.530, 0.590]" in html and it.INTERVAL_NOTE in html
+    assert "0.562 ± 0.010 [0.530, 0.590]" in html and tb.INTERVAL_NOTE in html
     assert "[0.530, 0.590]" in tex and r"$\pm$" in tex
-    again = it.export_table(frame, "table2_primary_scores", tmp_path / "a")
+    again = tb.export_table(frame, "table2_primary_scores", tmp_path / "a")
     assert {k: p.read_bytes() for k, p in again.items()} == {
         k: p.read_bytes() for k, p in paths.items()
     }
-    # a table without intervals is the plain export, byte for byte
-    other = it.export_table(frame[["agent", "penalized_mean"]], "x_table", tmp_path / "c")
-    ref = tb.export_table(frame[["agent", "penalized_mean"]], "x_table", tmp_path / "d")
-    assert {k: p.read_bytes() for k, p in other.items()} == {
-        k: p.read_bytes() for k, p in ref.items()
-    }
+    # an undeclared table with the same columns shows no brackets
+    other = tb.export_table(frame, "x_table", tmp_path / "c")
+    assert "[0.530, 0.590]" not in other["html"].read_text()
+    assert other["csv"].read_bytes() == paths["csv"].read_bytes()
     with pytest.raises(ValueError):
-        it.export_table(frame, "../evil", tmp_path)
+        tb.export_table(frame, "../evil", tmp_path)
 
 
 def test_archive_strings_in_interval_tables_are_escaped(tmp_path):
     frame = _table2().assign(agent=["<script>x</script>", "a&b", "baseline"])
-    paths = it.export_table(frame, "table2_primary_scores", tmp_path)
+    paths = tb.export_table(frame, "table2_primary_scores", tmp_path)
     html = paths["html"].read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
 
@@ -163,13 +159,13 @@ def report(tmp_path):
 
 def test_report_table_shows_intervals_and_the_view_is_the_file(report):
     view = report.table(_table2(), "table2_primary_scores")
-    assert "[0.530, 0.590]" in view.html and it.INTERVAL_NOTE in view.html
+    assert "[0.530, 0.590]" in view.html and tb.INTERVAL_NOTE in view.html
     assert view.html == view.paths["html"].read_text()
-    assert "[0.530, 0.590]" in view._repr_html_() and it.INTERVAL_NOTE in view._repr_html_()
+    assert "[0.530, 0.590]" in view._repr_html_() and tb.INTERVAL_NOTE in view._repr_html_()
     assert "penalized_ci_low" in repr(view)  # the numbers nbval compares include the bounds
 
 
-def test_report_table_uses_the_comparison_specs(report):
+def test_report_table_uses_the_declared_specs(report):
     pairwise = pd.DataFrame(
         [
             {
@@ -189,37 +185,27 @@ def test_report_table_uses_the_comparison_specs(report):
     view = report.table(pairwise, "pairwise_comparisons")
     assert "Mean difference (A - B)" in view.html and "Agent A" in view.html
     assert "-0.025 [-0.075, 0.147]" in view.html
-    assert nbk.table_spec("power_table") is ct.TABLE_SPECS["power_table"]
+    assert nbk.table_spec("power_table") is catalog.table("power_table").spec
     assert nbk.table_spec("table2_primary_scores") is SPEC2
+    assert nbk.table_spec("table20_practices_wide") is None  # built from the frame
+    assert nbk.table_spec("no_such_table") is None
 
 
-@pytest.mark.parametrize("name", sorted(ct.TABLE_SPECS))
-def test_every_comparison_spec_renders_its_documented_columns(name):
-    """Each spec only reads columns the analysis returns (a typo would raise KeyError)."""
-    from automd_analysis.analysis import calibration_measures as cm
-    from automd_analysis.analysis import uncertainty
-    from automd_analysis.analysis.annotation_provenance import PROVENANCE_COLUMNS
+def test_report_table_rejects_a_frame_that_is_not_the_declared_table(report):
+    from automd_analysis.analysis.catalog.declaration import TableDeclarationError
 
-    columns = {
-        "pairwise_comparisons": uncertainty.PAIRWISE_COLUMNS,
-        "power_table": uncertainty.POWER_COLUMNS,
-        "calibration_slope_intercept": cm.SLOPE_INTERCEPT_COLUMNS,
-        "calibration_by_measure": cm.AGENT_MEASURE_COLUMNS,
-        "calibration_measure_correlations": cm.CORRELATION_COLUMNS,
-        "calibration_ranking_agreement": cm.AGREEMENT_COLUMNS,
-        "annotation_provenance": PROVENANCE_COLUMNS,
-    }[name]
-    row = {c: (1.0 if c not in ("measure", "agent", "level") else "x") for c in columns}
-    text, bold = tb.display_frame(pd.DataFrame([row]), ct.TABLE_SPECS[name])
-    assert len(text) == 1 and text.shape == bold.shape
+    with pytest.raises(TableDeclarationError) as err:
+        report.table(_table2().drop(columns="penalized_sd"), "table2_primary_scores")
+    assert err.value.code == "table.columns" and "penalized_sd" in str(err.value)
+    assert not (report.output_dir / "tables" / "table2_primary_scores.csv").exists()
 
 
 def test_annotator_caption():
     prov = pd.DataFrame(
         {"annotator": ["automd annotate 0.1.0"], "annotations_source": ["generated"], "n_runs": [3]}
     )
-    caption = ct.annotator_caption("fig2a_ece_decomposition", prov)
-    assert caption.startswith(tb.TABLE_SPECS["fig2a_ece_decomposition"].caption)
+    caption = annotator_caption("fig2a_ece_decomposition", prov)
+    assert caption.startswith(catalog.table("fig2a_ece_decomposition").spec.caption)
     assert caption.endswith(
         "Codebook answers by automd annotate 0.1.0 (3 runs, generated outside the archive)."
     )

@@ -254,14 +254,26 @@ def test_process_metrics_without_steps_or_code(report, tmp_path):
     assert list(table["final_score"]) == [0.6, 0.0, 0.4]  # invalid selected file counts 0
 
 
-def test_table_spec_covers_both_registries():
-    from automd_analysis.report import development_tables, tables
+def test_table_spec_is_the_declared_one():
+    from automd_analysis.analysis import catalog
 
-    assert nbk.table_spec("table2_primary_scores") is tables.TABLE_SPECS["table2_primary_scores"]
-    spec = nbk.table_spec("table18_development")
-    assert spec is development_tables.TABLE_SPECS["table18_development"]
-    assert not set(tables.TABLE_SPECS) & set(development_tables.TABLE_SPECS)
+    for name, declared in catalog.TABLES.items():
+        static = declared.spec if not callable(declared.spec) else None
+        assert nbk.table_spec(name) is static, name
+    assert nbk.table_spec("table18_development") is not None
     assert nbk.table_spec("no_such_table") is None
+
+
+def test_figure_captions_come_from_the_declarations(report):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    view = report.figure(Figure(figsize=(2, 1)), "reliability_my_task")
+    assert view.caption.startswith("Reliability diagrams of `my_task`, one panel per agent")
+    assert report.figure(Figure(figsize=(2, 1)), "custom_figure").caption == ""
+    assert report.figure(Figure(figsize=(2, 1)), "table2_forest", "Mine.").caption == "Mine."
 
 
 def test_unless_no_baseline_skips_only_the_missing_baseline_error():

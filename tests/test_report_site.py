@@ -246,7 +246,7 @@ def test_index_escapes_archive_strings_and_links_artifacts(tmp_path):
 
 
 def test_index_groups_tables_by_analysis_with_paper_number_and_summary(tmp_path):
-    from automd_analysis.report.catalog import ANALYSES, TABLES
+    from automd_analysis.analysis.catalog import ANALYSES, TABLES
 
     tables = tmp_path / "tables"
     tables.mkdir()

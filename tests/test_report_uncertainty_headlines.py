@@ -167,10 +167,10 @@ def _table2(with_ci=True):
     return frame
 
 
-def test_primary_findings_with_uncertainty_qualify_the_spread():
+def test_primary_findings_qualify_the_spread_with_its_intervals():
     t12 = pd.DataFrame(columns=["task", "agent", "mean"])
     pw = pd.DataFrame([_pair("aide", "codex", diff=-0.025, holm=0.7, n=3)])
-    found = h.primary_findings_with_uncertainty(_table2(), t12, pw)
+    found = h.primary_findings(_table2(), t12, pw)
     assert [f.key for f in found][:2] == ["score_spread", "no_separation_score"]
     spread = found[0]
     assert spread.text == (
@@ -178,17 +178,18 @@ def test_primary_findings_with_uncertainty_qualify_the_spread():
         "0.560) to 0.562 (codex; 95% CI 0.530 to 0.590); the simple baseline scores 0.500 "
         "(95% CI 0.470 to 0.530)."
     )
-    assert spread.values == h.primary_findings(_table2(), t12).by_key()["score_spread"].values
+    assert spread.values == pytest.approx(
+        {"low": 0.537, "high": 0.562, "spread": 0.025, "baseline": 0.5}
+    )
+    assert h.primary_findings(_table2(), t12)[0] == spread  # the comparisons are optional
     assert "with 3 tasks no paired test" in found[1].text
     # without interval columns: the plain numbers, and the comparison explains the absence
-    plain = h.primary_findings_with_uncertainty(
-        _table2(False), t12, pw.iloc[:0], has_replicates=False
-    )
+    plain = h.primary_findings(_table2(False), t12, pw.iloc[:0], has_replicates=False)
     assert "95% CI" not in plain[0].text and "0.537 (aide) to 0.562 (codex)" in plain[0].text
     assert plain[1].key == "no_comparisons_score"
 
 
-def test_calibration_findings_with_uncertainty_do_not_contrast_without_evidence():
+def test_calibration_findings_do_not_contrast_without_evidence():
     t3 = pd.DataFrame(
         {
             "agent": ["aide", "codex", "baseline"],
@@ -198,7 +199,7 @@ def test_calibration_findings_with_uncertainty_do_not_contrast_without_evidence(
         }
     )
     pw = pd.DataFrame([_pair("aide", "codex", "ece", diff=-0.07, holm=0.001, better=14)])
-    found = h.calibration_findings_with_uncertainty(_table2(), t3, pw)
+    found = h.calibration_findings(_table2(), t3, pw)
     keys = [f.key for f in found]
     assert keys == ["ece_spread", "diff_ece_aide_codex"]
     text = found[0].text

@@ -236,3 +236,30 @@ def test_survival_group_without_events_is_not_eligible():
     (white,) = [r for r in rows if r["group"] == "White"]
     assert white["n"] >= MIN_CTD and white["n_events"] == 0
     assert not white["eligible"] and white["reason"].startswith("undefined")
+
+
+@pytest.mark.parametrize(("kind", "minimum"), [("classification", 50), ("survival", 80)])
+def test_minimum_group_sizes_are_the_papers(kind, minimum):
+    # App. F: 50 observations (and both classes) for AUROC, 80 for C^td - the numbers themselves,
+    # not the module constants, so that changing a constant fails here
+    n = minimum + (minimum - 1)  # one group of `minimum`, one of `minimum - 1`
+    rng = np.random.default_rng(0)
+    group = np.array(["big"] * minimum + ["small"] * (minimum - 1))
+    sub = pd.DataFrame({"site": group})
+    ids = pd.DataFrame({"id": range(n)})
+    if kind == "classification":
+        y = np.tile([0, 1], n)[:n]
+        p = rng.uniform(size=n)
+        labels = TaskLabels(ids=ids, label=y, subgroups=sub)
+        preds = AlignedPredictions(probability=p)
+    else:
+        grid = np.array([0.0, 1.0, 2.0, 4.0])
+        t = rng.uniform(0.5, 4.0, n)
+        e = np.tile([1, 0], n)[:n].astype(np.int8)
+        s = np.sort(rng.uniform(size=(n, grid.size)), axis=1)[:, ::-1]
+        labels = TaskLabels(ids=ids, duration=t, event=e, subgroups=sub, time_grid=grid)
+        preds = AlignedPredictions(surv=s, time_grid=grid)
+    rows = {r["group"]: r for r in subgroup_rows(kind, {"site": "categorical"}, labels, preds)}
+    assert rows["big"]["n"] == minimum and rows["big"]["eligible"]
+    assert rows["small"]["n"] == minimum - 1 and not rows["small"]["eligible"]
+    assert rows["small"]["reason"] == f"fewer than {minimum} observations"

@@ -1,5 +1,5 @@
-"""A tiny deterministic score store with bootstrap replicates, for the docstring examples of
-:mod:`automd_analysis.analysis.uncertainty` (not used by any analysis).
+"""A tiny deterministic score store with bootstrap replicates, for the docstring examples of the
+tables with intervals (not used by any analysis).
 
 Two agents (``a``, ``b``) and the simple baseline, three repetitions each (baseline: two), on a
 classification task ``clf``, its external validation ``clf_ext`` and a survival task ``surv``;

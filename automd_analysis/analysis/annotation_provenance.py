@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from automd_analysis.analysis.catalog.calibration_and_practices import PROVENANCE
 from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
 
-__all__ = ["PROVENANCE_COLUMNS", "UNRECORDED", "annotation_provenance", "provenance_text"]
+__all__ = ["UNRECORDED", "annotation_provenance", "provenance_text"]
 
 #: Columns of :func:`annotation_provenance`.
-PROVENANCE_COLUMNS: tuple[str, ...] = ("annotator", "annotations_source", "n_runs")
 #: ``annotator`` of annotated runs in a store that does not record it (written by an older
 #: ``automd score``).
 UNRECORDED = "(annotator not recorded)"
@@ -79,7 +79,7 @@ def annotation_provenance(
     Returns
     -------
     DataFrame
-        Columns :data:`PROVENANCE_COLUMNS`, sorted by ``n_runs`` (descending), then annotator;
+        ``annotator, annotations_source, n_runs``, sorted by ``n_runs`` (descending), then annotator;
         the ``none`` row last. An annotated run of a store that does not record its annotator
         has ``annotator =`` :data:`UNRECORDED`.
 
@@ -121,9 +121,7 @@ def annotation_provenance(
         runs = runs.loc[runs["valid"]]
     sources = _sources(store, runs["run_id"])
     if sources.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in PROVENANCE_COLUMNS}).astype(
-            {"n_runs": "int64"}
-        )
+        return PROVENANCE.frame()
     key = sources["annotator"].fillna("")
     counts = (
         sources.assign(_key=key)
@@ -139,8 +137,7 @@ def annotation_provenance(
         ascending=[True, False, True, True],
         kind="mergesort",
     )
-    out = counts[list(PROVENANCE_COLUMNS)].reset_index(drop=True)
-    return out.astype({"n_runs": "int64"})
+    return PROVENANCE.frame(counts[PROVENANCE.named].reset_index(drop=True))
 
 
 def _runs(n: int) -> str:

@@ -25,20 +25,22 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
+from automd_analysis.analysis.catalog.calibration_and_practices import (
+    BY_MEASURE,
+    CORRELATIONS,
+    CURVES,
+    DECISION_CURVES,
+    RANK_FLIPS,
+    RANKING_AGREEMENT,
+    SLOPE_INTERCEPT,
+)
 from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 from automd_analysis.schema import NET_BENEFIT_THRESHOLDS, net_benefit_column
 
 __all__ = [
-    "AGENT_MEASURE_COLUMNS",
-    "CORRELATION_COLUMNS",
-    "CURVE_SUMMARY_COLUMNS",
-    "DECISION_CURVE_COLUMNS",
-    "FLIP_COLUMNS",
     "RANKING_MEASURES",
-    "SLOPE_INTERCEPT_COLUMNS",
-    "AGREEMENT_COLUMNS",
     "RankingMeasure",
     "agent_measure_table",
     "decision_curves",
@@ -92,77 +94,6 @@ RANKING_MEASURES: tuple[RankingMeasure, ...] = (
     RankingMeasure(
         "d_calibration", "dcal_divergence", "value", ("survival",), "D-calibration X^2 / n"
     ),
-)
-
-AGENT_MEASURE_COLUMNS: tuple[str, ...] = (
-    "measure",
-    "agent",
-    "value",
-    "n_tasks",
-    "n_runs",
-    "n_undefined",
-    "rank",
-)
-CORRELATION_COLUMNS: tuple[str, ...] = (
-    "level",
-    "measure_a",
-    "measure_b",
-    "n",
-    "spearman",
-    "kendall",
-)
-FLIP_COLUMNS: tuple[str, ...] = (
-    "measure_a",
-    "measure_b",
-    "agent_1",
-    "agent_2",
-    "value_a_1",
-    "value_a_2",
-    "value_b_1",
-    "value_b_2",
-    "better_under_a",
-    "better_under_b",
-)
-AGREEMENT_COLUMNS: tuple[str, ...] = (
-    "measure",
-    "n_agents",
-    "spearman",
-    "kendall",
-    "n_pairs",
-    "n_flipped",
-    "best_agent",
-    "same_best",
-)
-SLOPE_INTERCEPT_COLUMNS: tuple[str, ...] = (
-    "agent",
-    "task_class",
-    "slope_mean",
-    "slope_sd",
-    "intercept_mean",
-    "intercept_sd",
-    "n_tasks",
-    "n_runs",
-)
-CURVE_SUMMARY_COLUMNS: tuple[str, ...] = (
-    "task",
-    "agent",
-    "kind",
-    "x",
-    "observed_mean",
-    "observed_sd",
-    "lo_mean",
-    "hi_mean",
-    "n_runs",
-)
-DECISION_CURVE_COLUMNS: tuple[str, ...] = (
-    "task",
-    "agent",
-    "threshold",
-    "net_benefit_mean",
-    "net_benefit_sd",
-    "n_runs",
-    "treat_all",
-    "treat_none",
 )
 
 _RUN_COLUMNS = ("run_id", "agent", "task", "task_kind", "valid", "reference")
@@ -306,7 +237,7 @@ def agent_measure_table(
     Returns
     -------
     DataFrame
-        Columns :data:`AGENT_MEASURE_COLUMNS`, sorted by measure (display order), then agent
+        The columns of ``calibration_by_measure``, sorted by measure (display order), then agent
         (:func:`~automd_analysis.analysis.store.agent_order`).
 
     Raises
@@ -353,13 +284,13 @@ def agent_measure_table(
             n_runs = int(own.sum())
             n_undefined = int((own & ~finite).sum())
             table.append((m.name, agent, mean, int(values.notna().sum()), n_runs, n_undefined))
-        frame = pd.DataFrame(table, columns=list(AGENT_MEASURE_COLUMNS[:-1]))
+        frame = pd.DataFrame(table, columns=BY_MEASURE.named[:-1])
         rankable = ~frame["agent"].isin(reference) & frame["value"].notna()
         frame["rank"] = np.nan
         frame.loc[rankable, "rank"] = _ranks(frame.loc[rankable, "value"])
         rows.append(frame)
     out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-    out = out.reindex(columns=list(AGENT_MEASURE_COLUMNS))
+    out = out.reindex(columns=BY_MEASURE.named)
     ints = {"n_tasks": "int64", "n_runs": "int64", "n_undefined": "int64"}
     return out.astype({**ints, "rank": float, "value": float})
 
@@ -390,7 +321,7 @@ def measure_correlations(
     Returns
     -------
     DataFrame
-        Columns :data:`CORRELATION_COLUMNS`, one row per unordered pair of measures (display order).
+        The columns of ``calibration_measure_correlations``, one row per unordered pair of measures (display order).
 
     See Also
     --------
@@ -432,7 +363,7 @@ def measure_correlations(
         vb = wide[b].to_numpy(dtype=float) if b in wide else np.array([])
         n, rho, tau = _pair_stats(va, vb) if va.size else (0, math.nan, math.nan)
         rows.append((level, a, b, n, rho, tau))
-    return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS)).astype({"n": "int64"})
+    return CORRELATIONS.frame(pd.DataFrame(rows, columns=CORRELATIONS.named))
 
 
 def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = None) -> pd.DataFrame:
@@ -453,7 +384,7 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     Returns
     -------
     DataFrame
-        Columns :data:`FLIP_COLUMNS`; ``better_under_a`` / ``better_under_b`` name the better agent.
+        The columns of ``calibration_rank_flips``; ``better_under_a`` / ``better_under_b`` name the better agent.
 
     See Also
     --------
@@ -474,7 +405,7 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
       measure_a measure_b better_under_a better_under_b
     0    ece_10       ici              A              B
     """
-    _require(agent_table, AGENT_MEASURE_COLUMNS, "agent_table")
+    _require(agent_table, BY_MEASURE.named, "agent_table")
     ranked = agent_table.loc[agent_table["rank"].notna()]
     order = [m.name for m in RANKING_MEASURES if m.name in set(ranked["measure"])]
     order += sorted(set(ranked["measure"]) - set(order))
@@ -506,7 +437,7 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
                         x if bx < by else y,
                     )
                 )
-    return pd.DataFrame(rows, columns=list(FLIP_COLUMNS))
+    return RANK_FLIPS.frame(pd.DataFrame(rows, columns=RANK_FLIPS.named))
 
 
 def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_10") -> pd.DataFrame:
@@ -519,7 +450,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
     Returns
     -------
     DataFrame
-        Columns :data:`AGREEMENT_COLUMNS`, one row per measure of ``agent_table``.
+        The columns of ``calibration_ranking_agreement``, one row per measure of ``agent_table``.
 
     See Also
     --------
@@ -540,7 +471,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
     0  ece_10          0          A       True
     1     ici          1          B      False
     """
-    _require(agent_table, AGENT_MEASURE_COLUMNS, "agent_table")
+    _require(agent_table, BY_MEASURE.named, "agent_table")
     ranked = agent_table.loc[agent_table["rank"].notna()]
     if reference_measure not in set(ranked["measure"]):
         raise ValueError(f"measure {reference_measure!r} is not in the agent table")
@@ -561,7 +492,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
         rows.append(
             (m, n, rho, tau, n * (n - 1) // 2, n_flip, best, best is not None and best == ref_best)
         )
-    out = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+    out = pd.DataFrame(rows, columns=RANKING_AGREEMENT.named)
     return out.astype({"n_agents": "int64", "n_pairs": "int64", "n_flipped": "int64"})
 
 
@@ -587,9 +518,11 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
     Returns
     -------
     DataFrame
-        Columns :data:`SLOPE_INTERCEPT_COLUMNS`; one row per (agent, task class) with at least one
-        run of that class, sorted by agent (baseline last) then class (paper order). ``n_tasks``
-        counts tasks with a finite slope, ``n_runs`` valid runs with a finite slope.
+        The columns of ``calibration_slope_intercept``; one row per (agent, task class) with at
+        least one valid run of that class with a finite slope (a class where the slope is
+        undefined on every run, e.g. constant predictions, has no row), sorted by agent (baseline
+        last) then class (paper order). ``n_tasks`` counts tasks with a finite slope, ``n_runs``
+        valid runs with a finite slope.
 
     See Also
     --------
@@ -626,6 +559,8 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
                 continue
             mine = valid.loc[(valid["agent"] == agent) & (valid["task_kind"] == kind)]
             slope_tasks = mine.groupby("task", sort=True)["cal_slope"].mean()
+            if not slope_tasks.notna().any():
+                continue  # no valid run of the class has a finite slope: nothing to report
             icpt_tasks = mine.groupby("task", sort=True)["cal_intercept"].mean()
             s_mean, s_sd = mean_sd(slope_tasks)
             i_mean, i_sd = mean_sd(icpt_tasks if kind != "survival" else [])
@@ -641,8 +576,7 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
                     int(np.isfinite(mine["cal_slope"].to_numpy()).sum()),
                 )
             )
-    out = pd.DataFrame(rows, columns=list(SLOPE_INTERCEPT_COLUMNS))
-    return out.astype({"n_tasks": "int64", "n_runs": "int64"})
+    return SLOPE_INTERCEPT.frame(pd.DataFrame(rows, columns=SLOPE_INTERCEPT.named))
 
 
 def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -658,7 +592,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     Returns
     -------
     DataFrame
-        Columns :data:`CURVE_SUMMARY_COLUMNS`, sorted by task, agent (baseline last), kind, x.
+        The columns of ``smoothed_calibration_curves``, sorted by task, agent (baseline last), kind, x.
 
     See Also
     --------
@@ -705,7 +639,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
                 int(len(group)),
             )
         )
-    out = pd.DataFrame(rows, columns=list(CURVE_SUMMARY_COLUMNS))
+    out = pd.DataFrame(rows, columns=CURVES.named)
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["task", "_order", "kind", "x"], kind="mergesort").drop(columns="_order")
     return out.reset_index(drop=True).astype({"n_runs": "int64"})
@@ -737,7 +671,7 @@ def decision_curves(
     Returns
     -------
     DataFrame
-        Columns :data:`DECISION_CURVE_COLUMNS`, sorted by task, agent (baseline last), threshold.
+        The columns of ``decision_curves``, sorted by task, agent (baseline last), threshold.
 
     See Also
     --------
@@ -789,7 +723,7 @@ def decision_curves(
                         0.0,
                     )
                 )
-    out = pd.DataFrame(rows, columns=list(DECISION_CURVE_COLUMNS))
+    out = pd.DataFrame(rows, columns=DECISION_CURVES.named)
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["task", "_order", "threshold"], kind="mergesort").drop(columns="_order")
     return out.reset_index(drop=True).astype({"n_runs": "int64"})

@@ -31,28 +31,43 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    per_cell,
+    per_task_summary,
+    row_groups,
+    summarise,
+    valid_only,
+)
+from automd_analysis.analysis.catalog.calibration_and_practices import (
+    FIG2A,
+    FIG2B,
+    FIG2B_SUMMARY,
+    RELIABILITY,
+    TABLE3,
+    TABLE13,
+    TABLE20,
+    TABLE20_WIDE,
+)
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
-    PER_TASK_COLUMNS,
     TASK_CLASSES,
     ScoreStore,
     agent_order,
     annotation_table,
     mean_sd,
-    per_task_summary,
     selected_runs,
 )
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
-    "FIG2A_COLUMNS",
     "GROUP_AVERAGED_RANKS",
     "GROUP_IMBALANCE_NO_RECAL",
     "GROUP_OTHER",
     "GROUP_UNANNOTATED",
     "PRACTICES",
-    "TABLE13_COLUMNS",
-    "TABLE3_COLUMNS",
     "Practice",
     "baseline_ece",
     "ece_by_task",
@@ -71,33 +86,10 @@ __all__ = [
     "table3",
 ]
 
-TABLE3_COLUMNS: tuple[str, ...] = ("agent", *TASK_CLASSES, "all")
-TABLE13_COLUMNS: tuple[str, ...] = PER_TASK_COLUMNS
-FIG2A_COLUMNS: tuple[str, ...] = (
-    "group",
-    "n_runs",
-    "share_of_runs",
-    "share_of_difference",
-    "mean_ece",
-)
-
 GROUP_AVERAGED_RANKS = "averaged_ranks"
 GROUP_IMBALANCE_NO_RECAL = "imbalance_without_recalibration"
 GROUP_OTHER = "other"
 GROUP_UNANNOTATED = "unannotated"
-RELIABILITY_COLUMNS: tuple[str, ...] = (
-    "agent",
-    "kind",
-    "quantile",
-    "time",
-    "bin",
-    "lo",
-    "hi",
-    "n",
-    "n_runs",
-    "mean_pred",
-    "observed",
-)
 _GROUP_ORDER = (GROUP_AVERAGED_RANKS, GROUP_IMBALANCE_NO_RECAL, GROUP_OTHER, GROUP_UNANNOTATED)
 
 #: ``class_imbalance_handling`` values that mean "no imbalance handling".
@@ -117,35 +109,90 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
 
     Returns
     -------
-    DataFrame with columns :data:`TABLE13_COLUMNS`, sorted by task then agent (baseline last).
+    DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
-    return per_task_summary(selected_runs(store, experiment), "ece")
+    runs = selected_runs(store, experiment)
+    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    return TABLE13.frame(per_task_summary(runs, "ece", order))
 
 
 def ece_by_task_class(
-    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int | None = None,
 ) -> pd.DataFrame:
-    """Paper Table 3: ECE by agent and task class.
+    """Paper Table 3: ECE by agent and task class, with two-stage bootstrap intervals.
 
     ``ECE(a, class) = mean over tasks t of the class of ( mean ECE of a's valid runs on t )``; ``all``
     weights every task equally. Tasks where the agent has no valid run with a finite ECE are left
-    out of the average; a class with no such task is NaN.
+    out of the average; a class with no such task is NaN. ``<class>_ci_low/high`` is the
+    1 - ``alpha`` percentile interval of the same mean over the B columns of the two-stage
+    bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`: the runs of every (agent,
+    task) redrawn, each drawn run's ECE on test resample b); empty without replicates.
+
+    Parameters
+    ----------
+    store, experiment, alpha, seed, n_boot
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     Returns
     -------
-    DataFrame with columns :data:`TABLE3_COLUMNS` (``agent``, ``survival``, ``classification``,
-    ``sequential``, ``all``), one row per agent, the baseline last.
+    DataFrame
+        ``agent``, ``survival``, ``classification``, ``sequential``, ``all``, then their
+        ``<class>_ci_low``, ``<class>_ci_high``; one row per agent, the baseline last.
+
+    Raises
+    ------
+    ScoreStoreError
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+
+    See Also
+    --------
+    ece_by_task : the per-task values (Table 13).
+    automd_analysis.analysis.aggregate : the aggregation rules.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 3 and App. F.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> table = ece_by_task_class(example_store_with_replicates())
+    >>> table.columns.tolist()[:6]
+    ['agent', 'survival', 'classification', 'sequential', 'all', 'survival_ci_low']
+    >>> bool((table["all_ci_low"] <= table["all_ci_high"]).all())
+    True
     """
+    alpha = check_alpha(alpha)
     runs = selected_runs(store, experiment)
-    per_task = ece_by_task(store, experiment)
-    kinds = runs.drop_duplicates("task").set_index("task")["task_kind"]
-    per_task["task_kind"] = per_task["task"].map(kinds)
+    matrix = run_matrix(
+        runs, store.replicates, ("agent", "task"), n_boot=n_boot, seed=seed, tag="table3"
+    )
+    return TABLE3.frame(summarise(_table3_rows(matrix), TABLE3.intervals, alpha))
+
+
+def _table3_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 3's rows, every value in every matrix column."""
+    cells = row_groups(matrix.runs, ["agent", "task"])
+    per_task = per_cell(valid_only(matrix.ece, matrix.valid), list(cells.values()))
+    kinds = matrix.runs.drop_duplicates("task").set_index("task")["task_kind"]
+    cell_agent = np.array([k[0] for k in cells])
+    cell_kind = np.array([kinds[k[1]] for k in cells])
     rows = []
-    for agent in agent_order(runs["agent"]):
-        mine = per_task.loc[per_task["agent"] == agent]
-        values = [mean_sd(mine.loc[mine["task_kind"] == kind, "mean"])[0] for kind in TASK_CLASSES]
-        rows.append((agent, *values, mean_sd(mine["mean"])[0]))
-    return pd.DataFrame(rows, columns=list(TABLE3_COLUMNS))
+    for agent in agent_order(matrix.runs["agent"]):
+        row: dict = {"agent": agent}
+        for kind in (*TASK_CLASSES, "all"):
+            mask = cell_agent == agent
+            if kind != "all":
+                mask &= cell_kind == kind
+            row[kind] = mean_over(per_task, mask)
+        rows.append(row)
+    return rows
 
 
 def baseline_ece(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.Series:
@@ -263,7 +310,8 @@ def ece_decomposition(
 
     Returns
     -------
-    DataFrame with columns :data:`FIG2A_COLUMNS`: one row per group in the order averaged ranks,
+    DataFrame ``group, n_runs, share_of_runs, share_of_difference, mean_ece``: one row per group
+    in the order averaged ranks,
     imbalance without recalibration, other (always present, possibly with 0 runs), then
     ``unannotated`` only when such runs exist.
 
@@ -292,10 +340,16 @@ def ece_decomposition(
         share_runs = n / total_runs if total_runs else math.nan
         share_diff = float(d[mask].sum()) / total_d if total_d != 0 else math.nan
         mean_ece = float(runs.loc[mask, "ece"].mean()) if n else math.nan
-        rows.append((group, n, share_runs, share_diff, mean_ece))
-    out = pd.DataFrame(rows, columns=list(FIG2A_COLUMNS))
-    out["n_runs"] = out["n_runs"].astype("int64")
-    return out
+        rows.append(
+            {
+                "group": group,
+                "n_runs": n,
+                "share_of_runs": share_runs,
+                "share_of_difference": share_diff,
+                "mean_ece": mean_ece,
+            }
+        )
+    return FIG2A.frame(rows)
 
 
 def recalibration_effect(
@@ -323,7 +377,7 @@ def recalibration_effect(
     out = runs.loc[keep, ["run_id", "agent", "task", "imbalance_handling", "recalibration", "ece"]]
     out = out.assign(recalibrated=out["recalibration"] == "yes").drop(columns="recalibration")
     out = out[["run_id", "agent", "task", "imbalance_handling", "recalibrated", "ece"]]
-    return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
+    return FIG2B.frame(out.sort_values("run_id", kind="mergesort").reset_index(drop=True))
 
 
 def recalibration_summary(
@@ -338,10 +392,8 @@ def recalibration_summary(
     for flag in (False, True):
         values = runs.loc[runs["recalibrated"] == flag, "ece"]
         mean, sd = mean_sd(values)
-        rows.append((flag, len(values), mean, sd))
-    out = pd.DataFrame(rows, columns=["recalibrated", "n_runs", "mean", "sd"])
-    out["n_runs"] = out["n_runs"].astype("int64")
-    return out
+        rows.append({"recalibrated": flag, "n_runs": len(values), "mean": mean, "sd": sd})
+    return FIG2B_SUMMARY.frame(rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -443,18 +495,16 @@ def practice_prevalence(
             n_positive = int((answered & positive).sum())
             percent = 100.0 * n_positive / n_eligible if n_eligible else math.nan
             rows.append(
-                (
-                    practice.name,
-                    agent,
-                    n_eligible,
-                    n_positive,
-                    int((mine & ~answered).sum()),
-                    percent,
-                )
+                {
+                    "practice": practice.name,
+                    "agent": agent,
+                    "n_eligible": n_eligible,
+                    "n_positive": n_positive,
+                    "n_missing": int((mine & ~answered).sum()),
+                    "percent": percent,
+                }
             )
-    return pd.DataFrame(
-        rows, columns=["practice", "agent", "n_eligible", "n_positive", "n_missing", "percent"]
-    )
+    return TABLE20.frame(rows)
 
 
 def _scope(
@@ -491,7 +541,7 @@ def practice_prevalence_wide(table: pd.DataFrame) -> pd.DataFrame:
     order = list(dict.fromkeys(table["practice"]))
     wide = wide.reindex(index=order, columns=agent_order(table["agent"]))
     wide.columns.name = None
-    return wide.reset_index()
+    return TABLE20_WIDE.frame(wide.reset_index())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -525,9 +575,9 @@ def reliability_bins(
     bins = bins.loc[bins["run_id"].isin(set(valid)) & bins["kept"]].copy()
     if agents is not None:
         bins = bins.loc[bins["agent"].isin(set(agents))]
-    columns = list(RELIABILITY_COLUMNS)
+    columns = RELIABILITY.named[1:]  # the published table has a leading task column
     if bins.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+        return RELIABILITY.frame()[columns]
     n = bins["n"].to_numpy(float)
     bins["_n"] = n
     bins["_wp"] = n * bins["mean_pred"].fillna(0.0).to_numpy(float)
@@ -569,10 +619,9 @@ def reliability_table(
         bins = reliability_bins(store, task, experiment)
         if len(bins):
             frames.append(bins.assign(task=task))
-    columns = ["task", *RELIABILITY_COLUMNS]
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
-    return pd.concat(frames, ignore_index=True)[columns]
+        return RELIABILITY.frame()
+    return RELIABILITY.frame(pd.concat(frames, ignore_index=True)[RELIABILITY.named])
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -53,6 +53,7 @@ __all__ = [
     "figure5_curves",
     "pair_change_effects",
     "pair_change_shares",
+    "pair_coverage",
     "run_curve",
     "sample_pairs",
     "table18",
@@ -594,6 +595,38 @@ def pair_change_effects(store: ScoreStore, sampled: pd.DataFrame) -> pd.DataFram
             }
         )
     return pd.DataFrame(rows, columns=["change", "n", "mean", "sd", "share_positive"])
+
+
+def pair_coverage(shares: pd.DataFrame) -> pd.DataFrame:
+    """Sampled version pairs per agent and stage, and how many lack an annotation.
+
+    Selected from :func:`pair_change_shares` (its ``n_pairs`` is the number of annotated sampled
+    pairs, ``n_unannotated`` the rest).
+
+    Returns
+    -------
+    DataFrame
+        ``agent, stage, n_sampled, n_annotated, n_unannotated`` in the stage order early, middle,
+        late.
+    """
+    columns = ["agent", "stage", "n_sampled", "n_annotated", "n_unannotated"]
+    if shares.empty:
+        return pd.DataFrame(columns=columns)
+    first = shares.drop_duplicates(["agent", "stage"])[
+        ["agent", "stage", "n_pairs", "n_unannotated"]
+    ]
+    rank = {st: i for i, st in enumerate(STAGES)}
+    first = first.assign(_r=first["stage"].map(rank)).sort_values(["agent", "_r"], kind="mergesort")
+    return pd.DataFrame(
+        {
+            "agent": first["agent"].to_numpy(),
+            "stage": first["stage"].to_numpy(),
+            "n_sampled": (first["n_pairs"] + first["n_unannotated"]).astype(int).to_numpy(),
+            "n_annotated": first["n_pairs"].astype(int).to_numpy(),
+            "n_unannotated": first["n_unannotated"].astype(int).to_numpy(),
+        },
+        columns=columns,
+    )
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -17,8 +17,21 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    over_repetitions,
+    penalized,
+    per_cell,
+    per_repetition,
+    row_groups,
+    summarise,
+    valid_only,
+)
+from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -26,10 +39,10 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
-    "TABLE7_COLUMNS",
     "llm_runs",
     "llm_summary",
     "llm_summary_detail",
@@ -39,14 +52,6 @@ __all__ = [
     "token_usage",
 ]
 
-TABLE7_COLUMNS: tuple[str, ...] = (
-    "llm",
-    "penalized_mean",
-    "penalized_sd",
-    "ece_mean",
-    "valid_rate",
-    "tokens_m_mean",
-)
 _MILLION = 1e6
 
 
@@ -99,29 +104,47 @@ def llm_runs(
     return runs.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
 
-def _per_rep_summary(runs: pd.DataFrame) -> dict:
-    per_rep = runs.groupby("rep", sort=True).agg(
-        penalized=("penalized", "mean"),
-        valid_rate=("valid", "mean"),
-        tokens=("tokens_total", "mean"),
-    )
-    pen_mean, pen_sd = mean_sd(per_rep["penalized"])
-    rate_mean, rate_sd = mean_sd(per_rep["valid_rate"].astype(float))
-    tok_mean, tok_sd = mean_sd(per_rep["tokens"] / _MILLION)
-    per_task_score = runs.groupby("task", sort=True)["score"].mean()
-    per_task_ece = runs.loc[runs["valid"]].groupby("task", sort=True)["ece"].mean()
-    return {
-        "n_runs": len(runs),
-        "penalized_mean": pen_mean,
-        "penalized_sd": pen_sd,
-        "nonpenalized_mean": mean_sd(per_task_score)[0],
-        "ece_mean": mean_sd(per_task_ece)[0],
-        "valid_rate_mean": rate_mean,
-        "valid_rate_sd": rate_sd,
-        "tokens_m_mean": tok_mean,
-        "tokens_m_sd": tok_sd,
-        "n_with_tokens": int(runs["tokens_total"].notna().sum()),
-    }
+def _llm_rows(matrix: RunMatrix) -> list[dict]:
+    """One row per LLM (default first, then alphabetically): the Table 22 columns, with the
+    penalised score and ECE in every column of the run x replicate matrix (cells: LLM x task)."""
+    runs = matrix.runs
+    reps = runs["rep"].to_numpy()
+    scores = penalized(matrix.score, matrix.valid)
+    cells = row_groups(runs, ["llm", "task"])
+    cell_llm = np.array([k[0] for k in cells])
+    groups = list(cells.values())
+    ece_cells = per_cell(valid_only(matrix.ece, matrix.valid), groups)
+    score_cells = per_cell(valid_only(matrix.score[:, :1], matrix.valid[:, :1]), groups)
+    tokens = runs["tokens_total"].to_numpy(dtype=float)[:, None]
+    default = sorted(set(runs.loc[runs["is_default"], "llm"]))
+    out = []
+    for llm in default + sorted(set(runs["llm"]) - set(default)):
+        mine = np.flatnonzero((runs["llm"] == llm).to_numpy())
+        per_rep = per_repetition(reps, scores, mine)
+        rate = mean_sd(per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0])
+        rep_tokens = mean_sd(per_repetition(reps, tokens, mine)[:, 0] / _MILLION)
+        out.append(
+            {
+                "llm": llm,
+                "is_default": llm in default,
+                "n_runs": len(mine),
+                "penalized_mean": over_repetitions(per_rep),
+                "penalized_sd": mean_sd(per_rep[:, 0])[1],
+                "nonpenalized_mean": mean_over(score_cells, cell_llm == llm)[0],
+                "ece_mean": mean_over(ece_cells, cell_llm == llm),
+                "valid_rate_mean": rate[0],
+                "valid_rate_sd": rate[1],
+                "valid_rate": rate[0],
+                "tokens_m_mean": rep_tokens[0],
+                "tokens_m_sd": rep_tokens[1],
+                "n_with_tokens": int(np.isfinite(tokens[mine, 0]).sum()),
+            }
+        )
+    return out
+
+
+def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunMatrix:
+    return run_matrix(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
 
 
 def llm_summary_detail(
@@ -143,27 +166,11 @@ def llm_summary_detail(
     runs = llm_runs(
         store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
     )
-    default = sorted(set(runs.loc[runs["is_default"], "llm"]))
-    others = sorted(set(runs["llm"]) - set(default))
-    rows = []
-    for llm in default + others:
-        mine = runs.loc[runs["llm"] == llm]
-        rows.append({"llm": llm, "is_default": llm in default, **_per_rep_summary(mine)})
-    columns = [
-        "llm",
-        "is_default",
-        "n_runs",
-        "penalized_mean",
-        "penalized_sd",
-        "nonpenalized_mean",
-        "ece_mean",
-        "valid_rate_mean",
-        "valid_rate_sd",
-        "tokens_m_mean",
-        "tokens_m_sd",
-        "n_with_tokens",
+    rows = _llm_rows(_matrix(runs, None, seed=0, n_boot=None))
+    point = [
+        r | {"penalized_mean": r["penalized_mean"][0], "ece_mean": r["ece_mean"][0]} for r in rows
     ]
-    return pd.DataFrame(rows, columns=columns)
+    return TABLE22.frame([{k: r[k] for k in TABLE22.named} for r in point])
 
 
 def llm_summary(
@@ -172,15 +179,63 @@ def llm_summary(
     agent: str | None = None,
     main_experiment: str = DEFAULT_EXPERIMENTS["main"],
     llm_experiment: str = DEFAULT_EXPERIMENTS["llm"],
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int | None = None,
 ) -> pd.DataFrame:
-    """Paper Table 7: :func:`llm_summary_detail` reduced to :data:`TABLE7_COLUMNS`.
+    """Paper Table 7: the agent with each LLM, with two-stage bootstrap intervals.
 
+    ``penalized_mean/sd``, ``ece_mean`` and ``tokens_m_mean`` as :func:`llm_summary_detail`;
     ``valid_rate`` is the mean over repetitions of the per-repetition share of valid runs.
+    ``penalized_ci_low/high`` and ``ece_ci_low/high`` are the 1 - ``alpha`` percentile intervals
+    over the B columns of the two-stage bootstrap
+    (:func:`~automd_analysis.analysis.two_stage.run_matrix`, cells = (LLM, task)): penalised
+    score = mean over repetitions of the mean over tasks (invalid = 0); ECE = valid drawn runs
+    averaged within task, then tasks equally. Empty intervals without replicates.
+
+    Parameters
+    ----------
+    store : ScoreStore
+    agent, main_experiment, llm_experiment
+        As :func:`llm_runs`.
+    alpha, seed, n_boot
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+
+    Returns
+    -------
+    DataFrame
+        ``llm, penalized_mean, penalized_sd, ece_mean, valid_rate, tokens_m_mean``, then
+        ``penalized_ci_low, penalized_ci_high, ece_ci_low, ece_ci_high``.
+
+    Raises
+    ------
+    ScoreStoreError
+        A valid run has no replicates, the replicates table is malformed, or the llm experiment
+        holds no or several agents (``agent`` not given).
+
+    See Also
+    --------
+    llm_summary_detail : the counts and SDs.
+    automd_analysis.analysis.aggregate : the aggregation rules.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 7 and App. J.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> llm_summary(example_store_with_replicates())[["llm", "ece_ci_low"]].shape
+    (2, 2)
     """
-    wide = llm_summary_detail(
+    runs = llm_runs(
         store, agent=agent, main_experiment=main_experiment, llm_experiment=llm_experiment
-    ).rename(columns={"valid_rate_mean": "valid_rate"})
-    return wide[list(TABLE7_COLUMNS)]
+    )
+    alpha = check_alpha(alpha)
+    rows = _llm_rows(_matrix(runs, store.replicates, seed=seed, n_boot=n_boot))
+    rows = summarise(rows, TABLE7.intervals, alpha)
+    return TABLE7.frame([{k: r[k] for k in TABLE7.named} for r in rows])
 
 
 def token_usage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
@@ -203,10 +258,11 @@ def token_usage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
         mean, sd = mean_sd(per_rep)
         n_tokens = int(mine["tokens_total"].notna().sum())
         rows.append((agent, len(mine), n_tokens, mean, sd if n_tokens else math.nan))
-    out = pd.DataFrame(
-        rows, columns=["agent", "n_runs", "n_with_tokens", "tokens_m_mean", "tokens_m_sd"]
+    return TABLE11.frame(
+        pd.DataFrame(
+            rows, columns=["agent", "n_runs", "n_with_tokens", "tokens_m_mean", "tokens_m_sd"]
+        )
     )
-    return out.astype({"n_runs": "int64", "n_with_tokens": "int64"})
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -20,6 +20,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from automd_analysis.analysis import calibration_measures as cm
+from automd_analysis.analysis.catalog.calibration_and_practices import (
+    CURVES,
+    RANK_FLIPS,
+    RANKING_AGREEMENT,
+)
 from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
 from automd_analysis.schema import CALIBRATION_MEASURE_COLUMNS
 
@@ -142,11 +147,11 @@ def compare_calibration_measures(
         flips = cm.rank_flips(by_measure, reference_measure=REFERENCE_MEASURE)
         agreement = cm.ranking_agreement(by_measure, REFERENCE_MEASURE)
     else:
-        flips = _empty(cm.FLIP_COLUMNS)
-        agreement = _empty(cm.AGREEMENT_COLUMNS)
+        flips = RANK_FLIPS.frame()
+        agreement = RANKING_AGREEMENT.frame()
     curve_rows = store.calibration_curves
     if curve_rows is None or curve_rows.empty:
-        curves = _empty(cm.CURVE_SUMMARY_COLUMNS)
+        curves = CURVES.frame()
     else:
         curves = cm.smoothed_curves(curve_rows[list(_CURVE_COLUMNS)], runs)
     return MeasureComparison(

@@ -27,6 +27,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.catalog.methods_and_development import (
+    TABLE6,
+    TABLE6_WIDE,
+    TABLE17,
+    TABLE17_SUMMARY,
+)
 from automd_analysis.analysis.development import filter_runs
 from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.archive.version_pairs import as_bool, require_columns
@@ -39,6 +45,7 @@ __all__ = [
     "censoring_errors",
     "censoring_summary",
     "method_prevalence",
+    "method_prevalence_wide",
     "table17",
     "table17_summary",
     "table6",
@@ -158,9 +165,42 @@ def method_prevalence(
                         "n_unannotated": int((~g["annotated"]).sum()),
                     }
                 )
-    columns = ["field", "category", "agent", "pct_mean", "pct_sd", "n_reps", "pct_pooled",
-               "n_runs_with", "n_valid_runs", "n_unannotated"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    return TABLE6.frame(pd.DataFrame(rows, columns=TABLE6.named))
+
+
+def method_prevalence_wide(table6: pd.DataFrame, *, keep_empty: bool = False) -> pd.DataFrame:
+    """Paper Table 6 layout: one row per (field, category), per agent ``<agent>`` = mean % over
+    repetitions and ``<agent>_sd`` = its sample SD.
+
+    Parameters
+    ----------
+    table6 : DataFrame
+        :func:`method_prevalence`.
+    keep_empty : bool
+        Keep categories no agent uses (default: drop them, as the paper's table does; the long
+        table keeps every category).
+
+    Returns
+    -------
+    DataFrame
+        ``field, category, <agent>, <agent>_sd, ...`` in the long table's row order, agents
+        alphabetically.
+    """
+    agents = sorted({str(a) for a in table6["agent"]})
+    rows = []
+    for (field, category), group in table6.groupby(["field", "category"], sort=False):
+        pooled = pd.to_numeric(group["pct_pooled"], errors="coerce")
+        if not keep_empty and not (pooled > 0).any():
+            continue
+        row = {"field": field, "category": category}
+        by_agent = group.set_index(group["agent"].astype(str))
+        for agent in agents:
+            known = agent in by_agent.index
+            row[agent] = float(by_agent.at[agent, "pct_mean"]) if known else None
+            row[f"{agent}_sd"] = float(by_agent.at[agent, "pct_sd"]) if known else None
+        rows.append(row)
+    columns = ["field", "category", *[c for a in agents for c in (a, f"{a}_sd")]]
+    return TABLE6_WIDE.frame(pd.DataFrame(rows, columns=columns))
 
 
 def _baseline_scores(store: ScoreStore, experiment: str | None) -> pd.Series:
@@ -225,7 +265,7 @@ def censoring_errors(
             "exceeds_baseline": exceeds,
         }
     )
-    return out.sort_values(["agent", "task", "rep"]).reset_index(drop=True)
+    return TABLE17.frame(out.sort_values(["agent", "task", "rep"]).reset_index(drop=True))
 
 
 def censoring_summary(
@@ -253,9 +293,7 @@ def censoring_summary(
             row[error] = int((d["error"] == error).sum())
         row["n_exceeding_baseline"] = int(d["exceeds_baseline"].fillna(False).sum())
         rows.append(row)
-    columns = ["agent", "n_valid_survival", "n_with_error", *CENSORING_ERRORS,
-               "n_exceeding_baseline"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    return TABLE17_SUMMARY.frame(pd.DataFrame(rows, columns=TABLE17_SUMMARY.named))
 
 
 # Paper names (the notebooks use the descriptive names above).

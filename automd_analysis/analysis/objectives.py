@@ -23,6 +23,7 @@ from automd_analysis.analysis.calibration_practices import (
     GROUP_IMBALANCE_NO_RECAL,
     practice_groups,
 )
+from automd_analysis.analysis.catalog.evaluation_objectives import FIG4, TABLE4, TABLE15, TABLE16
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -156,11 +157,7 @@ def objective_summary(
         rows.append(
             {"objective": objective, **_metric_summary(runs[runs["objective"] == objective])}
         )
-    return pd.DataFrame(rows, columns=_columns(["objective"]))
-
-
-def _columns(keys: list[str]) -> list[str]:
-    return keys + ["n_runs", "n_valid"] + [f"{m}_{s}" for m in METRICS for s in ("mean", "sd")]
+    return TABLE4.frame(pd.DataFrame(rows, columns=TABLE4.named))
 
 
 def objective_summary_by_agent(
@@ -183,7 +180,7 @@ def objective_summary_by_agent(
             mine = runs[(runs["agent"] == agent) & (runs["objective"] == objective)]
             if len(mine):
                 rows.append({"agent": agent, "objective": objective, **_metric_summary(mine)})
-    return pd.DataFrame(rows, columns=_columns(["agent", "objective"]))
+    return TABLE15.frame(pd.DataFrame(rows, columns=TABLE15.named))
 
 
 def objective_points(
@@ -213,8 +210,7 @@ def objective_points(
     extra = ["averaged_ranks", "imbalance_handling", "recalibration", "probability_calibration"]
     for column in ["group", *extra]:
         points[column] = points["run_id"].map(groups[column])
-    columns = ["objective", "agent", "run_id", "auroc", "ece", "group", *extra]
-    return points[columns].reset_index(drop=True)
+    return FIG4.frame(points[FIG4.named].reset_index(drop=True))
 
 
 def objective_practices(
@@ -260,17 +256,7 @@ def objective_practices(
                 + int((~ids.isin(groups.index)).sum()),
             }
         )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "objective",
-            "n_valid",
-            GROUP_AVERAGED_RANKS,
-            GROUP_IMBALANCE_NO_RECAL,
-            "explicit_calibration",
-            "n_unannotated",
-        ],
-    )
+    return TABLE16.frame(pd.DataFrame(rows, columns=TABLE16.named))
 
 
 def objective_baseline(

@@ -1,9 +1,13 @@
 """Primary task performance: paper Table 2, Table 12 and the invalid-submission breakdown (App. E).
 
-Every function takes a :class:`~automd_analysis.analysis.store.ScoreStore` and returns a tidy
-DataFrame; it uses the selected submission of each run of the main experiment (``experiment``).
+Every function takes a :class:`~automd_analysis.analysis.store.ScoreStore` and returns the tidy
+DataFrame its table declares (:mod:`automd_analysis.analysis.catalog.primary_scores`); it uses the
+selected submission of each run of the main experiment (``experiment``). Table 2 is computed once
+from the run x replicate matrix of :mod:`automd_analysis.analysis.two_stage`: the point values are
+its column 0, the intervals the percentiles of the other columns.
 
-Aggregation rules (paper App. E; docs/tables.md, docs/decisions.md item 19):
+Aggregation rules (paper App. E, implemented in :mod:`automd_analysis.analysis.aggregate`;
+docs/tables.md, docs/decisions.md item 19):
 
 - **Penalised** score: an invalid run scores 0; for each (agent, repetition) the normalised scores
   are averaged over the tasks, then the mean and sample SD (``ddof=1``) over repetitions are
@@ -22,48 +26,78 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from automd_analysis import submissions
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    over_repetitions,
+    penalized,
+    per_cell,
+    per_repetition,
+    per_task_summary,
+    row_groups,
+    summarise,
+    valid_only,
+)
+from automd_analysis.analysis.catalog.primary_scores import (
+    COVERAGE,
+    INVALID,
+    OVERVIEW,
+    TABLE2,
+    TABLE12,
+)
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
-    PER_TASK_COLUMNS,
     ScoreStore,
     agent_order,
     mean_sd,
-    per_task_summary,
     selected_runs,
     skipped_runs,
 )
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.precision import comparable
 
 __all__ = [
-    "TABLE12_COLUMNS",
-    "TABLE2_COLUMNS",
     "agent_summary",
     "coverage",
     "invalid_breakdown",
     "rank_table",
+    "run_overview",
     "scores_by_task",
     "table12",
     "table2",
     "task_means",
 ]
 
-TABLE2_COLUMNS: tuple[str, ...] = (
-    "agent",
-    "penalized_mean",
-    "penalized_sd",
-    "nonpenalized_mean",
-    "nonpenalized_sd",
-    "valid_rate_mean",
-    "valid_rate_sd",
-    "rank_penalized_mean",
-    "rank_penalized_sd",
-    "rank_nonpenalized_mean",
-    "rank_nonpenalized_sd",
-)
-TABLE12_COLUMNS: tuple[str, ...] = PER_TASK_COLUMNS
+#: Cells of the two-stage bootstrap of Table 2: an agent's runs on one task.
+_CELLS = ("agent", "task")
+
+
+def _matrix(store: ScoreStore, experiment: str, n_boot, seed: int) -> RunMatrix:
+    runs = selected_runs(store, experiment)
+    return run_matrix(runs, store.replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table2")
+
+
+def _cell_means(matrix: RunMatrix) -> pd.DataFrame:
+    """Per (task, agent): run counts and the observed penalised / non-penalised mean score."""
+    runs = matrix.runs
+    cells = row_groups(runs, ["task", "agent"])
+    groups = list(cells.values())
+    observed = matrix.score[:, :1], matrix.valid[:, :1]
+    return pd.DataFrame(
+        {
+            "task": [k[0] for k in cells],
+            "agent": [k[1] for k in cells],
+            "reference": [bool(runs["reference"].to_numpy()[g].any()) for g in groups],
+            "n_runs": [len(g) for g in groups],
+            "n_valid": [int(runs["valid"].to_numpy()[g].sum()) for g in groups],
+            "penalized": per_cell(penalized(*observed), groups)[:, 0],
+            "nonpenalized": per_cell(valid_only(*observed), groups)[:, 0],
+        }
+    ).astype({"n_runs": "int64", "n_valid": "int64"})
 
 
 def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
@@ -73,17 +107,8 @@ def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     runs with invalid = 0), ``nonpenalized`` (mean over valid runs; NaN when none is valid).
     Sorted by task, then agent.
     """
-    runs = selected_runs(store, experiment)
-    grouped = runs.groupby(["task", "agent"], sort=True)
-    out = grouped.agg(
-        reference=("reference", "any"),
-        n_runs=("run_id", "size"),
-        n_valid=("valid", "sum"),
-        penalized=("penalized", "mean"),
-        nonpenalized=("score", "mean"),
-    ).reset_index()
-    out["n_valid"] = out["n_valid"].astype(int)
-    return out
+    observed = run_matrix(selected_runs(store, experiment), None, _CELLS, tag="table2")
+    return _cell_means(observed)
 
 
 def _rank_within_task(means: pd.DataFrame, column: str) -> pd.Series:
@@ -92,6 +117,14 @@ def _rank_within_task(means: pd.DataFrame, column: str) -> pd.Series:
     rounded = comparable(ranked[column])
     ranks = rounded.groupby(ranked["task"]).rank(ascending=False, method="average")
     return ranks.reindex(means.index)
+
+
+def _ranks(means: pd.DataFrame) -> pd.DataFrame:
+    means = means.assign(
+        rank_penalized=_rank_within_task(means, "penalized"),
+        rank_nonpenalized=_rank_within_task(means, "nonpenalized"),
+    )
+    return means[["task", "agent", "rank_penalized", "rank_nonpenalized"]]
 
 
 def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
@@ -104,14 +137,18 @@ def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
 
     Columns: ``task``, ``agent``, ``rank_penalized``, ``rank_nonpenalized``.
     """
-    means = task_means(store, experiment)
-    means["rank_penalized"] = _rank_within_task(means, "penalized")
-    means["rank_nonpenalized"] = _rank_within_task(means, "nonpenalized")
-    return means[["task", "agent", "rank_penalized", "rank_nonpenalized"]]
+    return _ranks(task_means(store, experiment))
 
 
-def agent_summary(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
-    """Paper Table 2: primary task performance per agent.
+def agent_summary(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int | None = None,
+) -> pd.DataFrame:
+    """Paper Table 2: primary task performance per agent, with two-stage bootstrap intervals.
 
     For agent a with repetitions k = 1..K and tasks t = 1..T:
 
@@ -123,49 +160,111 @@ def agent_summary(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main
     - ``valid_rate_mean/sd``: mean / sample SD over k of the share of valid runs among the tasks.
     - ``rank_*_mean/sd``: mean / sample SD over tasks of the agent's per-task rank
       (:func:`rank_table`); NaN for the simple baseline (never ranked).
+    - ``penalized_ci_low/high``, ``nonpenalized_ci_low/high``: the 1 - ``alpha`` percentile
+      interval of the same two means over the B columns of the two-stage bootstrap
+      (:func:`~automd_analysis.analysis.two_stage.run_matrix`: in column b the runs of every
+      (agent, task) are redrawn and each drawn run scores its test resample b),
+
+      .. math:: P_b = \\frac{1}{K} \\sum_k \\frac{1}{|T_k|} \\sum_{t \\in T_k} s'^{(b)}_{t,k}
+
+      Empty when the store has no replicates.
 
     A repetition averages over the tasks it has runs for (an agent missing from a task is not
     penalised for it; see ``docs/decisions.md``). One row per agent, the baseline last.
 
+    Parameters
+    ----------
+    store : ScoreStore
+    experiment : str
+    alpha : float, default 0.05
+    seed : int, default 0
+        Seed of the repetition draws.
+    n_boot : int, optional
+        B (default: the replicates per run in the store).
+
     Returns
     -------
-    DataFrame with columns :data:`TABLE2_COLUMNS`.
+    DataFrame
+        The columns of the ``table2_primary_scores`` declaration
+        (:mod:`automd_analysis.analysis.catalog.primary_scores`).
+
+    Raises
+    ------
+    ScoreStoreError
+        A valid run has no replicates, or the replicates table is malformed.
+
+    See Also
+    --------
+    automd_analysis.analysis.aggregate : the aggregation rules.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 2 and App. E.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> row = agent_summary(example_store_with_replicates()).set_index("agent").loc["a"]
+    >>> bool(row.penalized_ci_low < row.penalized_mean < row.penalized_ci_high)
+    True
     """
-    runs = selected_runs(store, experiment)
-    ranks = rank_table(store, experiment)
+    alpha = check_alpha(alpha)
+    rows = _table2_rows(_matrix(store, experiment, n_boot, seed))
+    return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha))
+
+
+def _table2_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 2's rows; the columns with an interval hold their value in every matrix column."""
+    runs = matrix.runs
+    reps = runs["rep"].to_numpy()
+    scores = penalized(matrix.score, matrix.valid)
+    valid_scores = valid_only(matrix.score, matrix.valid)
+    cells = row_groups(runs, _CELLS)
+    cell_agent = np.array([k[0] for k in cells])
+    task_values = per_cell(valid_scores, list(cells.values()))
+    ranks = _ranks(_cell_means(matrix))
     rows = []
     for agent in agent_order(runs["agent"]):
-        mine = runs.loc[runs["agent"] == agent]
-        per_rep = mine.groupby("rep", sort=True).agg(
-            penalized=("penalized", "mean"),
-            valid_rate=("valid", "mean"),
-            score=("score", "mean"),
-        )
-        pen_mean, pen_sd = mean_sd(per_rep["penalized"])
-        rate_mean, rate_sd = mean_sd(per_rep["valid_rate"].astype(float))
-        per_task = mine.groupby("task", sort=True)["score"].mean()
-        nonpen_mean = float(per_task.mean()) if per_task.notna().any() else math.nan
-        all_valid = bool(mine["valid"].all()) and bool(mine["score"].notna().all())
-        nonpen_sd = mean_sd(per_rep["score"])[1] if all_valid else math.nan
-        agent_ranks = ranks.loc[ranks["agent"] == agent]
-        rp_mean, rp_sd = mean_sd(agent_ranks["rank_penalized"])
-        rn_mean, rn_sd = mean_sd(agent_ranks["rank_nonpenalized"])
+        mine = np.flatnonzero((runs["agent"] == agent).to_numpy())
+        per_rep = per_repetition(reps, scores, mine)
+        all_valid = bool(np.isfinite(valid_scores[mine, 0]).all())
+        nonpen_rep = per_repetition(reps, valid_scores[:, :1], mine)[:, 0]
+        rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
+        rank_pen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_penalized"])
+        rank_nonpen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_nonpenalized"])
         rows.append(
-            (
-                agent,
-                pen_mean,
-                pen_sd,
-                nonpen_mean,
-                nonpen_sd,
-                rate_mean,
-                rate_sd,
-                rp_mean,
-                rp_sd,
-                rn_mean,
-                rn_sd,
-            )
+            {
+                "agent": agent,
+                "penalized_mean": over_repetitions(per_rep),
+                "penalized_sd": mean_sd(per_rep[:, 0])[1],
+                "nonpenalized_mean": mean_over(task_values, cell_agent == agent),
+                "nonpenalized_sd": mean_sd(nonpen_rep)[1] if all_valid else math.nan,
+                "valid_rate_mean": mean_sd(rate)[0],
+                "valid_rate_sd": mean_sd(rate)[1],
+                "rank_penalized_mean": rank_pen[0],
+                "rank_penalized_sd": rank_pen[1],
+                "rank_nonpenalized_mean": rank_nonpen[0],
+                "rank_nonpenalized_sd": rank_nonpen[1],
+            }
         )
-    return pd.DataFrame(rows, columns=list(TABLE2_COLUMNS))
+    return rows
+
+
+def run_overview(store: ScoreStore) -> pd.DataFrame:
+    """Runs (selected submissions), valid runs and tasks per experiment and agent.
+
+    Columns: ``experiment``, ``agent``, ``runs``, ``valid``, ``tasks``; sorted by experiment, then
+    agent.
+    """
+    scores = store.scores
+    selected = scores[scores["is_selected"]]
+    frame = (
+        selected.groupby(["experiment", "agent"], sort=True)
+        .agg(runs=("run_id", "size"), valid=("valid", "sum"), tasks=("task", "nunique"))
+        .reset_index()
+    )
+    return OVERVIEW.frame(frame)
 
 
 def scores_by_task(
@@ -179,10 +278,11 @@ def scores_by_task(
 
     Returns
     -------
-    DataFrame with columns :data:`TABLE12_COLUMNS`, sorted by task then agent (baseline last).
+    DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
     runs = selected_runs(store, experiment)
-    return per_task_summary(runs, "score")
+    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    return TABLE12.frame(per_task_summary(runs, "score", order))
 
 
 def _category_of(code: str, kind: str | None, unit: str | None) -> str:
@@ -222,9 +322,8 @@ def invalid_breakdown(
     runs = selected_runs(store, experiment)
     n_runs = runs.groupby("agent").size()
     invalid = runs.loc[~runs["valid"]].copy()
-    columns = ["agent", "category", "reason_code", "n_invalid", "n_runs", "share_of_invalid"]
     if invalid.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+        return INVALID.frame()
     invalid["reason_code"] = invalid["reason_code"].fillna("unknown").astype(str)
     unit_of = dict(units or {})
     invalid["category"] = [
@@ -247,7 +346,7 @@ def invalid_breakdown(
         ascending=[True, False, True, True],
         kind="mergesort",
     )
-    return counts[columns].reset_index(drop=True)
+    return INVALID.frame(counts.reset_index(drop=True))
 
 
 def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
@@ -269,7 +368,7 @@ def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
     order = {a: i for i, a in enumerate(agent_order(table["agent"]))}
     table["_order"] = table["agent"].map(order)
     table = table.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
-    return table.reset_index(drop=True)
+    return COVERAGE.frame(table.reset_index(drop=True))
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -18,44 +18,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.catalog.methods_and_development import MASKING_RUNS, MASKING_SUMMARY
 from automd_analysis.archive.version_pairs import require_columns
 
-__all__ = ["ALL", "RUN_COLUMNS", "SUMMARY_COLUMNS", "masking_runs", "masking_summary"]
+__all__ = ["ALL", "masking_runs", "masking_summary"]
 
 #: Label of pooled rows in :func:`masking_summary`.
 ALL = "(all)"
 
-#: Columns of :func:`masking_runs`.
-RUN_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "agent",
-    "task",
-    "rep",
-    "status",
-    "flagged",
-    "fraction_all_rows",
-    "fraction_last_rows",
-    "n_retained_rows",
-    "n_changed_rows",
-    "n_patients",
-    "n_changed_last",
-    "reproduces_original",
-    "reason",
-)
-#: Columns of :func:`masking_summary`.
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "agent",
-    "task",
-    "n_runs",
-    "n_tested",
-    "n_flagged",
-    "n_below_threshold",
-    "n_no_change",
-    "n_errors",
-    "n_not_reproduced",
-    "max_fraction_all_rows",
-    "max_fraction_last_rows",
-)
 _REQUIRED = ("run_id", "agent", "task", "status", "flagged", "fraction_all_rows",
              "fraction_last_rows")  # fmt: skip
 
@@ -71,13 +41,13 @@ def masking_runs(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        :data:`RUN_COLUMNS`; optional columns absent from ``results`` are empty.
+        The columns of ``masking_runs``; optional columns absent from ``results`` are empty.
     """
     require_columns(results, _REQUIRED, "masking results")
-    out = results.reindex(columns=list(RUN_COLUMNS))
+    out = results.reindex(columns=MASKING_RUNS.named)
     order = out.assign(_rep=pd.to_numeric(out["rep"], errors="coerce"))
     order = order.sort_values(["agent", "task", "_rep", "run_id"], kind="mergesort")
-    return out.loc[order.index].reset_index(drop=True)
+    return MASKING_RUNS.frame(out.loc[order.index].reset_index(drop=True))
 
 
 def _counts(group: pd.DataFrame) -> dict:
@@ -115,7 +85,7 @@ def masking_summary(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        :data:`SUMMARY_COLUMNS`; per (agent, task) rows, then each agent's ``(all)`` row, then the
+        The columns of ``masking_summary``; per (agent, task) rows, then each agent's ``(all)`` row, then the
         ``(all)``/``(all)`` row. Empty results give only the overall row with zero counts.
     """
     require_columns(results, _REQUIRED, "masking results")
@@ -126,4 +96,4 @@ def masking_summary(results: pd.DataFrame) -> pd.DataFrame:
     for agent, group in frame.groupby("agent", sort=True):
         rows.append({"agent": agent, "task": ALL, **_counts(group)})
     rows.append({"agent": ALL, "task": ALL, **_counts(frame)})
-    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    return MASKING_SUMMARY.frame(pd.DataFrame(rows, columns=MASKING_SUMMARY.named))

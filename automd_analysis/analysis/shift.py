@@ -12,11 +12,16 @@ and each agent:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    summarise,
+    valid_only,
+)
+from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -24,9 +29,9 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 
 __all__ = [
-    "TABLE5_COLUMNS",
     "external_pairs",
     "external_ratios",
     "external_ratios_detail",
@@ -34,7 +39,9 @@ __all__ = [
     "table5_detail",
 ]
 
-TABLE5_COLUMNS: tuple[str, ...] = ("agent", "task", "internal_task", "score", "ratio")
+#: Cells of the two-stage bootstrap: an agent's runs on one task (an external run's draw brings
+#: its internal partner of the same repetition with it).
+_CELLS = ("agent", "task")
 
 
 def external_pairs(
@@ -92,12 +99,84 @@ def external_pairs(
     )
 
 
+def _matrix(store: ScoreStore, experiment: str, *, seed: int, n_boot, draws: bool) -> RunMatrix:
+    runs = selected_runs(store, experiment).reset_index(drop=True)
+    replicates = store.replicates if draws else None
+    return run_matrix(runs, replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table5")
+
+
+def _table5_rows(matrix: RunMatrix) -> list[dict]:
+    """Table 5's rows with their supporting counts; ``score`` and ``ratio`` in every matrix
+    column."""
+    runs = matrix.runs
+    external = (runs["validation"] == "external") & runs["internal_counterpart"].notna()
+    # the internal run of each external run (same agent and repetition), or -1
+    row_of = {
+        (a, t, r): i
+        for i, (a, t, r) in enumerate(zip(runs["agent"], runs["task"], runs["rep"], strict=True))
+    }
+    partner = np.array(
+        [
+            row_of.get((a, c, r), -1) if e else -1
+            for a, c, r, e in zip(
+                runs["agent"], runs["internal_counterpart"], runs["rep"], external, strict=True
+            )
+        ],
+        dtype=np.int64,
+    )
+    valid = runs["valid"].to_numpy(bool)
+    rows = []
+    for (task, internal_task), group in runs.loc[external].groupby(
+        ["task", "internal_counterpart"], sort=True
+    ):
+        for agent in agent_order(group["agent"]):
+            ext_rows = group.index[group["agent"] == agent].to_numpy()
+            ext_draws = matrix.draws[ext_rows]
+            s_ext = valid_only(matrix.read("score", ext_draws), valid[ext_draws])
+            score = mean_over(s_ext, slice(None))
+            int_rows = np.flatnonzero(
+                (runs["agent"] == agent).to_numpy() & (runs["task"] == internal_task).to_numpy()
+            )
+            int_draws = matrix.draws[int_rows]
+            s_int_runs = valid_only(matrix.read("score", int_draws), valid[int_draws])
+            internal = mean_over(s_int_runs, slice(None))
+            if bool(runs.loc[ext_rows, "reference"].any()):
+                # the simple baseline pairs nothing: mean external / mean internal score
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio = np.where(internal > 0, score / internal, np.nan)
+                n_pairs = int(np.isfinite(s_ext[:, 0]).sum())
+            else:
+                part = partner[ext_draws]  # the internal run paired with each drawn external run
+                has = part >= 0
+                paired = matrix.read("score", np.where(has, part, 0))
+                s_int = np.where(has, valid_only(paired, valid[np.where(has, part, 0)]), np.nan)
+                usable = np.isfinite(s_ext) & np.isfinite(s_int) & (np.nan_to_num(s_int) > 0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio = mean_over(np.where(usable, s_ext / s_int, np.nan), slice(None))
+                n_pairs = int(usable[:, 0].sum())
+            rows.append(
+                {
+                    "agent": agent,
+                    "task": task,
+                    "internal_task": internal_task,
+                    "score": score,
+                    "ratio": ratio,
+                    "score_sd": mean_sd(s_ext[:, 0])[1],
+                    "n_valid": int(np.isfinite(s_ext[:, 0]).sum()),
+                    "n_pairs": n_pairs,
+                    "internal_score": internal[0],
+                }
+            )
+    return rows
+
+
 def external_ratios_detail(
     store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
 ) -> pd.DataFrame:
     """Table 5 with its supporting counts.
 
-    Columns: :data:`TABLE5_COLUMNS` plus ``score_sd`` (sample SD of the valid external scores),
+    Columns: ``agent``, ``task``, ``internal_task``, ``score``, ``ratio`` (as
+    :func:`external_ratios`) plus ``score_sd`` (sample SD of the valid external scores),
     ``n_valid`` (valid external runs; the paper marks one-valid-run cells), ``n_pairs`` (usable
     pairs behind an agent's ratio; for the baseline the number of valid external runs) and
     ``internal_score`` (mean valid score on the internal counterpart).
@@ -105,56 +184,72 @@ def external_ratios_detail(
     Baseline ratio: ``mean valid external score / mean valid internal score`` (NaN when either mean
     is undefined or the internal mean is not positive).
     """
-    pairs = external_pairs(store, experiment)
-    runs = selected_runs(store, experiment)
-    rows = []
-    for (task, internal_task), per_task in pairs.groupby(["task", "internal_task"], sort=True):
-        for agent in agent_order(per_task["agent"]):
-            mine = per_task.loc[per_task["agent"] == agent]
-            score, score_sd = mean_sd(mine["score_external"])
-            n_valid = int(mine["score_external"].notna().sum())
-            internal = runs.loc[
-                (runs["agent"] == agent) & (runs["task"] == internal_task) & runs["valid"], "score"
-            ]
-            internal_score = mean_sd(internal)[0]
-            if bool(mine["reference"].any()):
-                ok = np.isfinite(score) and np.isfinite(internal_score) and internal_score > 0
-                ratio = score / internal_score if ok else math.nan
-                n_pairs = n_valid
-            else:
-                ratio = mean_sd(mine.loc[mine["usable"], "ratio"])[0]
-                n_pairs = int(mine["usable"].sum())
-            rows.append(
-                (
-                    agent,
-                    task,
-                    internal_task,
-                    score,
-                    ratio,
-                    score_sd,
-                    n_valid,
-                    n_pairs,
-                    internal_score,
-                )
-            )
-    columns = [*TABLE5_COLUMNS, "score_sd", "n_valid", "n_pairs", "internal_score"]
-    out = pd.DataFrame(rows, columns=columns)
-    return out.astype({"n_valid": "int64", "n_pairs": "int64"})
+    rows = _table5_rows(_matrix(store, experiment, seed=0, n_boot=None, draws=False))
+    point = [{**row, "score": row["score"][0], "ratio": row["ratio"][0]} for row in rows]
+    return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
 def external_ratios(
-    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int | None = None,
 ) -> pd.DataFrame:
-    """Paper Table 5: mean external score and ratio to the internal counterpart.
+    """Paper Table 5: mean external score and ratio to the internal counterpart, with intervals.
 
-    See the module docstring for the rules and :func:`external_ratios_detail` for the counts.
+    ``score`` and ``ratio`` follow the module docstring (:func:`external_ratios_detail` has the
+    counts); ``score_ci_low/high`` and ``ratio_ci_low/high`` are their 1 - ``alpha`` percentile
+    intervals over the B columns of the two-stage bootstrap
+    (:func:`~automd_analysis.analysis.two_stage.run_matrix`): an agent's (external run, internal
+    run of the same repetition) pairs are redrawn together and both runs read their tasks' test
+    resample b,
+
+    .. math:: ratio_b = \\operatorname{mean}_{usable\\ drawn\\ pairs} s^{(b)}_{ext} / s^{(b)}_{int}
+
+    while the simple baseline's external and internal runs are redrawn separately (its ratio is a
+    ratio of means). Empty intervals without replicates.
+
+    Parameters
+    ----------
+    store, experiment, alpha, seed, n_boot
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     Returns
     -------
-    DataFrame with columns :data:`TABLE5_COLUMNS` (``agent``, ``task``, ``internal_task``,
-    ``score``, ``ratio``), sorted by task then agent (baseline last).
+    DataFrame
+        ``agent, task, internal_task, score, ratio, score_ci_low, score_ci_high, ratio_ci_low,
+        ratio_ci_high``, sorted by task then agent (baseline last).
+
+    Raises
+    ------
+    ScoreStoreError
+        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+
+    See Also
+    --------
+    external_pairs : the (external, internal) run pairs.
+    automd_analysis.analysis.aggregate : the aggregation rules.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 5.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> table = external_ratios(example_store_with_replicates())
+    >>> table[["agent", "task", "internal_task"]].values.tolist()
+    [['a', 'clf_ext', 'clf'], ['b', 'clf_ext', 'clf'], ['baseline', 'clf_ext', 'clf']]
+    >>> bool((table["ratio_ci_low"] <= table["ratio_ci_high"]).all())
+    True
     """
-    return external_ratios_detail(store, experiment)[list(TABLE5_COLUMNS)]
+    alpha = check_alpha(alpha)
+    rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True))
+    rows = summarise(rows, TABLE5.intervals, alpha)
+    return TABLE5.frame([{k: row[k] for k in TABLE5.named} for row in rows])
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from automd_analysis.analysis.aggregate import penalized
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import sample_sd
 from automd_analysis.schema import (
@@ -46,7 +47,6 @@ from automd_analysis.schema import (
 __all__ = [
     "BASELINE_AGENT",
     "DEFAULT_EXPERIMENTS",
-    "PER_TASK_COLUMNS",
     "RUN_KEY",
     "SCORE_FIX",
     "STORE_SCHEMA_VERSION",
@@ -57,7 +57,6 @@ __all__ = [
     "code_problems",
     "load_store",
     "mean_sd",
-    "per_task_summary",
     "selected_runs",
     "skipped_runs",
     "task_access",
@@ -685,7 +684,7 @@ def selected_runs(
     out = rows.merge(runs, on="run_id", how="left", validate="one_to_one")
     score = out["score"].where(out["valid"])
     out["score"] = score
-    out["penalized"] = score.fillna(0.0)
+    out["penalized"] = penalized(score.to_numpy(dtype=float), out["valid"].to_numpy(dtype=bool))
     return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
 
@@ -712,41 +711,6 @@ def annotation_table(store: ScoreStore, run_ids: Iterable[str] | None = None) ->
         wide = wide.reindex(pd.Index(sorted(set(run_ids)), name="run_id"))
         wide = wide.astype(object).where(wide.notna(), None)
     return wide.sort_index()
-
-
-#: Columns of the per-task summaries (paper Tables 12 and 13).
-PER_TASK_COLUMNS: tuple[str, ...] = ("task", "agent", "mean", "sd", "n_valid")
-
-
-def per_task_summary(runs: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Mean, sample SD and count of ``column`` over the *valid* runs of every (task, agent).
-
-    Parameters
-    ----------
-    runs : DataFrame
-        Rows of :func:`selected_runs` (needs ``task``, ``agent``, ``valid`` and ``column``).
-    column : str
-        ``"score"`` (Table 12), ``"ece"`` (Table 13), ...
-
-    Returns
-    -------
-    DataFrame
-        Columns :data:`PER_TASK_COLUMNS`: ``n_valid`` counts the valid runs with a finite value;
-        ``mean``/``sd`` follow :func:`mean_sd` (NaN when ``n_valid`` is 0, ``sd`` NaN when it is 1).
-        Every (task, agent) with at least one run appears. Sorted by task, then
-        :func:`agent_order`.
-    """
-    rows = []
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
-    for (task, agent), group in runs.groupby(["task", "agent"], sort=True):
-        values = group.loc[group["valid"], column].to_numpy(dtype=float)
-        mean, sd = mean_sd(values)
-        rows.append((task, agent, mean, sd, int(np.isfinite(values).sum())))
-    out = pd.DataFrame(rows, columns=list(PER_TASK_COLUMNS))
-    out["n_valid"] = out["n_valid"].astype("int64")
-    out["_order"] = out["agent"].map(order)
-    out = out.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
-    return out.reset_index(drop=True)
 
 
 def skipped_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.catalog.subgroups import CHECKS, RESULTS, TABLE14
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -235,20 +236,7 @@ def subgroup_gaps(
                     0,
                 )
             )
-    columns = [
-        "task_group",
-        "attribute",
-        "agent",
-        "n_runs",
-        "gap_mean",
-        "gap_sd",
-        "lowest_group",
-        "lowest_share",
-        "same_lowest_share",
-        "n_compared",
-    ]
-    out = pd.DataFrame(rows, columns=columns)
-    return out.astype({"n_runs": "int64", "n_compared": "int64"})
+    return TABLE14.frame(pd.DataFrame(rows, columns=TABLE14.named))
 
 
 def subgroup_table(
@@ -285,21 +273,10 @@ def subgroup_table(
                 float(pd.to_numeric(rows_g["n"]).mean()),
             )
         )
-    columns = [
-        "task",
-        "attribute",
-        "group",
-        "agent",
-        "n_runs",
-        "n_eligible",
-        "mean",
-        "sd",
-        "n_mean",
-    ]
-    out = pd.DataFrame(rows, columns=columns)
+    out = pd.DataFrame(rows, columns=RESULTS.named)
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["task", "attribute", "group", "_order"], kind="mergesort")
-    return out.drop(columns="_order").reset_index(drop=True)
+    return RESULTS.frame(out.drop(columns="_order").reset_index(drop=True))
 
 
 def subgroup_checks(
@@ -327,7 +304,7 @@ def subgroup_checks(
         n_answered = int(answered.sum())
         percent = 100.0 * checked / n_answered if n_answered else math.nan
         rows.append((agent, int(mask.sum()), n_answered, checked, percent))
-    return pd.DataFrame(rows, columns=["agent", "n_valid", "n_answered", "n_checked", "percent"])
+    return CHECKS.frame(pd.DataFrame(rows, columns=CHECKS.named))
 
 
 # Paper names (the notebooks use the descriptive names above).

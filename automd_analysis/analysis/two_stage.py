@@ -17,18 +17,22 @@ bootstrap draws both:
    the *same* resampled patients, and iteration b uses replicate b for every run, so all agents on a
    task see the same patients in an iteration: comparisons between agents are paired.
 
-The aggregate of iteration b is then the percentile-interval input. With B iterations and R stored
-replicates, iteration b reads replicate b mod R (B = R by default).
+The draws and the observed data form one run x replicate matrix (:class:`RunMatrix`): column 0
+holds every run's own score, column b (1 <= b <= B) iteration b, which reads replicate
+(b - 1) mod R of R stored replicates (B = R by default). The rules of
+:mod:`automd_analysis.analysis.aggregate` turn its rows into a table's aggregates for every column
+at once, so the point estimate (column 0) and its percentile interval (columns 1..B) come from the
+same computation. A store without replicates gives a matrix with column 0 only: the same point
+values and empty intervals.
 
-This module holds the machinery (checking the replicates table, the replicate matrices, the
-stage-1 draws and the vectorised aggregations over iterations); the table functions are in
-:mod:`automd_analysis.analysis.uncertainty`.
+This module holds the machinery: checking the replicates table, aligning it with the runs
+(:func:`replicate_matrix`), the stage-1 draws (:func:`draw_runs`) and the matrix
+(:func:`run_matrix`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,12 +43,12 @@ from automd_analysis.errors import ScoreStoreError
 __all__ = [
     "REPLICATES_FIX",
     "ReplicateMatrix",
+    "RunMatrix",
     "draw_runs",
-    "mean_over_slots",
-    "nanmean",
-    "penalized_by_group",
+    "has_replicates",
+    "n_replicates",
     "replicate_matrix",
-    "stage_two",
+    "run_matrix",
 ]
 
 #: What to do when replicates are missing or malformed.
@@ -53,28 +57,6 @@ REPLICATES_FIX = (
     "pass its replicates table"
 )
 _COLUMNS = ("run_id", "replicate", "score", "ece")
-
-
-def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
-    """Mean of the finite values along ``axis``; NaN (no warning) where none is finite.
-
-    .. math:: \\bar x = \\frac{\\sum_i x_i [x_i \\text{ finite}]}{\\sum_i [x_i \\text{ finite}]}
-
-    Examples
-    --------
-    >>> nanmean(np.array([[1.0, np.nan], [np.nan, np.nan]]), axis=1).tolist()
-    [1.0, nan]
-
-    See Also
-    --------
-    numpy.nanmean : the same, with a warning for all-NaN slices.
-    """
-    arr = np.asarray(values, dtype=np.float64)
-    finite = np.isfinite(arr)
-    count = finite.sum(axis=axis)
-    total = np.where(finite, arr, 0.0).sum(axis=axis)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
 
 
 class ReplicateMatrix:
@@ -233,7 +215,7 @@ def draw_runs(
 
     See Also
     --------
-    stage_two : reading the drawn runs' replicates.
+    run_matrix : the draws with their replicates.
 
     References
     ----------
@@ -252,73 +234,183 @@ def draw_runs(
     return draws
 
 
-def stage_two(matrix: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """Stage 2: ``V[b, i] = matrix[draws[b, i], b mod R]`` (the drawn run's replicate b).
-
-    Examples
-    --------
-    >>> matrix = np.array([[0.1, 0.2], [0.5, 0.6]])  # 2 runs x R = 2 replicates
-    >>> stage_two(matrix, np.array([[1, 1], [0, 1], [0, 0]])).tolist()
-    [[0.5, 0.5], [0.2, 0.6], [0.1, 0.1]]
+def has_replicates(store) -> bool:
+    """Whether the store holds bootstrap replicates (``replicates.parquet`` with rows).
 
     See Also
     --------
-    draw_runs : stage 1.
-    """
-    n_boot = draws.shape[0]
-    columns = np.arange(n_boot) % matrix.shape[1]
-    return matrix[draws, columns[:, None]]
+    n_replicates : how many per run.
 
-
-def mean_over_slots(values: np.ndarray, slots: Sequence[np.ndarray]) -> np.ndarray:
-    """``out[:, j]`` = finite mean of ``values[:, slots[j]]`` (NaN when none is finite).
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap. Chapman & Hall.
 
     Examples
     --------
-    >>> mean_over_slots(np.array([[1.0, 3.0, np.nan]]), [np.array([0, 1]), np.array([2])]).tolist()
-    [[2.0, nan]]
+    >>> from automd_analysis.analysis import _doc_example
+    >>> has_replicates(_doc_example.example_store()[0])
+    False
+    >>> has_replicates(_doc_example.example_store_with_replicates())
+    True
+    """
+    return store.replicates is not None and len(store.replicates) > 0
+
+
+def n_replicates(store) -> int:
+    """Replicates per run in the store (0 without replicates): the number of iterations B.
 
     See Also
     --------
-    nanmean : the mean used.
-    """
-    out = np.full((values.shape[0], len(slots)), np.nan)
-    for j, cols in enumerate(slots):
-        if len(cols):
-            out[:, j] = nanmean(values[:, cols], axis=1)
-    return out
+    has_replicates
 
-
-def penalized_by_group(
-    runs: pd.DataFrame, group: str, values: np.ndarray, valid: np.ndarray
-) -> dict[str, np.ndarray]:
-    """Penalised score per group (agent or LLM) for every iteration.
-
-    ``P = mean over repetitions k of (mean over the group's slots with rep k of s')``, s' = the
-    value of a valid run with a finite value, else 0 (paper App. E): the rule of Table 2 and
-    Table 7 applied to each row of ``values`` (shape ``(B, n_runs)``; ``valid`` the drawn runs'
-    validity, same shape).
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap. Chapman & Hall.
 
     Examples
     --------
-    >>> runs = pd.DataFrame({"agent": ["a"] * 4, "rep": [0, 0, 1, 1]})
-    >>> values = np.array([[0.6, 0.4, 0.8, np.nan]])
-    >>> valid = np.array([[True, True, True, False]])
-    >>> penalized_by_group(runs, "agent", values, valid)["a"].round(12).tolist()  # (0.5 + 0.4) / 2
-    [0.45]
+    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    >>> n_replicates(example_store_with_replicates())
+    40
+    """
+    if not has_replicates(store):
+        return 0
+    return int(store.replicates["replicate"].max()) + 1
+
+
+class RunMatrix:
+    """The runs of one table and their values under the two-stage bootstrap: run x replicate.
+
+    Row i is slot i, a run of ``runs``. Column 0 is the observed data: slot i holds run i and its
+    own score. Column b (1 <= b <= B) is iteration b of the two-stage bootstrap: slot i holds the
+    run ``draws[i, b]`` drawn from slot i's cell (stage 1, :func:`draw_runs`) with that run's
+    score on test resample b - 1 (stage 2; replicate (b - 1) mod R of the score store). Any
+    aggregate of :mod:`automd_analysis.analysis.aggregate` applied to the rows then gives the
+    point estimate in column 0 and its bootstrap distribution in columns 1..B.
+
+    Attributes
+    ----------
+    runs : DataFrame
+        The runs (index 0..n-1).
+    draws : numpy.ndarray of int, shape (n, 1 + B)
+        Run filling each slot in each column (``draws[:, 0] = 0..n-1``).
+    score, ece : numpy.ndarray, shape (n, 1 + B)
+        Value of the drawn run on the column's test set; NaN for an invalid run.
+    valid : numpy.ndarray of bool, shape (n, 1 + B)
+        Validity of the drawn run.
+    """
+
+    def __init__(self, runs: pd.DataFrame, draws: np.ndarray, observed, stored):
+        self.runs = runs
+        self.draws = draws
+        self._observed = observed  # measure -> (n,)
+        self._stored = stored  # measure -> (n, R), or None without replicates
+        self.valid = runs["valid"].to_numpy(bool)[draws]
+        self.score = self.read("score", draws)
+        self.ece = self.read("ece", draws)
+
+    @property
+    def n_boot(self) -> int:
+        """B, the number of bootstrap columns (0 for a store without replicates)."""
+        return self.draws.shape[1] - 1
+
+    def read(self, measure: str, rows: np.ndarray) -> np.ndarray:
+        """``measure`` (``score``/``ece``) of run ``rows[i, b]`` on the test set of column b."""
+        out = np.empty(rows.shape, dtype=np.float64)
+        out[:, 0] = self._observed[measure][rows[:, 0]]
+        if rows.shape[1] > 1:
+            stored = self._stored[measure]
+            columns = np.arange(rows.shape[1] - 1) % stored.shape[1]
+            out[:, 1:] = stored[rows[:, 1:], columns[None, :]]
+        return out
+
+    def take(self, column: str) -> np.ndarray:
+        """A run attribute (e.g. ``tokens_total``) of the drawn runs, shape (n, 1 + B)."""
+        return self.runs[column].to_numpy(dtype=np.float64)[self.draws]
+
+
+def run_matrix(
+    runs: pd.DataFrame,
+    replicates: pd.DataFrame | None,
+    cells: Sequence[str],
+    *,
+    n_boot: int | None = None,
+    seed: int = 0,
+    tag: str,
+) -> RunMatrix:
+    """The :class:`RunMatrix` of ``runs``: observed column, then B two-stage bootstrap columns.
+
+    Stage 1 redraws the runs of every cell (rows with equal ``cells`` values, e.g. an agent's runs
+    on one task) with replacement, seeded by ``(seed, tag)``; stage 2 reads each drawn run's
+    replicate of the column's test resample. Without replicates (``None`` or empty: a store scored
+    with ``--bootstrap 0``) the matrix has column 0 only, so every aggregate still has its point
+    value and an empty interval.
+
+    .. math:: V_{i,0} = s_i, \\qquad V_{i,b} = s^{(b-1 \\bmod R)}_{D_{b,i}} \\quad (b \\ge 1)
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Rows of ``selected_runs`` (``run_id``, ``valid``, ``score``, ``ece`` and the ``cells``).
+    replicates : DataFrame or None
+        ``run_id, replicate, score, ece`` for every valid run (``store.replicates``).
+    cells : sequence of str
+        Columns whose equal values form a cell of stage 1.
+    n_boot : int, optional
+        B (default: the R replicates per run).
+    seed : int, default 0
+    tag : str
+        Names the table, so that each table has its own reproducible draws.
+
+    Returns
+    -------
+    RunMatrix
+
+    Raises
+    ------
+    ScoreStoreError
+        A valid run has no replicates, or the replicates table is malformed.
+    ValueError
+        ``n_boot`` is not a positive integer.
 
     See Also
     --------
-    automd_analysis.analysis.primary.table2 : the point estimate it reproduces.
+    automd_analysis.analysis.aggregate : the rules applied to its rows.
+
+    References
+    ----------
+    .. [1] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "a", "task": "t",
+    ...     "valid": [True, False], "score": [0.5, float("nan")], "ece": [0.1, float("nan")]})
+    >>> reps = pd.DataFrame({"run_id": ["r1", "r1"], "replicate": [0, 1], "score": [0.4, 0.6],
+    ...     "ece": [0.1, 0.2]})
+    >>> m = run_matrix(runs, reps, ["agent", "task"], tag="demo")
+    >>> m.n_boot, m.score[:, 0].tolist()
+    (2, [0.5, nan])
+    >>> run_matrix(runs, None, ["agent", "task"], tag="demo").score.shape
+    (2, 1)
     """
-    pen = np.where(valid & np.isfinite(values), values, 0.0)
-    out = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for name, mine in runs.groupby(group, sort=True):
-            per_rep = [
-                pen[:, np.asarray(idx)].mean(axis=1)
-                for _, idx in sorted(mine.groupby("rep").groups.items())
-            ]
-            out[str(name)] = np.mean(np.column_stack(per_rep), axis=1)
-    return out
+    runs = runs.reset_index(drop=True)
+    valid = runs["valid"].to_numpy(bool)
+    observed = {
+        m: np.where(valid, runs[m].to_numpy(dtype=np.float64), np.nan) for m in ("score", "ece")
+    }
+    identity = np.arange(len(runs), dtype=np.int64)[:, None]
+    if replicates is None or len(replicates) == 0:
+        return RunMatrix(runs, identity, observed, None)
+    stored = replicate_matrix(runs, replicates)
+    n_boot = _n_boot(n_boot, stored.n_replicates)
+    drawn = draw_runs(runs, cells, n_boot, seed, tag).T
+    draws = np.hstack([identity, drawn])
+    return RunMatrix(runs, draws, observed, {"score": stored.score, "ece": stored.ece})
+
+
+def _n_boot(n_boot: int | None, n_replicates: int) -> int:
+    if n_boot is None:
+        return n_replicates
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
+    return int(n_boot)

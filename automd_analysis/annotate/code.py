@@ -142,13 +142,17 @@ def annotate_sources(
 
 
 def findings_by_file(
-    sources: Sequence[tuple[str, str]], task: TaskFacts | None = None
+    sources: Sequence[tuple[str, str]],
+    task: TaskFacts | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, list[dict]]:
     """Per file, the codebook answers when that file is run as the script.
 
     Every file is analysed as the entry point, with the other files available to its imports.
     Each answer is ``{field, value, line, evidence}``: ``line`` is the first line the answer cites
     in that file (``None`` if it cites none there) and ``evidence`` every ``file:line`` citation.
+    What could not be read (a file not parsed, code nested too deeply...) is appended to
+    ``notes``, once each.
 
     Examples
     --------
@@ -160,6 +164,8 @@ def findings_by_file(
     out: dict[str, list[dict]] = {}
     for path, _ in sources:
         found, trace = annotate_sources(sources, task, entries=[path])
+        if notes is not None:
+            notes.extend(n for n in trace.notes if n not in notes)
         answers = []
         for name in sorted(found):
             f = found[name]

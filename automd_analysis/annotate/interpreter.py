@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
@@ -46,6 +47,9 @@ from automd_analysis.annotate.labels import (
 )
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.library_calls import LibraryCalls
+from automd_analysis.annotate.parsing import MAX_NESTING, parse_code, prune_deep
+from automd_analysis.annotate.rule_calls import RuleCalls
+from automd_analysis.annotate.trace import ModelSite, SourceFile, Trace
 from automd_analysis.annotate.values import EMPTY, NO, NONE, Value, join
 
 __all__ = ["ModelSite", "SourceFile", "Trace", "analyse_program", "module_names"]
@@ -54,6 +58,9 @@ _FILE_EXT = re.compile(r"\.(csv|parquet|tsv|txt|npy|npz|feather|json|pkl)$", re.
 _MAX_PASSES = 4
 _MAX_DEPTH = 24
 _MAX_STEPS = 400_000
+#: Nested expression, block, call and import levels walked at once (each is 2-3 Python frames):
+#: deeper code reads as unknown, far below the interpreter's recursion limit.
+_MAX_NEST = 250
 _LOOP_ITERATIONS = 3
 _BUILTINS = frozenset(
     _words(
@@ -66,84 +73,6 @@ _BUILTINS = frozenset(
 
 class _Budget(Exception):
     """The analysis exceeded its step budget (pathological or huge input)."""
-
-
-@dataclass
-class SourceFile:
-    """One Python file of a version.
-
-    Attributes
-    ----------
-    path : str
-        How evidence cites the file (run-relative, e.g. ``code/v0007/train.py``).
-    module : str
-        Dotted module name used to resolve imports between the files (``train``, ``src.models``).
-    text : str
-        The source text.
-    """
-
-    path: str
-    module: str
-    text: str
-
-
-@dataclass
-class ModelSite:
-    """A model constructed (or trained through a functional API) somewhere in the code.
-
-    ``roles`` may hold ``calibrator`` (fitted on one model's predictions, or a library
-    calibrator), ``stacker`` (fitted on several models' predictions), ``ccv``
-    (``CalibratedClassifierCV``), ``voting``, ``stack_wrapper``, ``nonparametric`` (Kaplan-Meier)
-    and ``censoring_km`` (Kaplan-Meier of the censoring distribution).
-    """
-
-    mid: int
-    key: tuple[str, str]
-    families: tuple[str, ...]
-    file: int
-    line: int
-    roles: set[str] = field(default_factory=set)
-    calibration: str | None = None
-    inner: set[int] = field(default_factory=set)
-    imbalance: dict[str, set[int]] = field(default_factory=dict)
-    fit_labels: set[tuple] = field(default_factory=set)
-    fit_eids: set[int] = field(default_factory=set)
-    meta_inputs: set[int] = field(default_factory=set)
-    kwargs: dict[str, object] = field(default_factory=dict)
-    reached: bool = True
-
-
-@dataclass
-class Trace:
-    """What the interpreter saw.
-
-    Attributes
-    ----------
-    files : list of str
-        Evidence paths, indexed by file number.
-    evidence : list of (int, int)
-        ``(file number, line)`` of each evidence id.
-    models : dict
-        Model id -> :class:`ModelSite`.
-    events : dict
-        ``(kind, detail, evidence id)`` -> reached (bool): validation designs, subgroup metrics,
-        imbalance handling not tied to one model, calibration fits.
-    sinks : list of (Value, Value, int)
-        ``(data written, path, evidence id)`` for every file write.
-    notes : list of str
-        Problems (unparsable files, budget exceeded).
-    """
-
-    files: list[str]
-    evidence: list[tuple[int, int]] = field(default_factory=list)
-    models: dict[int, ModelSite] = field(default_factory=dict)
-    events: dict[tuple, bool] = field(default_factory=dict)
-    sinks: list[tuple[Value, Value, int]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def cite(self, eid: int) -> tuple[int, int]:
-        """``(file number, line)`` of evidence id ``eid``."""
-        return self.evidence[eid]
 
 
 @dataclass
@@ -165,6 +94,7 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     neural: bool = False
     fields: list[str] = field(default_factory=list)
+    span: tuple[int, int, int] = (-1, 0, 0)  # module, first and last line of the class body
 
 
 class _Module:
@@ -178,7 +108,7 @@ class _Module:
 
 
 class _Frame:
-    __slots__ = ("ctx", "env", "global_names", "loops", "module", "parent", "returns")
+    __slots__ = ("bound_at", "ctx", "env", "global_names", "loops", "module", "parent", "returns")
 
     def __init__(self, module: _Module, parent: _Frame | None, env: dict, ctx: tuple):
         self.module = module
@@ -188,10 +118,15 @@ class _Frame:
         self.loops: list[int] = []
         self.returns: list[Value] = []
         self.global_names: set[str] = set()
+        self.bound_at: dict[str, int] = {}
 
-    def multiplicity(self) -> int:
+    def multiplicity(self, name: str | None = None) -> int:
+        """Trips of the loops around the current statement; with ``name``, only of the loops
+        entered since ``name`` was last assigned (``total = 0`` inside the epoch loop, then
+        ``total += ...`` in the batch loop: the batch loop only)."""
         out = 1
-        for n in self.loops:
+        start = self.bound_at.get(name, 0) if name is not None and name in self.env else 0
+        for n in self.loops[start:]:
             out *= n
         return out
 
@@ -217,8 +152,39 @@ def module_names(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _parse(text: str) -> ast.Module:
-    return ast.parse(text)
+def _shape(node: ast.AST, limit: int = 64) -> tuple | None:
+    """A small expression's structure, for comparing two occurrences (``None`` if it is large)."""
+    out: list = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if len(out) >= limit:
+            return None
+        const = repr(n.value)[:40] if isinstance(n, ast.Constant) else None
+        out.append((type(n).__name__, getattr(n, "id", None), getattr(n, "attr", None), const))
+        todo.extend(reversed(list(ast.iter_child_nodes(n))))
+    return tuple(out)
+
+
+def _column_of(target: ast.expr) -> int | None:
+    """The literal column of ``a[rows, k]`` / ``a[:, k]``, else ``None``."""
+    if not isinstance(target, ast.Subscript) or not isinstance(target.slice, ast.Tuple):
+        return None
+    last = target.slice.elts[-1] if target.slice.elts else None
+    if isinstance(last, ast.Constant) and type(last.value) is int:
+        return last.value
+    return None
+
+
+def _accumulator(target: ast.expr) -> str | None:
+    """The variable an augmented assignment accumulates into: ``total``, or a whole column
+    ``total[:, 0]`` (not rows ``oof[va_idx]``, which each fold writes once)."""
+    if _column_of(target) is not None:
+        rows = target.slice.elts[0]
+        if not (isinstance(rows, ast.Slice) and rows.lower is None and rows.upper is None):
+            return None
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def analyse_program(
@@ -236,7 +202,8 @@ def analyse_program(
     entries : sequence of int, optional
         Indices of the files run as scripts (``__name__ == "__main__"``); default all files.
     parsed : list of ast.Module or None, optional
-        Already parsed trees (same order as ``files``); ``None`` items are parsed here.
+        Already parsed trees (same order as ``files``); ``None`` items are parsed here. Trees
+        deeper than :data:`~.parsing.MAX_NESTING` levels are cut there, in place.
     task_kind : str, optional
         The task kind; code that branches on a variable named like ``kind`` compared with
         ``"survival"``, ``"classification"`` or ``"sequential"`` then takes only that branch.
@@ -265,18 +232,23 @@ def analyse_program(
     return interp.run(range(len(files)) if entries is None else entries)
 
 
-class _Interpreter(LibraryCalls):
+class _Interpreter(LibraryCalls, RuleCalls):
     def __init__(self, files: Sequence[SourceFile], parsed=None):
         self.trace = Trace(files=[f.path for f in files])
         self.modules: list[_Module] = []
         for i, f in enumerate(files):
             tree = parsed[i] if parsed is not None and i < len(parsed) else None
             if tree is None:
-                try:
-                    tree = _parse(f.text)
-                except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                    self.trace.notes.append(f"{f.path}: not parsed ({type(exc).__name__})")
-                    tree = None
+                tree, why = parse_code(f.text)
+                if why is not None:
+                    self.trace.notes.append(f"{f.path}: {why}")
+            if tree is not None:
+                cut = prune_deep(tree)
+                if cut:
+                    self.trace.notes.append(
+                        f"{f.path}: code nested more than {MAX_NESTING} levels deep in {cut} "
+                        "place(s) was read as unknown"
+                    )
             self.modules.append(_Module(i, f.module, tree))
         self.by_name: dict[str, int] = {}
         ambiguous: set[str] = set()
@@ -302,6 +274,7 @@ class _Interpreter(LibraryCalls):
         self.lambdas: dict[int, int] = {}
         self.heap: dict[tuple[int, str], Value] = {}
         self.eids: dict[tuple[int, int], int] = {}
+        self.trainers: dict = {}
         self.task_kind: str | None = None
         self.handlers = self._expression_handlers()
         self.stmt_handlers = self._statement_handlers()
@@ -319,6 +292,9 @@ class _Interpreter(LibraryCalls):
                 self._run_unreached()
             except _Budget:
                 self.trace.notes.append("analysis stopped: step budget exceeded")
+                break
+            except RecursionError:  # a last resort: the nesting limits should prevent it
+                self.trace.notes.append("analysis stopped: code nested too deeply")
                 break
             if not self.stale:
                 break
@@ -339,9 +315,13 @@ class _Interpreter(LibraryCalls):
         self.role_reads: set[int] = set()
         self.heap_reads: set[tuple[int, str]] = set()
         self.stale = False
+        self.too_deep = False
         self.reached = True
         self.depth = 0
         self.steps = 0
+        self.nest = 0
+        self.call_inputs: dict[int, set] = {}
+        self.half_slices: dict[tuple, dict[str, int]] = {}
 
     def _run_module(self, index: int, as_main: bool) -> _Module:
         mod = self.modules[index]
@@ -352,7 +332,11 @@ class _Interpreter(LibraryCalls):
         mod.state = "running"
         mod.env["__name__"] = Value(const="__main__" if as_main else mod.name)
         frame = _Frame(mod, None, mod.env, ())
-        self._block(mod.tree.body, frame)
+        if self._enter(frame, mod.tree):
+            try:
+                self._block(mod.tree.body, frame)
+            finally:
+                self.nest -= 1
         mod.state = "done"
         return mod
 
@@ -379,6 +363,20 @@ class _Interpreter(LibraryCalls):
         self.steps += 1
         if self.steps > _MAX_STEPS:
             raise _Budget
+
+    def _enter(self, frame: _Frame | None, node) -> bool:
+        """One nesting level deeper; ``False`` (and a note, once) past :data:`_MAX_NEST`."""
+        if self.nest >= _MAX_NEST:
+            if not self.too_deep:
+                self.too_deep = True
+                where = self.trace.files[frame.module.index] if frame is not None else "?"
+                self.trace.notes.append(
+                    f"{where}:{getattr(node, 'lineno', 1)}: calls, blocks and expressions "
+                    f"nested more than {_MAX_NEST} levels deep were read as unknown"
+                )
+            return False
+        self.nest += 1
+        return True
 
     def eid(self, frame: _Frame | None, node: ast.AST) -> int:
         mod = frame.module.index if frame is not None else 0
@@ -476,12 +474,17 @@ class _Interpreter(LibraryCalls):
         }
 
     def _block(self, stmts: list[ast.stmt], frame: _Frame) -> None:
+        if not stmts or not self._enter(frame, stmts[0]):
+            return
         handlers = self.stmt_handlers
-        for s in stmts:
-            self._tick()
-            h = handlers.get(type(s))
-            if h is not None:
-                h(s, frame)
+        try:
+            for s in stmts:
+                self._tick()
+                h = handlers.get(type(s))
+                if h is not None:
+                    h(s, frame)
+        finally:
+            self.nest -= 1
 
     def _s_assign(self, node: ast.Assign, frame: _Frame) -> None:
         value = self.expr(node.value, frame)
@@ -495,12 +498,16 @@ class _Interpreter(LibraryCalls):
     def _s_augassign(self, node: ast.AugAssign, frame: _Frame) -> None:
         current = self.expr(node.target, frame)
         rhs = self.expr(node.value, frame)
-        new = self.binop(node.op, current, rhs, node, frame, node.target, node.value)
+        column = _column_of(node.target)
+        # a column of an array accumulates on its own, not with the array's other columns
+        left = EMPTY if column is not None else current
+        new = self.binop(node.op, left, rhs, node, frame, node.target, node.value)
+        name = _accumulator(node.target)
         if (
             isinstance(node.op, ast.Add)
-            and isinstance(node.target, ast.Name)
+            and name is not None
             and rhs.has("src")
-            and frame.multiplicity() > 1
+            and frame.multiplicity(name) > 1
         ):
             new = new.with_labels({self.mark("foldavg", frame, node)})
         if isinstance(node.target, ast.Name):
@@ -556,8 +563,8 @@ class _Interpreter(LibraryCalls):
         it = self.expr(node.iter, frame)
         element = it.element()
         n = len(it.items) if it.items is not None else 2
-        if it.items is None and it.has("split") and holdout_only(it):
-            n = 1
+        if it.items is None and (it.has("batches") or (it.has("split") and holdout_only(it))):
+            n = 1  # mini-batches of one data set, or the one split of a holdout: not folds
         frame.loops.append(n)
         try:
             if n > 0:
@@ -639,6 +646,11 @@ class _Interpreter(LibraryCalls):
             self.classes.append(_Class(node.name, frame.module, bases))
         cls = self.classes[cid]
         cls.bases = bases
+        cls.span = (
+            frame.module.index,
+            node.lineno,
+            getattr(node, "end_lineno", None) or node.lineno,
+        )
         cls.neural = any(
             lib.symbol_key(q) in lib.NEURAL_BASES for b in bases for _, q in b.of("lib")
         ) or any(self.classes[c].neural for b in bases for _, c in b.of("class"))
@@ -657,19 +669,23 @@ class _Interpreter(LibraryCalls):
             cls.attrs[name] = v
         self.assign_name(node.name, Value(frozenset({("class", cid)})), frame)
 
-    def method_of(self, cid: int, name: str, seen: set | None = None) -> int | None:
-        cls = self.classes[cid]
-        if name in cls.methods:
-            return cls.methods[name]
-        seen = seen or set()
-        seen.add(cid)
-        for b in cls.bases:
-            for _, c in b.of("class"):
-                if c not in seen:
-                    found = self.method_of(c, name, seen)
-                    if found is not None:
-                        return found
-        return None
+    def lineage(self, cid: int):
+        """Class ``cid`` and its local base classes, depth-first (iterative: a chain of
+        thousands of subclasses is no recursion)."""
+        todo, seen = [cid], set()
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            yield self.classes[c]
+            todo.extend(
+                reversed([b for base in self.classes[c].bases for _, b in base.of("class")])
+            )
+
+    def method_of(self, cid: int, name: str) -> int | None:
+        """The method ``name`` of class ``cid`` or of its first base that has it."""
+        return next((cls.methods[name] for cls in self.lineage(cid) if name in cls.methods), None)
 
     # imports ---------------------------------------------------------------
 
@@ -731,6 +747,7 @@ class _Interpreter(LibraryCalls):
         if isinstance(target, ast.Name):
             value = self._named_target(target.id, value, frame, node)
             self.assign_name(target.id, value, frame)
+            frame.bound_at[target.id] = len(frame.loops)
         elif isinstance(target, ast.Tuple | ast.List):
             elts = target.elts
             starred = any(isinstance(e, ast.Starred) for e in elts)
@@ -747,6 +764,11 @@ class _Interpreter(LibraryCalls):
             if isinstance(key, str):
                 value = self._named_target(key, value, frame, node)
             extra = value.labels | index_labels(idx)
+            if _column_of(target) is not None and value.has("src"):
+                # predictions of another model written into a column: a matrix of predictions
+                held = {lab for lab in self.expr(target.value, frame).labels if lab[0] == "src"}
+                if held and not set(value.of("src")) <= held:
+                    extra = extra | {("cols",)}
             self._update_container(target.value, extra, frame, key=key, item=value)
         elif isinstance(target, ast.Attribute):
             base = self.expr(target.value, frame)
@@ -843,9 +865,12 @@ class _Interpreter(LibraryCalls):
             return NONE
         self._tick()
         h = self.handlers.get(type(node))
-        if h is None:
+        if h is None or not self._enter(frame, node):
             return EMPTY
-        return h(node, frame)
+        try:
+            return h(node, frame)
+        finally:
+            self.nest -= 1
 
     def _e_constant(self, node: ast.Constant, frame: _Frame) -> Value:
         v = node.value
@@ -928,6 +953,8 @@ class _Interpreter(LibraryCalls):
     def _e_subscript(self, node: ast.Subscript, frame: _Frame) -> Value:
         base = self.expr(node.value, frame)
         idx = self.expr(node.slice, frame)
+        if isinstance(node.slice, ast.Slice):
+            base = self._half_slice(node, base, frame)
         key = idx.const
         if key is not NO:
             found = base.key(key)
@@ -945,6 +972,29 @@ class _Interpreter(LibraryCalls):
         if isinstance(key, str):
             labels |= column_labels(key, self, frame, node)
         return Value(frozenset(labels))
+
+    def _half_slice(self, node: ast.Subscript, base: Value, frame: _Frame) -> Value:
+        """``a[:k]`` and ``a[k:]`` of a permutation (or with ``k`` a fraction of a length): a
+        hand-made holdout split (both halves seen, with the same bound)."""
+        sl = node.slice
+        if sl.step is not None or (sl.lower is None) == (sl.upper is None):
+            return base
+        bound = sl.upper if sl.lower is None else sl.lower
+        k = self.expr(bound, frame)
+        if not (base.has("perm") or k.has("frac")):
+            return base
+        shapes = _shape(node.value), _shape(bound)
+        if None in shapes:
+            return base
+        e = self.eid(frame, node)
+        key = (frame.module.index, *shapes)
+        sides = self.half_slices.setdefault(key, {})
+        sides["head" if sl.lower is None else "tail"] = e
+        if len(sides) < 2:
+            return base
+        for side in sides.values():
+            self.event("validation", "single_holdout", side)
+        return base.with_labels({("split", ("single_holdout",), e)})
 
     def _e_sequence(self, node, frame: _Frame) -> Value:
         values = [self.expr(e, frame) for e in node.elts]
@@ -1092,6 +1142,8 @@ class _Interpreter(LibraryCalls):
                     labels.add(("oddsx", self.eid(frame, node)))
                 if a.has("logit") and not b.has("src"):
                     labels.add(("logitx", self.eid(frame, node)))
+                if isinstance(a.const, float) and 0 < a.const < 1:
+                    labels.add(("frac",))  # 0.8 * len(X): a share of the rows
         elif isinstance(op, ast.Mod):
             k = right.const
             if isinstance(k, int) and not isinstance(k, bool) and 2 <= k <= 100:
@@ -1113,6 +1165,13 @@ class _Interpreter(LibraryCalls):
                 merged = dict(left.keys)
                 merged.update(dict(right.keys))
                 return Value(frozenset(labels), None, tuple(merged.items()))
+        if (
+            isinstance(op, ast.FloorDiv | ast.Div)
+            and isinstance(right.const, int)
+            and not isinstance(right.const, bool)
+            and right.const >= 2
+        ):
+            labels.add(("frac",))  # len(X) // 5: a share of the rows
         if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and not left.has("missflag"):
             # counts of observed values used as a divisor (a mean) are not indicator features
             labels = {lab for lab in labels if lab[0] != "missflag"}
@@ -1174,15 +1233,43 @@ class _Interpreter(LibraryCalls):
                 out.append(self.call_builtin(lab[1], args, kwargs, node, frame))
             elif tag == "model":
                 handled = True
-                out.append(self._predict(fv, args, kwargs, node, frame))
+                called = self.model_call_inputs(args, kwargs, node, frame)
+                out.append(self._predict(fv, args, kwargs, node, frame).with_labels({called}))
+            elif tag == "lossobj":
+                handled = True
+                out.append(self.loss_value(args, kwargs))
             elif tag == "obj":
                 handled = True
-                fid = self.method_of(lab[1], "__call__") or self.method_of(lab[1], "forward")
+                cid = lab[1]
+                fid = (
+                    self.method_of(cid, "__call__")
+                    or self.method_of(cid, "forward")
+                    or self.method_of(cid, "call")
+                )
                 if fid is not None:
-                    out.append(self._call_function(fid, [fv, *args], kwargs, node, frame))
+                    result = self._call_function(fid, [fv, *args], kwargs, node, frame)
+                    if fv.has("model") and self.classes[cid].neural:
+                        result = self._without_layers(result, cid)
+                    out.append(result)
         if not handled:
             out.append(data_union([fv, *args, *kwargs.values()]))
         return join(out)
+
+    def _without_layers(self, value: Value, cid: int) -> Value:
+        """A network's output without the predictions of the layers built inside its class (the
+        network itself is the model)."""
+        mod, first, last = self.classes[cid].span
+
+        def inside(mid: int) -> bool:
+            m = self.trace.models.get(mid)
+            return m is not None and m.file == mod and first <= m.line <= last
+
+        return Value(
+            frozenset(lab for lab in value.labels if not (lab[0] == "src" and inside(lab[1]))),
+            value.items,
+            value.keys,
+            value.const,
+        )
 
     def _literal_blend_weights(self, args: list[Value], node, frame) -> None:
         """``combine(member_predictions, [0.6, 0.4])``: literal weights of the members."""
@@ -1246,7 +1333,7 @@ class _Interpreter(LibraryCalls):
             cached = None
         if cached is not None:
             return cached
-        if key in self.active or self.depth > _MAX_DEPTH:
+        if key in self.active or self.depth > _MAX_DEPTH or not self._enter(frame, node):
             return EMPTY
         self.active.add(key)
         self.depth += 1
@@ -1259,6 +1346,7 @@ class _Interpreter(LibraryCalls):
                 result = join(callee.returns) if callee.returns else NONE
         finally:
             self.depth -= 1
+            self.nest -= 1
             self.active.discard(key)
         self.memo[key] = result
         return result
@@ -1269,6 +1357,8 @@ class _Interpreter(LibraryCalls):
         if cls.neural:
             mid = self.model(("torch", cls.name), ("neural_net",), frame, node)
             labels.add(("model", mid))
+        if not cls.neural:
+            labels |= self._library_base_labels(cid, args, kwargs, node, frame)
         obj = Value(frozenset(labels))
         init = self.method_of(cid, "__init__")
         if init is not None:
@@ -1279,6 +1369,22 @@ class _Interpreter(LibraryCalls):
             for name, value in kwargs.items():
                 if name in cls.fields:
                     self._heap_write(cid, name, value)
+        self.run_hooks(cid, obj, node, frame)
         return obj
+
+    def _library_base_labels(self, cid: int, args, kwargs, node, frame) -> set:
+        """A user's subclass of a library model or trainer is constructed as that library class
+        (``class WeightedTrainer(transformers.Trainer)``)."""
+        out: set = set()
+        for base in self.classes[cid].bases:
+            for _, qual in base.of("lib"):
+                if (
+                    lib.symbol_key(qual) in lib.MODEL_FAMILIES
+                    or cr.trainer_rule(qual)
+                    or any(r.role == "model" for r in cr.call_rules(qual))
+                ):
+                    made = self.call_library(qual, args, kwargs, node, frame)
+                    out |= {lab for lab in made.labels if lab[0] in ("model", "trainer")}
+        return out
 
     # library calls -------------------------------------------------------------

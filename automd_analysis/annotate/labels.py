@@ -11,6 +11,7 @@ import ast
 import re
 
 from automd_analysis.annotate import library as lib
+from automd_analysis.annotate.call_rules import SAMPLE_WEIGHT_KEYWORDS
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.values import NO, Value, join
 
@@ -36,7 +37,7 @@ _TEMPERATURE = re.compile(r"^(t|temp|temperature|tau|temperatures)$", re.IGNOREC
 RANDOM_METHODS = frozenset(
     _words("choice random rand randn uniform integers randint sample binomial normal permutation")
 )
-WEIGHT_KW = ("sample_weight", "sample_weights", "weight", "weights", "weights_col")
+WEIGHT_KW = SAMPLE_WEIGHT_KEYWORDS
 
 
 def key_is(root: str, name: str, root2: str, name2: str) -> bool:

@@ -3,7 +3,9 @@
 A library symbol is looked up by its *key* ``(root package, final name)`` - e.g.
 ``sklearn.ensemble._forest.RandomForestClassifier`` and ``sklearn.ensemble.RandomForestClassifier``
 both have the key ``("sklearn", "RandomForestClassifier")`` - so re-exports and private module
-paths resolve alike. ``docs/annotation.md`` lists every rule built on these tables.
+paths resolve alike. ``docs/annotation.md`` lists every rule built on these tables; the
+deep-learning libraries and the keyword rules of every model (``class_weight=``,
+``validation_split=``...) are rows of :mod:`.call_rules`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ __all__ = [
     "DEMOGRAPHIC_COLUMN",
     "DURATION_COLUMN",
     "EVENT_COLUMN",
-    "IMBALANCE_KWARGS",
     "METRIC_FUNCTIONS",
     "MISSING_FUNCTIONS",
     "MISSING_METHODS",
@@ -190,7 +191,6 @@ RESAMPLERS: dict[tuple[str, str], str] = {
         "NeighbourhoodCleaningRule InstanceHardnessThreshold ClusterCentroids",
         "undersampling",
     ),
-    ("torch", "WeightedRandomSampler"): "oversampling",
 }
 
 #: Balanced ensembles of imbalanced-learn undersample internally.
@@ -208,16 +208,6 @@ RESAMPLING_MODELS = {
 CLASS_WEIGHT_FUNCTIONS = {
     ("sklearn", "compute_class_weight"),
     ("sklearn", "compute_sample_weight"),
-}
-
-#: Keyword arguments that re-weight the classes, with the values that mean "off".
-IMBALANCE_KWARGS: dict[str, tuple] = {
-    "class_weight": (None,),
-    "class_weights": (None,),
-    "scale_pos_weight": (None, 1, 1.0),
-    "is_unbalance": (None, False),
-    "auto_class_weights": (None, "None"),
-    "pos_weight": (None,),
 }
 
 #: Cross-validation splitters and helpers -> codebook ``validation_design`` values.

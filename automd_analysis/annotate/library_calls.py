@@ -9,8 +9,8 @@ the tables of :mod:`.library`.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
+from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
@@ -25,13 +25,10 @@ from automd_analysis.annotate.labels import (
     is_class_weighting,
     key_is,
     n_sources,
-    same_constant,
     stacked,
 )
+from automd_analysis.annotate.trace import ModelSite
 from automd_analysis.annotate.values import EMPTY, NO, NONE, Value, join
-
-if TYPE_CHECKING:
-    from automd_analysis.annotate.interpreter import ModelSite
 
 __all__ = ["LibraryCalls"]
 
@@ -45,6 +42,14 @@ class LibraryCalls:
         key = lib.symbol_key(qual)
         root, name = key
         everything = [*args, *kwargs.values()]
+        rules = cr.call_rules(qual)
+        if rules:
+            out = self.apply_call_rules(qual, rules, args, kwargs, node, frame)
+            if out is not None:
+                return out
+        trainer = cr.trainer_rule(qual)
+        if trainer is not None:
+            return self.new_trainer(trainer, args, kwargs, node, frame)
         if key in lib.WRAPPERS:
             return self._wrapper(key, args, kwargs, node, frame)
         if key in lib.CALIBRATORS:
@@ -54,16 +59,11 @@ class LibraryCalls:
             self.set_role(mid, "calibrator")
             return Value(frozenset({("model", mid)}))
         if key in lib.MODEL_FAMILIES:
-            return self._construct(key, args, kwargs, node, frame)
+            return self._construct(key, lib.MODEL_FAMILIES[key], args, kwargs, node, frame)
         if key in lib.RESAMPLERS:
-            kind = lib.RESAMPLERS[key]
-            e = self.eid(frame, node)
-            if root == "torch":
-                self.event("imbalance", kind, e)
-                return data_union(everything)
-            return Value(frozenset({("sampler", kind, e)}))
+            return Value(frozenset({("sampler", lib.RESAMPLERS[key], self.eid(frame, node))}))
         if key in lib.SPLITTERS:
-            return self._splitter(key, args, kwargs, node, frame)
+            return self._splitter(key, lib.SPLITTERS[key], args, kwargs, node, frame)
         if key in lib.CLASS_WEIGHT_FUNCTIONS:
             return data_union(everything).with_labels({("cw", self.eid(frame, node))})
         if key in lib.METRIC_FUNCTIONS:
@@ -83,18 +83,6 @@ class LibraryCalls:
             return self._rank(args[0] if args else EMPTY, frame, node)
         if key == ("sklearn", "QuantileTransformer"):
             return Value(frozenset({("rankobj", self.eid(frame, node))}))
-        if root == "torch" and name in (
-            "BCEWithLogitsLoss",
-            "CrossEntropyLoss",
-            "BCELoss",
-            "NLLLoss",
-        ):
-            weight = kwargs.get("pos_weight") or kwargs.get("weight")
-            if weight is not None and weight.const is not None:
-                self.event("imbalance", "class_weight", self.eid(frame, node))
-            return Value(frozenset({("ulib", qual)}))
-        if root == "keras" or root == "tensorflow":
-            pass
         if root in ("numpy", "pandas", "torch", "scipy", "math", "os", "pathlib", "sklearn"):
             return self._numeric_library(root, name, qual, args, kwargs, node, frame)
         if root in ("sys", "warnings", "logging", "time", "json", "pickle", "joblib", "random"):
@@ -132,8 +120,7 @@ class LibraryCalls:
             return EMPTY
         return data_union(everything)
 
-    def _construct(self, key, args, kwargs, node, frame) -> Value:
-        families = lib.MODEL_FAMILIES[key]
+    def _construct(self, key, families, args, kwargs, node, frame) -> Value:
         mid = self.model(key, families, frame, node)
         m = self.trace.models[mid]
         if key in lib.NONPARAMETRIC:
@@ -159,15 +146,7 @@ class LibraryCalls:
                 m.kwargs[k] = v.const
             else:
                 m.kwargs.setdefault(k, "<expr>")
-            off = lib.IMBALANCE_KWARGS.get(k)
-            if off is None:
-                continue
-            if v.const is not NO and any(same_constant(v.const, o) for o in off):
-                continue
-            if v.const is NO and not v.labels and v.keys is None and v.items is None:
-                # an unknown value (e.g. a parameter without default) - still re-weighting
-                pass
-            m.imbalance.setdefault("class_weight", set()).add(self.eid(frame, node))
+        self.apply_keyword_rules("model", m.mid, kwargs, node, frame)
 
     def _wrapper(self, key, args, kwargs, node, frame) -> Value:
         kind, names = lib.WRAPPERS[key]
@@ -210,8 +189,7 @@ class LibraryCalls:
             self.set_role(mid, "stack_wrapper")
         return Value(frozenset({("model", mid)}))
 
-    def _splitter(self, key, args, kwargs, node, frame) -> Value:
-        designs = lib.SPLITTERS[key]
+    def _splitter(self, key, designs, args, kwargs, node, frame) -> Value:
         e = self.eid(frame, node)
         root, name = key
         everything = [*args, *kwargs.values()]
@@ -341,7 +319,12 @@ class LibraryCalls:
             return Value(frozenset(data_labels(first)))
         if name in ("DataFrame", "concat", "Series") and root == "pandas":
             return self._frame(name, args, kwargs)
-        if name in ("column_stack", "vstack", "hstack", "stack", "array", "asarray", "concatenate"):
+        if name in ("concatenate", "cat", "hstack"):
+            # joining the rows of batches (or of folds' held-out parts) is not an average
+            return Value(
+                frozenset(lab for lab in data_union(everything).labels if lab[0] != "foldlist")
+            )
+        if name in ("column_stack", "vstack", "stack", "array", "asarray"):
             v = data_union(everything)
             if first.items is not None and name in ("array", "asarray"):
                 return Value(v.labels, first.items)
@@ -360,15 +343,22 @@ class LibraryCalls:
         everything = [*args, *kwargs.values()]
         out = data_union(everything)
         first = args[0] if args else kwargs.get("data", EMPTY)
+        axis = kwargs.get("axis")
+        if name == "concat" and (axis is None or axis.const in (0, "index")):
+            # stacking the rows of batches (or of folds' held-out parts) is not an average
+            out = Value(frozenset(lab for lab in out.labels if lab[0] != "foldlist"))
         if name == "DataFrame" and first.keys is not None:
             vals = Value(first.labels, tuple(v for _, v in first.keys))
             if n_sources(vals) > 1:
                 out = out.with_labels({("cols",)})
             return Value(out.labels, None, first.keys)
-        if name == "concat" and n_sources(first) > 1:
-            axis = kwargs.get("axis")
-            if axis is not None and axis.const in (1, "columns"):
-                out = out.with_labels({("cols",)})
+        if (
+            name == "concat"
+            and n_sources(first) > 1
+            and axis is not None
+            and axis.const in (1, "columns")
+        ):
+            out = out.with_labels({("cols",)})
         if name == "concat" and first.items is not None:
             keyed = [v.keys for v in first.items]
             if all(k is not None for k in keyed):
@@ -385,7 +375,9 @@ class LibraryCalls:
             replace = kwargs.get("replace") or (args[2] if len(args) > 2 else None)
             rep = replace is None or replace.const is not False
             return data_union(everything).with_labels({("rand", "rep" if rep else "norep", e)})
-        if name in ("permutation", "shuffle", "seed", "default_rng"):
+        if name in ("permutation", "randperm"):
+            return data_union(everything).with_labels({("perm",)})
+        if name in ("shuffle", "seed", "default_rng"):
             return data_union(everything)
         return data_union(everything).with_labels({("rand", "norep", e)})
 
@@ -408,10 +400,12 @@ class LibraryCalls:
             if consts and all(isinstance(c, int) and not isinstance(c, bool) for c in consts):
                 try:
                     n = len(range(*consts))
-                except (TypeError, ValueError):
-                    n = 2
+                except (TypeError, ValueError, OverflowError):
+                    n = 65
                 if n <= 64:
                     return Value(frozenset(), tuple(EMPTY for _ in range(n)))
+            elif len(args) == 3 and args[2].const != 1:
+                return Value(frozenset({("batches",)}))  # range(0, n, batch_size)
             return EMPTY
         if name in ("list", "tuple", "sorted", "reversed", "iter", "next", "set", "frozenset"):
             return first
@@ -452,6 +446,10 @@ class LibraryCalls:
                     )
                 except Exception:
                     return EMPTY
+            if name in ("float", "int", "round", "bool"):  # one number, never predictions
+                return Value(
+                    frozenset(lab for lab in data_union(everything).labels if lab[0] not in PERSIST)
+                )
             return data_union(everything)
         if name == "open":
             return first.with_labels({("file",)}).plain()
@@ -519,6 +517,9 @@ class LibraryCalls:
             elif tag == "func" and name in ("__call__",):
                 handled = True
                 out.append(self._call_function(lab[1], args, kwargs, node, frame))
+            elif tag == "trainer" and lab[1] in self.trainers:
+                handled = True
+                out.append(self.trainer_method(lab[1], name, args, kwargs, node, frame))
         if handled and not recv.has("model"):
             return join(out)
         models = [lab[1] for lab in recv.labels if lab[0] == "model"]
@@ -573,13 +574,7 @@ class LibraryCalls:
             labels |= all_labels(v)
         labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS}
         m.fit_labels |= labels
-        for k in WEIGHT_KW:
-            w = kwargs.get(k)
-            if w is not None and w.const is not None and is_class_weighting(w):
-                m.imbalance.setdefault("class_weight", set()).add(e)
-        cw = kwargs.get("class_weight")
-        if cw is not None and cw.const is not None:
-            m.imbalance.setdefault("class_weight", set()).add(e)
+        self.apply_keyword_rules("fit", mid, kwargs, node, frame)
         if any(lab[0] == "sw" for lab in labels):
             m.imbalance.setdefault("class_weight", set()).add(e)
         for lab in labels:
@@ -600,9 +595,6 @@ class LibraryCalls:
                 and ("foldsplit", "kfold_cv", lab[2]) in self.trace.events
             ):
                 self.event("validation", "kfold_cv", lab[2])
-        split = kwargs.get("validation_split")
-        if split is not None and isinstance(split.const, float) and 0 < split.const < 1:
-            self.event("validation", "single_holdout", e)
         if m.key[0] == "lifelines" and m.key[1] not in ("KaplanMeierFitter",):
             ev = kwargs.get("event_col")
             if (ev is None or ev.const is None) and len(args) < 3 and m.key[1] != "WeibullFitter":
@@ -654,6 +646,11 @@ class LibraryCalls:
 
     def _data_method(self, recv: Value, name, args, kwargs, node, frame, recv_node) -> Value:
         everything = [*args, *kwargs.values()]
+        ruled = self.apply_method_rules(name, recv, args, kwargs, node, frame)
+        if ruled is not None:
+            return ruled
+        if name in cr.SCALAR_METHODS:
+            return Value(frozenset(lab for lab in data_labels(recv) if lab[0] not in PERSIST))
         if name in ("append", "extend", "insert", "add", "appendleft", "update"):
             return self._mutate_container(recv, name, args, node, frame, recv_node)
         if name in ("fit_resample", "fit_sample"):
@@ -746,7 +743,12 @@ class LibraryCalls:
         if name in ("append", "extend", "insert", "add", "appendleft"):
             item = args[-1] if args else EMPTY
             new_labels = set(item.labels)
-            if frame.multiplicity() > 1 and (item.has("src") or item.has("model")):
+            target = recv_node.id if isinstance(recv_node, ast.Name) else None
+            if (
+                name != "extend"  # extending a list concatenates rows (batches, folds' rows)
+                and frame.multiplicity(target) > 1
+                and (item.has("src") or item.has("model"))
+            ):
                 new_labels.add(("foldlist", self.eid(frame, node)))
             items = None
             if (

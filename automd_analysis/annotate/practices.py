@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from automd_analysis.annotate.interpreter import ModelSite, Trace
+from automd_analysis.annotate.trace import ModelSite, Trace
 from automd_analysis.archive.codebook import CODEBOOK
 
 __all__ = [

@@ -17,7 +17,6 @@ own annotations and the generated ones.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import json
@@ -43,6 +42,7 @@ from automd_analysis.annotate.pairs import (
     pair_changes,
     remember_layout,
 )
+from automd_analysis.annotate.parsing import parse_code
 from automd_analysis.annotate.practices import (
     Finding,
     TaskFacts,
@@ -50,9 +50,15 @@ from automd_analysis.annotate.practices import (
     code_findings,
     code_signature,
 )
-from automd_analysis.archive import MAX_TEXT_BYTES, Archive, Run
+from automd_analysis.annotate.sources import (
+    MAX_CODE_BYTES,
+    MAX_CODE_FILES,
+    bind_code,
+    read_version_files,
+)
+from automd_analysis.archive import Archive, Run
 from automd_analysis.archive.generated import ANNOTATIONS_FILE, load_generated_annotations
-from automd_analysis.archive.safe import read_bounded, resolve_inside
+from automd_analysis.archive.safe import read_bounded
 from automd_analysis.errors import ArchiveError, AutomdError
 
 __all__ = [
@@ -75,9 +81,6 @@ __all__ = [
 ANNOTATOR = f"automd annotate {__version__}"
 #: Largest submission file read for the forensics.
 MAX_SUBMISSION_BYTES = 256 << 20
-#: Python files and bytes of code read per version (each file is also limited to 1 MiB).
-MAX_CODE_FILES = 200
-MAX_CODE_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ class RunJob:
     versions: tuple[VersionJob, ...] = ()
     steps: tuple[tuple[str | None, str | None, str | None], ...] = ()
     pairs: bool = False
+    code_missing: str | None = None
 
 
 @dataclass
@@ -213,14 +217,6 @@ def _problem(run_id: str, code: str, message: str, path: str | None = None) -> d
     return {"run_id": run_id, "code": code, "message": message, "path": path}
 
 
-def _python_files(run: Run, version: str) -> tuple[str, ...]:
-    try:
-        v = run.version(version)
-    except KeyError:
-        return ()
-    return tuple(sorted(f for f in v.code_files if f.endswith(".py")))
-
-
 def run_job(
     run: Run, task: TaskInfo | None, cache_dir: Path | None, *, pairs: bool = False
 ) -> RunJob:
@@ -236,11 +232,11 @@ def run_job(
     (True, True)
     """
     version = run.selected_version
-    files = _python_files(run, version) if version else ()
+    bound = bind_code(run, version) if version else None
     versions = tuple(
         VersionJob(
             version=v.version_id,
-            code_files=tuple(sorted(f for f in v.code_files if f.endswith(".py"))),
+            code_files=bind_code(run, v.version_id).files,
             submission=v.submission_path,
             elapsed_min=(v.created_at - run.started_at).total_seconds() / 60.0,
             step=v.step,
@@ -255,7 +251,7 @@ def run_job(
         run_dir=run.dir,
         root=run.archive_root,
         version=version,
-        code_files=files,
+        code_files=bound.files if bound else (),
         submission=run.submission_path,
         task=task,
         cache_dir=cache_dir,
@@ -263,6 +259,7 @@ def run_job(
         versions=versions if pairs else (),
         steps=steps if pairs else (),
         pairs=pairs,
+        code_missing=bound.missing if bound else None,
     )
 
 
@@ -274,29 +271,10 @@ def _line_counts(text: str) -> int:
 def _read_sources(
     job: RunJob, code_files: Sequence[str], problems: list[dict]
 ) -> list[tuple[str, str]]:
-    sources: list[tuple[str, str]] = []
-    total = 0
-    for rel in code_files:
-        if len(sources) >= MAX_CODE_FILES or total > MAX_CODE_BYTES:
-            problems.append(
-                _problem(
-                    job.run_id,
-                    "annotate.too_much_code",
-                    f"only the first {len(sources)} Python files ({total} bytes) of the version "
-                    f"are read (limits: {MAX_CODE_FILES} files, {MAX_CODE_BYTES} bytes)",
-                    rel,
-                )
-            )
-            break
-        try:
-            path = resolve_inside(job.run_dir, rel, base=job.run_dir, what="code_files")
-            data = read_bounded(path, MAX_TEXT_BYTES, job.root)
-        except ArchiveError as exc:
-            problems.append(_problem(job.run_id, exc.code, exc.message, rel))
-            continue
-        total += len(data)
-        sources.append((rel, data.decode("utf-8", errors="replace")))
-    return sources
+    def problem(code: str, message: str, path: str | None) -> dict:
+        return _problem(job.run_id, code, message, path)
+
+    return read_version_files(job.run_dir, job.root, code_files, problems, problem)
 
 
 @dataclass
@@ -308,10 +286,7 @@ class _Analysed:
 
 
 def _parse_or_none(text: str):
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the interpreter parses again and records a note
+    return parse_code(text)[0]  # when None, the interpreter parses again and records why
 
 
 def _analyse_version(
@@ -321,13 +296,14 @@ def _analyse_version(
     one version's code; cached by content. ``None`` when no file could be read."""
     sources = _read_sources(job, code_files, problems)
     if not sources:
+        if code_files:
+            why = f"none of the {len(code_files)} Python file(s) of version {version!r} can be read"
+        elif version == job.version and job.code_missing:
+            why = f"no Python code is bound to version {version!r}: {job.code_missing}"
+        else:
+            why = f"version {version!r} lists no Python file"
         problems.append(
-            _problem(
-                job.run_id,
-                "annotate.no_code",
-                f"version {version!r} lists no readable Python file",
-                f"versions/{version}/meta.json",
-            )
+            _problem(job.run_id, "annotate.no_code", why, f"versions/{version}/meta.json")
         )
         return None
     root = common_root([p for p, _ in sources])

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["EMPTY", "NO", "NONE", "Value", "join", "tags"]
+__all__ = ["EMPTY", "MAX_VALUE_DEPTH", "NO", "NONE", "Value", "join", "tags"]
+
+#: Levels of known items/keys a value keeps (``a = [a]`` a thousand times keeps the labels only),
+#: so that comparing two values never recurses deeply.
+MAX_VALUE_DEPTH = 32
 
 
 class _NoConst:
@@ -28,7 +32,7 @@ NO = _NoConst()
 class Value:
     """An abstract value: labels + optional known items, keys and constant (immutable)."""
 
-    __slots__ = ("_h", "const", "items", "keys", "labels")
+    __slots__ = ("_d", "_h", "const", "items", "keys", "labels")
 
     def __init__(
         self,
@@ -37,6 +41,11 @@ class Value:
         keys: tuple[tuple[object, Value], ...] | None = None,
         const: object = NO,
     ):
+        depth = 1 + max((x._d for x in (*(items or ()), *(v for _, v in keys or ()))), default=0)
+        if depth > MAX_VALUE_DEPTH:
+            items = keys = None
+            depth = 1
+        self._d = depth
         self.labels = labels
         self.items = items
         self.keys = keys

@@ -7,8 +7,8 @@
 - ``automd annotate agreement ARCHIVE --generated DIR``: agreement of DIR with the archive's own
   annotations (Cohen's kappa, precision/recall per value, confusion).
 
-Exit codes: 0 success, 1 some runs could not be annotated (listed in ``problems.json``), 2 bad
-input.
+Exit codes: 0 success, 1 some runs (or, for ``code``, some parts of the files) could not be
+annotated (listed in ``problems.json``, or on stderr), 2 bad input.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from automd_analysis.annotate.runs import (
     archive_agreement,
     task_info,
 )
+from automd_analysis.annotate.sources import read_loose_file
 from automd_analysis.archive import open_archive
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
-from automd_analysis.errors import AutomdError
 from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
 
 _MAX_LISTED = 10
@@ -126,25 +126,37 @@ def annotate_code_command(
 ) -> None:
     """The codebook answers for loose scripts, each file run as the script.
 
-    Prints {file: [{field, value, line, evidence}]} with --json.
+    Prints {file: [{field, value, line, evidence}]} with --json. What could not be read is listed
+    on stderr (exit code 1).
     """
-    sources = []
+    sources, problems = [], []
     for f in files:
-        if not f.is_file():
-            raise AutomdError(
-                "not a file", path=f, code="annotate.file_missing", fix="pass Python files"
-            )
-        sources.append((f.as_posix(), f.read_bytes().decode("utf-8", errors="replace")))
-    report = findings_by_file(sources, _task_facts(task, manifests))
+        text, why = read_loose_file(f)
+        sources.append((f.as_posix(), text))
+        if why is not None:
+            problems.append(f"[annotate.encoding] {f.as_posix()}: {why}")
+    notes: list[str] = []
+    report = findings_by_file(sources, _task_facts(task, manifests), notes)
+    problems += [f"[annotate.partial] {n}" for n in notes]
     if as_json:
         typer.echo(json.dumps(report, indent=1, sort_keys=True))
-        return
-    for path, answers in report.items():
-        typer.echo(path)
-        for a in answers:
-            value = ", ".join(a["value"]) if isinstance(a["value"], list) else a["value"]
-            where = f"  (line {a['line']})" if a["line"] is not None else ""
-            typer.echo(f"  {a['field']:<32} {value}{where}")
+    else:
+        for path, answers in report.items():
+            typer.echo(_printable(path))
+            for a in answers:
+                value = ", ".join(a["value"]) if isinstance(a["value"], list) else a["value"]
+                where = f"  (line {a['line']})" if a["line"] is not None else ""
+                typer.echo(f"  {a['field']:<32} {value}{where}")
+    for p in problems:
+        typer.echo(f"warning {_printable(p)}", err=True)
+    if problems:
+        raise typer.Exit(1)
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates (undecodable file names) and control characters escaped."""
+    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in safe)
 
 
 @annotate_app.command("agreement")

@@ -127,32 +127,84 @@ def _extremes(frame: pd.DataFrame, value: str, label: str) -> tuple[str, float, 
 # 01 primary scores
 
 
-def primary_findings(table2: pd.DataFrame, table12: pd.DataFrame) -> Findings:
-    """Headlines of notebook 01 (paper Table 2, Table 12).
+def primary_findings(
+    table2: pd.DataFrame,
+    table12: pd.DataFrame,
+    pairwise: pd.DataFrame | None = None,
+    *,
+    alpha: float = 0.05,
+    has_replicates: bool = True,
+) -> Findings:
+    """Headlines of notebook 01 (paper Table 2, Table 12), each number with its interval.
 
-    - ``score_spread``: lowest and highest agent penalised mean score, their difference, and the
-      baseline's penalised mean;
+    - ``score_spread``: lowest and highest agent penalised mean score and the baseline's, each
+      with its 95 % interval (Table 2 ``penalized_ci_low/high``; left out when the store had no
+      replicates);
+    - with ``pairwise``, :func:`comparison_findings` of the primary score: no difference between
+      agents is stated unless it is significant;
     - ``tasks_above_baseline``: per agent, the tasks where its mean valid-run score (Table 12)
       exceeds the baseline's, out of the tasks where both have a mean;
     - ``invalid_<agent>``: for each agent with invalid runs, its valid-run rate and its
       non-penalised vs penalised score.
+
+    Parameters
+    ----------
+    table2 : DataFrame
+        :func:`~automd_analysis.analysis.primary.agent_summary`.
+    table12 : DataFrame
+        :func:`~automd_analysis.analysis.primary.scores_by_task`.
+    pairwise : DataFrame, optional
+        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`.
+    alpha : float, default 0.05
+    has_replicates : bool, default True
+        Whether the store had replicates (only changes the wording of an empty ``pairwise``).
+
+    See Also
+    --------
+    comparison_findings
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 2.
+
+    Examples
+    --------
+    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4],
+    ...     "nonpenalized_mean": [0.5, 0.4], "valid_rate_mean": [1.0, 1.0],
+    ...     "penalized_ci_low": [0.45, 0.3], "penalized_ci_high": [0.55, 0.5]})
+    >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
+    >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
+    ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
+    ...     "n_tasks": 15, "tasks_a_better": 14}])
+    >>> for f in primary_findings(t2, t12, pw):
+    ...     print(f.text)
+    Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
+    a scores higher than b on the primary score: mean difference +0.100 (95% CI 0.050 to 0.150), better on 14 of 15 tasks, Holm-adjusted p = 0.001.
     """
     out = Findings()
+    comparisons = (
+        comparison_findings(pairwise, "score", alpha=alpha, has_replicates=has_replicates)
+        if pairwise is not None
+        else Findings()
+    )
     agents = _agents_only(table2).reset_index(drop=True)
     ext = _extremes(agents, "penalized_mean", "agent")
     if ext is not None:
         lo_name, lo, hi_name, hi = ext
         base = _baseline_value(table2, "penalized_mean")
+        cols = ("penalized_ci_low", "penalized_ci_high")
         text = (
-            f"Penalised primary scores of the {len(agents)} agents range from {_f(lo)} "
-            f"({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)}), a spread of {_f(hi - lo)}"
+            f"Penalised primary scores of the {len(agents)} agents range from "
+            f"{_end(table2, lo_name, lo, *cols)} to {_end(table2, hi_name, hi, *cols)}"
         )
-        text += "." if math.isnan(base) else f"; the simple baseline scores {_f(base)}."
-        out.append(
-            Finding(
-                "score_spread", text, {"low": lo, "high": hi, "spread": hi - lo, "baseline": base}
-            )
-        )
+        if math.isnan(base):
+            text += "."
+        else:
+            ci = _row_ci(table2, BASELINE_AGENT, "agent", *cols)
+            text += f"; the simple baseline scores {_f(base)}" + (f" ({ci})." if ci else ".")
+        values = {"low": lo, "high": hi, "spread": hi - lo, "baseline": base}
+        out.append(Finding("score_spread", text, values))
+    out.extend(comparisons)
     if BASELINE_AGENT in set(table12["agent"]):
         wide = table12.pivot(index="task", columns="agent", values="mean")
         base = wide[BASELINE_AGENT]
@@ -198,17 +250,54 @@ def primary_findings(table2: pd.DataFrame, table12: pd.DataFrame) -> Findings:
 def calibration_findings(
     table2: pd.DataFrame,
     table3: pd.DataFrame,
+    pairwise: pd.DataFrame | None = None,
     decomposition: pd.DataFrame | None = None,
     recalibration: pd.DataFrame | None = None,
+    *,
+    alpha: float = 0.05,
+    has_replicates: bool = True,
 ) -> Findings:
-    """Headlines of notebook 02 (paper Table 3, Figure 2a/2b).
+    """Headlines of notebook 02 (paper Table 3, Figure 2a/2b), each ECE with its interval.
 
-    - ``ece_spread``: the agents' penalised-score spread (Table 2) next to their lowest and highest
-      mean ECE over all tasks (Table 3 ``all``) and those as multiples of the baseline's ECE;
+    - ``ece_spread``: the agents' lowest and highest mean ECE over all tasks (Table 3 ``all``,
+      each with its 95 % interval ``all_ci_low/high`` when the store had replicates), those as
+      multiples of the baseline's ECE, and the agents' penalised-score spread (Table 2);
+    - with ``pairwise``, :func:`comparison_findings` of ECE;
     - ``group_<name>``: for the averaged-ranks and imbalance-without-recalibration groups of the
       ECE decomposition (Figure 2a), their share of valid runs and of the total ECE difference;
     - ``recalibration``: mean ECE of imbalance-handling runs with vs without recalibration
       (Figure 2b summary: columns ``recalibrated``, ``n_runs``, ``mean``).
+
+    Parameters
+    ----------
+    table2, table3 : DataFrame
+        :func:`~automd_analysis.analysis.primary.agent_summary` and
+        :func:`~automd_analysis.analysis.calibration_practices.ece_by_task_class`.
+    pairwise : DataFrame, optional
+        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`.
+    decomposition, recalibration : DataFrame, optional
+        Figure 2a and the Figure 2b summary.
+    alpha : float, default 0.05
+    has_replicates : bool, default True
+
+    See Also
+    --------
+    comparison_findings, measure_robustness_findings
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Table 3 and Figure 2.
+
+    Examples
+    --------
+    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.49]})
+    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.05, 0.12],
+    ...     "all_ci_low": [0.04, 0.10], "all_ci_high": [0.06, 0.15]})
+    >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
+    >>> for f in calibration_findings(t2, t3, pw, has_replicates=False):
+    ...     print(f.text)
+    The agents' mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
+    The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
     """
     out = Findings()
     scores = _extremes(_agents_only(table2).reset_index(drop=True), "penalized_mean", "agent")
@@ -217,19 +306,19 @@ def calibration_findings(
         spread = scores[3] - scores[1]
         lo_name, lo, hi_name, hi = ece
         base = _baseline_value(table3, "all")
+        cols = ("all_ci_low", "all_ci_high")
         text = (
-            f"The agents' penalised scores lie within {_f(spread)} of each other, but their mean "
-            f"ECE ranges from {_f(lo)} ({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)})"
+            f"The agents' mean ECE ranges from {_end(table3, lo_name, lo, *cols)} to "
+            f"{_end(table3, hi_name, hi, *cols)}"
         )
         values = {"score_spread": spread, "ece_low": lo, "ece_high": hi, "baseline_ece": base}
         if not math.isnan(base) and base > 0:
-            text += (
-                f", {_f(lo / base, 1)}x to {_f(hi / base, 1)}x the simple baseline's {_f(base)}."
-            )
+            text += f", {_f(lo / base, 1)}x to {_f(hi / base, 1)}x the simple baseline's {_f(base)}"
             values.update(ratio_low=lo / base, ratio_high=hi / base)
-        else:
-            text += "."
+        text += f"; their penalised scores lie within {_f(spread)} of each other."
         out.append(Finding("ece_spread", text, values))
+    if pairwise is not None:
+        out.extend(comparison_findings(pairwise, "ece", alpha=alpha, has_replicates=has_replicates))
     labels = {
         "averaged_ranks": "submit averaged ranks as probabilities",
         "imbalance_without_recalibration": "handle class imbalance without recalibrating",
@@ -715,7 +804,7 @@ def comparison_findings(
     See Also
     --------
     automd_analysis.analysis.uncertainty.comparison_sentences : one sentence per pair.
-    primary_findings_with_uncertainty, calibration_findings_with_uncertainty : notebooks 01/02.
+    primary_findings, calibration_findings : notebooks 01/02.
 
     References
     ----------
@@ -803,157 +892,6 @@ def comparison_findings(
     return out
 
 
-def primary_findings_with_uncertainty(
-    table2: pd.DataFrame,
-    table12: pd.DataFrame,
-    pairwise: pd.DataFrame,
-    *,
-    alpha: float = 0.05,
-    has_replicates: bool = True,
-) -> Findings:
-    """Headlines of notebook 01 with intervals: :func:`primary_findings`, whose score spread gives
-    each end's 95 % interval (Table 2 ``penalized_ci_low/high``), followed by
-    :func:`comparison_findings` of the primary score, so that no difference between agents is
-    stated unless it is significant.
-
-    Parameters
-    ----------
-    table2 : DataFrame
-        Table 2 with its interval columns
-        (:func:`~automd_analysis.analysis.intervals.agent_summary_with_intervals`).
-    table12 : DataFrame
-    pairwise : DataFrame
-        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
-    alpha : float, default 0.05
-    has_replicates : bool, default True
-
-    See Also
-    --------
-    primary_findings, comparison_findings
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 2.
-
-    Examples
-    --------
-    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4],
-    ...     "nonpenalized_mean": [0.5, 0.4], "valid_rate_mean": [1.0, 1.0],
-    ...     "penalized_ci_low": [0.45, 0.3], "penalized_ci_high": [0.55, 0.5]})
-    >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
-    >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
-    ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
-    ...     "n_tasks": 15, "tasks_a_better": 14}])
-    >>> for f in primary_findings_with_uncertainty(t2, t12, pw):
-    ...     print(f.text)
-    Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
-    a scores higher than b on the primary score: mean difference +0.100 (95% CI 0.050 to 0.150), better on 14 of 15 tasks, Holm-adjusted p = 0.001.
-    """
-    base = primary_findings(table2, table12)
-    out = Findings()
-    for finding in base:
-        if finding.key != "score_spread":
-            out.append(finding)
-            continue
-        v = dict(finding.values)
-        agents = _agents_only(table2).reset_index(drop=True)
-        lo_name, _, hi_name, _ = _extremes(agents, "penalized_mean", "agent")
-        cols = ("penalized_ci_low", "penalized_ci_high")
-        text = (
-            f"Penalised primary scores of the {len(agents)} agents range from "
-            f"{_end(table2, lo_name, v['low'], *cols)} to "
-            f"{_end(table2, hi_name, v['high'], *cols)}"
-        )
-        if math.isnan(v["baseline"]):
-            text += "."
-        else:
-            ci = _row_ci(table2, BASELINE_AGENT, "agent", *cols)
-            text += f"; the simple baseline scores {_f(v['baseline'])}"
-            text += f" ({ci})." if ci else "."
-        out.append(Finding("score_spread", text, v))
-        out.extend(
-            comparison_findings(pairwise, "score", alpha=alpha, has_replicates=has_replicates)
-        )
-    if not any(f.key == "score_spread" for f in base):
-        out.extend(
-            comparison_findings(pairwise, "score", alpha=alpha, has_replicates=has_replicates)
-        )
-    return out
-
-
-def calibration_findings_with_uncertainty(
-    table2: pd.DataFrame,
-    table3: pd.DataFrame,
-    pairwise: pd.DataFrame,
-    decomposition: pd.DataFrame | None = None,
-    recalibration: pd.DataFrame | None = None,
-    *,
-    alpha: float = 0.05,
-    has_replicates: bool = True,
-) -> Findings:
-    """Headlines of notebook 02 with intervals: :func:`calibration_findings`, whose ECE range gives
-    each end's 95 % interval (Table 3 ``all_ci_low/high``) without contrasting it with the score
-    spread, followed by :func:`comparison_findings` of ECE.
-
-    Parameters
-    ----------
-    table2, table3 : DataFrame
-        Table 2 and Table 3 (with ``all_ci_low/high``:
-        :func:`~automd_analysis.analysis.intervals.ece_by_task_class_with_intervals`).
-    pairwise : DataFrame
-        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
-    decomposition, recalibration : DataFrame, optional
-        As :func:`calibration_findings`.
-    alpha : float, default 0.05
-    has_replicates : bool, default True
-
-    See Also
-    --------
-    calibration_findings, comparison_findings, measure_robustness_findings
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 3 and Figure 2.
-
-    Examples
-    --------
-    >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.49]})
-    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.05, 0.12],
-    ...     "all_ci_low": [0.04, 0.10], "all_ci_high": [0.06, 0.15]})
-    >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
-    >>> for f in calibration_findings_with_uncertainty(t2, t3, pw, has_replicates=False):
-    ...     print(f.text)
-    The agents' mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
-    The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
-    """
-    base = calibration_findings(table2, table3, decomposition, recalibration)
-    comparisons = comparison_findings(pairwise, "ece", alpha=alpha, has_replicates=has_replicates)
-    out = Findings()
-    for finding in base:
-        if finding.key != "ece_spread":
-            out.append(finding)
-            continue
-        v = dict(finding.values)
-        agents = _agents_only(table3).reset_index(drop=True)
-        lo_name, _, hi_name, _ = _extremes(agents, "all", "agent")
-        cols = ("all_ci_low", "all_ci_high")
-        text = (
-            f"The agents' mean ECE ranges from {_end(table3, lo_name, v['ece_low'], *cols)} to "
-            f"{_end(table3, hi_name, v['ece_high'], *cols)}"
-        )
-        if "ratio_low" in v:
-            text += (
-                f", {_f(v['ratio_low'], 1)}x to {_f(v['ratio_high'], 1)}x the simple baseline's "
-                f"{_f(v['baseline_ece'])}"
-            )
-        text += f"; their penalised scores lie within {_f(v['score_spread'])} of each other."
-        out.append(Finding("ece_spread", text, v))
-        out.extend(comparisons)
-    if not any(f.key == "ece_spread" for f in base):
-        out.extend(comparisons)
-    return out
-
-
 #: Short names of the calibration measures of
 #: :data:`automd_analysis.analysis.calibration_measures.RANKING_MEASURES`, for sentences.
 MEASURE_NAMES: Mapping[str, str] = {
@@ -1001,7 +939,7 @@ def measure_robustness_findings(
     agreement : DataFrame
         :func:`~automd_analysis.analysis.calibration_measures.ranking_agreement`.
     pairwise : DataFrame, optional
-        :func:`~automd_analysis.analysis.intervals.agent_comparisons`.
+        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`.
     reference : str, default "ece_10"
     alpha : float, default 0.05
 

@@ -21,9 +21,9 @@ under papermill/``automd regenerate`` (absolute paths injected) and under nbval 
 into the report directory whose HTML pages only ``automd regenerate`` rebuilds, and says where
 (:meth:`Report.where_written`).
 
-:meth:`Report.table` exports a table with :func:`automd_analysis.report.tables.export_table`
-(CSV + LaTeX + HTML under ``output_dir/tables``) and returns a :class:`TableView` to display: the
-paper-style HTML table for readers, and the numbers at :data:`PLAIN_DECIMALS` decimals as its plain
+:meth:`Report.table` exports a table as its declaration says
+(:mod:`automd_analysis.analysis.catalog`; CSV + LaTeX + HTML under ``output_dir/tables``) and
+returns a :class:`TableView` to display: the paper-style HTML table for readers, and the numbers at :data:`PLAIN_DECIMALS` decimals as its plain
 text - the representation nbval compares, so a changed number fails CI. A long table is shown
 collapsed (:func:`automd_analysis.report.views.collapsed_table_html`). :meth:`Report.figure` saves a
 figure and returns a :class:`~automd_analysis.report.views.FigureView`: the saved PNG at the page's
@@ -41,6 +41,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis import catalog
+from automd_analysis.analysis.catalog.declaration import TableSpec
+from automd_analysis.analysis.primary import run_overview
 from automd_analysis.analysis.store import (
     ScoreStore,
     code_problems,
@@ -52,7 +55,6 @@ from automd_analysis.archive.workspace import Workspace, open_workspace
 from automd_analysis.errors import AutomdError
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
-from automd_analysis.report import interval_tables as _intervals
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
 from automd_analysis.report.presentation import is_long
@@ -110,18 +112,14 @@ def without_caption(html_table: str, caption: str) -> str:
     return html_table[:end] + html_table[end + len(line) :]
 
 
-def table_spec(name: str) -> _tables.TableSpec | None:
-    """The registered display spec of a table: notebooks 01-06 in
-    :data:`automd_analysis.report.tables.TABLE_SPECS`, notebook 07 in
-    :data:`automd_analysis.report.development_tables.TABLE_SPECS`, the comparison and
-    calibration-measure tables of notebooks 01-02 in
-    :data:`automd_analysis.report.comparison_tables.TABLE_SPECS`; ``None`` if none has one."""
-    from automd_analysis.report.comparison_tables import TABLE_SPECS as COMPARISON_SPECS
-    from automd_analysis.report.development_tables import TABLE_SPECS as DEVELOPMENT_SPECS
-
-    return (
-        _tables.TABLE_SPECS.get(name) or DEVELOPMENT_SPECS.get(name) or COMPARISON_SPECS.get(name)
-    )
+def table_spec(name: str) -> TableSpec | None:
+    """The declared display spec of a table (:mod:`automd_analysis.analysis.catalog`), or ``None``
+    (no declaration, or a spec built from the frame: see
+    :meth:`~automd_analysis.analysis.catalog.declaration.Table.display`)."""
+    declared = catalog.table(name)
+    if declared is None or callable(declared.spec):
+        return None
+    return declared.spec
 
 
 @dataclass(frozen=True)
@@ -268,23 +266,21 @@ class Report:
         name: str,
         *,
         caption: str | None = None,
-        spec: _tables.TableSpec | None = None,
+        spec: TableSpec | None = None,
     ) -> TableView:
         """Export ``frame`` as ``tables/<name>.{csv,tex,html}`` and return it for display.
 
-        The display spec is ``spec`` if given, else the registered one for ``name``
-        (:func:`table_spec`); see :func:`~automd_analysis.report.tables.export_table`. Small
-        counts of restricted tasks are suppressed first (:attr:`disclosure`); the returned view
-        holds the published frame. Bootstrap intervals of the tables listed in
-        :data:`automd_analysis.report.interval_tables.INTERVAL_DISPLAYS` (Tables 2, 3, 5, 7, the
-        pairwise comparisons) are shown in brackets after their values, with a caption note
-        (:func:`automd_analysis.report.interval_tables.export_table`); the CSV is unchanged.
+        A table declared in :mod:`automd_analysis.analysis.catalog` is checked against its
+        declaration (columns, order, types) and rendered with its display spec (``spec``
+        overrides it): bootstrap intervals of its interval columns in brackets after their
+        values with a caption note, the CSV unchanged (see
+        :func:`~automd_analysis.report.tables.export_table`). Small counts of restricted tasks
+        are suppressed first (:attr:`disclosure`); the returned view holds the published frame.
+        Columns that repeat one value on every row are said once in the caption.
         """
+        frame, spec, intervals = _tables.published(frame, name, catalog.table(name), spec)
         frame = self.disclosure.apply(frame, name)
-        spec = spec if spec is not None else table_spec(name)
-        # bootstrap intervals (Tables 2, 3, 5, 7, pairwise comparisons) are shown in brackets;
-        # columns that repeat one value on every row are said once in the caption
-        text, bold, caption = _intervals.rendered(frame, name, spec, caption)
+        text, bold, caption = _tables.rendered(frame, spec, caption, intervals)
         paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
         html = paths["html"].read_text(encoding="utf-8")  # rendered once, for the file
         bare = without_caption(html, caption)
@@ -294,13 +290,18 @@ class Report:
             page = table_html(bare, caption, name)
         return TableView(name=name, frame=frame, html=html, paths=paths, page_html=page)
 
-    def figure(self, fig, name: str, caption: str = "") -> FigureView:
+    def figure(self, fig, name: str, caption: str | None = None) -> FigureView:
         """Save ``fig`` as ``figures/<name>.png`` and ``.svg`` and return it for display.
 
         Jupyter and the report page show the saved PNG at the page's width
-        (:func:`automd_analysis.report.views.display_width`) with ``caption`` underneath
-        (Markdown `` `code` ``, ``*emphasis*`` and ``**strong**``).
+        (:func:`automd_analysis.report.views.display_width`) with its caption underneath
+        (Markdown `` `code` ``, ``*emphasis*`` and ``**strong**``): ``caption``, or the one its
+        declaration in :mod:`automd_analysis.analysis.catalog` gives (``""`` for a figure the
+        catalog does not know).
         """
+        if caption is None:
+            declared = catalog.figure(name)
+            caption = declared.caption_for(name) if declared is not None else ""
         paths = _figures.save_figure(fig, name, self.output_dir)
         width, _ = fig.get_size_inches()
         return FigureView(
@@ -382,11 +383,7 @@ reference is undefined. To include it: add baseline runs.)
         for task, bins in reliability.groupby("task", sort=True):
             fig = _figures.reliability_figure(bins.drop(columns="task").reset_index(drop=True))
             fig.suptitle(f"Reliability: {task}")
-            caption = (
-                f"Reliability diagrams of `{task}`, one panel per agent (valid runs pooled): "
-                "observed against mean predicted per bin; dashed: perfect calibration."
-            )
-            out.append(self.figure(fig, f"reliability_{task}", caption))
+            out.append(self.figure(fig, f"reliability_{task}"))
         return out
 
     def check_settings(self, **wanted) -> SettingsCheck:
@@ -406,27 +403,11 @@ reference is undefined. To include it: add baseline runs.)
         return SettingsCheck(dict(wanted), None if stored is None else dict(stored))
 
     def overview(self) -> TableView:
-        """Runs and valid runs per experiment and agent (selected submissions); exported as
-        ``overview_runs``."""
-        scores = self.store.scores
-        selected = scores[scores["is_selected"]]
-        frame = (
-            selected.groupby(["experiment", "agent"], sort=True)
-            .agg(runs=("run_id", "size"), valid=("valid", "sum"), tasks=("task", "nunique"))
-            .reset_index()
-            .astype({"runs": int, "valid": int, "tasks": int})
-        )
-        spec = _tables.TableSpec(
-            caption=f"Archive {self.archive_name}: runs (selected submissions) and valid runs "
-            "per experiment and agent.",
-            labels=("experiment", "agent"),
-            stats=(
-                _tables.Stat("Tasks", "tasks", integer=True),
-                _tables.Stat("Runs", "runs", integer=True),
-                _tables.Stat("Valid runs", "valid", integer=True),
-            ),
-        )
-        return self.table(frame, "overview_runs", spec=spec)
+        """Runs and valid runs per experiment and agent (selected submissions,
+        :func:`~automd_analysis.analysis.primary.run_overview`); exported as ``overview_runs``."""
+        spec = table_spec("overview_runs")
+        caption = f"Archive {self.archive_name}: {spec.caption}"
+        return self.table(run_overview(self.store), "overview_runs", caption=caption)
 
     def masking_results(self, path: str | Path | None = None) -> MaskingResults:
         """The masking-test results of this archive (paper App. G), if any.

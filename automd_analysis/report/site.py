@@ -30,8 +30,9 @@ import bleach
 import nbformat
 from bleach.css_sanitizer import CSSSanitizer
 
+from automd_analysis.analysis.catalog import ANALYSES, FIGURES, TABLES, lookup
+from automd_analysis.analysis.catalog.declaration import Figure, Table
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.report.catalog import ANALYSES, FIGURES, TABLES, Entry, lookup
 from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
@@ -311,11 +312,12 @@ def _artifacts(directory: Path) -> dict[str, list[Path]]:
 
 def _by_analysis(
     artifacts: dict[str, list[Path]], kind: str
-) -> list[tuple[str, list[tuple[str, list[Path], Entry | None]]]]:
-    """Artifacts grouped by the analysis that publishes them (:mod:`.catalog`), in report order;
-    within an analysis in catalog order, then by name; unknown names last under ``"other"``."""
+) -> list[tuple[str, list[tuple[str, list[Path], Table | Figure | None]]]]:
+    """Artifacts grouped by the analysis that publishes them (their declarations in
+    :mod:`automd_analysis.analysis.catalog`), in report order; within an analysis in catalog order,
+    then by name; unknown names last under ``"other"``."""
     known = list(TABLES if kind == "table" else FIGURES)
-    groups: dict[str, list[tuple[str, list[Path], Entry | None]]] = {}
+    groups: dict[str, list[tuple[str, list[Path], Table | Figure | None]]] = {}
     for stem, files in artifacts.items():
         entry = lookup(stem, kind)
         groups.setdefault(entry.notebook if entry else "other", []).append((stem, files, entry))
@@ -324,10 +326,7 @@ def _by_analysis(
         stem, _, entry = item
         if entry is None:
             return (len(known), _paper_order(stem))
-        key = stem
-        if stem not in known:  # a per-task figure: its <task> pattern
-            key = next(k for k in known if k.endswith("<task>") and stem.startswith(k[:-6]))
-        return (known.index(key), _paper_order(stem))
+        return (known.index(entry.name), _paper_order(stem))  # a per-task figure: its pattern
 
     order = [*ANALYSES, "other"]
     return [

@@ -10,8 +10,11 @@ them into what a reader sees and what a machine checks:
   time, and files are replaced atomically.
 
 The report notebooks compute each table with an analysis function and publish it with
-:meth:`automd_analysis.report.notebook.Report.table`, which calls :func:`export_table`: that is the
-one path to every exported table (``docs/tables.md``).
+:meth:`automd_analysis.report.notebook.Report.table`, which renders it as its declaration
+(:mod:`automd_analysis.analysis.catalog`) says and writes it like :func:`export_table`: that is the
+one path to every exported table (``docs/tables.md``). Bootstrap intervals of the declared
+columns are shown in brackets after their values (``0.350 ± 0.063 [0.278, 0.424]``) with a
+sentence in the caption; the CSV holds them as numbers like every other column.
 
 Every string that comes from an archive (agent, LLM, task, group names, reason codes) is escaped:
 HTML with :func:`html.escape`, LaTeX with :func:`escape_latex`.
@@ -23,7 +26,6 @@ import html
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,23 +33,23 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from automd_analysis._atomic import write_text_atomic
-from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.analysis import catalog
+from automd_analysis.analysis.catalog.declaration import Stat, Table, TableSpec
 from automd_analysis.precision import comparable, comparable_scalar
 
 __all__ = [
     "DAGGERS",
-    "TABLE_SPECS",
-    "Stat",
-    "TableSpec",
+    "INTERVAL_NOTE",
     "best_mask",
     "csv_text",
     "dagger",
     "display_frame",
     "escape_latex",
     "export_table",
+    "format_interval",
     "format_mean_sd",
     "format_number",
-    "percentage_table_spec",
+    "published",
     "render_html",
     "render_latex",
     "rendered",
@@ -59,6 +61,11 @@ __all__ = [
 DAGGERS: Mapping[int, str] = {2: "\N{DAGGER}", 1: "\N{DOUBLE DAGGER}"}
 MISSING = "\N{EN DASH}"
 PLUS_MINUS = "\N{PLUS-MINUS SIGN}"
+#: Sentence appended to the caption of a table that shows intervals.
+INTERVAL_NOTE = (
+    "Brackets: 95% two-stage bootstrap interval (the runs of each agent redrawn within each task, "
+    "then the test patients of each drawn run; the tasks are held fixed)."
+)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -156,49 +163,7 @@ def best_mask(
 
 
 # --------------------------------------------------------------------------------------------------
-# Display specifications
-
-
-@dataclass(frozen=True)
-class Stat:
-    """One displayed column of a wide table.
-
-    ``mean`` (and optional ``sd``, ``n_valid``) name numeric columns of the analysis frame;
-    ``direction`` (``"max"``/``"min"``/None) marks the best value in bold; ``percent`` multiplies by
-    100 and appends ``%``; ``integer`` prints an integer; ``p_value`` prints a p-value
-    (:func:`automd_analysis.report.presentation.format_p_value`: scientific below 0.001).
-    """
-
-    title: str
-    mean: str
-    sd: str | None = None
-    n_valid: str | None = None
-    direction: str | None = None
-    decimals: int | None = None
-    percent: bool = False
-    integer: bool = False
-    p_value: bool = False
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """How a table is displayed.
-
-    Either a *wide* table (``labels`` shown as they are, then one column per :class:`Stat`) or a
-    *pivot* of a long per-task table (``pivot = (row, column)``, cells from ``cell``, best per row
-    in ``direction``).
-    """
-
-    caption: str
-    labels: tuple[str, ...] = ()
-    stats: tuple[Stat, ...] = ()
-    pivot: tuple[str, str] | None = None
-    cell: Stat | None = None
-    extra: str | None = None
-    direction: str | None = None
-    decimals: int = 3
-    exclude_from_best: tuple[str, ...] = (BASELINE_AGENT,)
-    titles: Mapping[str, str] = field(default_factory=dict)
+# Display (the specs are part of each table's declaration, automd_analysis.analysis.catalog)
 
 
 def _cell_text(row: pd.Series, stat: Stat, decimals: int) -> str:
@@ -277,22 +242,161 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
     return text, bold
 
 
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def format_interval(low, high, decimals: int = 3, percent: bool = False) -> str:
+    """``"[0.278, 0.424]"`` (``"[71%, 364%]"`` with ``percent``); ``""`` when a bound is missing.
+
+    Parameters
+    ----------
+    low, high : float
+    decimals : int, default 3
+        Decimals of the bounds (ignored with ``percent``: whole percent, as percent cells).
+    percent : bool, default False
+
+    Returns
+    -------
+    str
+
+    See Also
+    --------
+    format_number : the number format.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13 (percentile
+       intervals). Chapman & Hall.
+
+    Examples
+    --------
+    >>> format_interval(0.27759, 0.42421)
+    '[0.278, 0.424]'
+    >>> format_interval(0.707, 3.638, percent=True)
+    '[71%, 364%]'
+    >>> format_interval(float("nan"), 0.5)
+    ''
+    """
+    if not (_finite(low) and _finite(high)):
+        return ""
+    if percent:
+        lo, hi = (format_number(100 * float(v), 0) for v in (low, high))
+        return f"[{lo}%, {hi}%]"
+    return f"[{format_number(low, decimals)}, {format_number(high, decimals)}]"
+
+
+def _shown_intervals(
+    df: pd.DataFrame, spec: TableSpec, intervals: Mapping[str, tuple[str, str]]
+) -> dict[str, tuple[str, str]]:
+    """Displayed value column -> its interval columns, for the columns with at least one interval."""
+    if spec.pivot:
+        wanted = [spec.extra] if spec.extra else []
+        wanted += [spec.cell.mean] if spec.cell and spec.cell.interval else []
+    else:
+        wanted = [stat.mean for stat in spec.stats if stat.interval]
+    out = {}
+    for column in wanted:
+        bounds = intervals.get(column)
+        if bounds is None or not all(b in df.columns for b in bounds):
+            continue
+        low, high = (pd.to_numeric(df[b], errors="coerce") for b in bounds)
+        if (low.notna() & high.notna()).any():
+            out[column] = bounds
+    return out
+
+
+def _add_wide_intervals(text, df, spec, shown) -> None:
+    for stat in spec.stats:
+        if stat.mean not in shown or stat.title not in text.columns:
+            continue
+        low, high = shown[stat.mean]
+        digits = stat.decimals if stat.decimals is not None else spec.decimals
+        for i in range(len(df)):
+            ci = format_interval(df.at[i, low], df.at[i, high], digits, stat.percent)
+            if ci and text.at[i, stat.title] != MISSING:
+                text.at[i, stat.title] = f"{text.at[i, stat.title]} {ci}"
+
+
+def _add_pivot_intervals(text, df, spec, shown) -> None:
+    row_key, col_key = spec.pivot
+    rows = {str(r): i for i, r in enumerate(dict.fromkeys(df[row_key]))}
+    for column, (low, high) in shown.items():
+        extra = column == spec.extra
+        for record in df.to_dict("records"):
+            i, col = rows.get(str(record[row_key])), record[col_key]
+            if i is None or col not in text.columns:
+                continue
+            ci = format_interval(record[low], record[high], spec.decimals, percent=extra)
+            cell = str(text.at[i, col])
+            if ci and extra and cell.endswith(")"):
+                text.at[i, col] = f"{cell[:-1]} {ci})"
+            elif ci and not extra and cell != MISSING:
+                text.at[i, col] = f"{cell} {ci}"
+
+
 def display_frame(
-    df: pd.DataFrame, spec: TableSpec | None = None
+    df: pd.DataFrame,
+    spec: TableSpec | None = None,
+    intervals: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The table as (unescaped) display strings and the matching bold mask.
 
     Without a spec every column is shown as
     :func:`automd_analysis.report.presentation.default_display` reads its name (``mean ± SD``
-    pairs, integer counts, p-values, percentages; three decimals otherwise), nothing bold.
+    pairs, integer counts, p-values, percentages; three decimals otherwise), nothing bold. With a
+    spec, each displayed value whose column has an interval (``intervals``: value column ->
+    ``(low, high)`` columns, e.g. :attr:`Table.intervals
+    <automd_analysis.analysis.catalog.declaration.Table.intervals>`) is followed by the interval in
+    brackets (:func:`format_interval`; a pivot table's parenthesised extra value gets it inside the
+    parentheses: ``0.286 (140% [71%, 364%])``); bold marks the best value, not the interval.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The analysis table.
+    spec : TableSpec, optional
+    intervals : mapping, optional
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+
+    See Also
+    --------
+    rendered : with the caption.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13.
+
+    Examples
+    --------
+    >>> spec = catalog.table("table7_llm").spec
+    >>> frame = pd.DataFrame({"llm": ["x"], "penalized_mean": [0.5], "penalized_sd": [0.01],
+    ...     "ece_mean": [0.1], "valid_rate": [1.0], "tokens_m_mean": [2.0],
+    ...     "penalized_ci_low": [0.45], "penalized_ci_high": [0.55],
+    ...     "ece_ci_low": [0.08], "ece_ci_high": [0.12]})
+    >>> text, _ = display_frame(frame, spec, catalog.table("table7_llm").intervals)
+    >>> text.loc[0, ["Penalised score", "ECE"]].tolist()
+    ['0.500 ± 0.010 [0.450, 0.550]', '0.100 [0.080, 0.120]']
     """
     if spec is None:
         from automd_analysis.report.presentation import default_display
 
         return default_display(df)
+    frame = df.reset_index(drop=True)
     display = _pivot_display if spec.pivot else _wide_display
-    text, bold = display(df.reset_index(drop=True), spec)
-    return text.reset_index(drop=True), bold.reset_index(drop=True)
+    text, bold = display(frame, spec)
+    text, bold = text.reset_index(drop=True), bold.reset_index(drop=True)
+    shown = _shown_intervals(frame, spec, intervals or {})
+    if shown:
+        text = text.copy()
+        (_add_pivot_intervals if spec.pivot else _add_wide_intervals)(text, frame, spec, shown)
+    return text, bold
 
 
 # --------------------------------------------------------------------------------------------------
@@ -414,11 +518,15 @@ def _csv_field(text: str) -> str:
 
 
 def rendered(
-    df: pd.DataFrame, spec: TableSpec | None = None, caption: str | None = None
+    df: pd.DataFrame,
+    spec: TableSpec | None = None,
+    caption: str | None = None,
+    intervals: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """What the LaTeX/HTML of a table show: display strings, bold mask and caption.
 
-    :func:`display_frame`, then the columns that repeat one value on every row are folded into
+    :func:`display_frame`; the caption (the spec's, or ``caption``) gets :data:`INTERVAL_NOTE`
+    when intervals are shown; then the columns that repeat one value on every row are folded into
     the caption (:func:`automd_analysis.report.presentation.fold_constant_columns`).
 
     Parameters
@@ -427,16 +535,36 @@ def rendered(
         The analysis table.
     spec : TableSpec, optional
     caption : str, optional
-        Overrides the spec's caption.
+        Overrides the spec's caption (the interval note is still appended).
+    intervals : mapping, optional
+        As :func:`display_frame`.
 
     Returns
     -------
     (DataFrame, DataFrame, str)
+
+    See Also
+    --------
+    export_table : writes them.
+
+    References
+    ----------
+    .. [1] Tufte ER (2001). The Visual Display of Quantitative Information, 2nd ed., ch. 4.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"agent": ["a", "b", "c"], "n_tasks": [9, 9, 9],
+    ...     "score": [0.5, 0.6, 0.7]})
+    >>> text, _, caption = rendered(frame, None, "Scores.")
+    >>> list(text.columns), caption
+    (['agent', 'score'], 'Scores. Same in every row: n_tasks 9.')
     """
     from automd_analysis.report.presentation import fold_constant_columns
 
     caption = caption if caption is not None else (spec.caption if spec else "")
-    text, bold = display_frame(df, spec)
+    if spec is not None and _shown_intervals(df.reset_index(drop=True), spec, intervals or {}):
+        caption = f"{caption} {INTERVAL_NOTE}".strip()
+    text, bold = display_frame(df, spec, intervals)
     return fold_constant_columns(text, bold, caption)
 
 
@@ -483,17 +611,21 @@ def export_table(
 ) -> dict[str, Path]:
     """Write ``<out_dir>/tables/<name>.csv``, ``.tex`` and ``.html``.
 
+    A table the catalog declares (:mod:`automd_analysis.analysis.catalog`) is checked against its
+    declaration (columns, order, types) and rendered with its display spec and intervals; any
+    other name is rendered column by column
+    (:func:`automd_analysis.report.presentation.default_display`).
+
     Parameters
     ----------
     df : DataFrame
         The analysis table (numbers); written as-is to the CSV (see :func:`csv_text`).
     name : str
-        File stem; when it is a key of :data:`TABLE_SPECS` and ``spec`` is not given, that display
-        spec is used (``mean ± SD``, bold best, daggers).
+        File stem.
     out_dir : str or Path
         Report directory; files go to its ``tables/`` subdirectory.
     spec : TableSpec, optional
-        Display specification for LaTeX/HTML (see :func:`rendered`).
+        Overrides the declared display spec.
     caption : str, optional
         Overrides the spec's caption.
     sort_by : sequence of str, optional
@@ -507,157 +639,42 @@ def export_table(
     ------
     ValueError
         ``name`` is not a plain file stem.
-    """
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise ValueError(f"table name {name!r} must be a plain file stem")
-    spec = spec if spec is not None else TABLE_SPECS.get(name)
-    text, bold, caption = rendered(df, spec, caption)
-    return write_rendered(df, text, bold, name, out_dir, caption=caption, sort_by=sort_by)
-
-
-# --------------------------------------------------------------------------------------------------
-# The paper's tables
-
-
-def percentage_table_spec(
-    frame: pd.DataFrame, labels: Sequence[str], caption: str, decimals: int = 0
-) -> TableSpec:
-    """Display spec of a wide table whose other columns hold percentages (0-100) already.
-
-    Used for tables whose value columns are not known in advance (one column per agent, e.g.
-    ``table20_practices_wide``): every column not in ``labels`` is shown as a number with
-    ``decimals`` decimals (the caption says they are percentages); the CSV keeps the exact values.
-
-    Parameters
-    ----------
-    frame : DataFrame
-        The wide table.
-    labels : sequence of str
-        Its label columns, shown as they are.
-    caption : str
-    decimals : int, default 0
-
-    Returns
-    -------
-    TableSpec
+    TableDeclarationError
+        ``df`` does not have the declared columns.
 
     See Also
     --------
-    export_table
+    automd_analysis.report.notebook.Report.table : the same from a notebook.
 
     References
     ----------
-    .. [1] Cole TJ (2015). Too many digits: the presentation of numerical data. Arch Dis Child
-       100(7):608-609.
+    .. [1] Auto-MD-bench paper, Tables 2-22.
 
     Examples
     --------
-    >>> wide = pd.DataFrame({"practice": ["ensembling"], "aide": [11.111], "codex": [50.0]})
-    >>> spec = percentage_table_spec(wide, ("practice",), "% of eligible runs.")
-    >>> [(s.title, s.decimals) for s in spec.stats]
-    [('aide', 0), ('codex', 0)]
+    >>> import tempfile
+    >>> frame = pd.DataFrame({"llm": ["x"], "penalized_mean": [0.5], "penalized_sd": [0.01],
+    ...     "ece_mean": [0.1], "valid_rate": [1.0], "tokens_m_mean": [2.0],
+    ...     "penalized_ci_low": [0.45], "penalized_ci_high": [0.55],
+    ...     "ece_ci_low": [0.08], "ece_ci_high": [0.12]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = export_table(frame, "table7_llm", tmp)
+    ...     "[0.450, 0.550]" in paths["html"].read_text()
+    True
     """
-    labels = tuple(labels)
-    stats = tuple(Stat(str(c), str(c), decimals=decimals) for c in frame.columns if c not in labels)
-    return TableSpec(caption=caption, labels=labels, stats=stats)
+    declared = catalog.table(name)
+    frame, spec, intervals = published(df, name, declared, spec)
+    text, bold, caption = rendered(frame, spec, caption, intervals)
+    return write_rendered(frame, text, bold, name, out_dir, caption=caption, sort_by=sort_by)
 
 
-def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = None) -> Stat:
-    return Stat(title, f"{prefix}_mean", f"{prefix}_sd", direction=direction, decimals=decimals)
-
-
-_PER_TASK_SCORE = Stat("score", "mean", "sd", "n_valid")
-
-#: Display specifications of the exported tables (keyed by CSV file stem).
-TABLE_SPECS: dict[str, TableSpec] = {
-    "table2_primary_scores": TableSpec(
-        caption="Primary task performance: mean ± SD over repetitions (ranks: over tasks). "
-        "Penalised scores count invalid runs as 0. Bold: best agent per column.",
-        labels=("agent",),
-        stats=(
-            _ms("Penalised score", "penalized", "max"),
-            _ms("Non-penalised score", "nonpenalized", "max"),
-            Stat(
-                "Valid runs",
-                "valid_rate_mean",
-                "valid_rate_sd",
-                direction="max",
-                percent=True,
-                decimals=0,
-            ),
-            _ms("Rank (penalised)", "rank_penalized", "min", 2),
-            _ms("Rank (non-penalised)", "rank_nonpenalized", "min", 2),
-        ),
-    ),
-    "table12_task_scores": TableSpec(
-        caption="Normalised primary score by task over valid runs (mean ± SD). "
-        "† two valid runs; ‡ one valid run. Bold: best agent per task.",
-        pivot=("task", "agent"),
-        cell=_PER_TASK_SCORE,
-        direction="max",
-    ),
-    "table3_ece": TableSpec(
-        caption="ECE by agent and task class (lower is better); runs averaged within task, "
-        "tasks weighted equally. Bold: lowest agent value per column.",
-        labels=("agent",),
-        stats=tuple(
-            Stat(c.capitalize() if c != "all" else "All tasks", c, direction="min")
-            for c in ("survival", "classification", "sequential", "all")
-        ),
-    ),
-    "table13_task_ece": TableSpec(
-        caption="ECE by task over valid runs (mean ± SD). † two valid runs; ‡ one valid run. "
-        "Bold: lowest agent value per task.",
-        pivot=("task", "agent"),
-        cell=_PER_TASK_SCORE,
-        direction="min",
-    ),
-    "fig2a_ece_decomposition": TableSpec(
-        caption="Contributions of practice groups to the ECE difference from the simple "
-        "baselines (valid agent runs).",
-        labels=("group",),
-        stats=(
-            Stat("Runs", "n_runs", integer=True),
-            Stat("Share of runs", "share_of_runs", percent=True, decimals=0),
-            Stat("Share of ECE difference", "share_of_difference", percent=True, decimals=0),
-            Stat("Mean ECE", "mean_ece"),
-        ),
-    ),
-    "table5_external": TableSpec(
-        caption="Performance under population shift: mean normalised score on the external "
-        "task; parentheses: ratio to the score without the shift. Bold: best agent per task.",
-        pivot=("task", "agent"),
-        cell=Stat("score", "score"),
-        extra="ratio",
-        direction="max",
-    ),
-    "table7_llm": TableSpec(
-        caption="One agent with several LLMs: penalised score (mean ± SD over repetitions), "
-        "ECE averaged across tasks, valid-run rate and tokens per run (millions).",
-        labels=("llm",),
-        stats=(
-            _ms("Penalised score", "penalized", "max"),
-            Stat("ECE", "ece_mean", direction="min"),
-            Stat("Valid runs", "valid_rate", direction="max", percent=True, decimals=0),
-            Stat("Tokens (M)", "tokens_m_mean", decimals=2),
-        ),
-        exclude_from_best=(),
-    ),
-    "table4_objectives": TableSpec(
-        caption="Calibration under the evaluation objectives (mean ± SD over valid runs). "
-        "Bold: best value across objectives.",
-        labels=("objective",),
-        stats=(
-            Stat("Valid runs", "n_valid", integer=True),
-            _ms("AUROC", "auroc", "max"),
-            _ms("Brier", "brier", "min"),
-            _ms("ECE", "ece", "min"),
-        ),
-        exclude_from_best=(),
-    ),
-    "table11_tokens": TableSpec(
-        caption="Tokens per run (millions; mean ± SD over repetitions).",
-        labels=("agent",),
-        stats=(_ms("Tokens per run (M)", "tokens_m", None, 2),),
-    ),
-}
+def published(
+    df: pd.DataFrame, name: str, declared: Table | None, spec: TableSpec | None = None
+) -> tuple[pd.DataFrame, TableSpec | None, Mapping[str, tuple[str, str]]]:
+    """The frame as published (checked against its declaration), its display spec and intervals."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
+        raise ValueError(f"table name {name!r} must be a plain file stem")
+    if declared is None:
+        return df, spec, {}
+    frame = declared.frame(df)
+    return frame, spec if spec is not None else declared.display(frame), declared.intervals

@@ -2,8 +2,8 @@
 
 - :func:`forest_plot`: one row per agent (or LLM), the point estimate and its 95 % interval, one
   panel per quantity; the presets :func:`table2_forest`, :func:`table3_forest`,
-  :func:`table5_forest` and :func:`table7_forest` draw the tables of
-  :mod:`automd_analysis.analysis.intervals`.
+  :func:`table5_forest` and :func:`table7_forest` draw Tables 2, 3, 5 and 7 with their interval
+  columns.
 - :func:`pairwise_matrix`: agents x agents, each cell the row agent's advantage over the column
   agent (mean per-task difference of
   :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`, oriented so that positive
@@ -173,7 +173,7 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     Parameters
     ----------
     table2 : DataFrame
-        :func:`~automd_analysis.analysis.intervals.agent_summary_with_intervals`.
+        :func:`~automd_analysis.analysis.primary.agent_summary`.
 
     Returns
     -------
@@ -216,7 +216,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     Parameters
     ----------
     table3 : DataFrame
-        :func:`~automd_analysis.analysis.intervals.ece_by_task_class_with_intervals`.
+        :func:`~automd_analysis.analysis.calibration_practices.ece_by_task_class`.
 
     Returns
     -------
@@ -258,7 +258,7 @@ def table5_forest(table5: pd.DataFrame) -> Figure:
     Parameters
     ----------
     table5 : DataFrame
-        :func:`~automd_analysis.analysis.intervals.external_ratios_with_intervals`.
+        :func:`~automd_analysis.analysis.shift.external_ratios`.
 
     Returns
     -------
@@ -301,7 +301,7 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     Parameters
     ----------
     table7 : DataFrame
-        :func:`~automd_analysis.analysis.intervals.llm_summary_with_intervals`.
+        :func:`~automd_analysis.analysis.llm.llm_summary`.
 
     Returns
     -------

@@ -22,16 +22,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from automd_analysis.analysis import catalog
+from automd_analysis.analysis.annotation_provenance import provenance_text
+from automd_analysis.analysis.two_stage import n_replicates
+
 __all__ = [
     "DISPLAY_WIDTH_PX",
     "PX_PER_INCH",
     "Collapsed",
     "FigureView",
+    "IntervalStatus",
     "Note",
+    "annotator_caption",
     "caption_html",
     "collapsed_table_html",
     "coverage_note",
     "display_width",
+    "interval_status",
     "llm_agent_note",
     "table_html",
 ]
@@ -375,3 +382,119 @@ def coverage_note(coverage) -> Note:
     else:
         text += "no run skipped by the scorer."
     return Note(text)
+
+
+@dataclass(frozen=True)
+class IntervalStatus:
+    """What the intervals of a report rest on; Jupyter shows it as one paragraph.
+
+    Attributes
+    ----------
+    n_replicates : int
+        Bootstrap replicates per run in the score store (0: none, no intervals).
+    bootstrap_seed : int or None
+        Seed of the test-patient resamples (``store.json`` settings), if recorded.
+    seed : int
+        Seed of the repetition draws of the two-stage bootstrap (the notebook's ``seed``).
+    """
+
+    n_replicates: int
+    bootstrap_seed: int | None
+    seed: int
+
+    def _repr_markdown_(self) -> str:
+        if self.n_replicates == 0:
+            return (
+                "**No bootstrap intervals:** the score store has no bootstrap replicates (it was "
+                "scored with `--bootstrap 0` or by an older version), so the tables below have "
+                "empty interval columns and no pair of agents is compared. Re-score with "
+                "`automd score ARCHIVE --bootstrap 1000` (or `automd regenerate`)."
+            )
+        seed = "" if self.bootstrap_seed is None else f" (resample seed {self.bootstrap_seed})"
+        return (
+            f"Intervals: 95% two-stage bootstrap with {self.n_replicates} iterations: the runs "
+            f"of each agent and task redrawn (seed {self.seed}), then the test patients of each "
+            f"drawn run, shared by every agent on the task{seed}."
+        )
+
+    def __repr__(self) -> str:
+        return self._repr_markdown_().replace("**", "").replace("`", "")
+
+
+def interval_status(store, seed: int = 0) -> IntervalStatus:
+    """The :class:`IntervalStatus` of a score store.
+
+    Parameters
+    ----------
+    store : ScoreStore
+    seed : int, default 0
+        The notebook's seed (repetition draws).
+
+    Returns
+    -------
+    IntervalStatus
+
+    See Also
+    --------
+    automd_analysis.analysis.two_stage.n_replicates
+
+    References
+    ----------
+    .. [1] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> status = interval_status(SimpleNamespace(replicates=None, meta={}), seed=3)
+    >>> status.n_replicates, status.seed
+    (0, 3)
+    >>> repr(status).startswith("No bootstrap intervals")
+    True
+    """
+    settings = (store.meta or {}).get("settings") or {}
+    boot_seed = settings.get("bootstrap_seed")
+    return IntervalStatus(
+        n_replicates=n_replicates(store),
+        bootstrap_seed=None if boot_seed is None else int(boot_seed),
+        seed=int(seed),
+    )
+
+
+def annotator_caption(name: str, provenance) -> str:
+    """The declared caption of table ``name`` followed by who produced its codebook answers.
+
+    ``<caption> <provenance sentence>`` with the sentence of
+    :func:`~automd_analysis.analysis.annotation_provenance.provenance_text`; tables without a
+    declared caption get the sentence alone.
+
+    Parameters
+    ----------
+    name : str
+        Table name (e.g. ``fig2a_ece_decomposition``, ``table20_practices``).
+    provenance : DataFrame
+        :func:`~automd_analysis.analysis.annotation_provenance.annotation_provenance`.
+
+    Returns
+    -------
+    str
+
+    See Also
+    --------
+    automd_analysis.analysis.annotation_provenance.provenance_text
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. I.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> prov = pd.DataFrame({"annotator": ["automd annotate 0.1.0"],
+    ...     "annotations_source": ["generated"], "n_runs": [12]})
+    >>> annotator_caption("table20_practices", prov)
+    'Codebook answers by automd annotate 0.1.0 (12 runs, generated outside the archive).'
+    """
+    declared = catalog.table(name)
+    spec = declared.spec if declared is not None and not callable(declared.spec) else None
+    base = spec.caption if spec is not None else ""
+    return f"{base} {provenance_text(provenance)}".strip()

@@ -339,12 +339,12 @@ def run_replicates(
 def replicates_frame(run_id: str, result: RunReplicates) -> pd.DataFrame:
     """The tidy rows of one run: ``run_id``, ``replicate`` (0-based), ``score``, ``ece``.
 
-    Concatenate the frames of every valid selected run to get the ``replicates`` input of
-    :mod:`automd_analysis.analysis.uncertainty`.
+    Concatenate the frames of every valid selected run to get the store's ``replicates`` table
+    (read by :func:`automd_analysis.analysis.two_stage.run_matrix`).
 
     See Also
     --------
-    automd_analysis.analysis.uncertainty.table2_intervals : reads these rows.
+    automd_analysis.analysis.two_stage.run_matrix : reads these rows.
 
     Examples
     --------

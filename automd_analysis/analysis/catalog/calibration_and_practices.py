@@ -1,0 +1,450 @@
+"""Notebook 02 - calibration and modelling practices: paper Tables 3, 13, 20, Figures 2a/2b, and
+the calibration measures beyond the 10-bin ECE."""
+
+from __future__ import annotations
+
+from automd_analysis.analysis.catalog.declaration import (
+    Column,
+    Figure,
+    PerAgent,
+    Stat,
+    Table,
+    TableSpec,
+    per_agent_spec,
+)
+from automd_analysis.analysis.catalog.primary_scores import PER_TASK, PER_TASK_SCORE
+from automd_analysis.analysis.store import TASK_CLASSES
+
+NOTEBOOK = "02_calibration_and_practices"
+TITLE = "Calibration and modelling practices"
+
+_CLASS_TITLES = {"survival": "Survival", "classification": "Classification"}
+_CLASS_TITLES |= {"sequential": "Sequential", "all": "All tasks"}
+
+TABLE3 = Table(
+    "table3_ece",
+    NOTEBOOK,
+    "ECE per agent and task class.",
+    (Column("agent", "str"), *(Column(c, interval=True) for c in (*TASK_CLASSES, "all"))),
+    paper="Table 3",
+    spec=TableSpec(
+        caption="ECE by agent and task class (lower is better); runs averaged within task, "
+        "tasks weighted equally. Bold: lowest agent value per column.",
+        labels=("agent",),
+        stats=tuple(Stat(_CLASS_TITLES[c], c, direction="min") for c in (*TASK_CLASSES, "all")),
+    ),
+)
+
+TABLE13 = Table(
+    "table13_task_ece",
+    NOTEBOOK,
+    "ECE per task and agent.",
+    PER_TASK,
+    paper="Table 13",
+    spec=TableSpec(
+        caption="ECE by task over valid runs (mean ± SD). † two valid runs; ‡ one valid run. "
+        "Bold: lowest agent value per task.",
+        pivot=("task", "agent"),
+        cell=PER_TASK_SCORE,
+        direction="min",
+    ),
+)
+
+PROVENANCE = Table(
+    "annotation_provenance",
+    NOTEBOOK,
+    "Who produced the codebook answers behind Fig. 2a.",
+    (Column("annotator", "str"), Column("annotations_source", "str"), Column("n_runs", "int")),
+    spec=TableSpec(
+        caption="Who produced the codebook answers of the valid agent runs behind Figure 2a and "
+        "Table 20 (archive: the run's own annotations.json; generated: automd annotate output "
+        "passed with --annotations; none: no answers).",
+        labels=("annotator", "annotations_source"),
+        stats=(Stat("Runs", "n_runs", integer=True),),
+        exclude_from_best=(),
+        titles={"annotations_source": "source"},
+    ),
+)
+
+FIG2A = Table(
+    "fig2a_ece_decomposition",
+    NOTEBOOK,
+    "Practice groups' share of runs and of the ECE gap to the baselines.",
+    (
+        Column("group", "str"),
+        Column("n_runs", "int"),
+        Column("share_of_runs"),
+        Column("share_of_difference"),
+        Column("mean_ece"),
+    ),
+    paper="Fig. 2a",
+    spec=TableSpec(
+        caption="Contributions of practice groups to the ECE difference from the simple "
+        "baselines (valid agent runs).",
+        labels=("group",),
+        stats=(
+            Stat("Runs", "n_runs", integer=True),
+            Stat("Share of runs", "share_of_runs", percent=True, decimals=0),
+            Stat("Share of ECE difference", "share_of_difference", percent=True, decimals=0),
+            Stat("Mean ECE", "mean_ece"),
+        ),
+    ),
+)
+
+FIG2B = Table(
+    "fig2b_recalibration",
+    NOTEBOOK,
+    "ECE of runs handling class imbalance, with or without recalibration.",
+    (
+        Column("run_id", "str"),
+        Column("agent", "str"),
+        Column("task", "str"),
+        Column("imbalance_handling", "str"),
+        Column("recalibrated", "bool"),
+        Column("ece"),
+    ),
+    paper="Fig. 2b",
+)
+
+FIG2B_SUMMARY = Table(
+    "fig2b_recalibration_summary",
+    NOTEBOOK,
+    "Mean ECE with and without recalibration after imbalance handling.",
+    (Column("recalibrated", "bool"), Column("n_runs", "int"), Column("mean"), Column("sd")),
+    paper="Fig. 2b",
+)
+
+TABLE20 = Table(
+    "table20_practices",
+    NOTEBOOK,
+    "Modelling practices as % of eligible valid runs (long form, counts).",
+    (
+        Column("practice", "str"),
+        Column("agent", "str"),
+        Column("n_eligible", "int"),
+        Column("n_positive", "int"),
+        Column("n_missing", "int"),
+        Column("percent"),
+    ),
+    paper="Table 20",
+)
+
+TABLE20_WIDE = Table(
+    "table20_practices_wide",
+    NOTEBOOK,
+    "Modelling practices as % of eligible valid runs, one column per agent.",
+    (Column("practice", "str"), PerAgent()),
+    paper="Table 20",
+    spec=per_agent_spec(
+        ("practice",), "Modelling practices: % of each agent's eligible valid runs."
+    ),
+)
+
+AGREEMENT = Table(
+    "annotation_agreement",
+    NOTEBOOK,
+    "Agreement of automd annotate with the archive's own answers, per field.",
+    (
+        Column("field", "str"),
+        Column("n_runs", "int"),
+        Column("exact"),
+        Column("kappa"),
+        Column("multi", "bool"),
+    ),
+)
+
+AGREEMENT_VALUES = Table(
+    "annotation_agreement_values",
+    NOTEBOOK,
+    "Precision and recall of every generated codebook value.",
+    (
+        Column("field", "str"),
+        Column("value", "str"),
+        Column("n_reference", "int"),
+        Column("n_rated", "int"),
+        Column("precision"),
+        Column("recall"),
+    ),
+)
+
+AGREEMENT_CONFUSION = Table(
+    "annotation_agreement_confusion",
+    NOTEBOOK,
+    "The archive's answers against the generated ones (counts).",
+    (
+        Column("field", "str"),
+        Column("reference", "str"),
+        Column("rated", "str"),
+        Column("n", "int"),
+    ),
+)
+
+BY_MEASURE = Table(
+    "calibration_by_measure",
+    NOTEBOOK,
+    "The agents' calibration under seven measures.",
+    (
+        Column("measure", "str"),
+        Column("agent", "str"),
+        Column("value"),
+        Column("n_tasks", "int"),
+        Column("n_runs", "int"),
+        Column("n_undefined", "int"),
+        Column("rank"),
+    ),
+    spec=TableSpec(
+        caption="Calibration of each agent under each measure (valid runs averaged within task, "
+        "tasks weighted equally; lower is better: ECE, ICI, |slope - 1|, |intercept|, "
+        "D-calibration X²/n). Bold: best agent under the measure.",
+        pivot=("measure", "agent"),
+        cell=Stat("value", "value"),
+        direction="min",
+    ),
+)
+
+RANKING_AGREEMENT = Table(
+    "calibration_ranking_agreement",
+    NOTEBOOK,
+    "Each measure's ranking of the agents against the 10-bin ECE's.",
+    (
+        Column("measure", "str"),
+        Column("n_agents", "int"),
+        Column("spearman"),
+        Column("kendall"),
+        Column("n_pairs", "int"),
+        Column("n_flipped", "int"),
+        Column("best_agent", "str"),
+        Column("same_best", "bool"),
+    ),
+    spec=TableSpec(
+        caption="Each measure's ranking of the agents against the paper's 10-bin ECE: rank "
+        "correlation, agent pairs in reversed order, and the best-calibrated agent.",
+        labels=("measure", "best_agent"),
+        stats=(
+            Stat("Agents", "n_agents", integer=True),
+            Stat("Spearman", "spearman"),
+            Stat("Kendall", "kendall"),
+            Stat("Agent pairs", "n_pairs", integer=True),
+            Stat("Reversed", "n_flipped", integer=True),
+        ),
+        exclude_from_best=(),
+        titles={"best_agent": "best agent"},
+    ),
+)
+
+RANK_FLIPS = Table(
+    "calibration_rank_flips",
+    NOTEBOOK,
+    "Agent pairs whose order reverses under another calibration measure.",
+    (
+        Column("measure_a", "str"),
+        Column("measure_b", "str"),
+        Column("agent_1", "str"),
+        Column("agent_2", "str"),
+        Column("value_a_1"),
+        Column("value_a_2"),
+        Column("value_b_1"),
+        Column("value_b_2"),
+        Column("better_under_a", "str"),
+        Column("better_under_b", "str"),
+    ),
+)
+
+CORRELATIONS = Table(
+    "calibration_measure_correlations",
+    NOTEBOOK,
+    "Rank correlations between calibration measures.",
+    (
+        Column("level", "str"),
+        Column("measure_a", "str"),
+        Column("measure_b", "str"),
+        Column("n", "int"),
+        Column("spearman"),
+        Column("kendall"),
+    ),
+    spec=TableSpec(
+        caption="Rank correlation between calibration measures: over the agents' values (agent) "
+        "or over the (task, agent) cells (task).",
+        labels=("level", "measure_a", "measure_b"),
+        stats=(
+            Stat("Pairs", "n", integer=True),
+            Stat("Spearman", "spearman"),
+            Stat("Kendall", "kendall"),
+        ),
+        exclude_from_best=(),
+    ),
+)
+
+SLOPE_INTERCEPT = Table(
+    "calibration_slope_intercept",
+    NOTEBOOK,
+    "Calibration slope and intercept per agent and task class.",
+    (
+        Column("agent", "str"),
+        Column("task_class", "str"),
+        Column("slope_mean"),
+        Column("slope_sd"),
+        Column("intercept_mean"),
+        Column("intercept_sd"),
+        Column("n_tasks", "int"),
+        Column("n_runs", "int"),
+    ),
+    spec=TableSpec(
+        caption="Calibration slope and intercept by agent and task class (mean ± SD over the "
+        "class's tasks of the per-task mean over valid runs). Calibrated: slope 1, intercept 0. "
+        "Binary tasks: logistic recalibration slope and calibration-in-the-large; survival: "
+        "Cox calibration slope at the median event time (no intercept). An agent and class "
+        "where no valid run has a finite slope has no row.",
+        labels=("agent", "task_class"),
+        stats=(
+            Stat("Slope", "slope_mean", "slope_sd"),
+            Stat("Intercept", "intercept_mean", "intercept_sd"),
+            Stat("Tasks", "n_tasks", integer=True),
+            Stat("Runs", "n_runs", integer=True),
+        ),
+        titles={"task_class": "task class"},
+    ),
+)
+
+RELIABILITY = Table(
+    "reliability_bins",
+    NOTEBOOK,
+    "The pooled bins behind the reliability diagrams.",
+    (
+        Column("task", "str"),
+        Column("agent", "str"),
+        Column("kind", "str"),
+        Column("quantile"),
+        Column("time"),
+        Column("bin", "int"),
+        Column("lo"),
+        Column("hi"),
+        Column("n", "int"),
+        Column("n_runs", "int"),
+        Column("mean_pred"),
+        Column("observed"),
+    ),
+)
+
+CURVES = Table(
+    "smoothed_calibration_curves",
+    NOTEBOOK,
+    "The smoothed calibration curves behind the curve figures.",
+    (
+        Column("task", "str"),
+        Column("agent", "str"),
+        Column("kind", "str"),
+        Column("x"),
+        Column("observed_mean"),
+        Column("observed_sd"),
+        Column("lo_mean"),
+        Column("hi_mean"),
+        Column("n_runs", "int"),
+    ),
+)
+
+DECISION_CURVES = Table(
+    "decision_curves",
+    NOTEBOOK,
+    "Net benefit by risk threshold per task and agent.",
+    (
+        Column("task", "str"),
+        Column("agent", "str"),
+        Column("threshold"),
+        Column("net_benefit_mean"),
+        Column("net_benefit_sd"),
+        Column("n_runs", "int"),
+        Column("treat_all"),
+        Column("treat_none"),
+    ),
+)
+
+TABLES = (
+    TABLE3,
+    TABLE13,
+    PROVENANCE,
+    FIG2A,
+    FIG2B,
+    FIG2B_SUMMARY,
+    TABLE20,
+    TABLE20_WIDE,
+    AGREEMENT,
+    AGREEMENT_VALUES,
+    AGREEMENT_CONFUSION,
+    BY_MEASURE,
+    RANKING_AGREEMENT,
+    RANK_FLIPS,
+    CORRELATIONS,
+    SLOPE_INTERCEPT,
+    RELIABILITY,
+    CURVES,
+    DECISION_CURVES,
+)
+
+FIGURES = (
+    Figure(
+        "table3_forest",
+        NOTEBOOK,
+        "ECE per agent and task class with 95% intervals.",
+        paper="Table 3",
+        caption="ECE per agent and task class with its 95% two-stage bootstrap interval (lower "
+        "is better). Dashed: the simple baseline.",
+    ),
+    Figure(
+        "pairwise_ece",
+        NOTEBOOK,
+        "ECE difference of every pair of agents.",
+        caption="Row agent's ECE reduction over the column agent (column minus row mean "
+        "per-task ECE; blue: the row agent is better calibrated) with the Holm-adjusted "
+        "p-value; `*` and a black frame mark p < 0.05.",
+    ),
+    Figure(
+        "fig2a_ece_decomposition",
+        NOTEBOOK,
+        "Where the ECE gap to the baselines sits.",
+        paper="Fig. 2a",
+        caption="*Figure 2a.* Share of valid agent runs (grey) and share of the total ECE "
+        "difference from the simple baselines (orange) per practice group; under each group its "
+        "number of runs and mean ECE. The footnote names who produced the codebook answers.",
+    ),
+    Figure(
+        "fig2b_recalibration",
+        NOTEBOOK,
+        "Recalibration after imbalance handling.",
+        paper="Fig. 2b",
+        caption="*Figure 2b.* ECE of the valid runs that handle class imbalance, without and "
+        "with recalibration: circles are runs (spread sideways to stay apart), diamonds the "
+        "group means.",
+    ),
+    Figure(
+        "calibration_measure_ranks",
+        NOTEBOOK,
+        "Each agent's rank under each measure.",
+        caption="Each agent's rank (1 = best calibrated) under each measure, with the measure's "
+        "value below it. A column that differs from the first means that measure orders the "
+        "agents differently from the paper's 10-bin ECE. The simple baseline is not ranked.",
+    ),
+    Figure(
+        "reliability_<task>",
+        NOTEBOOK,
+        "Reliability diagrams of one task.",
+        caption="Reliability diagrams of `{task}`, one panel per agent (valid runs pooled): "
+        "observed against mean predicted per bin; dashed: perfect calibration.",
+    ),
+    Figure(
+        "calibration_curve_<task>",
+        NOTEBOOK,
+        "Smoothed calibration curves of one task.",
+        caption="Smoothed calibration curves of `{task}`, one panel per agent: the smoothed "
+        "calibration curve averaged over valid runs, the mean pointwise 95% interval of a run "
+        "(band), the 10-bin reliability points (circles) and perfect calibration (dashed).",
+    ),
+    Figure(
+        "decision_curves",
+        NOTEBOOK,
+        "Decision curves of the classification tasks.",
+        caption="Net benefit against the threshold probability per classification task: one "
+        "line per agent (mean over valid runs), treat all (dotted) and treat none (grey). "
+        "Higher is better; the y axis is cut a little below 0.",
+    ),
+)

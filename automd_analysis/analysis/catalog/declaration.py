@@ -1,0 +1,456 @@
+"""What a published table or figure is: its typed columns, their intervals, display and index line.
+
+A :class:`Table` declares, in one place, everything that is published about a table: the CSV
+columns in order with their types (:class:`Column`, :class:`PerAgent`), which columns carry a
+bootstrap interval (``Column(..., interval=True)`` adds ``<stem>_ci_low`` / ``<stem>_ci_high``),
+how the LaTeX/HTML rendering shows it (:class:`TableSpec`: ``mean ± SD`` cells, bold-best
+direction, daggers, percentages, a pivot of a long table), its number in the source paper, the
+report notebook that publishes it and its one line on the report index. The analysis functions
+build their frames with :meth:`Table.frame`; the report checks every published frame against its
+declaration, renders it from the declaration and lists it on the index from it. A :class:`Figure`
+declares a figure the same way (paper number, notebook, index line, caption).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.errors import AutomdError
+
+__all__ = [
+    "DTYPES",
+    "Column",
+    "Figure",
+    "PerAgent",
+    "Stat",
+    "Table",
+    "TableDeclarationError",
+    "TableSpec",
+    "per_agent_spec",
+]
+
+#: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
+#: or boolean column without missing values is stored as int64 / bool.
+DTYPES = ("str", "int", "float", "bool")
+
+
+class TableDeclarationError(AutomdError):
+    """A computed table does not have the columns its declaration lists (a bug, not bad input)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One CSV column.
+
+    Attributes
+    ----------
+    name : str
+    dtype : {"str", "int", "float", "bool"}
+    interval : bool
+        The column has a 95 % bootstrap interval, in the columns :attr:`ci_columns`.
+    ci : str, optional
+        Stem of the interval columns; default: ``name`` without a trailing ``_mean`` (the interval
+        of ``penalized_mean`` is ``penalized_ci_low``/``penalized_ci_high``); ``""`` for the bare
+        ``ci_low``/``ci_high`` of a table's one estimate.
+    """
+
+    name: str
+    dtype: str = "float"
+    interval: bool = False
+    ci: str | None = None
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError(f"column {self.name!r}: dtype must be one of {DTYPES}")
+
+    @property
+    def ci_columns(self) -> tuple[str, ...]:
+        """``(low, high)`` interval column names, or ``()``."""
+        if not self.interval:
+            return ()
+        stem = self.ci if self.ci is not None else self.name.removesuffix("_mean")
+        prefix = f"{stem}_" if stem else ""
+        return (f"{prefix}ci_low", f"{prefix}ci_high")
+
+
+@dataclass(frozen=True)
+class PerAgent:
+    """One column per agent of a wide table (``<agent>``, with ``sd`` also ``<agent>_sd``).
+
+    The agents are those of the computed frame: every column at this position that the table does
+    not declare by name.
+    """
+
+    dtype: str = "float"
+    sd: bool = False
+
+    @property
+    def header(self) -> str:
+        """How ``docs/tables.md`` writes the group."""
+        return "<agent>, <agent>_sd, …" if self.sd else "<agent>…"
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One displayed column of a wide table.
+
+    ``mean`` (and optional ``sd``, ``n_valid``) name numeric columns of the analysis frame;
+    ``direction`` (``"max"``/``"min"``/None) marks the best value in bold; ``percent`` multiplies by
+    100 and appends ``%``; ``integer`` prints an integer; ``p_value`` prints a p-value
+    (scientific below 0.001); ``interval`` shows the bootstrap interval of ``mean`` in brackets
+    after the value when the column has one.
+    """
+
+    title: str
+    mean: str
+    sd: str | None = None
+    n_valid: str | None = None
+    direction: str | None = None
+    decimals: int | None = None
+    percent: bool = False
+    integer: bool = False
+    p_value: bool = False
+    interval: bool = True
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """How a table is displayed.
+
+    Either a *wide* table (``labels`` shown as they are, then one column per :class:`Stat`) or a
+    *pivot* of a long per-task table (``pivot = (row, column)``, cells from ``cell``, the
+    parenthesised ``extra`` value, best per row in ``direction``).
+    """
+
+    caption: str
+    labels: tuple[str, ...] = ()
+    stats: tuple[Stat, ...] = ()
+    pivot: tuple[str, str] | None = None
+    cell: Stat | None = None
+    extra: str | None = None
+    direction: str | None = None
+    decimals: int = 3
+    exclude_from_best: tuple[str, ...] = (BASELINE_AGENT,)
+    titles: Mapping[str, str] = field(default_factory=dict)
+
+    def referenced(self) -> list[str]:
+        """The frame columns the display reads."""
+        names = list(self.labels) + ([*self.pivot] if self.pivot else [])
+        for stat in (*self.stats, *([self.cell] if self.cell else [])):
+            names += [c for c in (stat.mean, stat.sd, stat.n_valid) if c]
+        return names + ([self.extra] if self.extra else [])
+
+
+def per_agent_spec(
+    labels: Sequence[str], caption: str, *, decimals: int = 0, sd: bool = False
+) -> Callable[[pd.DataFrame], TableSpec]:
+    """Display of a wide table with one column per agent: the spec built from the frame.
+
+    Every column not in ``labels`` (nor an ``<agent>_sd`` column with ``sd``) is shown as a number
+    with ``decimals`` decimals (``mean ± SD`` with ``sd``); the caption says what the numbers are.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The label columns, shown as they are.
+    caption : str
+    decimals : int, default 0
+    sd : bool, default False
+        Each agent column ``a`` has its SD in ``a_sd``.
+
+    Returns
+    -------
+    callable
+        frame -> :class:`TableSpec`.
+
+    References
+    ----------
+    .. [1] Cole TJ (2015). Too many digits: the presentation of numerical data. Arch Dis Child
+       100(7):608-609.
+
+    Examples
+    --------
+    >>> wide = pd.DataFrame({"practice": ["ensembling"], "aide": [11.111], "codex": [50.0]})
+    >>> spec = per_agent_spec(("practice",), "% of eligible runs.")(wide)
+    >>> [(s.title, s.decimals) for s in spec.stats]
+    [('aide', 0), ('codex', 0)]
+    """
+    labels = tuple(labels)
+
+    def build(frame: pd.DataFrame) -> TableSpec:
+        agents = [
+            c for c in frame.columns if c not in labels and not (sd and str(c).endswith("_sd"))
+        ]
+        stats = tuple(
+            Stat(str(a), str(a), f"{a}_sd" if sd else None, decimals=decimals) for a in agents
+        )
+        return TableSpec(caption=caption, labels=labels, stats=stats)
+
+    return build
+
+
+def _dtype_ok(series: pd.Series, dtype: str) -> bool:
+    kind = series.dtype.kind
+    if dtype == "int":
+        return kind in "iu" or _integral_or_missing(series)
+    if dtype == "float":
+        return kind in "fiu" or (kind == "O" and series.map(_is_number_or_missing).all())
+    if dtype == "bool":
+        return kind == "b" or (kind == "O" and series.map(_is_bool_or_missing).all())
+    return kind in "OSUb" or isinstance(series.dtype, pd.StringDtype)
+
+
+def _integral_or_missing(series: pd.Series) -> bool:
+    values = pd.to_numeric(series, errors="coerce")
+    if (values.isna() & series.notna()).any():
+        return False
+    present = values.dropna()
+    return bool((present == np.floor(present)).all())
+
+
+def _is_number_or_missing(value) -> bool:
+    return value is None or isinstance(value, int | float | np.integer | np.floating)
+
+
+def _is_bool_or_missing(value) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    if isinstance(value, float):
+        return value != value  # NaN
+    return isinstance(value, bool | np.bool_)
+
+
+_EMPTY_DTYPES = {"str": object, "int": "int64", "float": "float64", "bool": bool}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A published table: ``<output_dir>/tables/<name>.{csv,tex,html}``.
+
+    Attributes
+    ----------
+    name : str
+        File stem.
+    notebook : str
+        The report notebook that publishes it (``"01_primary_scores"``).
+    summary : str
+        Its line on the report index: what it shows.
+    columns : tuple of Column or PerAgent
+        The CSV columns in order (interval columns are derived, see ``intervals_after``).
+    paper : str
+        Its number in the source paper (``"Table 2"``, ``"FML-bench Table 4"``), or ``""``.
+    spec : TableSpec, callable or None
+        The LaTeX/HTML display (a callable builds it from the frame, for wide tables with one
+        column per agent); ``None``: every column by its name
+        (:func:`automd_analysis.report.presentation.default_display`).
+    intervals_after : bool
+        Interval columns right after their column (default: after all other columns).
+    """
+
+    name: str
+    notebook: str
+    summary: str
+    columns: tuple[Column | PerAgent, ...]
+    paper: str = ""
+    spec: TableSpec | Callable[[pd.DataFrame], TableSpec] | None = None
+    intervals_after: bool = False
+
+    # ---------------------------------------------------------------------------------- columns
+
+    def _entries(self) -> list[Column | PerAgent]:
+        """Columns in CSV order, interval columns included."""
+        out: list[Column | PerAgent] = []
+        trailing: list[Column] = []
+        for column in self.columns:
+            out.append(column)
+            if isinstance(column, Column) and column.interval:
+                cis = [Column(c) for c in column.ci_columns]
+                (out if self.intervals_after else trailing).extend(cis)
+        return out + trailing
+
+    @property
+    def named(self) -> list[str]:
+        """The declared column names in CSV order (interval columns included)."""
+        return [c.name for c in self._entries() if isinstance(c, Column)]
+
+    @property
+    def intervals(self) -> dict[str, tuple[str, str]]:
+        """Column -> its ``(low, high)`` interval columns."""
+        return {c.name: c.ci_columns for c in self.columns if isinstance(c, Column) and c.interval}
+
+    @property
+    def header(self) -> str:
+        """The CSV header as ``docs/tables.md`` writes it (``<agent>…`` for per-agent columns)."""
+        return ", ".join(c.name if isinstance(c, Column) else c.header for c in self._entries())
+
+    def _layout(self, present: Sequence[str]) -> list[tuple[str, str]]:
+        """(name, dtype) of every column of a frame with columns ``present``, in CSV order."""
+        named = set(self.named)
+        others = [c for c in present if c not in named]
+        layout: list[tuple[str, str]] = []
+        for entry in self._entries():
+            if isinstance(entry, Column):
+                layout.append((entry.name, entry.dtype))
+                continue
+            agents = [c for c in others if not (entry.sd and str(c).endswith("_sd"))]
+            for agent in agents:
+                layout.append((agent, entry.dtype))
+                if entry.sd:
+                    layout.append((f"{agent}_sd", entry.dtype))
+            others = []
+        return layout
+
+    def frame(self, data: pd.DataFrame | Iterable[Mapping] | None = None) -> pd.DataFrame:
+        """``data`` as this table: the declared columns in order, typed.
+
+        ``data`` is a DataFrame or records (dicts); ``None`` or no rows give the typed empty
+        table. Integer columns and boolean columns without missing values are cast to their type;
+        every column must be present and no other.
+
+        Parameters
+        ----------
+        data : DataFrame, iterable of mappings or None
+
+        Returns
+        -------
+        DataFrame
+
+        Raises
+        ------
+        TableDeclarationError
+            A declared column is missing, an undeclared one present, or a value does not fit
+            the column's type.
+
+        Examples
+        --------
+        >>> t = Table("t", "nb", "A table.", (Column("agent", "str"), Column("n", "int"),
+        ...     Column("score", interval=True)))
+        >>> t.frame([{"agent": "a", "score": 0.5, "n": 3.0, "score_ci_low": 0.4,
+        ...     "score_ci_high": 0.6}]).dtypes.astype(str).tolist()
+        ['object', 'int64', 'float64', 'float64', 'float64']
+        >>> t.frame().columns.tolist()
+        ['agent', 'n', 'score', 'score_ci_low', 'score_ci_high']
+        """
+        if data is None:
+            frame = pd.DataFrame()
+        elif isinstance(data, pd.DataFrame):
+            frame = data
+        else:
+            records = list(data)
+            frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
+        if frame.empty and len(frame.columns) == 0:
+            layout = self._layout([])
+            return pd.DataFrame({n: pd.Series(dtype=_EMPTY_DTYPES[d]) for n, d in layout})
+        present = [str(c) for c in frame.columns]
+        layout = self._layout(present)
+        names = [n for n, _ in layout]
+        missing = [n for n in names if n not in present]
+        extra = [c for c in present if c not in set(names)]
+        if missing or extra:
+            raise self._error(
+                "columns "
+                + "; ".join(
+                    part
+                    for part in (
+                        f"missing {', '.join(missing)}" if missing else "",
+                        f"not declared {', '.join(extra)}" if extra else "",
+                    )
+                    if part
+                ),
+            )
+        out = frame[names] if present != names else frame
+        if out.empty:
+            return out.astype({n: _EMPTY_DTYPES[d] for n, d in layout})
+        casts = {}
+        for name, dtype in layout:
+            series = out[name]
+            if dtype == "int" and series.dtype.kind not in "iu":
+                if not _integral_or_missing(series):
+                    raise self._error(f"column {name} holds non-integer values")
+                if series.notna().all():
+                    casts[name] = "int64"  # a column with missing values stays as it is
+            elif dtype == "bool" and series.dtype.kind != "b":
+                if not series.map(_is_bool_or_missing).all():
+                    raise self._error(f"column {name} holds non-boolean values")
+                if series.map(lambda v: isinstance(v, bool | np.bool_)).all():
+                    casts[name] = bool  # a column with missing values stays as it is
+        return out.astype(casts) if casts else out
+
+    def check(self, frame: pd.DataFrame) -> list[str]:
+        """Problems of a computed frame against this declaration (empty: it conforms).
+
+        Column names and order, and every column's values against its type.
+
+        Examples
+        --------
+        >>> t = Table("t", "nb", "A table.", (Column("agent", "str"), Column("n", "int")))
+        >>> t.check(pd.DataFrame({"agent": ["a"], "n": [0.5]}))
+        ['column n: values do not fit int']
+        """
+        present = [str(c) for c in frame.columns]
+        layout = self._layout(present)
+        if [n for n, _ in layout] != present:
+            return [f"columns {present} instead of {[n for n, _ in layout]}"]
+        return [
+            f"column {name}: values do not fit {dtype}"
+            for name, dtype in layout
+            if len(frame) and not _dtype_ok(frame[name], dtype)
+        ]
+
+    def _error(self, problem: str) -> TableDeclarationError:
+        return TableDeclarationError(
+            f"table {self.name!r} does not match its declaration: {problem}",
+            location=f"table {self.name}",
+            fix="make the analysis function and the table's declaration in "
+            "automd_analysis/analysis/catalog agree",
+            code="table.columns",
+        )
+
+    # ---------------------------------------------------------------------------------- display
+
+    def display(self, frame: pd.DataFrame) -> TableSpec | None:
+        """The display spec for ``frame`` (built from it when the spec is a callable)."""
+        return self.spec(frame) if callable(self.spec) else self.spec
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A published figure: ``<output_dir>/figures/<name>.{png,svg}``.
+
+    Attributes
+    ----------
+    name : str
+        File stem; ``<task>`` at the end stands for any task id (``reliability_<task>``).
+    notebook, summary, paper
+        As :class:`Table`.
+    caption : str
+        Shown under the figure (Markdown; ``{task}`` is the task id of a per-task figure).
+    """
+
+    name: str
+    notebook: str
+    summary: str
+    paper: str = ""
+    caption: str = ""
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` is this figure (a task id in place of ``<task>``)."""
+        if not self.name.endswith("<task>"):
+            return name == self.name
+        prefix = self.name[: -len("<task>")]
+        rest = name[len(prefix) :]
+        return name.startswith(prefix) and bool(rest) and _plain(rest)
+
+    def caption_for(self, name: str) -> str:
+        """The caption of figure ``name`` (the task id filled in)."""
+        task = name[len(self.name) - len("<task>") :] if self.name.endswith("<task>") else ""
+        return self.caption.replace("{task}", task)
+
+
+def _plain(text: str) -> bool:
+    return all(ch.isalnum() or ch in "_.-" for ch in text)

@@ -1,0 +1,92 @@
+"""Notebook 03 - evaluation objectives: paper Tables 4, 15, 16 and Figure 4."""
+
+from __future__ import annotations
+
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
+
+NOTEBOOK = "03_evaluation_objectives"
+TITLE = "Evaluation objectives"
+
+_METRICS = tuple(Column(f"{m}_{s}") for m in ("auroc", "brier", "ece") for s in ("mean", "sd"))
+_COUNTS = (Column("n_runs", "int"), Column("n_valid", "int"))
+
+
+def _ms(title: str, prefix: str, direction: str | None) -> Stat:
+    return Stat(title, f"{prefix}_mean", f"{prefix}_sd", direction=direction)
+
+
+TABLE4 = Table(
+    "table4_objectives",
+    NOTEBOOK,
+    "AUROC, Brier and ECE under each stated objective (all agents).",
+    (Column("objective", "str"), *_COUNTS, *_METRICS),
+    paper="Table 4",
+    spec=TableSpec(
+        caption="Calibration under the evaluation objectives (mean ± SD over valid runs). "
+        "Bold: best value across objectives.",
+        labels=("objective",),
+        stats=(
+            Stat("Valid runs", "n_valid", integer=True),
+            _ms("AUROC", "auroc", "max"),
+            _ms("Brier", "brier", "min"),
+            _ms("ECE", "ece", "min"),
+        ),
+        exclude_from_best=(),
+    ),
+)
+
+TABLE15 = Table(
+    "table15_objectives_by_agent",
+    NOTEBOOK,
+    "AUROC, Brier and ECE under each stated objective, by agent.",
+    (Column("agent", "str"), Column("objective", "str"), *_COUNTS, *_METRICS),
+    paper="Table 15",
+)
+
+TABLE16 = Table(
+    "table16_objective_practices",
+    NOTEBOOK,
+    "Calibration-relevant practices under each stated objective.",
+    (
+        Column("objective", "str"),
+        Column("n_valid", "int"),
+        Column("averaged_ranks", "int"),
+        Column("imbalance_without_recalibration", "int"),
+        Column("explicit_calibration", "int"),
+        Column("n_unannotated", "int"),
+    ),
+    paper="Table 16",
+)
+
+FIG4 = Table(
+    "fig4_objectives",
+    NOTEBOOK,
+    "The runs behind Figure 4 and their practice group.",
+    (
+        Column("objective", "str"),
+        Column("agent", "str"),
+        Column("run_id", "str"),
+        Column("auroc"),
+        Column("ece"),
+        Column("group", "str"),
+        Column("averaged_ranks", "str"),
+        Column("imbalance_handling", "str"),
+        Column("recalibration", "str"),
+        Column("probability_calibration", "str"),
+    ),
+    paper="Fig. 4",
+)
+
+TABLES = (TABLE4, TABLE15, TABLE16, FIG4)
+
+FIGURES = (
+    Figure(
+        "fig4_objectives",
+        NOTEBOOK,
+        "AUROC and ECE under each stated objective.",
+        paper="Fig. 4",
+        caption="*Figure 4.* AUROC (left) and ECE (right) of the valid runs under each stated "
+        "objective: short black lines the objective means, points the runs coloured by "
+        "calibration-practice group, the dashed line the simple baseline.",
+    ),
+)

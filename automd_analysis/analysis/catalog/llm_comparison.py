@@ -1,0 +1,87 @@
+"""Notebook 06 - the same agent with different LLMs: paper Tables 7, 22 and 11."""
+
+from __future__ import annotations
+
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
+
+NOTEBOOK = "06_llm_comparison"
+TITLE = "Same agent, different LLMs"
+
+TABLE7 = Table(
+    "table7_llm",
+    NOTEBOOK,
+    "One agent with several LLMs: score, ECE, validity, tokens.",
+    (
+        Column("llm", "str"),
+        Column("penalized_mean", interval=True),
+        Column("penalized_sd"),
+        Column("ece_mean", interval=True),
+        Column("valid_rate"),
+        Column("tokens_m_mean"),
+    ),
+    paper="Table 7",
+    spec=TableSpec(
+        caption="One agent with several LLMs: penalised score (mean ± SD over repetitions), "
+        "ECE averaged across tasks, valid-run rate and tokens per run (millions).",
+        labels=("llm",),
+        stats=(
+            Stat("Penalised score", "penalized_mean", "penalized_sd", direction="max"),
+            Stat("ECE", "ece_mean", direction="min"),
+            Stat("Valid runs", "valid_rate", direction="max", percent=True, decimals=0),
+            Stat("Tokens (M)", "tokens_m_mean", decimals=2),
+        ),
+        exclude_from_best=(),
+    ),
+)
+
+TABLE22 = Table(
+    "table22_llm",
+    NOTEBOOK,
+    "Table 7 with SDs and run counts.",
+    (
+        Column("llm", "str"),
+        Column("is_default", "bool"),
+        Column("n_runs", "int"),
+        Column("penalized_mean"),
+        Column("penalized_sd"),
+        Column("nonpenalized_mean"),
+        Column("ece_mean"),
+        Column("valid_rate_mean"),
+        Column("valid_rate_sd"),
+        Column("tokens_m_mean"),
+        Column("tokens_m_sd"),
+        Column("n_with_tokens", "int"),
+    ),
+    paper="Table 22",
+)
+
+TABLE11 = Table(
+    "table11_tokens",
+    NOTEBOOK,
+    "Tokens per run by agent.",
+    (
+        Column("agent", "str"),
+        Column("n_runs", "int"),
+        Column("n_with_tokens", "int"),
+        Column("tokens_m_mean"),
+        Column("tokens_m_sd"),
+    ),
+    paper="Table 11",
+    spec=TableSpec(
+        caption="Tokens per run (millions; mean ± SD over repetitions).",
+        labels=("agent",),
+        stats=(Stat("Tokens per run (M)", "tokens_m_mean", "tokens_m_sd", decimals=2),),
+    ),
+)
+
+TABLES = (TABLE7, TABLE22, TABLE11)
+
+FIGURES = (
+    Figure(
+        "table7_forest",
+        NOTEBOOK,
+        "Score and ECE per LLM with 95% intervals.",
+        paper="Table 7",
+        caption="Penalised score and ECE per LLM with 95% two-stage bootstrap intervals.",
+    ),
+)

@@ -1,0 +1,447 @@
+"""Notebook 07 - modelling methods and development: paper Tables 6, 17, 18, 19, Figures 3 and 5,
+App. G (masking test), App. H (version pairs) and FML-bench's process metrics."""
+
+from __future__ import annotations
+
+from automd_analysis.analysis.catalog.declaration import (
+    Column,
+    Figure,
+    PerAgent,
+    Stat,
+    Table,
+    TableSpec,
+    per_agent_spec,
+)
+from automd_analysis.schema import RUN_KEY
+
+NOTEBOOK = "07_methods_and_development"
+TITLE = "Methods and development"
+
+_RUN_KEY = tuple(
+    Column(c, "int" if c == "rep" else "bool" if c == "reference" else "str") for c in RUN_KEY
+)
+
+
+def _pct(title: str, column: str, direction: str | None = None) -> Stat:
+    # the analyses already report percentages (0-100): print them as they are
+    return Stat(title, column, direction=direction, decimals=0)
+
+
+TABLE6 = Table(
+    "table6_methods",
+    NOTEBOOK,
+    "Modelling methods of valid runs (long form, counts).",
+    (
+        Column("field", "str"),
+        Column("category", "str"),
+        Column("agent", "str"),
+        Column("pct_mean"),
+        Column("pct_sd"),
+        Column("n_reps", "int"),
+        Column("pct_pooled"),
+        Column("n_runs_with", "int"),
+        Column("n_valid_runs", "int"),
+        Column("n_unannotated", "int"),
+    ),
+    paper="Table 6",
+)
+
+TABLE6_WIDE = Table(
+    "table6_methods_wide",
+    NOTEBOOK,
+    "Modelling methods of valid runs, one column per agent.",
+    (Column("field", "str"), Column("category", "str"), PerAgent(sd=True)),
+    paper="Table 6",
+    spec=per_agent_spec(
+        ("field", "category"),
+        "Modelling methods in valid runs: % of each agent's valid, annotated runs "
+        "(mean ± SD over repetitions; categories can overlap).",
+        sd=True,
+    ),
+)
+
+TABLE17_SUMMARY = Table(
+    "table17_censoring_summary",
+    NOTEBOOK,
+    "Valid survival runs that mishandle censoring, by agent.",
+    (
+        Column("agent", "str"),
+        Column("n_valid_survival", "int"),
+        Column("n_with_error", "int"),
+        Column("censored_as_death", "int"),
+        Column("censored_as_survivor", "int"),
+        Column("wrong_ipcw", "int"),
+        Column("n_exceeding_baseline", "int"),
+    ),
+    paper="Table 17",
+    spec=TableSpec(
+        caption="Valid survival submissions whose code mishandles censoring, by agent.",
+        labels=("agent",),
+        stats=(
+            Stat("Valid survival runs", "n_valid_survival", integer=True),
+            Stat("With a censoring error", "n_with_error", integer=True),
+            Stat("Censored as death", "censored_as_death", integer=True),
+            Stat("Censored as survivor", "censored_as_survivor", integer=True),
+            Stat("Wrong IPCW", "wrong_ipcw", integer=True),
+            Stat("Still above the baseline", "n_exceeding_baseline", integer=True),
+        ),
+    ),
+)
+
+TABLE17 = Table(
+    "table17_censoring",
+    NOTEBOOK,
+    "Each survival run with a censoring error.",
+    (
+        Column("run_id", "str"),
+        Column("agent", "str"),
+        Column("task", "str"),
+        Column("rep", "int"),
+        Column("error", "str"),
+        Column("description", "str"),
+        Column("affected_weight"),
+        Column("label", "str"),
+        Column("score"),
+        Column("baseline_score"),
+        Column("exceeds_baseline", "bool"),
+    ),
+    paper="Table 17",
+)
+
+TABLE18 = Table(
+    "table18_development",
+    NOTEBOOK,
+    "Development pace and submission selection per agent.",
+    (
+        Column("agent", "str"),
+        Column("n_runs", "int"),
+        Column("versions_per_run"),
+        Column("time_to_first_valid_min"),
+        Column("n_runs_with_valid_version", "int"),
+        Column("run_time_min"),
+        Column("ended_before_budget_pct"),
+        Column("selected_is_best_pct"),
+        Column("n_runs_selection", "int"),
+        Column("val_minus_test"),
+        Column("n_runs_val_test", "int"),
+    ),
+    paper="Table 18",
+    spec=TableSpec(
+        caption="Development pace and submission selection (means over runs). Selected = best: % "
+        "of runs whose selected submission has the highest test score among the run's valid "
+        "versions (ties count). Reported validation - test: raw metric, AUROC and C^td tasks.",
+        labels=("agent",),
+        stats=(
+            Stat("Runs", "n_runs", integer=True),
+            Stat("Versions per run", "versions_per_run", decimals=1),
+            Stat("Time to first valid version (min)", "time_to_first_valid_min", decimals=0),
+            Stat("Run time (min)", "run_time_min", decimals=0),
+            _pct("Ended before budget (%)", "ended_before_budget_pct"),
+            _pct("Selected = best (%)", "selected_is_best_pct", "max"),
+            Stat("Reported validation - test", "val_minus_test", decimals=3),
+        ),
+    ),
+)
+
+FIG5 = Table(
+    "fig5_development_curves",
+    NOTEBOOK,
+    "Mean test score over development time.",
+    (
+        Column("agent", "str"),
+        Column("time_min"),
+        Column("mean_score"),
+        Column("sd_score"),
+        Column("n_runs", "int"),
+    ),
+    paper="Fig. 5",
+)
+
+PAIRS_SAMPLED = Table(
+    "version_pairs_sampled",
+    NOTEBOOK,
+    "The version pairs drawn for annotation.",
+    (
+        *_RUN_KEY,
+        Column("search", "str"),
+        Column("pair_index", "int"),
+        Column("n_pairs", "int"),
+        Column("earlier", "str"),
+        Column("later", "str"),
+        Column("earlier_score"),
+        Column("later_score"),
+        Column("score_change"),
+        Column("later_elapsed_min"),
+        Column("stage", "str"),
+        Column("group_size", "int"),
+    ),
+    paper="App. H",
+)
+
+PAIRS_COVERAGE = Table(
+    "version_pairs_coverage",
+    NOTEBOOK,
+    "Drawn version pairs with and without an annotation.",
+    (
+        Column("agent", "str"),
+        Column("stage", "str"),
+        Column("n_sampled", "int"),
+        Column("n_annotated", "int"),
+        Column("n_unannotated", "int"),
+    ),
+    paper="App. H",
+)
+
+FIG3 = Table(
+    "fig3_pair_changes",
+    NOTEBOOK,
+    "Share of version pairs with each change type, by agent and stage.",
+    (
+        Column("agent", "str"),
+        Column("stage", "str"),
+        Column("change", "str"),
+        Column("n_pairs", "int"),
+        Column("n_with_change", "int"),
+        Column("share"),
+        Column("n_unannotated", "int"),
+    ),
+    paper="Fig. 3",
+)
+
+TABLE19 = Table(
+    "table19_pair_changes",
+    NOTEBOOK,
+    "Score change of version pairs by change type.",
+    (
+        Column("change", "str"),
+        Column("n", "int"),
+        Column("mean"),
+        Column("sd"),
+        Column("share_positive"),
+    ),
+    paper="Table 19",
+    spec=TableSpec(
+        caption="Score change (later - earlier normalised test score) of sampled version pairs "
+        "containing each change type, pooled across agents.",
+        labels=("change",),
+        stats=(
+            Stat("Pairs", "n", integer=True),
+            Stat("Mean change", "mean", "sd", decimals=3),
+            Stat("Share positive", "share_positive", percent=True, decimals=0),
+        ),
+        exclude_from_best=(),
+    ),
+)
+
+MASKING_SUMMARY = Table(
+    "masking_summary",
+    NOTEBOOK,
+    "Masking test of the real-time rule per agent, task.",
+    (
+        Column("agent", "str"),
+        Column("task", "str"),
+        *(
+            Column(c, "int")
+            for c in (
+                "n_runs",
+                "n_tested",
+                "n_flagged",
+                "n_below_threshold",
+                "n_no_change",
+                "n_errors",
+                "n_not_reproduced",
+            )
+        ),
+        Column("max_fraction_all_rows"),
+        Column("max_fraction_last_rows"),
+    ),
+    paper="App. G",
+    spec=TableSpec(
+        caption="Masking test of the real-time rule (paper App. G): runs tested, flagged "
+        "(a changed-alarm fraction above 0.1 %), below the threshold, unchanged, failed re-runs, "
+        "and full re-runs that did not reproduce the archived alarms.",
+        labels=("agent", "task"),
+        stats=(
+            Stat("Runs", "n_runs", integer=True),
+            Stat("Tested", "n_tested", integer=True),
+            Stat("Flagged", "n_flagged", integer=True),
+            Stat("Below threshold", "n_below_threshold", integer=True),
+            Stat("No change", "n_no_change", integer=True),
+            Stat("Errors", "n_errors", integer=True),
+            Stat("Not reproduced", "n_not_reproduced", integer=True),
+            Stat("Max changed (all rows)", "max_fraction_all_rows", percent=True, decimals=2),
+            Stat("Max changed (last rows)", "max_fraction_last_rows", percent=True, decimals=2),
+        ),
+        exclude_from_best=(),
+    ),
+)
+
+MASKING_RUNS = Table(
+    "masking_runs",
+    NOTEBOOK,
+    "Masking test result of every tested run.",
+    (
+        Column("run_id", "str"),
+        Column("agent", "str"),
+        Column("task", "str"),
+        Column("rep", "int"),
+        Column("status", "str"),
+        Column("flagged", "bool"),
+        Column("fraction_all_rows"),
+        Column("fraction_last_rows"),
+        Column("n_retained_rows", "int"),
+        Column("n_changed_rows", "int"),
+        Column("n_patients", "int"),
+        Column("n_changed_last", "int"),
+        Column("reproduces_original", "bool"),
+        Column("reason", "str"),
+    ),
+    paper="App. G",
+)
+
+PROCESS_TABLE4 = Table(
+    "process_metrics_table4",
+    NOTEBOOK,
+    "Process metrics per agent and their correlation with the score.",
+    (
+        Column("metric", "str"),
+        Column("dimension", "str"),
+        PerAgent(),
+        Column("rho"),
+        Column("p"),
+        Column("n", "int"),
+        Column("embedding_backend", "str"),
+    ),
+    paper="FML-bench Table 4",
+)
+
+PROCESS_SPEARMAN = Table(
+    "process_spearman",
+    NOTEBOOK,
+    "Spearman correlation of each process metric with the final score.",
+    (
+        Column("dimension", "str"),
+        Column("metric", "str"),
+        Column("rho"),
+        Column("p"),
+        Column("n", "int"),
+        Column("embedding_backend", "str"),
+    ),
+    paper="FML-bench",
+)
+
+PROCESS_RUNS = Table(
+    "process_metrics_runs",
+    NOTEBOOK,
+    "Process metrics of every run.",
+    (
+        *_RUN_KEY,
+        Column("n_steps", "int"),
+        *(
+            Column(c)
+            for c in (
+                "exploration_spread",
+                "exploration_uniqueness",
+                "exploration_reach",
+                "effective_dim",
+                "val_test_gap_abs",
+                "valid_step_ratio",
+                "auc_over_steps",
+                "first_improvement_step",
+                "late_gain_fraction",
+                "best_improvement_step",
+                "token_cost_m",
+                "wall_clock_h",
+                "val_test_gap",
+                "opportunity_density",
+                "final_score",
+            )
+        ),
+        Column("selected_valid", "bool"),
+        Column("n_versions_embedded", "int"),
+        Column("embedding_backend", "str"),
+    ),
+    paper="FML-bench",
+)
+
+WIN_RATE = Table(
+    "process_win_rate",
+    NOTEBOOK,
+    "Head-to-head win-rate per agent.",
+    (Column("agent", "str"), Column("win_rate"), Column("n_comparisons", "int")),
+    paper="FML-bench",
+    spec=TableSpec(
+        caption="Pairwise head-to-head win-rate (FML-bench): share of run pairs on a task where "
+        "the agent's valid submission beats the opponent's, averaged over opponents and tasks.",
+        labels=("agent",),
+        stats=(
+            Stat("Win-rate", "win_rate", direction="max"),
+            Stat("Task x opponent terms", "n_comparisons", integer=True),
+        ),
+    ),
+)
+
+OPPORTUNITY = Table(
+    "process_opportunity_density",
+    NOTEBOOK,
+    "Opportunity density per task.",
+    (
+        Column("task", "str"),
+        Column("phi_opp"),
+        Column("n_runs", "int"),
+        Column("partition", "str"),
+        Column("median"),
+        Column("embedding_backend", "str"),
+    ),
+    paper="FML-bench",
+)
+
+TABLES = (
+    TABLE6,
+    TABLE6_WIDE,
+    TABLE17_SUMMARY,
+    TABLE17,
+    TABLE18,
+    FIG5,
+    PAIRS_SAMPLED,
+    PAIRS_COVERAGE,
+    FIG3,
+    TABLE19,
+    MASKING_SUMMARY,
+    MASKING_RUNS,
+    PROCESS_TABLE4,
+    PROCESS_SPEARMAN,
+    PROCESS_RUNS,
+    WIN_RATE,
+    OPPORTUNITY,
+)
+
+FIGURES = (
+    Figure(
+        "fig5_development",
+        NOTEBOOK,
+        "Mean test score over development time.",
+        paper="Fig. 5",
+        caption="*Figure 5.* Mean normalised test score of the latest valid version over "
+        "development time, one step curve per agent (number of runs in the legend); 0 before an "
+        "agent's first valid version.",
+    ),
+    Figure(
+        "fig3_pair_changes",
+        NOTEBOOK,
+        "Change types of version pairs by stage.",
+        paper="Fig. 3",
+        caption="*Figure 3.* Share of the sampled version pairs with each change type, per agent "
+        "(panels) and stage of development (bars; pairs per stage in each panel title). Only "
+        "change types that occur are drawn; the table has all of them.",
+    ),
+    Figure(
+        "process_spearman",
+        NOTEBOOK,
+        "Process metrics against the final score.",
+        paper="FML-bench",
+        caption="Spearman correlation of each FML-bench process metric with the final normalised "
+        "score, coloured by dimension, with its p-value and number of runs; the title names the "
+        "embedding backend of the exploration metrics.",
+    ),
+)

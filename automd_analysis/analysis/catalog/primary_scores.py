@@ -1,0 +1,218 @@
+"""Notebook 01 - primary scores: paper Table 2, Table 12, App. E and the agent comparisons."""
+
+from __future__ import annotations
+
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
+
+NOTEBOOK = "01_primary_scores"
+TITLE = "Primary scores"
+
+_PAIR = {"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"}
+_PAIR_KEY = (Column("agent_a", "str"), Column("agent_b", "str"), Column("measure", "str"))
+#: Columns of the per-task summaries (paper Tables 12 and 13).
+PER_TASK = (
+    Column("task", "str"),
+    Column("agent", "str"),
+    Column("mean"),
+    Column("sd"),
+    Column("n_valid", "int"),
+)
+PER_TASK_SCORE = Stat("score", "mean", "sd", "n_valid")
+
+
+def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = None) -> Stat:
+    return Stat(title, f"{prefix}_mean", f"{prefix}_sd", direction=direction, decimals=decimals)
+
+
+OVERVIEW = Table(
+    "overview_runs",
+    NOTEBOOK,
+    "Runs and valid runs per experiment and agent.",
+    (
+        Column("experiment", "str"),
+        Column("agent", "str"),
+        Column("runs", "int"),
+        Column("valid", "int"),
+        Column("tasks", "int"),
+    ),
+    spec=TableSpec(
+        caption="runs (selected submissions) and valid runs per experiment and agent.",
+        labels=("experiment", "agent"),
+        stats=(
+            Stat("Tasks", "tasks", integer=True),
+            Stat("Runs", "runs", integer=True),
+            Stat("Valid runs", "valid", integer=True),
+        ),
+    ),
+)
+
+TABLE2 = Table(
+    "table2_primary_scores",
+    NOTEBOOK,
+    "Penalised and non-penalised score, valid runs and ranks per agent.",
+    (
+        Column("agent", "str"),
+        Column("penalized_mean", interval=True),
+        Column("penalized_sd"),
+        Column("nonpenalized_mean", interval=True),
+        Column("nonpenalized_sd"),
+        Column("valid_rate_mean"),
+        Column("valid_rate_sd"),
+        Column("rank_penalized_mean"),
+        Column("rank_penalized_sd"),
+        Column("rank_nonpenalized_mean"),
+        Column("rank_nonpenalized_sd"),
+    ),
+    paper="Table 2",
+    spec=TableSpec(
+        caption="Primary task performance: mean ± SD over repetitions (ranks: over tasks). "
+        "Penalised scores count invalid runs as 0. Bold: best agent per column.",
+        labels=("agent",),
+        stats=(
+            _ms("Penalised score", "penalized", "max"),
+            _ms("Non-penalised score", "nonpenalized", "max"),
+            Stat(
+                "Valid runs",
+                "valid_rate_mean",
+                "valid_rate_sd",
+                direction="max",
+                percent=True,
+                decimals=0,
+            ),
+            _ms("Rank (penalised)", "rank_penalized", "min", 2),
+            _ms("Rank (non-penalised)", "rank_nonpenalized", "min", 2),
+        ),
+    ),
+)
+
+PAIRWISE = Table(
+    "pairwise_comparisons",
+    NOTEBOOK,
+    "Every pair of agents compared on score and ECE: difference, interval, p-value.",
+    (
+        *_PAIR_KEY,
+        Column("diff_mean", interval=True, ci=""),
+        Column("p_value"),
+        Column("p_holm"),
+        Column("n_tasks", "int"),
+        Column("tasks_a_better", "int"),
+    ),
+    spec=TableSpec(
+        caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
+        "difference: mean over the common tasks of A's per-task mean minus B's (score: invalid "
+        "runs count 0; ECE: valid runs). p: two-sided sign-flip test across tasks; Holm p: "
+        "adjusted over the pairs of each measure. Tasks A better: higher score, lower ECE.",
+        labels=("agent_a", "agent_b", "measure"),
+        stats=(
+            Stat("Mean difference (A - B)", "diff_mean"),
+            Stat("p", "p_value"),
+            Stat("Holm p", "p_holm"),
+            Stat("Tasks", "n_tasks", integer=True),
+            Stat("Tasks A better", "tasks_a_better", integer=True),
+        ),
+        exclude_from_best=(),
+        titles=_PAIR,
+    ),
+    intervals_after=True,
+)
+
+POWER = Table(
+    "power_table",
+    NOTEBOOK,
+    "Repetitions per task that would make each difference between agents significant.",
+    (
+        *_PAIR_KEY,
+        Column("diff_mean"),
+        Column("n_tasks", "int"),
+        Column("reps_observed", "int"),
+        Column("se_observed"),
+        Column("se_test_set"),
+        Column("sd_one_repetition"),
+        Column("reps_needed"),
+        Column("reachable", "bool"),
+    ),
+    spec=TableSpec(
+        caption="Repetitions per agent and task at which each observed mean difference would be "
+        "significant on these tasks (two-sided, normal approximation, observed run-to-run and "
+        "test-set variances). – : unreachable, the difference is within the test-set noise. "
+        "SE: standard error of the mean difference at the observed runs; test-set SE: its part "
+        "that more repetitions cannot remove.",
+        labels=("agent_a", "agent_b", "measure"),
+        stats=(
+            Stat("Mean difference (A - B)", "diff_mean"),
+            Stat("Tasks", "n_tasks", integer=True),
+            Stat("Runs observed", "reps_observed", integer=True),
+            Stat("SE", "se_observed"),
+            Stat("Test-set SE", "se_test_set"),
+            Stat("Repetitions needed", "reps_needed", integer=True),
+        ),
+        exclude_from_best=(),
+        titles=_PAIR,
+    ),
+)
+
+TABLE12 = Table(
+    "table12_task_scores",
+    NOTEBOOK,
+    "Normalised primary score per task and agent.",
+    PER_TASK,
+    paper="Table 12",
+    spec=TableSpec(
+        caption="Normalised primary score by task over valid runs (mean ± SD). "
+        "† two valid runs; ‡ one valid run. Bold: best agent per task.",
+        pivot=("task", "agent"),
+        cell=PER_TASK_SCORE,
+        direction="max",
+    ),
+)
+
+INVALID = Table(
+    "invalid_submissions",
+    NOTEBOOK,
+    "Why runs were invalid, by agent and first check.",
+    (
+        Column("agent", "str"),
+        Column("category", "str"),
+        Column("reason_code", "str"),
+        Column("n_invalid", "int"),
+        Column("n_runs", "int"),
+        Column("share_of_invalid"),
+    ),
+    paper="App. E",
+)
+
+COVERAGE = Table(
+    "run_coverage",
+    NOTEBOOK,
+    "Runs scored, valid and skipped per task and agent.",
+    (
+        Column("task", "str"),
+        Column("agent", "str"),
+        Column("n_runs", "int"),
+        Column("n_valid", "int"),
+        Column("n_skipped", "int"),
+    ),
+)
+
+TABLES = (OVERVIEW, TABLE2, PAIRWISE, POWER, TABLE12, INVALID, COVERAGE)
+
+FIGURES = (
+    Figure(
+        "table2_forest",
+        NOTEBOOK,
+        "Each agent's mean score with its 95% interval.",
+        paper="Table 2",
+        caption="Mean normalised primary score per agent with its 95% two-stage bootstrap "
+        "interval; left: invalid runs count 0, right: valid runs only. Dashed: the simple "
+        "baseline.",
+    ),
+    Figure(
+        "pairwise_score",
+        NOTEBOOK,
+        "Score difference of every pair of agents.",
+        caption="Each cell is the row agent's mean per-task score minus the column agent's "
+        "(blue: the row agent scores higher) with the Holm-adjusted p-value of the sign-flip "
+        "test; `*` and a black frame mark p < 0.05. The matrix is antisymmetric: each pair "
+        "appears twice with opposite signs.",
+    ),
+)

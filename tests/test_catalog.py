@@ -1,0 +1,195 @@
+"""The table and figure declarations (automd_analysis.analysis.catalog): one per published name,
+each consistent with docs/tables.md, with the notebooks that publish it and with its display."""
+
+from __future__ import annotations
+
+import math
+import re
+from html import escape as html_escape
+from pathlib import Path
+
+import notebook_exports as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+from automd_analysis.analysis import catalog
+from automd_analysis.analysis.catalog.declaration import (
+    Column,
+    Figure,
+    PerAgent,
+    Table,
+    TableDeclarationError,
+)
+from automd_analysis.report.tables import export_table
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+DOCUMENTED = dict(
+    re.findall(
+        r"^\| `([a-z0-9_]+)\.csv` \| `([^`]+)` \|",
+        (ROOT / "docs" / "tables.md").read_text(),
+        flags=re.M,
+    )
+)
+
+
+def test_docs_document_every_declared_table_with_its_columns():
+    assert set(DOCUMENTED) == set(catalog.TABLES), "docs/tables.md and the catalog disagree"
+    for name, declared in catalog.TABLES.items():
+        assert DOCUMENTED[name] == declared.header, name
+
+
+def test_the_notebooks_publish_exactly_the_declared_names():
+    published = nx.notebook_exports(NOTEBOOKS)
+    declared = {("table", n) for n in catalog.TABLES} | {("figure", n) for n in catalog.FIGURES}
+    assert published == declared
+    for path in NOTEBOOKS:
+        mine = nx.notebook_exports([path])
+        for kind, name in mine:
+            assert catalog.lookup(name, kind).notebook == path.stem, (path.stem, name)
+    assert list(catalog.ANALYSES) == [p.stem for p in NOTEBOOKS]
+
+
+def test_names_are_unique_and_every_entry_is_complete():
+    names = [t.name for t in catalog.TABLES.values()]
+    assert len(names) == len(set(names))
+    for entry in [*catalog.TABLES.values(), *catalog.FIGURES.values()]:
+        assert entry.notebook in catalog.ANALYSES and entry.summary.endswith(".")
+    for figure in catalog.FIGURES.values():
+        assert figure.caption and figure.caption_for(figure.name.replace("<task>", "t"))
+
+
+def _example(declared: Table, agents=("<b>a</b>", "codex")) -> pd.DataFrame:
+    """One row of typed dummy values, archive-like strings that must be escaped."""
+    values = {"str": "<i>x</i>", "int": 3, "float": 0.5, "bool": True}
+    row = {}
+    for entry in declared.columns:
+        if isinstance(entry, PerAgent):
+            for agent in agents:
+                row[agent] = 0.5
+                if entry.sd:
+                    row[f"{agent}_sd"] = 0.1
+        else:
+            row[entry.name] = values[entry.dtype]
+            for bound in entry.ci_columns:
+                row[bound] = 0.4 if bound.endswith("low") else 0.6
+    return pd.DataFrame([row])
+
+
+@pytest.mark.parametrize("name", sorted(catalog.TABLES))
+def test_every_declaration_renders_its_columns_escaped(tmp_path, name):
+    declared = catalog.table(name)
+    frame = declared.frame(_example(declared))
+    assert declared.check(frame) == []
+    spec = declared.display(frame)
+    if spec is not None:
+        assert set(spec.referenced()) <= set(frame.columns), name
+    paths = export_table(frame, name, tmp_path)
+    html = paths["html"].read_text()
+    assert "<i>" not in html and "<b>a" not in html
+    if spec is not None:
+        assert all(html_escape(s.title) in html for s in spec.stats)
+    for column in declared.intervals:
+        shown = spec is not None and column in [s.mean for s in spec.stats if s.interval]
+        assert ("[0.400, 0.600]" in html) or not shown, column
+
+
+def test_declared_interval_columns_follow_the_naming_rule():
+    names = {c: t.intervals[c] for t in catalog.TABLES.values() for c in t.intervals}
+    assert names["penalized_mean"] == ("penalized_ci_low", "penalized_ci_high")
+    assert names["survival"] == ("survival_ci_low", "survival_ci_high")
+    assert names["diff_mean"] == ("ci_low", "ci_high")
+    assert catalog.table("table2_primary_scores").named[-4:] == [
+        "penalized_ci_low",
+        "penalized_ci_high",
+        "nonpenalized_ci_low",
+        "nonpenalized_ci_high",
+    ]
+    assert catalog.table("pairwise_comparisons").named[3:6] == ["diff_mean", "ci_low", "ci_high"]
+
+
+def test_frame_orders_types_and_rejects_other_columns():
+    t = Table(
+        "t",
+        "nb",
+        "A table.",
+        (
+            Column("agent", "str"),
+            Column("n", "int"),
+            Column("ok", "bool"),
+            Column("x", interval=True),
+        ),
+    )
+    frame = t.frame(
+        [{"x": 0.5, "ok": True, "n": 2.0, "agent": "a", "x_ci_low": 0.4, "x_ci_high": 0.6}]
+    )
+    assert frame.columns.tolist() == ["agent", "n", "ok", "x", "x_ci_low", "x_ci_high"]
+    assert frame["n"].dtype == np.int64 and frame["ok"].dtype == bool
+    empty = t.frame()
+    assert empty.empty and list(empty.dtypes.astype(str)) == [
+        "object",
+        "int64",
+        "bool",
+        *["float64"] * 3,
+    ]
+    nullable = t.frame(
+        pd.DataFrame(
+            {
+                "agent": ["a", "b"],
+                "n": [1.0, math.nan],
+                "ok": [True, None],
+                "x": [0.1, 0.2],
+                "x_ci_low": math.nan,
+                "x_ci_high": math.nan,
+            }
+        )
+    )
+    assert nullable["n"].isna().tolist() == [False, True]  # a missing count stays missing
+    with pytest.raises(TableDeclarationError, match="missing x_ci_high; not declared extra") as err:
+        t.frame(frame.drop(columns="x_ci_high").assign(extra=1))
+    assert err.value.code == "table.columns" and err.value.fix
+    with pytest.raises(TableDeclarationError, match="non-integer"):
+        t.frame(frame.assign(n=0.5))
+    assert t.check(frame.assign(ok="yes")) == ["column ok: values do not fit bool"]
+    assert t.check(frame[["n", "agent", "ok", "x", "x_ci_low", "x_ci_high"]])[0].startswith(
+        "columns"
+    )
+
+
+def test_per_agent_columns_keep_their_place():
+    declared = catalog.table("process_metrics_table4")
+    frame = pd.DataFrame(
+        {
+            "metric": ["m"],
+            "dimension": ["d"],
+            "zed": [1.0],
+            "aide": [2.0],
+            "rho": [0.1],
+            "p": [0.5],
+            "n": [3],
+            "embedding_backend": ["hashing"],
+        }
+    )
+    out = declared.frame(
+        frame[["rho", "metric", "zed", "aide", "dimension", "p", "n", "embedding_backend"]]
+    )
+    assert out.columns.tolist() == frame.columns.tolist()
+    wide = catalog.table("table6_methods_wide")
+    spec = wide.display(pd.DataFrame(columns=["field", "category", "aide", "aide_sd"]))
+    assert [(s.title, s.mean, s.sd) for s in spec.stats] == [("aide", "aide", "aide_sd")]
+
+
+def test_lookup():
+    assert catalog.lookup("table2_primary_scores").paper == "Table 2"
+    assert catalog.lookup("reliability_demo_sepsis", "figure").name == "reliability_<task>"
+    assert (
+        catalog.lookup("calibration_curve_x.1", "figure").notebook == "02_calibration_and_practices"
+    )
+    assert catalog.lookup("reliability_", "figure") is None
+    assert catalog.lookup("reliability_../x", "figure") is None
+    assert catalog.lookup("my_table") is None
+    with pytest.raises(ValueError):
+        catalog.lookup("table2_primary_scores", "chart")
+    fig = Figure("curve_<task>", "nb", "Curves.", caption="Curves of `{task}`.")
+    assert fig.caption_for("curve_sepsis") == "Curves of `sepsis`."
