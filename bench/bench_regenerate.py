@@ -73,14 +73,16 @@ def main() -> None:
     parser.add_argument("--annotations", type=Path, default=None, help="automd annotate output")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--reference", type=Path, default=None, help="an older checkout")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the reports in this folder")
     args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
 
     inputs = [str(args.archive.resolve()), "--data", str(args.data.resolve()),
               "--manifests", str(args.manifests.resolve()), "--jobs", str(args.jobs)]  # fmt: skip
     if args.annotations is not None:
         inputs += ["--annotations", str(args.annotations.resolve())]
-    with tempfile.TemporaryDirectory() as tmp:
-        scores = (args.scores or Path(tmp) / "scores").resolve()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep.resolve() if args.keep is not None else Path(scratch)
+        scores = (args.scores or tmp / "scores").resolve()
         subprocess.run(
             [sys.executable, "-m", "automd_analysis", "score", *inputs, "--out", str(scores),
              "--no-progress"],

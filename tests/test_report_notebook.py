@@ -188,6 +188,7 @@ def test_task_units_without_a_tasks_table(report):
 
 
 def test_task_units_and_access_come_from_the_store(tmp_path):
+    from automd_analysis.analysis.store import task_access
     from automd_analysis.scoring.publish import task_rows
     from automd_analysis.tasks import load_manifests
 
@@ -200,7 +201,7 @@ def test_task_units_and_access_come_from_the_store(tmp_path):
     report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
     access = {t: m.source.access for t, m in used.items()}
-    assert nbk.task_access(report.store) == access
+    assert task_access(report.store) == access
     restricted = {t for t, a in access.items() if a in ("credentialed", "dua")}
     assert set(report.disclosure.tasks or ()) == restricted
 

@@ -44,19 +44,13 @@ import pandas as pd
 from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import TableSpec
 from automd_analysis.analysis.primary import run_overview
-from automd_analysis.analysis.store import (
-    ScoreStore,
-    code_problems,
-    load_store,
-    task_access,
-    task_units,
-)
+from automd_analysis.analysis.store import ScoreStore, code_problems, load_store, task_units
 from automd_analysis.archive.workspace import Workspace, open_workspace
 from automd_analysis.errors import AutomdError
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
-from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
+from automd_analysis.report.disclosure import DisclosurePolicy, report_disclosure
 from automd_analysis.report.presentation import is_long
 from automd_analysis.report.views import (
     Collapsed,
@@ -539,11 +533,3 @@ def open_report(
         hand_run=hand_run,
         workspace=ws,
     )
-
-
-def report_disclosure(store: ScoreStore, min_cell: int | None) -> DisclosurePolicy:
-    """The small-cell policy of a report on ``store`` (task access terms from its ``tasks``
-    table). A task without recorded access terms counts as restricted (the safe side)."""
-    tasks = sorted(set(store.runs["task"].astype(str)))
-    access = task_access(store)
-    return disclosure_policy(min_cell, {t: access.get(t, "credentialed") for t in tasks}, tasks)

@@ -207,10 +207,14 @@ class Pipeline:
     config: RegenerateConfig
     meta: Any
     workspace: Workspace
-    notebook_paths: list[Path]
+    notebooks: dict[Path, Any]
     masking_results: Path | None
     embedding_cache: Path
     log: Callable[[str], None] = print
+
+    @property
+    def notebook_paths(self) -> list[Path]:
+        return list(self.notebooks)
 
     @property
     def archive(self) -> Path:
@@ -265,11 +269,11 @@ def _check_config(config: RegenerateConfig) -> None:
         )
 
 
-def _check_parameters(config: RegenerateConfig, paths: list[Path]) -> None:
+def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -> None:
     """Refuse user parameters that no notebook declares or that the pipeline sets itself."""
     declared: set[str] = set()
-    for path in paths:
-        declared |= set(declared_parameters(check_notebook(path)) or ())
+    for nb in notebooks.values():
+        declared |= set(declared_parameters(nb) or ())
     for name in sorted(config.parameters):
         if name in PIPELINE_PARAMETERS:
             raise AutomdError(
@@ -319,12 +323,13 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
             fix="pass the CSV/Parquet file written by the masking test (docs/tables.md)",
         )
     paths = discover_notebooks(ws.resolve(config.notebooks) or DEFAULT_NOTEBOOKS)
-    _check_parameters(config, paths)
+    notebooks = {path: check_notebook(path) for path in paths}
+    _check_parameters(config, notebooks)
     return Pipeline(
         config=config,
         meta=meta,
         workspace=ws,
-        notebook_paths=paths,
+        notebooks=notebooks,
         masking_results=supplied,
         embedding_cache=ws.resolve(config.embedding_cache) or ws.embeddings,
         log=log,
@@ -474,7 +479,7 @@ def embedding_stage(p: Pipeline, store) -> str:
 
 def disclosure_note(p: Pipeline, store) -> str:
     """The small-cell policy the notebooks applied, for the index."""
-    from automd_analysis.report.notebook import report_disclosure
+    from automd_analysis.report.disclosure import report_disclosure
 
     return report_disclosure(store, p.config.min_cell).describe()
 
@@ -526,7 +531,7 @@ def _plan(p: Pipeline, paths: list[Path]) -> list[_Planned]:
     store = store_fingerprint(p.scores_dir)
     planned = []
     for path in paths:
-        nb = check_notebook(path)
+        nb = p.notebooks[path]
         staging = staging_dir(p.out, path.stem)
         params = select_parameters(nb, {**offered, "output_dir": str(staging)})
         declared = declared_parameters(nb) or frozenset(params)
@@ -546,7 +551,7 @@ def _skipped(p: Pipeline, store) -> dict[Path, str]:
     available = {role: exp in present for role, exp in p.meta.roles.items()}
     skipped = {}
     for path in p.notebook_paths:
-        unmet = missing_requirements(check_notebook(path), available)
+        unmet = missing_requirements(p.notebooks[path], available)
         if unmet:
             names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
             skipped[path] = f"the score store has no runs of the experiment role(s) {names}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -46,6 +47,7 @@ __all__ = [
     "missing_requirements",
     "notebook_parameters",
     "raise_for_failures",
+    "skip_iri_format_checks",
 ]
 
 #: Cell tag marking the notebook's own parameter defaults (papermill convention).
@@ -415,6 +417,13 @@ def execute_notebook(
     return NotebookResult(source, output, None, time.perf_counter() - start)
 
 
+def skip_iri_format_checks() -> None:
+    """Keep jsonschema (imported by nbformat) from importing ``rfc3987_syntax``: when installed it
+    compiles a Lark grammar on import, seconds per process, for the ``iri`` formats that no
+    notebook schema uses. Effective only before nbformat is first imported."""
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+
 def _execute_job(args: tuple) -> NotebookResult:
     """Run one notebook in a worker process, with the process's (and so the kernel's) stderr
     going to ``<output>.log`` instead of the terminal: kernels print start-up and shutdown
@@ -422,6 +431,7 @@ def _execute_job(args: tuple) -> NotebookResult:
     without error is also rendered to its HTML page (in the worker, so pages render in
     parallel)."""
     source, output, parameters, timeout, kernel_name, render, page = args
+    skip_iri_format_checks()
     log = Path(output).with_suffix(".log")
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
