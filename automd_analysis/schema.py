@@ -19,12 +19,17 @@ __all__ = [
     "net_benefit_column",
     "MASKING_COLUMNS",
     "MASKING_SCHEMA",
+    "NOT_NULL",
+    "REQUIRED_COLUMNS",
     "RUN_KEY",
     "RUN_KEY_FIELDS",
     "SCHEMAS",
+    "SORT_KEYS",
     "STORE_SCHEMA_VERSION",
     "TABLES",
+    "TABLE_KEYS",
     "columns",
+    "key_columns",
 ]
 
 STORE_SCHEMA_VERSION = 1
@@ -316,6 +321,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("replicates", pa.list_(_F64)),
         ]
     ),
+    "code": _schema(RUN_KEY_FIELDS + [("version", _STR), ("n_files", _I64), ("code_sha256", _STR)]),
+    "code_texts": _schema([("code_sha256", _STR), ("text", _STR)]),
+    "tasks": _schema(
+        [("task", _STR), ("title", _STR), ("origin", _STR)]
+        + _TASK_COLS
+        + [
+            ("null_score", _F64),
+            ("unit", _STR),
+            ("access", _STR),
+            ("synthetic", _BOOL),
+            ("manifest_sha256", _STR),
+        ]
+    ),
     "problems": _schema(
         [
             ("run_id", _STR),
@@ -337,6 +355,90 @@ SCHEMAS: dict[str, pa.Schema] = {
 TABLES = tuple(SCHEMAS)
 #: Columns shared by every store table except ``problems``: they identify one run.
 RUN_KEY: tuple[str, ...] = tuple(name for name, _ in RUN_KEY_FIELDS)
+
+
+#: Canonical row order of every table. Readers sort on load, so that sums (and every float derived
+#: from them) do not depend on the order in which the rows were written.
+SORT_KEYS: Mapping[str, tuple[str, ...]] = {
+    "scores": ("run_id", "version"),
+    "runs": ("run_id",),
+    "subgroups": ("run_id", "attribute", "group"),
+    "calibration_bins": ("run_id", "kind", "quantile", "bin"),
+    "reasons": ("run_id", "version", "code"),
+    "annotations": ("run_id", "field", "value"),
+    "pairs": ("run_id", "earlier", "later", "change"),
+    "steps": ("run_id", "step"),
+    "calibration_measures": ("run_id",),
+    "calibration_curves": ("run_id", "kind", "x"),
+    "annotation_comparison": ("run_id", "field"),
+    "replicates": ("run_id", "replicate"),
+    "code": ("run_id", "version"),
+    "code_texts": ("code_sha256",),
+    "tasks": ("task",),
+    "extra_metrics": ("run_id", "metric"),
+}
+
+#: Columns the analyses read, beyond the run key: a table without one of them is refused on load
+#: (a store written by an incompatible scorer). ``automd score`` writes every column of
+#: :data:`SCHEMAS`; a store built by hand (``ScoreStore.from_frames``) needs these only.
+REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "scores": ("version", "is_selected", "task_kind", "validation", "shift",
+               "internal_counterpart", "valid", "reason_code", "raw", "score", "auroc", "ece",
+               "brier"),
+    "runs": ("objective", "tokens_total"),
+    "subgroups": ("attribute", "group", "n", "score_raw", "eligible"),
+    "calibration_bins": ("kind", "quantile", "time", "bin", "lo", "hi", "n", "mean_pred",
+                         "observed", "kept", "weight"),
+    "reasons": ("version", "code", "message"),
+    "annotations": ("field", "value"),
+    "pairs": ("earlier", "later", "change", "affects_predictions"),
+    "steps": ("step", "ok"),
+    "calibration_measures": ("task_kind", "ece_10", "cal_intercept", "cal_slope", "ici"),
+    "calibration_curves": ("kind", "horizon", "x", "observed", "lo", "hi"),
+    "annotation_comparison": ("field", "reference_value", "generated_value",
+                              "reference_annotator", "generated_annotator"),
+    "replicates": ("replicate", "score", "ece"),
+    "code": ("version", "n_files", "code_sha256"),
+    "code_texts": ("text",),
+    "tasks": ("task_kind", "metric", "unit", "access"),
+    "problems": ("effect", "code", "message"),
+    "extra_metrics": ("task_kind", "metric", "higher_is_better", "value", "ci_low", "ci_high",
+                      "replicates"),
+}  # fmt: skip
+
+#: Columns that are never null, beyond the run key (``llm`` may be null): readers refuse a null
+#: there, and read the column with its exact type (the others of type int may hold nulls and are
+#: read as float, NaN for null).
+NOT_NULL: Mapping[str, frozenset[str]] = {
+    "scores": frozenset({"is_selected", "valid"}),
+    "subgroups": frozenset({"n", "eligible"}),
+    "calibration_bins": frozenset({"bin", "n", "kept"}),
+    "steps": frozenset({"step", "ok"}),
+    "replicates": frozenset({"replicate"}),
+    "code": frozenset({"n_files"}),
+    "tasks": frozenset({"task"}),
+    "extra_metrics": frozenset({"metric", "higher_is_better"}),
+}
+
+#: Key columns of tables that are not keyed by the run (``replicates`` by ``run_id`` alone).
+TABLE_KEYS: Mapping[str, tuple[str, ...]] = {
+    "replicates": ("run_id",),
+    "code_texts": ("code_sha256",),
+    "tasks": ("task",),
+    "problems": ("run_id", "experiment", "agent", "task", "rep"),  # null for archive problems
+}
+
+
+def key_columns(table: str) -> tuple[str, ...]:
+    """The columns identifying a row's run (or task, text) in ``table``: :data:`RUN_KEY` unless
+    the table says otherwise (:data:`TABLE_KEYS`).
+
+    Examples
+    --------
+    >>> key_columns("scores")[:2], key_columns("tasks")
+    (('run_id', 'experiment'), ('task',))
+    """
+    return TABLE_KEYS.get(table, RUN_KEY)
 
 
 def columns(table: str) -> tuple[str, ...]:

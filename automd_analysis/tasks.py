@@ -292,20 +292,21 @@ def load_manifest(path: str | Path) -> TaskManifest:
     return manifest
 
 
-def manifest_dir(override: str | Path | None = None) -> Path:
-    """The manifest directory: argument, else ``AUTOMD_MANIFESTS``, else ``<repo>/data_manifests``."""
+def manifest_dir(override: str | Path | None = None, root: str | Path = REPO_ROOT) -> Path:
+    """The manifest directory: argument, else ``AUTOMD_MANIFESTS``, else ``<root>/data_manifests``
+    (``root``: the repository; :mod:`automd_analysis.archive.workspace` passes its own)."""
     if override is not None:
         return Path(override)
     env = os.environ.get("AUTOMD_MANIFESTS")
-    return Path(env) if env else DEFAULT_MANIFEST_DIR
+    return Path(env) if env else Path(root) / DEFAULT_MANIFEST_DIR.name
 
 
-def data_root(override: str | Path | None = None) -> Path:
-    """The data root: argument, else ``AUTOMD_DATA``, else ``<repo>/data``."""
+def data_root(override: str | Path | None = None, root: str | Path = REPO_ROOT) -> Path:
+    """The data root: argument, else ``AUTOMD_DATA``, else ``<root>/data``."""
     if override is not None:
         return Path(override)
     env = os.environ.get("AUTOMD_DATA")
-    return Path(env) if env else DEFAULT_DATA_ROOT
+    return Path(env) if env else Path(root) / DEFAULT_DATA_ROOT.name
 
 
 def load_manifests(directory: str | Path | None = None) -> dict[str, TaskManifest]:

@@ -12,6 +12,8 @@ Sizes follow the paper: 4 agents x 15 tasks x 3 reps = 180 runs, 25 versions and
 from __future__ import annotations
 
 import argparse
+import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,9 @@ from _timing import timed
 
 from automd_analysis.analysis import development, process
 from automd_analysis.analysis.embeddings import embed_code
+from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.masking import compare_alarms, mask_records
+from automd_analysis.schema import RUN_KEY
 
 
 def synthetic_store(n_agents=4, n_tasks=15, n_reps=3, n_versions=25, n_steps=30, seed=0):
@@ -66,7 +70,31 @@ def synthetic_store(n_agents=4, n_tasks=15, n_reps=3, n_versions=25, n_steps=30,
                     steps.append({"run_id": key["run_id"], "step": s + 1, "ok": bool(version),
                                   "reported_val_score": raw[s] + 0.02 if version else np.nan,
                                   "version": version})  # fmt: skip
-    return pd.DataFrame(scores), pd.DataFrame(runs), pd.DataFrame(steps), code
+    return _store(pd.DataFrame(scores), pd.DataFrame(runs), pd.DataFrame(steps), code), code
+
+
+def _store(scores, runs, steps, code) -> ScoreStore:
+    """The frames as a checked score store, with the columns the loader requires and the code
+    tables the scorer would publish."""
+    scores = scores.assign(task_kind="classification", validation="internal", shift="none",
+                           internal_counterpart=None, reason_code=None, auroc=scores["raw"],
+                           ece=0.05, brier=0.2)  # fmt: skip
+    keys = scores.drop_duplicates("run_id").set_index("run_id")[list(RUN_KEY[1:])]
+    steps = steps.join(keys, on="run_id")
+    rows, texts = [], {}
+    for run_id, versions in code.items():
+        for version, text in versions.items():
+            sha = hashlib.sha256(text.encode()).hexdigest()
+            texts[sha] = text
+            rows.append({"run_id": run_id, **keys.loc[run_id].to_dict(), "version": version,
+                         "n_files": 1, "code_sha256": sha})  # fmt: skip
+    return ScoreStore.from_frames(
+        scores=scores,
+        runs=runs.assign(objective=None),
+        steps=steps,
+        code=pd.DataFrame(rows),
+        code_texts=pd.DataFrame({"code_sha256": list(texts), "text": list(texts.values())}),
+    )
 
 
 def synthetic_sequential(n_patients=8000, seed=0):
@@ -82,8 +110,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--minilm", action="store_true", help="also time the MiniLM backend")
     args = parser.parse_args()
-    scores, runs, steps, code = synthetic_store()
-    pairs = development.version_pairs(scores, runs)
+    store, code = synthetic_store()
+    no_code = replace(store, code=None)
+    pairs = development.version_pairs(store)
     texts = [t for run in code.values() for t in run.values()]
     features = synthetic_sequential()
     masked = mask_records(features, "patient_id", "hour", seed=1)
@@ -92,11 +121,11 @@ def main() -> None:
     embed_code(texts[:2], backend="hashing")  # import cost out of the timings
 
     rows = [
-        ("table18 (180 runs, 4,500 versions)", lambda: development.table18(scores, runs)),
-        ("figure5_curves (5-min grid)", lambda: development.figure5_curves(scores, runs)),
+        ("table18 (180 runs, 4,500 versions)", lambda: development.table18(store)),
+        ("figure5_curves (5-min grid)", lambda: development.figure5_curves(store)),
         (
             "version_pairs + sample_pairs",
-            lambda: development.sample_pairs(development.version_pairs(scores, runs), seed=0),
+            lambda: development.sample_pairs(development.version_pairs(store), seed=0),
         ),  # fmt: skip
         (
             "embed_code hashing (4,500 texts x 150 lines)",
@@ -104,11 +133,11 @@ def main() -> None:
         ),  # fmt: skip
         (
             "process_metrics incl. hashing embeddings (180 runs)",
-            lambda: process.process_metrics(runs, steps, scores, code, backend="hashing"),
+            lambda: process.process_metrics(store, backend="hashing"),
         ),  # fmt: skip
         (
             "process_metrics without code (180 runs)",
-            lambda: process.process_metrics(runs, steps, scores),
+            lambda: process.process_metrics(no_code),
         ),  # fmt: skip
         (
             f"mask_records ({len(features):,} patient-hours)",

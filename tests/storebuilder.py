@@ -349,6 +349,66 @@ def build_store(runs: list[dict], **kwargs) -> ScoreStore:
     return ScoreStore.from_frames(**frames(runs, **kwargs))
 
 
+def code_frames(code: dict[str, dict[str, str]], keys: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+    """``code`` and ``code_texts`` tables for ``{run_id: {version: text}}`` (``keys``: the run key
+    columns indexed by ``run_id``), as the scorer publishes them."""
+    import hashlib
+
+    rows, texts = [], {}
+    for run_id, versions in code.items():
+        for version, text in versions.items():
+            sha = hashlib.sha256(text.encode()).hexdigest()
+            texts[sha] = text
+            rows.append({**keys.loc[run_id].to_dict(), "run_id": run_id, "version": version,
+                         "n_files": 1, "code_sha256": sha})  # fmt: skip
+    code_table = pd.DataFrame(rows, columns=[*RUN_KEY, "version", "n_files", "code_sha256"])
+    text_table = pd.DataFrame(
+        {"code_sha256": list(texts), "text": list(texts.values())}, columns=["code_sha256", "text"]
+    )
+    return code_table, text_table
+
+
+def loose_store(
+    scores: pd.DataFrame,
+    runs: pd.DataFrame | None = None,
+    *,
+    code: dict[str, dict[str, str]] | None = None,
+    **tables: pd.DataFrame | None,
+) -> ScoreStore:
+    """A checked store from the few columns a test sets: the other columns the loader requires
+    are added as nulls, run-key columns of the other tables are looked up in ``scores`` by
+    ``run_id`` (placeholders for run ids it does not have), ``runs`` defaults to the run keys of
+    ``scores`` and ``code`` gives each version's code text (:func:`code_frames`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from automd_analysis.schema import REQUIRED_COLUMNS, SCHEMAS, key_columns
+
+    keys = scores.drop_duplicates("run_id")[list(RUN_KEY)].set_index("run_id")
+    frames = {"scores": scores, "runs": keys.reset_index() if runs is None else runs, **tables}
+    if code is not None:
+        frames["code"], frames["code_texts"] = code_frames(code, keys)
+    placeholder = {"experiment": "main", "agent": "x", "llm": None, "task": "t", "rep": 0,
+                   "reference": False}  # fmt: skip
+    out = {}
+    for name, frame in frames.items():
+        if frame is None:
+            out[name] = None
+            continue
+        frame = frame.copy()
+        if key_columns(name) == RUN_KEY:
+            for column in RUN_KEY[1:]:
+                if column not in frame:
+                    known = frame["run_id"].map(keys[column])
+                    frame[column] = known.where(known.notna(), placeholder[column])
+        for column in REQUIRED_COLUMNS[name]:
+            if column not in frame:
+                numeric = pa.types.is_floating(SCHEMAS[name].field(column).type)
+                frame[column] = np.nan if numeric else None
+        out[name] = frame
+    return ScoreStore.from_frames(**out)
+
+
 def write_store(runs: list[dict], directory: str | Path, **kwargs) -> Path:
     """Write the store's Parquet tables + ``store.json`` into ``directory``; return it."""
     out = Path(directory)

@@ -7,18 +7,19 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from storebuilder import loose_store
 
 from automd_analysis.analysis.development import (
     development_summary,
     figure3_shares,
     figure5_curves,
-    form_version_pairs,
     run_curve,
     sample_pairs,
     table18,
     table19,
     version_pairs,
 )
+from automd_analysis.archive.version_pairs import form_version_pairs
 from automd_analysis.errors import ScoreStoreError
 
 # ------------------------------------------------------------------------ hand-built store frames
@@ -115,7 +116,7 @@ def store():
 
 def test_development_summary_hand_values(store):
     scores, runs = store
-    d = development_summary(scores, runs).set_index("run_id")
+    d = development_summary(loose_store(scores, runs)).set_index("run_id")
     assert list(d.index) == [
         "main/A/t1/rep0",
         "main/A/t1/rep1",
@@ -138,13 +139,13 @@ def test_val_minus_test_only_on_auroc_and_ctd(store):
     scores, runs = store
     scores = scores.copy()
     scores.loc[scores["task"] == "t2", "metric"] = "min_se_ppv"
-    d = development_summary(scores, runs).set_index("run_id")
+    d = development_summary(loose_store(scores, runs)).set_index("run_id")
     assert np.isnan(d.loc["main/B/t2/rep1", "val_minus_test"])
 
 
 def test_table18_hand_values(store):
     scores, runs = store
-    t = table18(scores, runs).set_index("agent")
+    t = table18(loose_store(scores, runs)).set_index("agent")
     assert list(t.index) == ["A", "B"]
     assert t.loc["A", "versions_per_run"] == 3.0
     assert t.loc["B", "versions_per_run"] == 1.0
@@ -158,17 +159,17 @@ def test_table18_hand_values(store):
     assert t.loc["B", "n_runs_selection"] == 1
     assert t.loc["A", "val_minus_test"] == pytest.approx((0.05 + 0.02) / 2)
     assert t.loc["B", "val_minus_test"] == pytest.approx(0.05)
-    with_baseline = table18(scores, runs, include_reference=True)
+    with_baseline = table18(loose_store(scores, runs), include_reference=True)
     assert "baseline" in set(with_baseline["agent"])
 
 
 def test_missing_columns_are_structured_errors(store):
     scores, runs = store
     with pytest.raises(ScoreStoreError) as err:
-        table18(scores.drop(columns="elapsed_min"), runs)
+        table18(loose_store(scores.drop(columns="elapsed_min"), runs))
     assert "elapsed_min" in err.value.message and err.value.code == "store.columns"
     with pytest.raises(ScoreStoreError):
-        table18(scores, runs.drop(columns="run_minutes"))
+        table18(loose_store(scores, runs.drop(columns="run_minutes")))
 
 
 # --------------------------------------------------------------------------------------- Figure 5
@@ -207,7 +208,7 @@ def test_run_curve_properties(versions, grid):
 
 def test_figure5_curves_mean_over_runs(store):
     scores, runs = store
-    f = figure5_curves(scores, runs, grid=[0, 10, 20, 40, 60, 1000])
+    f = figure5_curves(loose_store(scores, runs), grid=[0, 10, 20, 40, 60, 1000])
     a = f[f["agent"] == "A"].set_index("time_min")["mean_score"]
     # rep0 scores: 0.4 @20, 0.6 @40, 0.5 @60; rep1: 0.8 @5, 0.4 @30
     expected = {0: 0.0, 10: 0.4, 20: 0.6, 40: 0.5, 60: 0.45, 1000: 0.45}
@@ -221,7 +222,7 @@ def test_figure5_curves_mean_over_runs(store):
 
 def test_figure5_default_grid_reaches_the_budget(store):
     scores, runs = store
-    f = figure5_curves(scores, runs, step_min=60)
+    f = figure5_curves(loose_store(scores, runs), step_min=60)
     assert f["time_min"].max() == 720
     assert sorted(set(f["time_min"])) == list(range(0, 721, 60))
 
@@ -296,7 +297,7 @@ def test_linear_pairs_consecutive_valid_versions():
 
 def test_version_pairs_skip_invalid_runs_and_compute_changes(store):
     scores, runs = store
-    p = version_pairs(scores, runs)
+    p = version_pairs(loose_store(scores, runs))
     assert set(p["run_id"]) == {"main/A/t1/rep0", "main/A/t1/rep1"}  # B rep0 invalid, B rep1: 1 v
     a0 = p[p["run_id"] == "main/A/t1/rep0"]
     assert list(zip(a0["earlier"], a0["later"], strict=True)) == [("v2", "v3"), ("v3", "v4")]
@@ -386,9 +387,27 @@ def sampled_and_annotations():
     return sampled, ann
 
 
+def _pairs_store(annotations: pd.DataFrame):
+    """A store whose ``pairs.parquet`` holds ``annotations`` (runs r1.. of agents A, B)."""
+    scores = pd.DataFrame(
+        [
+            {
+                **_key("A", "t", i),
+                "run_id": f"r{i}",
+                "version": "selected",
+                "is_selected": True,
+                "valid": True,
+                "score": 0.5,
+            }  # fmt: skip
+            for i in range(1, 10)
+        ]
+    )
+    return loose_store(scores, pairs=annotations)
+
+
 def test_figure3_shares_hand_values(sampled_and_annotations):
     sampled, ann = sampled_and_annotations
-    f = figure3_shares(sampled, ann).set_index(["agent", "stage", "change"])
+    f = figure3_shares(_pairs_store(ann), sampled).set_index(["agent", "stage", "change"])
     assert f.loc[("A", "early", "ensembling"), "n_pairs"] == 2
     assert f.loc[("A", "early", "ensembling"), "share"] == pytest.approx(0.5)
     assert f.loc[("A", "early", "hyperparameter_tuning"), "share"] == pytest.approx(0.5)
@@ -403,7 +422,7 @@ def test_figure3_shares_hand_values(sampled_and_annotations):
 
 def test_table19_hand_values(sampled_and_annotations):
     sampled, ann = sampled_and_annotations
-    t = table19(sampled, ann).set_index("change")
+    t = table19(_pairs_store(ann), sampled).set_index("change")
     assert t.loc["ensembling", "n"] == 2  # r1 (+0.10) and r3 (+0.20); r2 does not count
     assert t.loc["ensembling", "mean"] == pytest.approx(0.15)
     assert t.loc["ensembling", "sd"] == pytest.approx(np.std([0.1, 0.2], ddof=1))

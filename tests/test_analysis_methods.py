@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+from storebuilder import loose_store
 
 from automd_analysis.analysis.methods import (
     TABLE6_CATEGORIES,
@@ -112,7 +114,7 @@ def data():
 
 def test_table6_hand_values(data):
     ann, scores = data
-    t = table6(ann, scores).set_index(["field", "category", "agent"])
+    t = table6(loose_store(scores, annotations=ann)).set_index(["field", "category", "agent"])
     gbdt = t.loc[("model_families", "gbdt", "A")]
     # rep0: 2 of 2 valid annotated runs; rep1: 0 of 1 (A/t3 unannotated, A/t2 rep1 invalid)
     assert gbdt["pct_mean"] == pytest.approx(50.0)
@@ -137,13 +139,13 @@ def test_table6_hand_values(data):
 def test_table6_requires_columns(data):
     ann, scores = data
     with pytest.raises(ScoreStoreError) as err:
-        table6(ann.drop(columns="value"), scores)
+        table6(replace(loose_store(scores, annotations=ann), annotations=ann.drop(columns="value")))
     assert "value" in err.value.message
 
 
 def test_table17_hand_values(data):
     ann, scores = data
-    t = table17(ann, scores)
+    t = table17(loose_store(scores, annotations=ann))
     assert t["run_id"].tolist() == ["main/A/t1/rep0", "main/A/t1/rep1"]
     assert t["error"].tolist() == ["censored_as_death", "wrong_ipcw"]
     assert t["label"].tolist() == ["censored_as_death (0.50)", "wrong_ipcw (1.00)"]
@@ -153,7 +155,7 @@ def test_table17_hand_values(data):
 
 def test_table17_summary(data):
     ann, scores = data
-    s = table17_summary(ann, scores).set_index("agent")
+    s = table17_summary(loose_store(scores, annotations=ann)).set_index("agent")
     assert s.loc["A", "n_valid_survival"] == 2 and s.loc["A", "n_with_error"] == 2
     assert s.loc["A", "censored_as_death"] == 1 and s.loc["A", "wrong_ipcw"] == 1
     assert s.loc["A", "n_exceeding_baseline"] == 1
@@ -164,5 +166,5 @@ def test_table17_summary(data):
 
 def test_table17_without_baseline_has_unknown_comparison(data):
     ann, scores = data
-    t = table17(ann, scores[scores["agent"] != "baseline"])
+    t = table17(loose_store(scores[scores["agent"] != "baseline"], annotations=ann))
     assert t["exceeds_baseline"].isna().all() and t["baseline_score"].isna().all()

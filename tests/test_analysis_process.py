@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -11,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from storebuilder import loose_store
 
 from automd_analysis.analysis.embeddings import BACKEND_HASHING
 from automd_analysis.analysis.process import (
@@ -30,7 +30,6 @@ from automd_analysis.analysis.process import (
     pairwise_win_rate,
     process_metrics,
     process_summary,
-    run_code_texts,
     spearman_table,
     val_test_gap,
     valid_step_ratio,
@@ -240,7 +239,9 @@ def _embed(texts):
 def test_process_metrics_hand_values(frames):
     runs, steps, scores = frames
     code = {"main/A/t1/rep0": {"v1": "c1", "v2": "c2", "v3": "c3", "v4": "c4"}}
-    m = process_metrics(runs, steps, scores, code, embed=_embed).set_index("run_id")
+    m = process_metrics(loose_store(scores, runs, steps=steps, code=code), embed=_embed).set_index(
+        "run_id"
+    )
     assert list(m.index) == ["main/A/t1/rep0", "main/B/t2/rep0", "main/B/t3/rep1"]
     a = m.loc["main/A/t1/rep0"]
     assert a["n_steps"] == 5
@@ -279,7 +280,9 @@ def test_process_metrics_hand_values(frames):
 def test_process_metrics_with_the_hashing_backend(frames):
     runs, steps, scores = frames
     code = {"main/A/t1/rep0": {"v1": "x = 1", "v2": "x = 2\ny = x", "v3": "", "v4": "x = 1"}}
-    m = process_metrics(runs, steps, scores, code, backend="hashing").set_index("run_id")
+    m = process_metrics(
+        loose_store(scores, runs, steps=steps, code=code), backend="hashing"
+    ).set_index("run_id")
     a = m.loc["main/A/t1/rep0"]
     assert a["embedding_backend"] == BACKEND_HASHING
     assert a["exploration_reach"] > 0 and np.isfinite(a["effective_dim"])
@@ -290,12 +293,12 @@ def test_process_metrics_with_the_hashing_backend(frames):
 def test_process_metrics_errors(frames):
     runs, steps, scores = frames
     with pytest.raises(ScoreStoreError) as err:
-        process_metrics(runs.drop(columns="search"), steps, scores)
+        process_metrics(loose_store(scores, runs.drop(columns="search"), steps=steps))
     assert "search" in err.value.message
     bad = runs.copy()
     bad.loc[0, "metric"] = "accuracy"
     with pytest.raises(ScoreStoreError) as err:
-        process_metrics(bad, steps, scores)
+        process_metrics(loose_store(scores, bad, steps=steps))
     assert err.value.code == "store.metric"
 
 
@@ -324,7 +327,8 @@ def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
 
 def test_process_summary_layout(frames):
     runs, steps, scores = frames
-    m = process_metrics(runs, steps, scores, {"main/A/t1/rep0": {"v1": "c1"}}, embed=_embed)
+    store = loose_store(scores, runs, steps=steps, code={"main/A/t1/rep0": {"v1": "c1"}})
+    m = process_metrics(store, embed=_embed)
     s = process_summary(m)
     assert s["metric"].tolist() == list(PROCESS_METRICS)
     assert list(s.columns) == ["metric", "dimension", "A", "B", "rho", "p", "n",
@@ -368,44 +372,10 @@ def test_pairwise_win_rate_hand_values():
         ("baseline", "t1", 0, True, 0.99),
     ]:
         rows.append({**_key(agent, task, rep), "is_selected": True, "valid": valid, "raw": raw})
-    wr = pairwise_win_rate(pd.DataFrame(rows)).set_index("agent")
+    wr = pairwise_win_rate(loose_store(pd.DataFrame(rows))).set_index("agent")
     # t1: A>B 3/4 (ties and invalid-vs-x are not wins), A>C 1/2; t2: A>B 0
     assert wr.loc["A", "win_rate"] == pytest.approx((0.75 + 0.5 + 0) / 3)
     assert wr.loc["B", "win_rate"] == pytest.approx((0 + 0 + 1) / 3)
     assert wr.loc["C", "win_rate"] == pytest.approx((0.5 + 1) / 2)
     assert wr.loc["C", "n_comparisons"] == 2
     assert "baseline" not in wr.index
-
-
-def test_run_code_texts_reads_code_files_through_the_reader():
-    reads = []
-
-    def read_text(rel, max_bytes):
-        reads.append((rel, max_bytes))
-        return f"<{rel}>"
-
-    run = SimpleNamespace(
-        versions=[
-            SimpleNamespace(version_id="v1", code_files=["code/v1/b.py", "code/v1/a.py"]),
-            SimpleNamespace(version_id="v2", code_files=[]),
-        ],
-        read_text=read_text,
-    )
-    texts = run_code_texts(run, max_bytes=100)
-    assert texts == {"v1": "<code/v1/a.py>\n<code/v1/b.py>"}
-    assert reads == [("code/v1/a.py", 100), ("code/v1/b.py", 100)]
-
-
-def test_read_archive_code_on_the_fixture_archive():
-    from pathlib import Path
-
-    from automd_analysis.analysis.process import read_archive_code
-
-    root = Path(__file__).parent / "fixtures" / "small" / "archive"
-    run_id = "main/beta/fx_cls/rep0"
-    code = read_archive_code(root, run_ids=[run_id])
-    assert list(code) == [run_id]
-    texts = code[run_id]
-    assert sorted(texts) == ["n1", "n2", "n3", "n4"]
-    run_dir = root / run_id
-    assert texts["n3"] == (run_dir / "code" / "n3" / "train.py").read_text()

@@ -19,7 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from automd_analysis.analysis.process import read_archive_code
 from automd_analysis.analysis.store import load_store
 from automd_analysis.archive import open_archive
 from automd_analysis.scoring import plan as plan_module
@@ -188,18 +187,26 @@ def test_huge_sparse_submission_is_refused_before_hashing(archive, tmp_path, mon
     assert not selected["valid"] and selected["reason_code"] == "file.too_large"
 
 
-def test_oversized_code_file_is_skipped_for_its_run_only(archive):
-    pristine = read_archive_code(archive)
+def test_oversized_code_file_is_skipped_for_its_run_only(archive, tmp_path):
+    assert score(archive, tmp_path / "pristine").returncode == 0
+    pristine = load_store(tmp_path / "pristine").code_texts()
     big = archive / RUN / "code" / "v01" / "train.py"
     big.write_text("x = 1\n" * (2 << 20 // 6 + 1) + "# " + "y" * (2 << 20))
-    problems_found: list[dict] = []
-    code = read_archive_code(archive, problems=problems_found)
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    store = load_store(out)
+    code = store.code_texts()
     assert "v01" not in code[RUN]  # its only code file was too large
-    assert [(p["run_id"], p["code"]) for p in problems_found] == [(RUN, "archive.too_large")]
+    skipped = store.problems[store.problems["effect"] == "code file skipped"]
+    assert skipped[["run_id", "version", "code"]].values.tolist() == [
+        [RUN, "v01", "archive.too_large"]
+    ]
+    assert skipped["path"].tolist() == [f"{RUN}/code/v01/train.py"]
     assert {r: t for r, t in code.items() if r != RUN} == {
         r: t for r, t in pristine.items() if r != RUN
     }
     assert code[RUN] == {v: t for v, t in pristine[RUN].items() if v != "v01"}
+    assert RUN in set(store.runs["run_id"])  # the run itself is still scored
 
 
 def test_written_files_and_directories_follow_the_umask(archive, tmp_path):

@@ -85,11 +85,20 @@ def test_modules_use_each_others_public_names_only():
 
 
 def test_every_column_the_analyses_read_is_in_the_store_schema():
-    from automd_analysis.analysis.store import REQUIRED_COLUMNS
-    from automd_analysis.schema import RUN_KEY, SCHEMAS
+    from automd_analysis.schema import (
+        NOT_NULL,
+        REQUIRED_COLUMNS,
+        RUN_KEY,
+        SCHEMAS,
+        SORT_KEYS,
+        key_columns,
+    )
 
+    assert set(REQUIRED_COLUMNS) == set(SCHEMAS) == set(SORT_KEYS) | {"problems"}
     for table, names in REQUIRED_COLUMNS.items():
-        missing = set(names) - set(SCHEMAS[table].names)
+        declared = set(SCHEMAS[table].names)
+        missing = (set(names) | set(key_columns(table)) | set(SORT_KEYS.get(table, ()))) - declared
         assert not missing, (table, missing)
-        if table != "problems":
+        assert NOT_NULL.get(table, frozenset()) <= set(names) | set(key_columns(table)), table
+        if key_columns(table) == RUN_KEY:
             assert SCHEMAS[table].names[: len(RUN_KEY)] == list(RUN_KEY), table

@@ -208,17 +208,8 @@ def test_one_ulp_on_the_process_metrics_changes_no_rank_or_rho(fixture_store):
     from automd_analysis.analysis import process
     from automd_analysis.report.tables import csv_text
 
-    sys.path.insert(0, str(ROOT / "tests" / "nbval"))
-    try:
-        import nbval_params
-    finally:
-        sys.path.pop(0)
-
-    archive = ROOT / nbval_params.FIXTURE / "archive"
     store = fixture_store
-    runs = store.runs
-    wanted = sorted(runs.loc[(runs["experiment"] == "main") & ~runs["reference"], "run_id"])
-    code = process.read_archive_code(archive, run_ids=wanted)
+    assert store.code_texts(), "the fixture store publishes the code of its versions"
 
     def embed(texts, nudge=None):
         from automd_analysis.analysis.embeddings import embed_code
@@ -233,11 +224,9 @@ def test_one_ulp_on_the_process_metrics_changes_no_rank_or_rho(fixture_store):
             csv_text(process.opportunity_partition(per_run)),
         ]
 
-    per_run = process.process_metrics(runs, store.steps, store.scores, code, embed=embed)
+    per_run = process.process_metrics(store, embed=embed)
     rng = np.random.default_rng(7)
-    shaken = process.process_metrics(
-        runs, store.steps, store.scores, code, embed=lambda t: embed(t, rng)
-    )
+    shaken = process.process_metrics(store, embed=lambda t: embed(t, rng))
     assert csv_text(per_run) == csv_text(shaken)  # per-run values, to 12 significant digits
     assert tables(per_run) == tables(shaken)
     nudged = _nudge_frame(per_run, np.random.default_rng(8))

@@ -425,3 +425,138 @@ def test_notebook_02_skips_figure_2a_with_a_note_without_baseline_runs(archive, 
     assert not (out / "figures" / "fig2a_ece_decomposition.png").exists()
     assert (out / "figures" / "fig2b_recalibration.png").is_file()  # the rest still rendered
     assert (out / "tables" / "table13_task_ece.csv").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# incremental regenerate: unchanged notebooks are reused, changed ones re-run, a kill is safe
+
+
+def _files(out: Path) -> dict[str, tuple[bytes, int]]:
+    """Bytes and modification time of every published file (tables, figures, pages, copies)."""
+    return {
+        str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for sub in ("tables", "figures", "notebooks", "html")
+        for p in sorted((out / sub).glob("*"))
+    }
+
+
+def _fine_notebook(path: Path, table: str) -> Path:
+    return write_notebook(
+        path,
+        [
+            markdown(f"# {table}"),
+            parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
+            code(
+                "from automd_analysis.report.notebook import open_report\n"
+                "report = open_report(archive=archive, scores_dir=scores_dir, "
+                "output_dir=output_dir)\n"
+                f"report.table(report.store.runs[['run_id', 'agent']], {table!r})"
+            ),
+        ],
+    )
+
+
+def test_an_unchanged_report_is_reused_and_a_changed_notebook_reruns_alone(
+    archive, scored, tmp_path
+):
+    notebooks = tmp_path / "nbs"
+    first = _fine_notebook(notebooks / "01_first.ipynb", "first_runs")
+    _fine_notebook(notebooks / "02_second.ipynb", "second_runs")
+    out = tmp_path / "out"
+    args = [archive, "--scores", scored, "--no-score", "--notebooks", notebooks, "--out", out]
+    cold = _regenerate(*args)
+    assert cold.returncode == 0, cold.stderr
+    assert "notebook 01_first: runs (no earlier successful run)" in cold.stderr
+    before, index = _files(out), (out / "index.html").read_bytes()
+    assert {"tables/first_runs.csv", "html/02_second.html"} <= set(before)
+
+    warm = _regenerate(*args)
+    assert warm.returncode == 0, warm.stderr
+    assert "notebook 01_first: reused (inputs unchanged)" in warm.stderr
+    assert "notebook 02_second: reused (inputs unchanged)" in warm.stderr
+    assert "notebooks: running 0, reusing 2" in warm.stderr
+    assert _files(out) == before  # not even rewritten
+    assert (out / "index.html").read_bytes() == index  # rebuilt, the same
+
+    nb = nbformat.read(first, as_version=4)
+    nb.cells[0].source = "# first, reworded"
+    nbformat.write(nb, first)
+    edited = _regenerate(*args)
+    assert edited.returncode == 0, edited.stderr
+    assert "notebook 01_first: runs (the notebook changed)" in edited.stderr
+    assert "notebook 02_second: reused (inputs unchanged)" in edited.stderr
+    after = _files(out)
+    assert after["html/02_second.html"] == before["html/02_second.html"]
+    assert after["tables/first_runs.csv"][0] == before["tables/first_runs.csv"][0]  # same bytes
+    assert "first, reworded" in (out / "html" / "01_first.html").read_text()
+
+    (out / "tables" / "second_runs.csv").write_text("tampered")
+    repaired = _regenerate(*args, "--seed", "3")
+    assert "notebook 02_second: runs (its output tables/second_runs.csv is missing or was" in (
+        repaired.stderr
+    )
+    assert (out / "tables" / "second_runs.csv").read_bytes() == before["tables/second_runs.csv"][0]
+
+
+def test_a_changed_store_reruns_every_notebook_that_reads_it(archive, tmp_path):
+    from automd_analysis.scoring import score_archive
+
+    notebooks = tmp_path / "nbs"
+    _fine_notebook(notebooks / "01_first.ipynb", "first_runs")
+    scores = tmp_path / "scores"
+    kw = {"data": FIXTURE / "data", "manifests": FIXTURE / "manifests"}
+    score_archive(archive, scores, bootstrap=0, **kw)
+    out = tmp_path / "out"
+    args = [archive, "--scores", scores, "--no-score", "--notebooks", notebooks, "--out", out]
+    assert _regenerate(*args).returncode == 0
+    score_archive(archive, scores, bootstrap=20, **kw)  # another generation of the store
+    again = _regenerate(*args)
+    assert "notebook 01_first: runs (the score store changed)" in again.stderr
+
+
+def test_a_killed_regenerate_never_leaves_a_notebook_marked_up_to_date(archive, scored, tmp_path):
+    import os
+    import signal
+    import time
+
+    notebooks = tmp_path / "nbs"
+    _fine_notebook(notebooks / "01_first.ipynb", "first_runs")
+    flag = tmp_path / "slow"
+    flag.write_text("1")
+    write_notebook(
+        notebooks / "02_slow.ipynb",
+        [
+            markdown("# Slow"),
+            parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
+            code(
+                "import os, time\n"
+                "from automd_analysis.report.notebook import open_report\n"
+                "report = open_report(archive=archive, scores_dir=scores_dir, "
+                "output_dir=output_dir)\n"
+                "report.table(report.store.runs[['run_id']], 'slow_runs')\n"
+                f"while os.path.exists({str(flag)!r}):\n    time.sleep(0.2)"
+            ),
+        ],
+    )
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "automd_analysis", "regenerate", str(archive), "--scores",
+           str(scored), "--no-score", "--notebooks", str(notebooks), "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stderr=subprocess.DEVNULL)
+    staged = out / ".automd" / "staging" / "02_slow" / "tables" / "slow_runs.csv"
+    deadline = time.monotonic() + 600
+    try:
+        while not staged.exists():
+            assert proc.poll() is None, "the regenerate ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the pipeline, its workers and their kernels
+        proc.wait()
+    assert not (out / ".automd" / "02_slow.json").exists()  # not marked up to date
+    assert not (out / "tables" / "slow_runs.csv").exists()  # nothing half-published
+    flag.unlink()
+    rerun = _regenerate(*cmd[4:])
+    assert rerun.returncode == 0, rerun.stderr
+    assert "notebook 02_slow: runs (no earlier successful run)" in rerun.stderr
+    assert (out / "tables" / "slow_runs.csv").is_file()
+    assert not (out / ".automd" / "staging").exists()

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import storebuilder
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from automd_analysis.errors import ArchiveError, ScoreStoreError
 from automd_analysis.report import notebook as nbk
@@ -43,17 +45,6 @@ def report(tmp_path):
     return nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out", seed=7)
 
 
-def test_resolve_path_is_relative_to_repository_root(tmp_path):
-    assert nbk.resolve_path(None) is None
-    assert nbk.resolve_path("runs_archive/demo") == REPO_ROOT / "runs_archive" / "demo"
-    assert nbk.resolve_path(tmp_path) == tmp_path
-    assert nbk.resolve_path("x", root=tmp_path) == tmp_path / "x"
-
-
-def test_default_scores_dir():
-    assert nbk.default_scores_dir("demo") == REPO_ROOT / "scores" / "demo"
-
-
 def test_plain_text_rounds_and_normalises():
     frame = pd.DataFrame({"agent": ["a", "b"], "score": [0.1234567891, -1e-12], "n": [3, 4]})
     text = nbk.plain_text(frame)
@@ -69,7 +60,7 @@ def test_plain_text_shows_every_row():
 
 
 def test_open_report_resolves_and_loads(report, tmp_path):
-    assert report.archive_name == "tiny"
+    assert report.archive_name == "hand-built"  # the name the store was scored under
     assert report.seed == 7
     assert report.output_dir == tmp_path / "out"
     assert (tmp_path / "out" / "tables").is_dir() and (tmp_path / "out" / "figures").is_dir()
@@ -85,9 +76,19 @@ def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
 
 
 def test_open_report_missing_archive_is_structured(tmp_path):
-    with pytest.raises(ArchiveError) as info:
-        nbk.open_report(archive=tmp_path / "nope", scores_dir=tmp_path, output_dir=tmp_path / "o")
+    with pytest.raises(ArchiveError) as info:  # its name would name the default store
+        nbk.open_report(archive=tmp_path / "nope", output_dir=tmp_path / "o")
     assert info.value.code == "archive.missing"
+
+
+def test_open_report_reads_only_the_store_when_it_is_given(tmp_path):
+    runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    report = nbk.open_report(
+        archive=tmp_path / "gone", scores_dir=scores, output_dir=tmp_path / "o"
+    )
+    assert report.archive_name == "hand-built"  # store.json's archive name
+    assert len(report.store.runs) == 1
 
 
 def test_table_exports_and_displays(report, tmp_path):
@@ -161,12 +162,11 @@ def test_long_table_is_collapsed_on_the_page(report):
     assert "<details" not in short
 
 
-def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path, monkeypatch):
+def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path):
     runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    monkeypatch.setattr(nbk, "REPO_ROOT", tmp_path)
     report = nbk.open_report(
-        archive=_archive(tmp_path / "arch"), scores_dir=scores, notebook="01_primary_scores"
+        archive="arch", scores_dir=scores, notebook="01_primary_scores", root=tmp_path
     )
     assert report.output_dir == tmp_path / "build" / "notebooks" / "01_primary_scores"
     assert (report.output_dir / "tables").is_dir()
@@ -180,24 +180,30 @@ def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path, monkeypatch):
         nbk.open_report(archive=_archive(tmp_path / "a3"), scores_dir=scores, notebook="../x")
 
 
-def test_task_units_from_manifests(report, tmp_path):
-    # no manifest directory -> no units, not an error
-    missing = nbk.Report(**{**report.__dict__, "manifests_dir": tmp_path / "none"})
-    assert missing.task_units() == {}
+def test_task_units_without_a_tasks_table(report):
+    assert report.store.tasks is None  # a store written before the scorer published tasks
+    assert report.task_units() == {}
+    # tasks without recorded access terms count as restricted (the safe side)
+    assert report.disclosure.tasks == frozenset({"clf_a", "clf_b"})
 
 
-def test_task_units_read_for_the_tasks_in_the_store(tmp_path):
+def test_task_units_and_access_come_from_the_store(tmp_path):
+    from automd_analysis.analysis.store import task_access
+    from automd_analysis.scoring.publish import task_rows
+    from automd_analysis.tasks import load_manifests
+
     archive = _archive(tmp_path / "arch")
     runs = [storebuilder.run("codex", "fx_cls", 0), storebuilder.run("codex", "fx_icu", 0)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    report = nbk.open_report(
-        archive=archive,
-        scores_dir=scores,
-        output_dir=tmp_path / "out",
-        manifests_dir=REPO_ROOT / "tests" / "fixtures" / "small" / "manifests",
-    )
-    # fx_seq, fx_surv, ... have manifests but no runs: left out
+    manifests = load_manifests(REPO_ROOT / "tests" / "fixtures" / "small" / "manifests")
+    used = {t: manifests[t] for t in ("fx_cls", "fx_icu")}
+    pd.DataFrame(task_rows(used, {})).to_parquet(scores / "tasks.parquet", index=False)
+    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
+    access = {t: m.source.access for t, m in used.items()}
+    assert task_access(report.store) == access
+    restricted = {t for t, a in access.items() if a in ("credentialed", "dua")}
+    assert set(report.disclosure.tasks or ()) == restricted
 
 
 @pytest.mark.slow
@@ -288,3 +294,15 @@ def test_unless_no_baseline_skips_only_the_missing_baseline_error():
 
     with pytest.raises(AutomdError, match="broken"):
         nbk.Report.unless_no_baseline("Figure 2a", other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=40), st.lists(st.text(max_size=8), min_size=1, max_size=3))
+def test_the_page_table_is_the_file_table_without_its_caption(caption, cells):
+    from automd_analysis.report.tables import render_html
+
+    text = pd.DataFrame({"agent": cells, "value": [str(i) for i in range(len(cells))]})
+    bold = pd.DataFrame(False, index=text.index, columns=text.columns)
+    captioned = render_html(text, bold, name="t", caption=caption)
+    assert nbk.without_caption(captioned, caption) == render_html(text, bold, name="t")
+    assert nbk.without_caption(captioned, "") == captioned

@@ -12,11 +12,9 @@ import pytest
 from automd_analysis.analysis.annotator_agreement import annotator_agreement
 from automd_analysis.analysis.store import load_store
 from automd_analysis.annotate.agreement import agreement_table, confusion_table
-from automd_analysis.annotate.runs import (
-    annotate_archive,
-    load_generated_annotations,
-)
+from automd_analysis.annotate.runs import annotate_archive
 from automd_analysis.archive import open_archive
+from automd_analysis.archive.generated import load_generated_annotations
 from automd_analysis.scoring import score_archive
 from automd_analysis.tasks import load_manifests
 

@@ -37,7 +37,7 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
 from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
-from automd_analysis.scoring.calibration_measures import NET_BENEFIT_THRESHOLDS, net_benefit_column
+from automd_analysis.schema import NET_BENEFIT_THRESHOLDS, net_benefit_column
 
 __all__ = [
     "RANKING_MEASURES",

@@ -1,7 +1,8 @@
 """Development trajectories, submission selection and version pairs (Auto-MD-bench App. H).
 
-Everything here reads the score store (``docs/score_store.md``): ``scores`` (one row per archived
-version plus the run's ``"selected"`` row), ``runs`` and ``pairs`` (annotated version pairs).
+Everything here reads the score store (:class:`~automd_analysis.analysis.store.ScoreStore`,
+``docs/score_store.md``): ``scores`` (one row per archived version plus the run's ``"selected"``
+row), ``runs``, ``steps`` and ``pairs`` (annotated version pairs).
 
 - :func:`development_summary` / :func:`development_by_agent` - development pace and submission selection
   (paper Table 18): versions per run, time to the first valid version, run time, share of runs that
@@ -9,8 +10,9 @@ version plus the run's ``"selected"`` row), ``runs`` and ``pairs`` (annotated ve
   run's versions, and reported validation minus test score (AUROC and C^td tasks only).
 - :func:`run_curve` / :func:`development_curves` - mean normalised test score over development time
   (paper Figure 5).
-- :func:`form_version_pairs`, :func:`version_pairs`, :func:`sample_pairs` - the version-pair rule of
-  paper App. H and its seeded early/middle/late sampling; :func:`pair_change_shares` (paper Figure 3)
+- :func:`version_pairs`, :func:`sample_pairs` - the version pairs of paper App. H (the rule is
+  :func:`automd_analysis.archive.version_pairs.form_version_pairs`) and their seeded
+  early/middle/late sampling; :func:`pair_change_shares` (paper Figure 3)
   and :func:`pair_change_effects` (paper Table 19) join the sampled pairs with their change annotations.
 
 Conventions fixed here (also in ``docs/decisions.md``): the "selected is best" comparison uses the
@@ -22,12 +24,19 @@ placed on the time axis and are left out of the curves and the pairs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.archive.codebook import PAIR_CHANGES
+from automd_analysis.archive.version_pairs import (
+    as_bool,
+    chronological,
+    form_version_pairs,
+    require_columns,
+)
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable, sample_sd
 from automd_analysis.schema import RUN_KEY
@@ -42,7 +51,6 @@ __all__ = [
     "development_summary",
     "figure3_shares",
     "figure5_curves",
-    "form_version_pairs",
     "pair_change_effects",
     "pair_change_shares",
     "pair_coverage",
@@ -53,7 +61,6 @@ __all__ = [
     "version_pairs",
 ]
 
-#: Columns that identify a run in every score-store table.
 
 #: Metrics whose reported validation score is comparable with the test score (Table 18 dagger).
 VAL_TEST_METRICS: frozenset[str] = frozenset({"auroc", "ctd_adj_antolini"})
@@ -70,26 +77,6 @@ _FIX = "rebuild the score store with `automd score ARCHIVE --out DIR`"
 # --------------------------------------------------------------------------------------------------
 # input checks shared by the analyses of this area
 # --------------------------------------------------------------------------------------------------
-
-
-def require_columns(frame: pd.DataFrame, columns: Iterable[str], table: str) -> None:
-    """Raise :class:`ScoreStoreError` naming ``table`` and the missing columns, if any."""
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{table} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ScoreStoreError(
-            f"{table} lacks column(s) {missing}",
-            path=table,
-            location="columns",
-            code="store.columns",
-            fix=_FIX,
-        )
-
-
-def as_bool(series: pd.Series) -> pd.Series:
-    """Nullable booleans as plain bools (missing = False)."""
-    return series.astype("boolean").fillna(False).astype(bool)
 
 
 def filter_runs(
@@ -120,27 +107,6 @@ def version_rows(scores: pd.DataFrame) -> pd.DataFrame:
     return scores[~as_bool(scores["is_selected"])]
 
 
-def chronological(versions: pd.DataFrame) -> pd.DataFrame:
-    """Versions sorted by (elapsed_min, step, version); missing times and steps sort last."""
-    key = pd.DataFrame(
-        {
-            "t": pd.to_numeric(versions["elapsed_min"], errors="coerce").to_numpy(dtype=float),
-            "s": pd.to_numeric(versions["step"], errors="coerce").to_numpy(dtype=float)
-            if "step" in versions
-            else np.zeros(len(versions)),
-            "v": versions["version"].astype(str).to_numpy(),
-        },
-        index=versions.index,
-    )
-    order = key.sort_values(["t", "s", "v"], na_position="last", kind="mergesort").index
-    return versions.loc[order]
-
-
-def _text(value) -> bool:
-    """A non-empty string (not None / NaN / pd.NA)."""
-    return isinstance(value, str) and bool(value)
-
-
 def _mean_sd(values: pd.Series) -> tuple[float, float, int]:
     """Mean and sample SD (ddof=1; NaN with fewer than two values) of the non-missing values."""
     v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
@@ -158,8 +124,7 @@ _RUN_COLS = ("run_minutes", "ended_before_budget", "reported_val_score")
 
 
 def development_summary(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -183,8 +148,8 @@ def development_summary(
 
     Parameters
     ----------
-    scores, runs : DataFrame
-        ``scores.parquet`` and ``runs.parquet``.
+    store : ScoreStore
+        Reads ``scores`` and ``runs``.
     experiment : str or None
         Experiment to use (``None``: all).
     include_reference : bool
@@ -195,6 +160,7 @@ def development_summary(
     DataFrame
         One row per run (sorted by ``run_id``): run key + the columns above.
     """
+    scores, runs = store.scores, store.runs
     require_columns(scores, (*RUN_KEY, *_SCORE_COLS), "scores.parquet")
     require_columns(runs, (*RUN_KEY, *_RUN_COLS), "runs.parquet")
     runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
@@ -237,8 +203,7 @@ def development_summary(
 
 
 def development_by_agent(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -257,9 +222,7 @@ def development_by_agent(
     DataFrame
         One row per agent, sorted by agent.
     """
-    per_run = development_summary(
-        scores, runs, experiment=experiment, include_reference=include_reference
-    )
+    per_run = development_summary(store, experiment=experiment, include_reference=include_reference)
     rows = []
     for agent, g in per_run.groupby("agent", sort=True):
         ttf, _, n_ttf = _mean_sd(g["time_to_first_valid_min"])
@@ -343,8 +306,7 @@ def run_curve(elapsed_min, score, valid, grid) -> np.ndarray:
 
 
 def development_curves(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
+    store: ScoreStore,
     *,
     grid: Sequence[float] | None = None,
     step_min: float = 5.0,
@@ -364,6 +326,7 @@ def development_curves(
         ``agent, time_min, mean_score, sd_score, n_runs`` (sample SD over runs), sorted by agent
         and time.
     """
+    scores, runs = store.scores, store.runs
     require_columns(scores, (*RUN_KEY, "version", "is_selected", "valid", "score", "elapsed_min"),
                     "scores.parquet")  # fmt: skip
     require_columns(runs, RUN_KEY, "runs.parquet")
@@ -420,111 +383,8 @@ def development_curves(
 # --------------------------------------------------------------------------------------------------
 
 
-def form_version_pairs(
-    versions: pd.DataFrame,
-    search: str,
-    *,
-    valid_only: bool = True,
-    steps: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Pair each version with the version it is compared against (paper App. H).
-
-    - **tree** agents: a version pairs with the *latest earlier* (eligible) version saved by the
-      *nearest ancestor node that saved one*: walk parent links from the version's node; at each
-      ancestor look for eligible versions of that node created earlier; the first ancestor that has
-      one supplies the latest of them. Ancestors that saved only ineligible (invalid) files are
-      skipped; nodes that saved no file are walked through when ``steps`` records their parent
-      (``run.json`` ``steps[].node/parent``, docs/archive.md), otherwise an unknown parent ends
-      the walk; cyclic links end the walk.
-    - **linear** agents: consecutive eligible versions in time; the earlier one need not be the
-      basis of the later one.
-    - any other ``search`` (``"none"``: baselines): no pairs.
-
-    Parameters
-    ----------
-    versions : DataFrame
-        One run's versions: ``version``, ``elapsed_min``, ``step``, ``parent``, ``valid`` and
-        optionally ``node`` (default: the version id). ``parent`` may name a node or a version.
-    search : {"tree", "linear", "none"}
-    valid_only : bool
-        Only valid versions are eligible (the paper's rule). ``False`` pairs every version with its
-        predecessor whatever its validity (used for code-change distances).
-    steps : DataFrame, optional
-        The run's steps with ``node`` and ``parent`` (and ``version``) columns: the search tree
-        including nodes that saved no prediction file. Version links take precedence; steps fill
-        in the nodes of versions without a ``node`` and the parents of nodes the versions do not
-        describe. Ignored when it lacks those columns.
-
-    Returns
-    -------
-    DataFrame
-        ``earlier, later`` (version ids), in chronological order of ``later``. Versions without a
-        creation time are not paired.
-    """
-    require_columns(versions, ("version", "elapsed_min", "parent", "valid"), "versions")
-    columns = ["earlier", "later"]
-    if search not in ("tree", "linear"):
-        return pd.DataFrame(columns=columns)
-    v = versions[pd.to_numeric(versions["elapsed_min"], errors="coerce").notna()]
-    v = chronological(v if "step" in v else v.assign(step=np.nan))
-    ids = v["version"].astype(str).tolist()
-    eligible = as_bool(v["valid"]).tolist() if valid_only else [True] * len(ids)
-    if search == "linear":
-        chosen = [i for i, e in zip(ids, eligible, strict=True) if e]
-        return pd.DataFrame({"earlier": chosen[:-1], "later": chosen[1:]}, columns=columns)
-
-    step_node: dict[str, str] = {}
-    step_parent: list[tuple[str, str]] = []
-    if steps is not None and {"node", "parent"} <= set(steps.columns):
-        for version, node, parent in zip(
-            steps["version"] if "version" in steps else [None] * len(steps),
-            steps["node"],
-            steps["parent"],
-            strict=True,
-        ):
-            if _text(node):
-                if _text(version):
-                    step_node.setdefault(str(version), str(node))
-                if _text(parent):
-                    step_parent.append((str(node), str(parent)))
-    explicit = v["node"].tolist() if "node" in v else [None] * len(ids)
-    nodes = [
-        str(n) if _text(n) else step_node.get(vid, vid)
-        for vid, n in zip(ids, explicit, strict=True)
-    ]
-    node_of = dict(zip(ids, nodes, strict=True))
-    parent_of_node: dict[str, str] = {}
-    for node, parent in zip(nodes, v["parent"].tolist(), strict=True):
-        if node not in parent_of_node and _text(parent):
-            parent_of_node[node] = node_of.get(str(parent), str(parent))
-    for node, parent in step_parent:
-        parent_of_node.setdefault(node, node_of.get(parent, parent))
-    # eligible versions of each node with their chronological position
-    by_node: dict[str, list[int]] = {}
-    for pos, (node, e) in enumerate(zip(nodes, eligible, strict=True)):
-        if e:
-            by_node.setdefault(node, []).append(pos)
-    earlier, later = [], []
-    for pos, (vid, node, e) in enumerate(zip(ids, nodes, eligible, strict=True)):
-        if not e:
-            continue
-        seen = {node}
-        ancestor = parent_of_node.get(node)
-        while ancestor is not None and ancestor not in seen:
-            seen.add(ancestor)
-            before = [p for p in by_node.get(ancestor, []) if p < pos]
-            if before:
-                earlier.append(ids[before[-1]])
-                later.append(vid)
-                break
-            ancestor = parent_of_node.get(ancestor)
-    return pd.DataFrame({"earlier": earlier, "later": later}, columns=columns)
-
-
 def version_pairs(
-    scores: pd.DataFrame,
-    runs: pd.DataFrame,
-    steps: pd.DataFrame | None = None,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     valid_runs_only: bool = True,
@@ -534,8 +394,9 @@ def version_pairs(
 
     Only runs whose selected submission is valid are used (``valid_runs_only``; the paper compares
     valid versions from valid runs). The search type of each run comes from ``runs.search``;
-    ``steps`` (``steps.parquet``, optional) supplies the tree links of nodes that saved no file
-    when it has ``node``/``parent`` columns (see :func:`form_version_pairs`).
+    ``steps.parquet`` (when the store has it) supplies the tree links of nodes that saved no
+    file when it has ``node``/``parent`` columns (see
+    :func:`~automd_analysis.archive.version_pairs.form_version_pairs`).
 
     Returns
     -------
@@ -544,6 +405,7 @@ def version_pairs(
         ``later``, ``earlier_score``, ``later_score``, ``score_change`` (later - earlier),
         ``later_elapsed_min``.
     """
+    scores, runs, steps = store.scores, store.runs, store.steps
     require_columns(
         scores, (*RUN_KEY, "version", "is_selected", "valid", "score", "elapsed_min", "parent"),
         "scores.parquet",
@@ -651,7 +513,7 @@ def _pair_changes(
     return s, changes
 
 
-def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_shares(store: ScoreStore, sampled: pd.DataFrame) -> pd.DataFrame:
     """Share of sampled pairs per change type, per agent and stage (paper Figure 3).
 
     ``share = #(annotated sampled pairs of agent x stage with the change) / #(annotated sampled
@@ -661,10 +523,10 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
 
     Parameters
     ----------
+    store : ScoreStore
+        Reads ``pairs`` (the annotated changes, one row per change).
     sampled : DataFrame
         Output of :func:`sample_pairs`.
-    annotations : DataFrame
-        ``pairs.parquet`` (one row per change).
 
     Returns
     -------
@@ -673,7 +535,7 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
         stage present and change type (:data:`CHANGE_TYPES`, plus any other recorded type).
     """
     require_columns(sampled, ("run_id", "agent", "stage", "earlier", "later"), "sampled pairs")
-    s, changes = _pair_changes(sampled, annotations)
+    s, changes = _pair_changes(sampled, store.pairs)
     types = list(CHANGE_TYPES) + sorted(set(changes["change"]) - set(CHANGE_TYPES))
     key = ["run_id", "earlier", "later"]
     rows = []
@@ -700,7 +562,7 @@ def pair_change_shares(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.D
     return pd.DataFrame(rows, columns=columns)
 
 
-def pair_change_effects(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+def pair_change_effects(store: ScoreStore, sampled: pd.DataFrame) -> pd.DataFrame:
     """Score change of sampled pairs containing each change type, pooled across agents (Table 19).
 
     For every change type (affecting predictions), over the annotated sampled pairs containing it:
@@ -714,7 +576,7 @@ def pair_change_effects(sampled: pd.DataFrame, annotations: pd.DataFrame) -> pd.
         have NaN statistics) plus any other recorded type.
     """
     require_columns(sampled, ("run_id", "earlier", "later", "score_change"), "sampled pairs")
-    s, changes = _pair_changes(sampled, annotations)
+    s, changes = _pair_changes(sampled, store.pairs)
     key = ["run_id", "earlier", "later"]
     joined = s[s["annotated"]][[*key, "score_change"]].merge(changes, on=key)
     types = list(CHANGE_TYPES) + sorted(set(changes["change"]) - set(CHANGE_TYPES))

@@ -1,8 +1,9 @@
 """Modelling methods of valid runs (paper Table 6) and censoring errors (paper Table 17).
 
-Both read the flattened code annotations (``annotations.parquet``: run key + ``field``, ``value``
-with one row per list element, ``affected_weight``, ``evidence``) and the selected rows of
-``scores.parquet`` (validity, task kind, normalised score). Codebook: ``docs/archive.md``.
+Both take the score store and read its flattened code annotations (``annotations.parquet``: run
+key + ``field``, ``value`` with one row per list element, ``affected_weight``, ``evidence``) and
+the selected rows of ``scores.parquet`` (validity, task kind, normalised score). Codebook:
+``docs/archive.md``.
 
 - :func:`method_prevalence` - for each agent, the percentage of its valid, annotated runs whose selected
   submission uses each model family, ensembling scheme, validation design and explicit probability
@@ -32,8 +33,11 @@ from automd_analysis.analysis.catalog.methods_and_development import (
     TABLE17,
     TABLE17_SUMMARY,
 )
-from automd_analysis.analysis.development import RUN_KEY, as_bool, filter_runs, require_columns
+from automd_analysis.analysis.development import filter_runs
+from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.archive.version_pairs import as_bool, require_columns
 from automd_analysis.precision import sample_sd
+from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "CENSORING_ERRORS",
@@ -75,9 +79,10 @@ CENSORING_ERRORS: Mapping[str, str] = {
 
 
 def valid_selected_runs(
-    scores: pd.DataFrame, *, experiment: str | None = "main", include_reference: bool = False
+    store: ScoreStore, *, experiment: str | None = "main", include_reference: bool = False
 ) -> pd.DataFrame:
     """Selected rows of valid runs: run key + ``task_kind`` and ``score`` (one row per run)."""
+    scores = store.scores
     require_columns(scores, (*RUN_KEY, "is_selected", "valid", "task_kind", "score"),
                     "scores.parquet")  # fmt: skip
     sel = scores[as_bool(scores["is_selected"])]
@@ -94,8 +99,7 @@ def _annotation_values(annotations: pd.DataFrame) -> pd.DataFrame:
 
 
 def method_prevalence(
-    annotations: pd.DataFrame,
-    scores: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -113,10 +117,8 @@ def method_prevalence(
 
     Parameters
     ----------
-    annotations : DataFrame
-        ``annotations.parquet``.
-    scores : DataFrame
-        ``scores.parquet`` (selected rows give validity).
+    store : ScoreStore
+        Reads ``annotations`` and ``scores`` (selected rows give validity).
     experiment : str or None
         Experiment id (default ``"main"``; ``None`` = all).
     include_reference : bool
@@ -130,8 +132,8 @@ def method_prevalence(
         :data:`TABLE6_CATEGORIES` (0 % rows included) plus any other recorded value, in display
         order.
     """
-    valid = valid_selected_runs(scores, experiment=experiment, include_reference=include_reference)
-    values = _annotation_values(annotations)
+    valid = valid_selected_runs(store, experiment=experiment, include_reference=include_reference)
+    values = _annotation_values(store.annotations)
     annotated_ids = set(values["run_id"])
     valid = valid.assign(annotated=valid["run_id"].isin(annotated_ids))
     runs = valid[valid["annotated"]]
@@ -201,16 +203,15 @@ def method_prevalence_wide(table6: pd.DataFrame, *, keep_empty: bool = False) ->
     return TABLE6_WIDE.frame(pd.DataFrame(rows, columns=columns))
 
 
-def _baseline_scores(scores: pd.DataFrame, experiment: str | None) -> pd.Series:
+def _baseline_scores(store: ScoreStore, experiment: str | None) -> pd.Series:
     """Mean normalised score of the simple-baseline runs per task (valid selected rows)."""
-    base = valid_selected_runs(scores, experiment=experiment, include_reference=True)
+    base = valid_selected_runs(store, experiment=experiment, include_reference=True)
     base = base[as_bool(base["reference"])]
     return pd.to_numeric(base["score"], errors="coerce").groupby(base["task"]).mean()
 
 
 def censoring_errors(
-    annotations: pd.DataFrame,
-    scores: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
 ) -> pd.DataFrame:
@@ -229,9 +230,10 @@ def censoring_errors(
         ``run_id, agent, task, rep, error, description, affected_weight, label, score,
         baseline_score, exceeds_baseline`` sorted by agent, task, rep.
     """
+    annotations = store.annotations
     require_columns(annotations, ("run_id", "field", "value", "affected_weight"),
                     "annotations.parquet")  # fmt: skip
-    valid = valid_selected_runs(scores, experiment=experiment)
+    valid = valid_selected_runs(store, experiment=experiment)
     survival = valid[valid["task_kind"].astype(str) == "survival"]
     ann = annotations[annotations["field"] == "censoring_handling"]
     ann = ann[ann["run_id"].isin(survival["run_id"])]
@@ -239,7 +241,7 @@ def censoring_errors(
     merged = survival.merge(
         ann[["run_id", "value", "affected_weight"]].drop_duplicates("run_id"), on="run_id"
     )
-    baseline = _baseline_scores(scores, experiment)
+    baseline = _baseline_scores(store, experiment)
     weight = pd.to_numeric(merged["affected_weight"], errors="coerce")
     score = pd.to_numeric(merged["score"], errors="coerce")
     base = merged["task"].map(baseline).astype(float)
@@ -267,8 +269,7 @@ def censoring_errors(
 
 
 def censoring_summary(
-    annotations: pd.DataFrame,
-    scores: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
 ) -> pd.DataFrame:
@@ -280,9 +281,9 @@ def censoring_summary(
         ``agent, n_valid_survival, n_with_error, <one column per error type>,
         n_exceeding_baseline``; a final ``"all"`` row pools the agents.
     """
-    valid = valid_selected_runs(scores, experiment=experiment)
+    valid = valid_selected_runs(store, experiment=experiment)
     survival = valid[valid["task_kind"].astype(str) == "survival"]
-    detail = censoring_errors(annotations, scores, experiment=experiment)
+    detail = censoring_errors(store, experiment=experiment)
     rows = []
     groups = [(a, g) for a, g in survival.groupby("agent", sort=True)] + [("all", survival)]
     for agent, g in groups:

@@ -1,7 +1,8 @@
 """FML-bench process-level metrics on Auto-MD-bench runs (FML-bench section 3.4 and App. E).
 
-Per run, from its development steps (``steps.parquet``), versions (``scores.parquet``), run record
-(``runs.parquet``) and, for the exploration metrics, each version's code text:
+Per run, from the score store: its development steps (``steps.parquet``), versions
+(``scores.parquet``), run record (``runs.parquet``) and, for the exploration metrics, each
+version's code text (``code.parquet``, published by the scorer from the archive):
 
 ========================  =====================================================================
 metric                    definition (T = the run's number of development steps)
@@ -69,19 +70,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from automd_analysis.analysis.development import (
-    RUN_KEY,
+from automd_analysis.analysis.development import filter_runs, selected_rows, version_rows
+from automd_analysis.analysis.embeddings import embed_code
+from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.archive.version_pairs import (
     as_bool,
     chronological,
-    filter_runs,
     form_version_pairs,
     require_columns,
-    selected_rows,
-    version_rows,
 )
-from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
+from automd_analysis.schema import RUN_KEY
 from automd_analysis.tasks import NULL_SCORES, Metric
 
 __all__ = [
@@ -103,8 +103,6 @@ __all__ = [
     "pairwise_win_rate",
     "process_metrics",
     "process_summary",
-    "read_archive_code",
-    "run_code_texts",
     "spearman_table",
     "val_test_gap",
     "valid_step_ratio",
@@ -394,10 +392,7 @@ def _exploration(
 
 
 def process_metrics(
-    runs: pd.DataFrame,
-    steps: pd.DataFrame,
-    scores: pd.DataFrame,
-    code: Mapping[str, Mapping[str, str]] | None = None,
+    store: ScoreStore,
     *,
     backend: str = "auto",
     embedding_cache: str | Path | None = None,
@@ -409,11 +404,11 @@ def process_metrics(
 
     Parameters
     ----------
-    runs, steps, scores : DataFrame
-        ``runs.parquet``, ``steps.parquet`` and ``scores.parquet``.
-    code : mapping run_id -> (version -> code text), optional
-        Each version's code (e.g. from :func:`read_archive_code`). Without it the exploration
-        metrics and the opportunity density are NaN and ``embedding_backend`` is ``"none"``.
+    store : ScoreStore
+        Reads ``runs``, ``steps`` (a store without it gives runs without steps), ``scores`` and
+        each version's code text (:meth:`~automd_analysis.analysis.store.ScoreStore.code_texts`).
+        A run without code has NaN exploration metrics and opportunity density and
+        ``embedding_backend == "none"``.
     backend : {"auto", "minilm", "hashing"}
         Embedding backend for :func:`~automd_analysis.analysis.embeddings.embed_code`.
     embedding_cache : path, optional
@@ -431,6 +426,10 @@ def process_metrics(
         ``final_score`` (penalised normalised test score of the selected submission: invalid => 0),
         ``selected_valid``, ``n_versions_embedded`` and ``embedding_backend``.
     """
+    runs, scores = store.runs, store.scores
+    steps = store.steps
+    if steps is None:
+        steps = pd.DataFrame({c: pd.Series(dtype=object) for c in ("run_id", *_STEP_COLS)})
     require_columns(runs, (*RUN_KEY, *_RUN_COLS), "runs.parquet")
     require_columns(steps, ("run_id", *_STEP_COLS), "steps.parquet")
     require_columns(
@@ -446,6 +445,7 @@ def process_metrics(
     scores = scores[scores["run_id"].isin(runs["run_id"])]
     selected = selected_rows(scores)
     selected_valid = as_bool(selected["valid"])
+    code = store.code_texts(runs["run_id"])
     versions_by_run = dict(tuple(version_rows(scores).groupby("run_id", sort=False)))
     steps_by_run = dict(tuple(steps[steps["run_id"].isin(runs["run_id"])].groupby("run_id")))
     rows = []
@@ -487,7 +487,7 @@ def process_metrics(
         row["wall_clock_h"] = _float(run.run_minutes) / 60.0
 
         # --- exploration and opportunity density (need code)
-        texts = (code or {}).get(run_id) or {}
+        texts = code.get(run_id) or {}
         explo, emb, used = _exploration(versions, texts, embed)
         row.update(explo)
         row["embedding_backend"] = used or "none"
@@ -619,7 +619,7 @@ def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:
 
 
 def pairwise_win_rate(
-    scores: pd.DataFrame,
+    store: ScoreStore,
     *,
     experiment: str | None = "main",
     include_reference: bool = False,
@@ -637,6 +637,7 @@ def pairwise_win_rate(
     DataFrame
         ``agent, win_rate, n_comparisons`` (number of (task, opponent) terms averaged).
     """
+    scores = store.scores
     require_columns(scores, (*RUN_KEY, "is_selected", "valid", "raw"), "scores.parquet")
     sel = filter_runs(scores[as_bool(scores["is_selected"])], experiment, include_reference)
     sel = sel.assign(
@@ -665,60 +666,3 @@ def pairwise_win_rate(
         for a in agents
     ]
     return pd.DataFrame(rows, columns=["agent", "win_rate", "n_comparisons"])
-
-
-# --------------------------------------------------------------------------------------------------
-# code texts from the archive (thin adapter over automd_analysis.archive)
-# --------------------------------------------------------------------------------------------------
-
-
-def run_code_texts(run, max_bytes: int = 1 << 20, problems: list | None = None) -> dict[str, str]:
-    """Each version's code text of an archive run: its ``code_files`` read and joined with ``\\n``.
-
-    ``run`` is an :class:`automd_analysis.archive.Run` (anything with ``run_id``, ``versions``
-    holding ``version_id`` and ``code_files``, and ``read_text(rel_path, max_bytes)``). Files are
-    read in sorted path order through the reader's safe ``read_text`` (bounded size, no path
-    outside the archive); a version without code files is left out. A file that cannot be read
-    (too large, missing, leaving the run) is left out of its version and, when ``problems`` is a
-    list, recorded there as ``{run_id, version, file, code, message}``; the other files and runs
-    are still read.
-    """
-    from automd_analysis.errors import AutomdError
-
-    texts = {}
-    for version in run.versions:
-        parts = []
-        for rel in sorted(version.code_files or []):
-            try:
-                parts.append(run.read_text(rel, max_bytes=max_bytes))
-            except AutomdError as exc:
-                if problems is not None:
-                    problems.append({"run_id": getattr(run, "run_id", None),
-                                     "version": str(version.version_id), "file": rel,
-                                     "code": exc.code, "message": exc.message})  # fmt: skip
-        if parts:
-            texts[str(version.version_id)] = "\n".join(parts)
-    return texts
-
-
-def read_archive_code(
-    archive_path,
-    run_ids: Sequence[str] | None = None,
-    max_bytes: int = 1 << 20,
-    problems: list | None = None,
-) -> dict[str, dict[str, str]]:
-    """``{run_id: {version: code text}}`` for the runs of an archive (optionally a subset).
-
-    Uses :func:`automd_analysis.archive.open_archive`; runs the reader reports as problems are
-    skipped (they have no readable versions); unreadable code files are skipped and recorded in
-    ``problems`` (see :func:`run_code_texts`).
-    """
-    from automd_analysis.archive import open_archive
-
-    archive = open_archive(archive_path)
-    wanted = None if run_ids is None else set(run_ids)
-    return {
-        run.run_id: run_code_texts(run, max_bytes=max_bytes, problems=problems)
-        for run in archive.runs()
-        if wanted is None or run.run_id in wanted
-    }

@@ -29,17 +29,24 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from automd_analysis.analysis.aggregate import penalized
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import sample_sd
-from automd_analysis.schema import RUN_KEY, STORE_SCHEMA_VERSION
+from automd_analysis.schema import (
+    NOT_NULL,
+    REQUIRED_COLUMNS,
+    RUN_KEY,
+    SCHEMAS,
+    SORT_KEYS,
+    STORE_SCHEMA_VERSION,
+    key_columns,
+)
 
 __all__ = [
     "BASELINE_AGENT",
     "DEFAULT_EXPERIMENTS",
-    "REPLICATE_COLUMNS",
-    "REQUIRED_COLUMNS",
     "RUN_KEY",
     "SCORE_FIX",
     "STORE_SCHEMA_VERSION",
@@ -47,11 +54,14 @@ __all__ = [
     "ScoreStore",
     "agent_order",
     "annotation_table",
+    "code_problems",
     "load_store",
     "mean_sd",
     "selected_runs",
     "skipped_runs",
+    "task_access",
     "task_classes",
+    "task_units",
 ]
 
 
@@ -68,107 +78,13 @@ DEFAULT_EXPERIMENTS: Mapping[str, str] = {"main": "main", "objectives": "objecti
 #: What the user should do when the store is missing or malformed.
 SCORE_FIX = "run `automd score ARCHIVE --out DIR` to (re)build the score store, then load DIR"
 
-#: Columns each table must have, beyond :data:`RUN_KEY` (a subset of ``docs/score_store.md``: the
-#: columns the analyses read). ``steps`` is optional: it is loaded and checked only when present.
-REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
-    "scores": (
-        "version",
-        "is_selected",
-        "task_kind",
-        "validation",
-        "shift",
-        "internal_counterpart",
-        "valid",
-        "reason_code",
-        "raw",
-        "score",
-        "auroc",
-        "ece",
-        "brier",
-    ),
-    "runs": ("objective", "tokens_total"),
-    "subgroups": ("attribute", "group", "n", "score_raw", "eligible"),
-    "calibration_bins": (
-        "kind",
-        "quantile",
-        "time",
-        "bin",
-        "lo",
-        "hi",
-        "n",
-        "mean_pred",
-        "observed",
-        "kept",
-        "weight",
-    ),
-    "reasons": ("version", "code", "message"),
-    "annotations": ("field", "value"),
-    "pairs": ("earlier", "later", "change", "affects_predictions"),
-    "steps": ("step", "ok"),
-    "calibration_measures": ("task_kind", "ece_10", "cal_intercept", "cal_slope", "ici"),
-    "calibration_curves": ("kind", "horizon", "x", "observed", "lo", "hi"),
-    "annotation_comparison": (
-        "field",
-        "reference_value",
-        "generated_value",
-        "reference_annotator",
-        "generated_annotator",
-    ),
-    "extra_metrics": (
-        "task_kind",
-        "metric",
-        "higher_is_better",
-        "value",
-        "ci_low",
-        "ci_high",
-        "replicates",
-    ),
-}
-
-_OPTIONAL_TABLES = frozenset(
-    {
-        "steps",
-        "calibration_measures",
-        "calibration_curves",
-        "annotation_comparison",
-        "extra_metrics",
-    }
-)
-#: Columns of ``replicates.parquet`` (keyed by ``run_id`` alone; optional).
-REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
-#: Every table is put in this canonical row order on load, so that sums (and therefore every
-#: derived float) do not depend on the order in which the scorer wrote the rows.
-_SORT_KEYS: Mapping[str, tuple[str, ...]] = {
-    "scores": ("run_id", "version"),
-    "runs": ("run_id",),
-    "subgroups": ("run_id", "attribute", "group"),
-    "calibration_bins": ("run_id", "kind", "quantile", "bin"),
-    "reasons": ("run_id", "version", "code"),
-    "annotations": ("run_id", "field", "value"),
-    "pairs": ("run_id", "earlier", "later", "change"),
-    "steps": ("run_id", "step"),
-    "calibration_measures": ("run_id",),
-    "calibration_curves": ("run_id", "kind", "x"),
-    "annotation_comparison": ("run_id", "field"),
-    "extra_metrics": ("run_id", "metric"),
-}
-_BOOL_COLUMNS = ("reference", "is_selected", "valid", "eligible", "kept", "ok", "higher_is_better")
-_FLOAT_COLUMNS = (
-    "raw",
-    "score",
-    "auroc",
-    "ece",
-    "brier",
-    "tokens_total",
-    "score_raw",
-    "quantile",
-    "time",
-    "lo",
-    "hi",
-    "mean_pred",
-    "observed",
-    "weight",
-)
+#: Tables a store needs; the others are loaded (and checked) when present, else ``None``.
+_REQUIRED_TABLES = ("scores", "runs", "subgroups", "calibration_bins", "reasons", "annotations",
+                    "pairs")  # fmt: skip
+_OPTIONAL_TABLES = ("steps", "calibration_measures", "calibration_curves", "annotation_comparison",
+                    "replicates", "problems", "code", "tasks", "extra_metrics")  # fmt: skip
+#: Read only when asked for (:meth:`ScoreStore.code_texts`): the archived code can be large.
+_CODE_TEXTS = "code_texts"
 
 
 @dataclass(frozen=True)
@@ -176,7 +92,8 @@ class ScoreStore:
     """The score store's tables, checked and with clean dtypes.
 
     Build it with :func:`load_store` (from a directory) or :meth:`from_frames` (from DataFrames);
-    the constructor itself does no checking.
+    the constructor itself does no checking. Column names and types are those of
+    :data:`automd_analysis.schema.SCHEMAS`.
 
     Attributes
     ----------
@@ -200,10 +117,19 @@ class ScoreStore:
     problems : DataFrame or None
         ``problems.parquet`` when present: what the scorer could not read or score (runs listed
         there are absent from the other tables; see :func:`skipped_runs`), else ``None``.
+    code : DataFrame or None
+        Per archived version with code, the sha256 of its code text (the texts themselves:
+        :meth:`code_texts`); ``None`` for a store written before the scorer published code.
+    tasks : DataFrame or None
+        One row per task: the manifest facts the analyses need (unit, access terms, ...).
     meta : dict
         ``store.json`` (empty when the file is absent).
     path : Path or None
         The directory the store was read from.
+    generation : Path or None
+        The generation directory the tables were read from (``current`` resolved once).
+    texts : DataFrame or None
+        ``code_texts.parquet`` when given to :meth:`from_frames` (else read on first use).
     """
 
     scores: pd.DataFrame
@@ -219,9 +145,13 @@ class ScoreStore:
     calibration_curves: pd.DataFrame | None = None
     replicates: pd.DataFrame | None = None
     annotation_comparison: pd.DataFrame | None = None
+    code: pd.DataFrame | None = None
     extra_metrics: pd.DataFrame | None = None
+    tasks: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
     path: Path | None = None
+    generation: Path | None = None
+    texts: pd.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
     def from_frames(
@@ -229,25 +159,17 @@ class ScoreStore:
         *,
         scores: pd.DataFrame,
         runs: pd.DataFrame,
-        subgroups: pd.DataFrame | None = None,
-        calibration_bins: pd.DataFrame | None = None,
-        reasons: pd.DataFrame | None = None,
-        annotations: pd.DataFrame | None = None,
-        pairs: pd.DataFrame | None = None,
-        steps: pd.DataFrame | None = None,
-        problems: pd.DataFrame | None = None,
-        calibration_measures: pd.DataFrame | None = None,
-        calibration_curves: pd.DataFrame | None = None,
-        replicates: pd.DataFrame | None = None,
-        annotation_comparison: pd.DataFrame | None = None,
-        extra_metrics: pd.DataFrame | None = None,
         meta: Mapping | None = None,
         path: str | Path | None = None,
+        generation: str | Path | None = None,
+        **tables: pd.DataFrame | None,
     ) -> ScoreStore:
         """Check in-memory tables exactly as :func:`load_store` checks the files.
 
-        Tables given as ``None`` (other than ``scores`` and ``runs``) become empty tables with the
-        required columns, for stores without subgroups, annotations, etc.
+        ``tables`` are the other tables by name (``subgroups=...``, ``code_texts=...``). Tables
+        given as ``None`` (other than ``scores`` and ``runs``) become empty tables with the
+        required columns, for stores without subgroups, annotations, etc.; optional tables
+        (``steps``, ``replicates``, ``code``, ...) stay ``None``.
 
         Raises
         ------
@@ -255,33 +177,28 @@ class ScoreStore:
             A required column is missing, a flag/key column has values of the wrong type, or the
             tables are inconsistent (see :func:`load_store`).
         """
-        frames = {
-            "scores": scores,
-            "runs": runs,
-            "subgroups": subgroups,
-            "calibration_bins": calibration_bins,
-            "reasons": reasons,
-            "annotations": annotations,
-            "pairs": pairs,
-            "steps": steps,
-            "calibration_measures": calibration_measures,
-            "calibration_curves": calibration_curves,
-            "annotation_comparison": annotation_comparison,
-            "extra_metrics": extra_metrics,
-        }
+        known = {*_REQUIRED_TABLES, *_OPTIONAL_TABLES, _CODE_TEXTS}
+        unknown = sorted(set(tables) - known)
+        if unknown:
+            raise TypeError(f"unknown score-store table(s): {', '.join(unknown)}")
+        frames = {"scores": scores, "runs": runs, **tables}
         base = Path(path) if path is not None else None
         checked: dict[str, pd.DataFrame | None] = {}
-        for name, frame in frames.items():
+        for name in (*_REQUIRED_TABLES, *_OPTIONAL_TABLES, _CODE_TEXTS):
+            frame = frames.get(name)
             where = (base / f"{name}.parquet") if base is not None else f"{name}.parquet"
             if frame is None:
-                checked[name] = None if name in _OPTIONAL_TABLES else _empty_table(name)
+                checked[name] = _empty_table(name) if name in _REQUIRED_TABLES else None
             else:
                 checked[name] = _check_table(name, frame, where)
-        where = (base / "problems.parquet") if base is not None else "problems.parquet"
-        checked["problems"] = None if problems is None else _check_problems(problems, where)
-        where = (base / "replicates.parquet") if base is not None else "replicates.parquet"
-        checked["replicates"] = None if replicates is None else _check_replicates(replicates, where)
-        store = cls(**checked, meta=dict(meta or {}), path=base)
+        texts = checked.pop(_CODE_TEXTS)
+        store = cls(
+            **checked,
+            meta=dict(meta or {}),
+            path=base,
+            generation=None if generation is None else Path(generation),
+            texts=texts,
+        )
         _check_consistency(store)
         return store
 
@@ -290,20 +207,76 @@ class ScoreStore:
         """Experiment ids present in ``scores.parquet``, sorted."""
         return sorted(self.scores["experiment"].unique().tolist())
 
+    def code_texts(self, run_ids: Iterable[str] | None = None) -> dict[str, dict[str, str]]:
+        """``{run_id: {version: code text}}`` of the archived versions with code.
+
+        The text of a version is its ``code_files`` read by the scorer through the archive's
+        safe reader (bounded, never executed) in sorted path order and joined with ``\\n``
+        (``docs/score_store.md``); files it could not read are left out and listed in
+        ``problems.parquet`` (``effect == "code file skipped"``). The texts are read from
+        ``code_texts.parquet`` of the store's generation on first use. Empty for a store
+        without ``code.parquet``.
+
+        Raises
+        ------
+        ScoreStoreError
+            ``code_texts.parquet`` is missing, unreadable or lacks a text that ``code.parquet``
+            names.
+        """
+        if self.code is None:
+            return {}
+        code = self.code
+        if run_ids is not None:
+            code = code.loc[code["run_id"].isin(set(run_ids))]
+        texts = self.texts if self.texts is not None else self._read_texts()
+        by_sha = dict(zip(texts["code_sha256"], texts["text"], strict=True))
+        missing = sorted(set(code["code_sha256"]) - set(by_sha))
+        if missing:
+            raise ScoreStoreError(
+                f"code_texts.parquet lacks {len(missing)} text(s) named in code.parquet",
+                path=self._where(_CODE_TEXTS),
+                fix=SCORE_FIX,
+                code="store.inconsistent",
+            )
+        out: dict[str, dict[str, str]] = {}
+        for run_id, version, sha in zip(
+            code["run_id"], code["version"], code["code_sha256"], strict=True
+        ):
+            out.setdefault(run_id, {})[version] = by_sha[sha]
+        return out
+
+    def _where(self, name: str) -> Path | str:
+        base = self.generation or self.path
+        return base / f"{name}.parquet" if base is not None else f"{name}.parquet"
+
+    def _read_texts(self) -> pd.DataFrame:
+        file = self._where(_CODE_TEXTS)
+        if not isinstance(file, Path) or not file.is_file():
+            raise ScoreStoreError(
+                "score-store table code_texts.parquet is missing",
+                path=file,
+                fix=SCORE_FIX,
+                code="store.missing_table",
+            )
+        return _check_table(_CODE_TEXTS, _read_table(file), file)
+
 
 def load_store(directory: str | Path) -> ScoreStore:
     """Read a score store directory written by ``automd score``.
 
     Reads ``scores``, ``runs``, ``subgroups``, ``calibration_bins``, ``reasons``, ``annotations`` and
-    ``pairs`` (``.parquet``; all required), ``steps.parquet`` and ``problems.parquet`` (optional)
-    and ``store.json``
-    (optional; when present its ``schema_version`` must be 1).
+    ``pairs`` (``.parquet``; all required), the optional tables when present (``steps``,
+    ``problems``, ``replicates``, ``calibration_measures``, ``calibration_curves``,
+    ``annotation_comparison``, ``code``, ``tasks``; ``code_texts`` on first use, see
+    :meth:`ScoreStore.code_texts`) and ``store.json`` (optional; when present its
+    ``schema_version`` must be 1).
 
-    Checks: every required column of :data:`REQUIRED_COLUMNS` plus the run key :data:`RUN_KEY`;
-    boolean flags (``reference``, ``is_selected``, ``valid``, ``eligible``, ``kept``) hold booleans
-    only; ``rep`` is an integer; no run key is null; ``scores`` has at most one row per
-    ``(run_id, version)``; every run in ``runs.parquet`` has exactly one selected row
-    (``is_selected``) in ``scores.parquet`` and vice versa.
+    Checks: every column of :data:`automd_analysis.schema.REQUIRED_COLUMNS` plus the table's key
+    columns; columns that are never null (:data:`automd_analysis.schema.NOT_NULL`, the run key)
+    hold values of their schema type only (booleans, integers, no nulls); ``scores`` has at most
+    one row per ``(run_id, version)``; every run in ``runs.parquet`` has exactly one selected row
+    (``is_selected``) in ``scores.parquet`` and vice versa. Rows are put in the canonical order of
+    :data:`automd_analysis.schema.SORT_KEYS`.
 
     Parameters
     ----------
@@ -331,27 +304,18 @@ def load_store(directory: str | Path) -> ScoreStore:
     base = _generation(root)
     meta = _read_meta(base / "store.json")
     frames: dict[str, pd.DataFrame | None] = {}
-    for name in REQUIRED_COLUMNS:
+    for name in (*_REQUIRED_TABLES, *_OPTIONAL_TABLES):
         file = base / f"{name}.parquet"
-        if not file.is_file():
-            if name in _OPTIONAL_TABLES:
-                frames[name] = None
-                continue
+        if file.is_file():
+            frames[name] = _read_table(file)
+        elif name in _REQUIRED_TABLES:
             raise ScoreStoreError(
                 f"score-store table {file.name} is missing",
                 path=file,
                 fix=SCORE_FIX,
                 code="store.missing_table",
             )
-        frames[name] = _read_table(file)
-    problems = replicates = None
-    if (base / "problems.parquet").is_file():
-        problems = _read_table(base / "problems.parquet")
-    if (base / "replicates.parquet").is_file():
-        replicates = _read_table(base / "replicates.parquet")
-    return ScoreStore.from_frames(
-        **frames, problems=problems, replicates=replicates, meta=meta, path=root
-    )
+    return ScoreStore.from_frames(**frames, meta=meta, path=root, generation=base)
 
 
 def _generation(root: Path) -> Path:
@@ -372,27 +336,6 @@ def _read_table(file: Path) -> pd.DataFrame:
             fix=SCORE_FIX,
             code="store.unreadable",
         ) from exc
-
-
-_PROBLEM_COLUMNS = ("run_id", "experiment", "agent", "task", "rep", "effect", "code", "message")
-
-
-def _check_problems(frame: pd.DataFrame, where) -> pd.DataFrame:
-    missing = [c for c in _PROBLEM_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ScoreStoreError(
-            f"score-store table problems.parquet lacks column(s) {', '.join(missing)}",
-            path=where,
-            location="columns",
-            fix=SCORE_FIX,
-            code="store.missing_column",
-            details={"missing": missing},
-        )
-    out = frame.reset_index(drop=True).copy()
-    keys = [c for c in _PROBLEM_COLUMNS if c != "rep"]
-    text = out[keys].astype(object).where(out[keys].notna(), "")
-    order = text.astype(str).sort_values(keys, kind="mergesort").index
-    return out.loc[order].reset_index(drop=True)
 
 
 def _read_meta(file: Path) -> dict:
@@ -421,29 +364,14 @@ def _read_meta(file: Path) -> dict:
     return meta
 
 
-def _check_replicates(frame: pd.DataFrame, where) -> pd.DataFrame:
-    """``replicates.parquet``: the columns, integer replicate numbers, float values, sorted."""
-    missing = [c for c in REPLICATE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ScoreStoreError(
-            f"score-store table replicates.parquet lacks column(s) {', '.join(missing)}",
-            path=where,
-            location="columns",
-            fix=SCORE_FIX,
-            code="store.missing_column",
-        )
-    out = frame[list(REPLICATE_COLUMNS)].reset_index(drop=True).copy()
-    out["run_id"] = out["run_id"].astype(str)
-    out["replicate"] = _as_int(out["replicate"], "replicates", "replicate", where)
-    for column in ("score", "ece"):
-        out[column] = _as_float(out[column], "replicates", column, where)
-    out = out.sort_values(["run_id", "replicate"], kind="mergesort")
-    return out.reset_index(drop=True)
+def _checked_columns(name: str) -> list[str]:
+    """The key and required columns of a table, in schema order."""
+    wanted = {*key_columns(name), *REQUIRED_COLUMNS[name]}
+    return [c for c in SCHEMAS[name].names if c in wanted]
 
 
 def _empty_table(name: str) -> pd.DataFrame:
-    columns = list(RUN_KEY) + list(REQUIRED_COLUMNS[name])
-    frame = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    frame = pd.DataFrame({c: pd.Series(dtype=object) for c in _checked_columns(name)})
     return _coerce(frame, name, f"{name}.parquet")
 
 
@@ -455,8 +383,7 @@ def _check_table(name: str, frame: pd.DataFrame, where: str | Path) -> pd.DataFr
             fix=SCORE_FIX,
             code="store.malformed",
         )
-    wanted = list(RUN_KEY) + list(REQUIRED_COLUMNS[name])
-    missing = [c for c in wanted if c not in frame.columns]
+    missing = [c for c in _checked_columns(name) if c not in frame.columns]
     if missing:
         raise ScoreStoreError(
             f"score-store table {name}.parquet lacks column(s) {', '.join(missing)}",
@@ -467,31 +394,37 @@ def _check_table(name: str, frame: pd.DataFrame, where: str | Path) -> pd.DataFr
             details={"missing": missing},
         )
     checked = _coerce(frame.reset_index(drop=True).copy(), name, where)
-    order = [c for c in _SORT_KEYS[name] if c in checked.columns]
+    if name == "problems":  # archive-level problems have no run: sort as text
+        keys = [c for c in REQUIRED_COLUMNS[name] if c != "rep"]
+        text = checked[keys].astype(object).where(checked[keys].notna(), "")
+        return checked.loc[text.astype(str).sort_values(keys, kind="mergesort").index].reset_index(
+            drop=True
+        )
+    order = [c for c in SORT_KEYS[name] if c in checked.columns]
     checked = checked.sort_values(order, kind="mergesort", na_position="last")
     return checked.reset_index(drop=True)
 
 
 def _coerce(frame: pd.DataFrame, name: str, where: str | Path) -> pd.DataFrame:
-    for column in ("run_id", "experiment", "agent", "task"):
-        nulls = frame[column].isna()
-        if nulls.any():
-            row = int(np.flatnonzero(nulls.to_numpy())[0])
-            raise ScoreStoreError(
-                f"{name}.parquet has a null {column}",
-                path=where,
-                location=f"row {row}, column {column}",
-                fix=SCORE_FIX,
-                code="store.malformed",
-            )
-        frame[column] = frame[column].astype(str)
-    frame["llm"] = frame["llm"].astype(object).where(frame["llm"].notna(), None)
-    frame["rep"] = _as_int(frame["rep"], name, "rep", where)
-    for column in _BOOL_COLUMNS:
-        if column in frame.columns:
+    """The key and required columns with their schema type: never-null ones (the run key, except
+    ``llm``, and :data:`~automd_analysis.schema.NOT_NULL`) exactly, nullable numbers as float."""
+    if name == "problems":  # kept as written: an archive-level problem has no run
+        return frame
+    schema = SCHEMAS[name]
+    keys = key_columns(name)
+    strict = {*keys, *NOT_NULL.get(name, ())} - {"llm"}
+    for column in _checked_columns(name):
+        dtype = schema.field(column).type
+        if column == "llm":
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+        elif pa.types.is_string(dtype) and column in strict:
+            _refuse_nulls(frame, column, name, where)
+            frame[column] = frame[column].astype(str)
+        elif pa.types.is_boolean(dtype) and column in strict:
             frame[column] = _as_bool(frame[column], name, column, where)
-    for column in _FLOAT_COLUMNS:
-        if column in frame.columns:
+        elif pa.types.is_integer(dtype) and column in strict:
+            frame[column] = _as_int(frame[column], name, column, where)
+        elif pa.types.is_integer(dtype) or pa.types.is_floating(dtype):
             frame[column] = _as_float(frame[column], name, column, where)
     if name == "scores":
         for column in ("score", "ece"):
@@ -501,6 +434,19 @@ def _coerce(frame: pd.DataFrame, name: str, where: str | Path) -> pd.DataFrame:
                 row = int(np.flatnonzero(outside)[0])
                 raise _bad_value(name, column, where, row, values[row], "values in [0, 1] or NaN")
     return frame
+
+
+def _refuse_nulls(frame: pd.DataFrame, column: str, name: str, where) -> None:
+    nulls = frame[column].isna()
+    if nulls.any():
+        row = int(np.flatnonzero(nulls.to_numpy())[0])
+        raise ScoreStoreError(
+            f"{name}.parquet has a null {column}",
+            path=where,
+            location=f"row {row}, column {column}",
+            fix=SCORE_FIX,
+            code="store.malformed",
+        )
 
 
 def _bad_value(name: str, column: str, where, row: int, value, expected: str) -> ScoreStoreError:
@@ -514,6 +460,8 @@ def _bad_value(name: str, column: str, where, row: int, value, expected: str) ->
 
 
 def _as_bool(series: pd.Series, name: str, column: str, where) -> pd.Series:
+    if series.dtype == np.bool_:  # what the scorer writes: nothing to check value by value
+        return pd.Series(series.to_numpy(), index=series.index, name=column)
     values = series.to_numpy(dtype=object)
     for row, value in enumerate(values):
         if not isinstance(value, bool | np.bool_):
@@ -522,6 +470,8 @@ def _as_bool(series: pd.Series, name: str, column: str, where) -> pd.Series:
 
 
 def _as_int(series: pd.Series, name: str, column: str, where) -> pd.Series:
+    if series.dtype.kind in "iu":  # what the scorer writes: nothing to check value by value
+        return pd.Series(series.to_numpy(dtype=np.int64), index=series.index, name=column)
     values = series.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
     for row, value in enumerate(values):
@@ -636,6 +586,37 @@ def task_classes(store: ScoreStore) -> pd.Series:
             code="store.inconsistent",
         )
     return kinds.set_index("task")["task_kind"].sort_index()
+
+
+def task_units(store: ScoreStore) -> dict[str, str]:
+    """Task -> manifest ``sizes.unit`` (``patients``, ``encounters``, ...) of the tasks in the
+    store's ``tasks`` table; empty for a store without one."""
+    if store.tasks is None:
+        return {}
+    return dict(zip(store.tasks["task"], store.tasks["unit"].astype(str), strict=True))
+
+
+def task_access(store: ScoreStore) -> dict[str, str]:
+    """Task -> manifest ``source.access`` (``public``, ``credentialed``, ``dua``, ``synthetic``)
+    of the tasks in the store's ``tasks`` table; empty for a store without one."""
+    if store.tasks is None:
+        return {}
+    return dict(zip(store.tasks["task"], store.tasks["access"].astype(str), strict=True))
+
+
+def code_problems(store: ScoreStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
+    """Code files the scorer could not read (``problems.parquet`` rows with ``effect == "code file
+    skipped"``): ``run_id, version, file, code, message``; ``file`` is relative to the archive."""
+    from automd_analysis.scoring.code import CODE_SKIPPED
+
+    columns = ["run_id", "version", "file", "code", "message"]
+    problems = store.problems
+    if problems is None or problems.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    rows = problems.loc[problems["effect"] == CODE_SKIPPED]
+    if run_ids is not None:
+        rows = rows.loc[rows["run_id"].isin(set(run_ids))]
+    return rows.rename(columns={"path": "file"}).reindex(columns=columns).reset_index(drop=True)
 
 
 def _require_experiment(store: ScoreStore, experiment: str, role: str) -> None:

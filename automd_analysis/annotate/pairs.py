@@ -241,7 +241,7 @@ def pair_changes(earlier: VersionCode, later: VersionCode) -> tuple[list[str], l
 
     See Also
     --------
-    changed_lines, automd_analysis.analysis.development.form_version_pairs
+    changed_lines, automd_analysis.archive.version_pairs.form_version_pairs
 
     References
     ----------

@@ -9,9 +9,10 @@ parallel (``jobs`` worker processes) and code answers are cached by content (:mo
 whose files cannot be read or parsed gets a problem entry (``problems.json``), never an exception
 that stops the other runs.
 
-:func:`load_generated_annotations` reads such a directory back for an opened archive, validating
-every file against the archive run it describes, and :func:`choose_annotations` picks, per run,
-between the archive's own annotations and the generated ones.
+:func:`automd_analysis.archive.generated.load_generated_annotations` reads such a directory back
+for an opened archive, validating every file against the archive run it describes, and
+:func:`~automd_analysis.archive.generated.choose_annotations` picks, per run, between the archive's
+own annotations and the generated ones.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -55,9 +56,9 @@ from automd_analysis.annotate.sources import (
     bind_code,
     read_version_files,
 )
-from automd_analysis.archive import MAX_JSON_BYTES, Archive, Run
-from automd_analysis.archive.codebook import Annotations, validate_annotations
-from automd_analysis.archive.safe import json_loads_strict, read_bounded
+from automd_analysis.archive import Archive, Run
+from automd_analysis.archive.generated import ANNOTATIONS_FILE, load_generated_annotations
+from automd_analysis.archive.safe import read_bounded
 from automd_analysis.errors import ArchiveError, AutomdError
 
 __all__ = [
@@ -72,9 +73,6 @@ __all__ = [
     "annotate_archive",
     "archive_agreement",
     "annotate_job",
-    "apply_annotations",
-    "choose_annotations",
-    "load_generated_annotations",
     "run_document",
     "task_info",
 ]
@@ -83,7 +81,6 @@ __all__ = [
 ANNOTATOR = f"automd annotate {__version__}"
 #: Largest submission file read for the forensics.
 MAX_SUBMISSION_BYTES = 256 << 20
-_FILE = "annotations.json"
 
 
 @dataclass(frozen=True)
@@ -439,7 +436,7 @@ def _pairs(
     """Version pairs (App. H rule over versions with a prediction file) with their changes."""
     import pandas as pd
 
-    from automd_analysis.analysis.development import form_version_pairs
+    from automd_analysis.archive.version_pairs import form_version_pairs
 
     if job.search not in ("tree", "linear") or len(job.versions) < 2:
         return [], 0, 0
@@ -667,7 +664,7 @@ def annotate_archive(
 
     See Also
     --------
-    load_generated_annotations, choose_annotations, archive_agreement
+    automd_analysis.archive.generated.load_generated_annotations, archive_agreement
 
     References
     ----------
@@ -715,7 +712,7 @@ def annotate_archive(
         problems.extend(result.problems)
         cached += result.cached
         analysed += result.analysed
-        target = out / result.run_id / _FILE
+        target = out / result.run_id / ANNOTATIONS_FILE
         if result.document is None:
             # nothing to say about this run now: drop what an earlier annotation wrote
             if target.is_file() and not target.is_symlink():
@@ -735,127 +732,6 @@ def annotate_archive(
         seconds=time.perf_counter() - t0,
         n_versions=analysed,
     )
-
-
-# ---------------------------------------------------------------------------------- reading back
-
-
-def load_generated_annotations(
-    archive: Archive, directory: str | Path
-) -> tuple[dict[str, Annotations], list[ArchiveError]]:
-    """Generated annotations of every run of ``archive`` found under ``directory``.
-
-    Each ``<directory>/<run id>/annotations.json`` is read (bounded, strict JSON) and validated
-    against the archive run it names (codebook values, versions, and evidence that must cite
-    existing lines of the run's files); a file that fails is left out with a structured error.
-
-    Parameters
-    ----------
-    archive : Archive
-    directory : str or Path
-        Output directory of :func:`annotate_archive` (``automd annotate --out``).
-
-    Returns
-    -------
-    (dict, list)
-        Run id -> :class:`~automd_analysis.archive.codebook.Annotations`, and the errors (each
-        with ``details["run_id"]`` and ``details["effect"] == "annotations skipped"``).
-
-    Raises
-    ------
-    AutomdError
-        ``annotate.missing`` if ``directory`` does not exist.
-
-    See Also
-    --------
-    annotate_archive, choose_annotations
-
-    Examples
-    --------
-    >>> from automd_analysis.archive import open_archive
-    >>> small = Path(__file__).parents[2] / "tests" / "fixtures" / "small"
-    >>> load_generated_annotations(open_archive(small / "archive"), small / "nowhere")
-    Traceback (most recent call last):
-    ...
-    automd_analysis.errors.AutomdError: annotations directory not found in ...
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise AutomdError(
-            "annotations directory not found",
-            path=directory,
-            code="annotate.missing",
-            fix="run `automd annotate ARCHIVE --out DIR` first",
-        )
-    found: dict[str, Annotations] = {}
-    problems: list[ArchiveError] = []
-    base = directory.resolve()
-    for run in archive.runs():
-        path = directory / run.run_id / _FILE
-        if not (path.exists() or path.is_symlink()):
-            continue
-        try:
-            data = read_bounded(path, MAX_JSON_BYTES, base)
-            raw = json_loads_strict(data, path, "archive.annotation_invalid")
-            ids = [v.version_id for v in run.versions]
-            found[run.run_id] = validate_annotations(
-                raw, run.dir.resolve(), archive.root, ids, path
-            )
-        except ArchiveError as exc:
-            exc.details = {**exc.details, "run_id": run.run_id, "effect": "annotations skipped"}
-            problems.append(exc)
-    return found, problems
-
-
-def choose_annotations(
-    archived: Annotations | None,
-    generated: Annotations | None,
-    *,
-    prefer_generated: bool = False,
-) -> tuple[Annotations | None, str]:
-    """Pick a run's annotations: the archive's own win unless ``prefer_generated``.
-
-    Returns
-    -------
-    (Annotations or None, str)
-        The chosen annotations and their source: ``"archive"``, ``"generated"`` or ``"none"``.
-
-    Examples
-    --------
-    >>> from automd_analysis.archive.codebook import Annotations
-    >>> mine = Annotations("automd annotate 0.1.0", {}, ())
-    >>> theirs = Annotations("human", {}, ())
-    >>> choose_annotations(theirs, mine)[1], choose_annotations(theirs, mine, prefer_generated=True)[1]
-    ('archive', 'generated')
-    >>> choose_annotations(None, mine)[1], choose_annotations(None, None)[1]
-    ('generated', 'none')
-    """
-    first, second = (generated, archived) if prefer_generated else (archived, generated)
-    if first is not None:
-        return first, "generated" if first is generated else "archive"
-    if second is not None:
-        return second, "generated" if second is generated else "archive"
-    return None, "none"
-
-
-def apply_annotations(
-    runs: Sequence[Run], generated: Mapping[str, Annotations], *, prefer_generated: bool = False
-) -> tuple[list[Run], dict[str, str]]:
-    """Runs with their chosen annotations (:func:`choose_annotations`) and each run's source.
-
-    Examples
-    --------
-    >>> apply_annotations([], {})
-    ([], {})
-    """
-    out, sources = [], {}
-    for run in runs:
-        chosen, source = choose_annotations(
-            run.annotations, generated.get(run.run_id), prefer_generated=prefer_generated
-        )
-        out.append(run if chosen is run.annotations else replace(run, annotations=chosen))
-        sources[run.run_id] = source
-    return out, sources
 
 
 def archive_agreement(archive: Archive, directory: str | Path, *, include_reference: bool = True):

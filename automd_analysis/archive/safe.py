@@ -6,6 +6,7 @@ Every archive-supplied path (directory entries, ``code_files``, annotation evide
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import stat
@@ -29,6 +30,14 @@ MAX_INT = 2**53 - 1
 #: Version ids the toolkit uses itself: the selected submission is the version ``selected`` in the
 #: score store (``scores.version``, ``reasons.version``), so no archived version may be called so.
 RESERVED_VERSION_NAMES = frozenset({"selected"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved_dir(path: str) -> Path:
+    """A containing directory (archive root, run) with symlinks resolved, once per process: the
+    paths checked against it are resolved afresh every time, so a directory moved later can
+    only make more paths fall outside it."""
+    return Path(path).resolve()
 
 
 def check_name(name: str, path: Path, what: str) -> None:
@@ -83,7 +92,7 @@ def resolve_inside(start: Path, rel: str, *, base: Path, what: str) -> Path:
             fix="use paths relative to the run directory, without '..'",
         )
     target = (start / pure).resolve()
-    if not target.is_relative_to(base.resolve()):
+    if not target.is_relative_to(_resolved_dir(str(base))):
         raise ArchiveError(
             f"{what} path {rel!r} resolves outside {base} (to {target})",
             path=start / pure,
@@ -96,7 +105,7 @@ def resolve_inside(start: Path, rel: str, *, base: Path, what: str) -> Path:
 def check_inside_root(path: Path, root: Path) -> Path:
     """``path`` with symlinks resolved; raise ``archive.unsafe_path`` if it leaves ``root``."""
     resolved = path.resolve()
-    if not resolved.is_relative_to(root.resolve()):
+    if not resolved.is_relative_to(_resolved_dir(str(root))):
         raise ArchiveError(
             f"{path.name!r} resolves outside the archive (to {resolved})",
             path=path,

@@ -57,6 +57,9 @@ load_plugins()
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``automd`` console script."""
+    from automd_analysis.report.run_notebooks import skip_iri_format_checks
+
+    skip_iri_format_checks()
     try:
         app(args=argv, standalone_mode=True)
     except AutomdError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 app = typer.Typer(
@@ -17,7 +19,16 @@ masking_app = typer.Typer(
 app.add_typer(masking_app, name="masking")
 
 # Shared option declarations, so every command spells them the same way.
-DataOpt = typer.Option(None, "--data", help="Data root (default: $AUTOMD_DATA or ./data).")
+DataOpt = typer.Option(None, "--data", help="Data root (default: $AUTOMD_DATA or <repo>/data).")
 ManifestsOpt = typer.Option(
-    None, "--manifests", help="Manifest directory (default: $AUTOMD_MANIFESTS or data_manifests/)."
+    None,
+    "--manifests",
+    help="Manifest directory (default: $AUTOMD_MANIFESTS or <repo>/data_manifests).",
 )
+
+
+def typed(path: Path | None) -> Path | None:
+    """A path typed on the command line, made absolute against the working directory (as every
+    shell command reads it); the defaults of the other folders come from the project root
+    (:mod:`automd_analysis.archive.workspace`)."""
+    return None if path is None else Path(path).expanduser().resolve()

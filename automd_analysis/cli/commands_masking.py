@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import (
     FLAG_THRESHOLD,
@@ -123,7 +123,7 @@ def run_command(
         "--scores",
         "--out",
         help="Score-store directory: read for validity, masking.parquet is written into it "
-        "(default: scores/<archive name>).",
+        "(default: <repo>/scores/<archive name>).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the masked test files."),
     agents: list[str] | None = typer.Option(
@@ -174,6 +174,7 @@ def run_command(
     """
     from automd_analysis.analysis.store import load_store
     from automd_analysis.archive import open_archive
+    from automd_analysis.archive.workspace import open_workspace
     from automd_analysis.masking.sandbox import SandboxedRerun, SandboxLimits
     from automd_analysis.masking.step import agents_option, run_masking_step
 
@@ -187,8 +188,15 @@ def run_command(
             code="masking.code_execution_not_allowed",
             fix="add --allow-code-execution (a limited sandbox: docs/security.md)",
         )
-    meta = open_archive(archive).meta
-    scores_dir = scores if scores is not None else Path("scores") / meta.name
+    meta = open_archive(typed(archive)).meta
+    ws = open_workspace(
+        typed(archive),
+        data=typed(data),
+        manifests=typed(manifests),
+        scores=typed(scores),
+        archive_name=meta.name,
+    )
+    archive, data, manifests, scores_dir = ws.archive, ws.data, ws.manifests, ws.scores
     store = load_store(scores_dir)
     limits = SandboxLimits(
         cpu_seconds=cpu_seconds,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
@@ -43,12 +43,14 @@ def regenerate_command(
     archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
-    out: Path = typer.Option(Path("reports"), "--out", help="Report directory."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Report directory (default: <repo>/reports)."
+    ),
     jobs: int = typer.Option(
         2, "--jobs", "-j", min=1, help="Parallel scoring processes/notebooks."
     ),
     scores: Path | None = typer.Option(
-        None, "--scores", help="Score-store directory (default: scores/<archive name>)."
+        None, "--scores", help="Score-store directory (default: <repo>/scores/<archive name>)."
     ),
     notebooks: Path | None = typer.Option(
         None, "--notebooks", help="Notebook directory (default: the repository's notebooks/)."
@@ -119,13 +121,13 @@ def regenerate_command(
     from automd_analysis.report.pipeline import RegenerateConfig, regenerate
 
     config = RegenerateConfig(
-        archive=archive,
-        out=out,
-        scores=scores,
-        data=data,
-        manifests=manifests,
+        archive=typed(archive),
+        out=typed(out),
+        scores=typed(scores),
+        data=typed(data),
+        manifests=typed(manifests),
         jobs=jobs,
-        notebooks=notebooks,
+        notebooks=typed(notebooks),
         seed=seed,
         timeout=timeout,
         score=not no_score,
@@ -133,12 +135,12 @@ def regenerate_command(
         masking=masking,
         allow_code_execution=allow_code_execution,
         rerunner=rerunner,
-        masking_results=masking_results,
+        masking_results=typed(masking_results),
         embedding_backend=embedding_backend,
-        embedding_cache=embedding_cache,
+        embedding_cache=typed(embedding_cache),
         min_cell=min_cell,
         bootstrap=bootstrap,
-        annotations=annotations,
+        annotations=typed(annotations),
         prefer_generated=prefer_generated,
         metrics=tuple(metric),
         parameters=parse_parameters(parameter),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.scoring import ScoreSummary, score_archive
 from automd_analysis.scoring.engine import DEFAULT_BOOTSTRAP
@@ -49,7 +49,7 @@ def score(
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     out: Path | None = typer.Option(
-        None, "--out", help="Score store directory (default: scores/<archive name>)."
+        None, "--out", help="Score store directory (default: <repo>/scores/<archive name>)."
     ),
     jobs: int = typer.Option(
         _default_jobs(), "--jobs", "-j", min=1, help="Local worker processes."
@@ -93,16 +93,16 @@ def score(
     Exit code 1: some files failed unexpectedly; they are retried by the next run.
     """
     summary = score_archive(
-        archive,
-        out=out,
-        data=data,
-        manifests=manifests,
+        typed(archive),
+        out=typed(out),
+        data=typed(data),
+        manifests=typed(manifests),
         jobs=jobs,
         scheduler=scheduler,
         progress=progress,
         bootstrap=bootstrap,
         bootstrap_seed=bootstrap_seed,
-        annotations=annotations,
+        annotations=typed(annotations),
         prefer_generated=prefer_generated,
         extra_metrics=tuple(metric),
     )

@@ -33,6 +33,7 @@ __all__ = [
     "WITHHOLD_BELOW",
     "DisclosurePolicy",
     "disclosure_policy",
+    "report_disclosure",
 ]
 
 #: The common minimum cell size.
@@ -161,3 +162,13 @@ def disclosure_policy(
         t for t in tasks if str(task_access.get(t) or "").strip().lower() in RESTRICTED_ACCESS
     }
     return DisclosurePolicy(DEFAULT_MIN_CELL, frozenset(restricted))
+
+
+def report_disclosure(store, min_cell: int | None) -> DisclosurePolicy:
+    """The small-cell policy of a report on ``store`` (task access terms from its ``tasks``
+    table). A task without recorded access terms counts as restricted (the safe side)."""
+    from automd_analysis.analysis.store import task_access
+
+    tasks = sorted(set(store.runs["task"].astype(str)))
+    access = task_access(store)
+    return disclosure_policy(min_cell, {t: access.get(t, "credentialed") for t in tasks}, tasks)

@@ -12,10 +12,11 @@ A report notebook's first code cell holds its parameters (papermill ``parameters
     llm_experiment = "llm"
     seed = 0
 
-and its second calls :func:`open_report` with them. Relative paths are resolved against the
-repository root, not the working directory, so the same defaults work in JupyterLab (working
-directory ``notebooks/``), under papermill/``automd regenerate`` (absolute paths injected) and under
-nbval (working directory ``tests/nbval/``). A notebook run by hand (JupyterLab, papermill without
+and its second calls :func:`open_report` with them. Paths are resolved by the workspace rules
+(:mod:`automd_analysis.archive.workspace`): relative ones against the repository root, not the
+working directory, so the same defaults work in JupyterLab (working directory ``notebooks/``),
+under papermill/``automd regenerate`` (absolute paths injected) and under nbval (working directory
+``tests/nbval/``). A notebook run by hand (JupyterLab, papermill without
 ``output_dir``) writes its tables and figures to its own folder ``build/notebooks/<notebook>``, never
 into the report directory whose HTML pages only ``automd regenerate`` rebuilds, and says where
 (:meth:`Report.where_written`).
@@ -31,6 +32,7 @@ width with its caption underneath.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,12 +44,13 @@ import pandas as pd
 from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import TableSpec
 from automd_analysis.analysis.primary import run_overview
-from automd_analysis.analysis.store import ScoreStore, load_store
-from automd_analysis.errors import AutomdError, ManifestError
+from automd_analysis.analysis.store import ScoreStore, code_problems, load_store, task_units
+from automd_analysis.archive.workspace import Workspace, open_workspace
+from automd_analysis.errors import AutomdError
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
-from automd_analysis.report.disclosure import DisclosurePolicy, disclosure_policy
+from automd_analysis.report.disclosure import DisclosurePolicy, report_disclosure
 from automd_analysis.report.presentation import is_long
 from automd_analysis.report.views import (
     Collapsed,
@@ -56,43 +59,19 @@ from automd_analysis.report.views import (
     collapsed_table_html,
     table_html,
 )
-from automd_analysis.tasks import REPO_ROOT, load_manifests
 
 __all__ = [
-    "HAND_RUN_DIR",
     "PLAIN_DECIMALS",
     "MaskingResults",
     "Report",
     "TableView",
-    "default_scores_dir",
     "open_report",
-    "resolve_path",
     "table_spec",
 ]
 
 #: Decimals of the plain-text representation of displayed tables (what nbval compares): fine
 #: enough that any real change of a number shows, coarse enough to ignore floating-point noise.
 PLAIN_DECIMALS = 6
-#: Where a notebook run without an ``output_dir`` writes (relative to the repository root), one
-#: folder per notebook.
-HAND_RUN_DIR = "build/notebooks"
-
-
-def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path | None:
-    """``None`` stays ``None``; an absolute path is kept; a relative one is taken from ``root``.
-
-    ``~`` is expanded. The default ``root`` is the repository root (the directory holding
-    ``notebooks/`` and ``data_manifests/``).
-    """
-    if path is None:
-        return None
-    p = Path(path).expanduser()
-    return p if p.is_absolute() else Path(root) / p
-
-
-def default_scores_dir(archive_name: str, root: str | Path = REPO_ROOT) -> Path:
-    """``<root>/scores/<archive name>``: where ``automd score`` writes by default (docs/score_store.md)."""
-    return Path(root) / "scores" / archive_name
 
 
 def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
@@ -111,6 +90,20 @@ def plain_text(frame: pd.DataFrame, decimals: int = PLAIN_DECIMALS) -> str:
     if frame.empty:
         return f"(no rows) columns: {', '.join(map(str, frame.columns))}"
     return frame.to_string(index=False, float_format=fmt, max_rows=None, max_cols=None)
+
+
+def without_caption(html_table: str, caption: str) -> str:
+    """The HTML of :func:`automd_analysis.report.tables.render_html` without its caption: the
+    same table rendered with ``caption=""`` (pandas' Styler writes the caption as one
+    ``<caption>`` line after the ``<table>`` tag)."""
+    if not caption:
+        return html_table
+    line = f"  <caption>{html.escape(caption)}</caption>\n"
+    start = html_table.find("<table id=")
+    end = html_table.find(">\n", start) + 2
+    if start < 0 or not html_table.startswith(line, end):
+        raise ValueError("the table has no caption line to remove")
+    return html_table[:end] + html_table[end + len(line) :]
 
 
 def table_spec(name: str) -> TableSpec | None:
@@ -241,8 +234,12 @@ class Report:
         Small-cell suppression applied to every table and figure this report publishes
         (:mod:`automd_analysis.report.disclosure`).
     hand_run : bool
-        ``output_dir`` was not given: the notebook writes to its own folder under
-        :data:`HAND_RUN_DIR` (:meth:`where_written`).
+        ``output_dir`` was not given: the notebook writes to its own folder
+        (:meth:`automd_analysis.archive.workspace.Workspace.hand_run_dir`, :meth:`where_written`).
+    workspace : Workspace or None
+        Where the report's folders are and how later paths (parameters of
+        :meth:`masking_results`, :meth:`process_metrics`) are resolved; ``None``: the
+        repository's default workspace.
     """
 
     archive: Path
@@ -255,6 +252,7 @@ class Report:
     store: ScoreStore
     disclosure: DisclosurePolicy = DisclosurePolicy()
     hand_run: bool = False
+    workspace: Workspace | None = None
 
     def table(
         self,
@@ -278,8 +276,8 @@ class Report:
         frame = self.disclosure.apply(frame, name)
         text, bold, caption = _tables.rendered(frame, spec, caption, intervals)
         paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
-        html = _tables.render_html(text, bold, name=name, caption=caption)
-        bare = _tables.render_html(text, bold, name=name)
+        html = paths["html"].read_text(encoding="utf-8")  # rendered once, for the file
+        bare = without_caption(html, caption)
         if is_long(len(text)):
             page = collapsed_table_html(bare, caption, len(text), name)
         else:
@@ -354,9 +352,9 @@ reference is undefined. To include it: add baseline runs.)
             return None
         from IPython.display import Markdown
 
-        where = self.output_dir
-        if where.is_relative_to(REPO_ROOT):
-            where = where.relative_to(REPO_ROOT)
+        where, root = self.output_dir, self._workspace().root
+        if where.is_relative_to(root):
+            where = where.relative_to(root)
         return Markdown(
             f"**Tables and figures of this run are written to `{where}/`** (`tables/`, "
             "`figures/`), not to the HTML report: `automd regenerate` rebuilds the report pages. "
@@ -420,7 +418,7 @@ reference is undefined. To include it: add baseline runs.)
         """
         from automd_analysis.masking.results import MASKING_FILE, read_masking_results
 
-        given = resolve_path(path)
+        given = self._workspace().resolve(path)
         target = given if given is not None else self.scores_dir / MASKING_FILE
         frame = read_masking_results(target, missing_ok=given is None)
         return MaskingResults(frame=frame, path=target)
@@ -435,47 +433,30 @@ reference is undefined. To include it: add baseline runs.)
         """FML-bench process metrics of every non-baseline run of ``experiment``
         (:func:`automd_analysis.analysis.process.process_metrics`).
 
-        The code of each version is read from the archive with the archive reader (bounded,
-        read-only; never executed) and embedded with ``backend``; vectors are cached in
-        ``embedding_cache`` (relative to the repository root; default
-        ``<scores_dir>/embeddings``). A store without ``steps.parquet`` gives runs without steps.
-        A code file that cannot be read (e.g. above the 1 MiB limit) is skipped for its run only
-        and listed in ``result.attrs["code_problems"]``.
+        Each version's code is read from the score store (the scorer published it, read from the
+        archive with the bounded, read-only reader; never executed) and embedded with
+        ``backend``; vectors are cached in ``embedding_cache`` (relative to the repository root;
+        default ``<scores_dir>/embeddings``). Code files the scorer could not read (e.g. above
+        the 1 MiB limit) are left out of their version and listed in
+        ``result.attrs["code_problems"]``.
         """
         from automd_analysis.analysis import process
 
-        runs = self.store.runs
-        wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
-        problems: list[dict] = []
-        code = process.read_archive_code(self.archive, run_ids=sorted(wanted), problems=problems)
-        steps = self.store.steps
-        if steps is None:
-            steps = pd.DataFrame(columns=["run_id", "step", "ok", "reported_val_score", "version"])
-        cache = resolve_path(embedding_cache) or self.scores_dir / "embeddings"
+        cache = self._workspace().resolve(embedding_cache) or self.scores_dir / "embeddings"
         metrics = process.process_metrics(
-            runs,
-            steps,
-            self.store.scores,
-            code,
-            backend=backend,
-            embedding_cache=cache,
-            experiment=experiment,
+            self.store, backend=backend, embedding_cache=cache, experiment=experiment
         )
-        # code files that could not be read (too large, unsafe) were skipped, run by run
-        metrics.attrs["code_problems"] = pd.DataFrame(
-            problems, columns=["run_id", "version", "file", "code", "message"]
-        )
+        metrics.attrs["code_problems"] = code_problems(self.store, metrics["run_id"])
         return metrics
+
+    def _workspace(self) -> Workspace:
+        return self.workspace or open_workspace(scores=self.scores_dir)
 
     def task_units(self) -> dict[str, str]:
         """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run
-        categories); tasks without a readable manifest are left out (they default to patients)."""
-        try:
-            manifests = load_manifests(self.manifests_dir)
-        except ManifestError:
-            return {}
-        tasks = set(self.store.scores["task"])
-        return {tid: m.sizes.unit for tid, m in sorted(manifests.items()) if tid in tasks}
+        categories), from the store's ``tasks`` table; empty for a store without one (tasks then
+        default to patients)."""
+        return task_units(self.store)
 
 
 def open_report(
@@ -488,21 +469,22 @@ def open_report(
     seed: int = 0,
     min_cell: int | None = None,
     notebook: str = "notebook",
+    root: str | Path | None = None,
 ) -> Report:
     """Resolve a notebook's parameters and load the score store.
 
     Parameters
     ----------
     archive : path
-        The runs archive (only its ``archive.yaml`` is read, for the name).
+        The runs archive (its ``archive.yaml`` is read only for the name of the default store).
     scores_dir : path, optional
-        Score store; default :func:`default_scores_dir` of the archive name.
+        Score store; default ``<root>/scores/<archive name>``.
     output_dir : path, optional
         Report directory; ``tables/`` and ``figures/`` are created in it. ``None`` (a notebook
-        run by hand): ``<repository>/build/notebooks/<notebook>`` (:data:`HAND_RUN_DIR`), so a
-        hand run never changes the tables behind a published report.
+        run by hand): ``<root>/build/notebooks/<notebook>``, so a hand run never changes the
+        tables behind a published report.
     data_root, manifests_dir : path, optional
-        As for ``automd score``.
+        As for ``automd score`` (only recorded: the report reads the score store alone).
     seed : int
     min_cell : int, optional
         Small-cell threshold (:func:`~automd_analysis.report.disclosure.disclosure_policy`):
@@ -510,54 +492,44 @@ def open_report(
         every task (``0`` disables).
     notebook : str
         The calling notebook's name (its folder when ``output_dir`` is ``None``); a plain name.
+    root : path, optional
+        The project directory relative paths are taken from (default: the repository).
 
-    Relative paths are resolved by :func:`resolve_path` (repository root).
+    Paths are resolved by :func:`automd_analysis.archive.workspace.open_workspace`.
 
     Raises
     ------
     ArchiveError
-        The archive or its ``archive.yaml`` is missing or invalid.
+        ``scores_dir`` is not given and the archive or its ``archive.yaml`` is missing or invalid.
     ScoreStoreError
         The score store is missing or malformed (the message says how to build it).
     """
-    from automd_analysis.archive import open_archive
-
-    archive_path = resolve_path(archive)
-    meta = open_archive(archive_path).meta
-    store_dir = resolve_path(scores_dir) or default_scores_dir(meta.name)
     hand_run = output_dir is None
-    if hand_run:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", str(notebook)):
-            raise ValueError(f"notebook name {notebook!r} must be a plain name")
-        output_dir = Path(REPO_ROOT) / HAND_RUN_DIR / notebook
-    out = resolve_path(output_dir)
+    if hand_run and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", str(notebook)):
+        raise ValueError(f"notebook name {notebook!r} must be a plain name")
+    ws = open_workspace(
+        archive,
+        scores=scores_dir,
+        data=data_root,
+        manifests=manifests_dir,
+        out=output_dir,
+        root=root,
+    )
+    out = ws.hand_run_dir(notebook) if hand_run else ws.out
     for sub in ("tables", "figures"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    store = load_store(store_dir)
-    manifests = resolve_path(manifests_dir)
+    store = load_store(ws.scores)
+    name = ws.archive_name or str(store.meta.get("archive") or ws.archive.name)
     return Report(
-        archive=archive_path,
-        archive_name=meta.name,
-        scores_dir=store_dir,
+        archive=ws.archive,
+        archive_name=name,
+        scores_dir=ws.scores,
         output_dir=out,
-        manifests_dir=manifests,
-        data_root=resolve_path(data_root),
+        manifests_dir=ws.resolve(manifests_dir),
+        data_root=ws.resolve(data_root),
         seed=int(seed),
         store=store,
-        disclosure=report_disclosure(store, manifests, min_cell),
+        disclosure=report_disclosure(store, min_cell),
         hand_run=hand_run,
+        workspace=ws,
     )
-
-
-def report_disclosure(store: ScoreStore, manifests_dir, min_cell: int | None) -> DisclosurePolicy:
-    """The small-cell policy of a report on ``store`` (task access terms from the manifests).
-
-    A task whose manifest cannot be read counts as restricted (the safe side).
-    """
-    tasks = sorted(set(store.runs["task"].astype(str)))
-    try:
-        manifests = load_manifests(manifests_dir)
-    except AutomdError:
-        manifests = {}
-    access = {t: (manifests[t].source.access if t in manifests else "credentialed") for t in tasks}
-    return disclosure_policy(min_cell, access, tasks)

@@ -26,24 +26,39 @@ Stages (each reports itself through ``log``, e.g. on stderr):
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
+    NotebookJob,
     NotebookResult,
     check_notebook,
     declared_parameters,
     discover_notebooks,
-    execute_notebooks,
+    execute_jobs,
     missing_requirements,
     raise_for_failures,
 )
+from automd_analysis.report.run_notebooks import notebook_parameters as select_parameters
+from automd_analysis.report.stamps import (
+    OUTPUT_DIRS,
+    Stamp,
+    check_stamp,
+    notebook_inputs,
+    notebook_key,
+    publish_outputs,
+    read_stamp,
+    staging_dir,
+    store_fingerprint,
+    sweep,
+)
 from automd_analysis.tasks import REPO_ROOT
+from automd_analysis.tasks import sha256_file as file_sha256
 
 __all__ = [
     "DEFAULT_NOTEBOOKS",
@@ -83,14 +98,16 @@ class RegenerateConfig:
     Attributes
     ----------
     archive : path
-        The runs archive (directory holding ``archive.yaml``).
-    out : path
-        Report directory; created, or cleared if it holds a previous report
-        (:func:`prepare_out_dir`); any other non-empty directory is refused.
+        The runs archive (directory holding ``archive.yaml``). Relative paths here are taken
+        from the project root (:mod:`automd_analysis.archive.workspace`; the command line passes
+        absolute ones).
+    out : path, optional
+        Report directory (default ``<root>/reports``); created, or updated if it holds a previous
+        report (:func:`prepare_out_dir`); any other non-empty directory is refused.
     scores : path, optional
-        Score-store directory (default ``scores/<archive name>``, as ``automd score``).
+        Score-store directory (default ``<root>/scores/<archive name>``, as ``automd score``).
     data, manifests : path, optional
-        Data root and manifest directory (defaults: see :mod:`automd_analysis.tasks`).
+        Data root and manifest directory (defaults: see :mod:`automd_analysis.archive.workspace`).
     jobs : int
         Scoring processes and notebooks executed concurrently.
     notebooks : path, optional
@@ -132,7 +149,7 @@ class RegenerateConfig:
     """
 
     archive: str | Path
-    out: str | Path = "reports"
+    out: str | Path | None = None
     scores: str | Path | None = None
     data: str | Path | None = None
     manifests: str | Path | None = None
@@ -192,19 +209,35 @@ class Pipeline:
 
     config: RegenerateConfig
     meta: Any
-    archive: Path
-    scores_dir: Path
-    out: Path
-    notebook_paths: list[Path]
-    data: Path | None
-    manifests: Path | None
+    workspace: Workspace
+    notebooks: dict[Path, Any]
     masking_results: Path | None
     embedding_cache: Path
     log: Callable[[str], None] = print
 
+    @property
+    def notebook_paths(self) -> list[Path]:
+        return list(self.notebooks)
 
-def _resolved(path) -> Path | None:
-    return None if path is None else Path(path).resolve()
+    @property
+    def archive(self) -> Path:
+        return self.workspace.archive
+
+    @property
+    def scores_dir(self) -> Path:
+        return self.workspace.scores
+
+    @property
+    def out(self) -> Path:
+        return self.workspace.out
+
+    @property
+    def data(self) -> Path:
+        return self.workspace.data
+
+    @property
+    def manifests(self) -> Path:
+        return self.workspace.manifests
 
 
 def _check_config(config: RegenerateConfig) -> None:
@@ -243,11 +276,11 @@ def _check_config(config: RegenerateConfig) -> None:
         user_metrics(config.metrics)
 
 
-def _check_parameters(config: RegenerateConfig, paths: list[Path]) -> None:
+def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -> None:
     """Refuse user parameters that no notebook declares or that the pipeline sets itself."""
     declared: set[str] = set()
-    for path in paths:
-        declared |= set(declared_parameters(check_notebook(path)) or ())
+    for nb in notebooks.values():
+        declared |= set(declared_parameters(nb) or ())
     for name in sorted(config.parameters):
         if name in PIPELINE_PARAMETERS:
             raise AutomdError(
@@ -277,8 +310,17 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
     from automd_analysis.archive import open_archive
 
     _check_config(config)
-    meta = open_archive(config.archive).meta
-    supplied = _resolved(config.masking_results)
+    meta = open_archive(resolve_path(config.archive)).meta
+    ws = open_workspace(
+        config.archive,
+        data=config.data,
+        manifests=config.manifests,
+        scores=config.scores,
+        annotations=config.annotations,
+        out=config.out,
+        archive_name=meta.name,
+    )
+    supplied = ws.resolve(config.masking_results)
     if supplied is not None and not supplied.is_file():
         raise AutomdError(
             "masking results file not found",
@@ -287,30 +329,26 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
             code="masking.results_missing",
             fix="pass the CSV/Parquet file written by the masking test (docs/tables.md)",
         )
-    scores_dir = Path(config.scores or Path("scores") / meta.name).resolve()
-    notebook_dir = Path(config.notebooks or DEFAULT_NOTEBOOKS).resolve()
-    paths = discover_notebooks(notebook_dir)
-    _check_parameters(config, paths)
+    paths = discover_notebooks(ws.resolve(config.notebooks) or DEFAULT_NOTEBOOKS)
+    notebooks = {path: check_notebook(path) for path in paths}
+    _check_parameters(config, notebooks)
     return Pipeline(
         config=config,
         meta=meta,
-        archive=Path(config.archive).resolve(),
-        scores_dir=scores_dir,
-        out=Path(config.out).resolve(),
-        notebook_paths=paths,
-        data=_resolved(config.data),
-        manifests=_resolved(config.manifests),
+        workspace=ws,
+        notebooks=notebooks,
         masking_results=supplied,
-        embedding_cache=_resolved(config.embedding_cache) or scores_dir / "embeddings",
+        embedding_cache=ws.resolve(config.embedding_cache) or ws.embeddings,
         log=log,
     )
 
 
 def prepare_out_dir(out: Path) -> None:
-    """Create ``out`` or clear a previous report in it; refuse to touch any other directory.
+    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
 
-    A directory is a previous report when it holds :data:`REPORT_MARKER`. Only the report's own
-    parts (``index.html`` and the :data:`~automd_analysis.report.site.SUBDIRS`) are removed.
+    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
+    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
+    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
     """
     if out.exists() and not out.is_dir():
         raise AutomdError(
@@ -330,11 +368,8 @@ def prepare_out_dir(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
     (out / "index.html").unlink(missing_ok=True)
-    from automd_analysis.report.site import SUBDIRS  # bleach/nbformat: slow imports
-
-    for sub in SUBDIRS:
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir()
+    for sub in OUTPUT_DIRS:
+        (out / sub).mkdir(exist_ok=True)
 
 
 def score_stage(p: Pipeline):
@@ -353,7 +388,7 @@ def score_stage(p: Pipeline):
         jobs=p.config.jobs,
         progress=p.config.progress,
         bootstrap=p.config.bootstrap,
-        annotations=_resolved(p.config.annotations),
+        annotations=p.workspace.annotations,
         prefer_generated=p.config.prefer_generated,
         extra_metrics=p.config.metrics,
     )
@@ -427,14 +462,13 @@ def embedding_stage(p: Pipeline, store) -> str:
     from tqdm.auto import tqdm
 
     from automd_analysis.analysis.embeddings import embed_code
-    from automd_analysis.analysis.process import read_archive_code
 
     runs = store.runs
     experiment = p.meta.roles["main"]
     wanted = runs.loc[(runs["experiment"] == experiment) & ~runs["reference"], "run_id"]
     p.log("code embeddings for notebook 07")
     try:
-        code = read_archive_code(p.archive, run_ids=sorted(wanted))
+        code = store.code_texts(sorted(wanted))
         texts = sorted({text for versions in code.values() for text in versions.values()})
         name = None
         chunks = [texts[i : i + 64] for i in range(0, len(texts), 64)]
@@ -453,9 +487,9 @@ def embedding_stage(p: Pipeline, store) -> str:
 
 def disclosure_note(p: Pipeline, store) -> str:
     """The small-cell policy the notebooks applied, for the index."""
-    from automd_analysis.report.notebook import report_disclosure
+    from automd_analysis.report.disclosure import report_disclosure
 
-    return report_disclosure(store, p.manifests, p.config.min_cell).describe()
+    return report_disclosure(store, p.config.min_cell).describe()
 
 
 def notebook_parameters(p: Pipeline) -> dict[str, Any]:
@@ -478,40 +512,137 @@ def notebook_parameters(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def notebook_stage(p: Pipeline, store) -> list[NotebookResult]:
-    """Execute every notebook whose experiment roles have runs; skipped ones are listed too."""
+@dataclass(frozen=True)
+class _Planned:
+    """A notebook to run or reuse: its name, parameters, inputs/key, earlier stamp, and why it
+    must run (``None``: up to date)."""
+
+    path: Path
+    parameters: dict
+    inputs: dict
+    key: str
+    stamp: Stamp | None
+    why: str | None
+
+
+def _masking_fingerprint(p: Pipeline) -> str:
+    """What the masking-test results a notebook would read are (sha256 of the file, or absent)."""
+    from automd_analysis.masking.results import MASKING_FILE
+
+    path = p.masking_results or p.scores_dir / MASKING_FILE
+    return file_sha256(path) if path.is_file() else "absent"
+
+
+def _plan(p: Pipeline, paths: list[Path]) -> list[_Planned]:
+    """Each notebook's inputs and whether its published outputs are up to date."""
+    offered = notebook_parameters(p)
+    store = store_fingerprint(p.scores_dir)
+    planned = []
+    for path in paths:
+        nb = p.notebooks[path]
+        staging = staging_dir(p.out, path.stem)
+        params = select_parameters(nb, {**offered, "output_dir": str(staging)})
+        declared = declared_parameters(nb) or frozenset(params)
+        masking = _masking_fingerprint(p) if "masking_results" in declared else None
+        inputs = notebook_inputs(path, params, store, masking)
+        key = notebook_key(inputs)
+        stamp = read_stamp(p.out, path.stem)
+        planned.append(
+            _Planned(path, params, inputs, key, stamp, check_stamp(p.out, stamp, key, inputs))
+        )
+    return planned
+
+
+def _skipped(p: Pipeline, store) -> dict[Path, str]:
+    """Notebooks whose experiment roles have no runs in the store, with the reason."""
     present = set(store.experiments)
     available = {role: exp in present for role, exp in p.meta.roles.items()}
-    to_run, skipped = [], {}
+    skipped = {}
     for path in p.notebook_paths:
-        unmet = missing_requirements(check_notebook(path), available)
+        unmet = missing_requirements(p.notebooks[path], available)
         if unmet:
             names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
             skipped[path] = f"the score store has no runs of the experiment role(s) {names}"
-        else:
-            to_run.append(path)
-    p.log(f"notebooks: running {len(to_run)} ({len(skipped)} skipped)")
-    executed = iter(
-        execute_notebooks(
-            to_run,
-            p.out / "notebooks",
-            notebook_parameters(p),
-            jobs=p.config.jobs,
-            timeout=p.config.timeout,
-            progress=p.config.progress,
-            log=p.log,
-        )
+    return skipped
+
+
+def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[str]]:
+    """Run the notebooks that must run (staged, rendered), publish each; return their results
+    and the files published by the failed ones (kept although no stamp lists them)."""
+    from automd_analysis.report.site import render_page
+
+    # the longest first (last run's time, else the source size), so that no long notebook
+    # starts last; results are reported in notebook order
+    todo = sorted(
+        todo, key=lambda n: -(n.stamp.seconds if n.stamp else n.path.stat().st_size / 1e3)
     )
+    jobs = []
+    for n in todo:
+        staging = staging_dir(p.out, n.path.stem)
+        jobs.append(NotebookJob(n.path, staging / n.path.name, n.parameters,
+                                staging / f"{n.path.stem}.html"))  # fmt: skip
+    executed = execute_jobs(
+        jobs, workers=p.config.jobs, timeout=p.config.timeout, render=render_page,
+        progress=p.config.progress, log=p.log,
+    )  # fmt: skip
+    results, partial = {}, set()
+    for n, result in zip(todo, executed, strict=True):
+        notes = {"embeddings": note} if "embedding_backend" in n.parameters else {}
+        published = publish_outputs(
+            p.out, n.path.stem, stamp=n.stamp, key=n.key if result.ok else None,
+            inputs=n.inputs, title=result.title or "", notes=notes, seconds=result.seconds,
+        )  # fmt: skip
+        if not result.ok:
+            partial.update(published)
+        results[n.path] = replace(result, output=p.out / "notebooks" / n.path.name)
+    return results, partial
+
+
+def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
+    """Execute every notebook whose inputs changed, keep the others; return the results (skipped
+    and reused ones included, in report order) and the code-embeddings note for the index.
+
+    Notebooks whose experiment roles have no runs are skipped. The others are reused when their
+    stamp says their inputs did not change (:mod:`automd_analysis.report.stamps`), else executed
+    into a staging folder, rendered, and published with a new stamp; the log says which and why.
+    Afterwards every file of the report that no notebook owns is removed (:func:`sweep`).
+    """
+    skipped = _skipped(p, store)
+    planned = _plan(p, [path for path in p.notebook_paths if path not in skipped])
+    todo = [n for n in planned if n.why is not None]
+    for n in planned:
+        state = f"runs ({n.why})" if n.why else "reused (inputs unchanged)"
+        p.log(f"  notebook {n.path.stem}: {state}")
+    p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
+          f"skipping {len(skipped)}")  # fmt: skip
+    note = _embedding_note(p, store, todo, planned)
+    results, partial = _execute(p, todo, note)
+    for n in planned:
+        if n.why is None:
+            copy = p.out / "notebooks" / n.path.name
+            results[n.path] = NotebookResult(n.path, copy, None, 0.0, title=n.stamp.title,
+                                             reused=True)  # fmt: skip
+    sweep(p.out, [n.path.stem for n in planned if results[n.path].ok], also_keep=partial)
     return [
-        NotebookResult(path, p.out / "notebooks" / path.name, None, 0.0, skipped=skipped[path])
-        if path in skipped
-        else next(executed)
+        results.get(path)
+        or NotebookResult(path, p.out / "notebooks" / path.name, None, 0.0, skipped=skipped[path])
         for path in p.notebook_paths
-    ]
+    ], note
+
+
+def _embedding_note(p: Pipeline, store, todo: list[_Planned], planned: list[_Planned]) -> str:
+    """Embed the code when a notebook that uses the embeddings is about to run; otherwise the note
+    its earlier run recorded."""
+    if any("embedding_backend" in n.parameters for n in todo):
+        return embedding_stage(p, store)
+    for n in planned:
+        if n.stamp is not None and "embeddings" in n.stamp.notes:
+            return n.stamp.notes["embeddings"]
+    return "code embeddings: not needed (no notebook uses them)"
 
 
 def render_stage(p: Pipeline, results, summary, notes) -> Path:
-    """Render the HTML pages and ``OUT/index.html``."""
+    """Write ``OUT/index.html`` (the notebook pages were rendered with their runs)."""
     from automd_analysis.report.site import render_site
 
     p.log(f"rendering the HTML report -> {p.out / 'index.html'}")
@@ -543,8 +674,7 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     store, summary = load_stage(p)
     masking_summary, masking_note = masking_stage(p, store)
     prepare_out_dir(p.out)
-    embedding_note = embedding_stage(p, store)
-    results = notebook_stage(p, store)
+    results, embedding_note = notebook_stage(p, store)
     notes = (masking_note, embedding_note, disclosure_note(p, store))
     index = render_stage(p, results, summary, notes)
     raise_for_failures(results)

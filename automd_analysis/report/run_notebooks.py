@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,15 +36,18 @@ __all__ = [
     "PARAMETERS_TAG",
     "NotebookExecutionError",
     "NotebookFailure",
+    "NotebookJob",
     "NotebookResult",
     "check_notebook",
     "declared_parameters",
     "discover_notebooks",
+    "execute_jobs",
     "execute_notebook",
     "execute_notebooks",
     "missing_requirements",
     "notebook_parameters",
     "raise_for_failures",
+    "skip_iri_format_checks",
 ]
 
 #: Cell tag marking the notebook's own parameter defaults (papermill convention).
@@ -112,6 +116,10 @@ class NotebookResult:
         Wall-clock execution time (informational only).
     skipped : str or None
         Why the notebook was not executed (see :func:`missing_requirements`); ``None`` if it ran.
+    title : str or None
+        The title of its HTML page, when one was rendered (or is kept from an earlier run).
+    reused : bool
+        Not executed because its inputs did not change: its published outputs were kept.
     """
 
     source: Path
@@ -119,6 +127,8 @@ class NotebookResult:
     failure: NotebookFailure | None
     seconds: float
     skipped: str | None = None
+    title: str | None = None
+    reused: bool = False
 
     @property
     def ok(self) -> bool:
@@ -407,11 +417,21 @@ def execute_notebook(
     return NotebookResult(source, output, None, time.perf_counter() - start)
 
 
+def skip_iri_format_checks() -> None:
+    """Keep jsonschema (imported by nbformat) from importing ``rfc3987_syntax``: when installed it
+    compiles a Lark grammar on import, seconds per process, for the ``iri`` formats that no
+    notebook schema uses. Effective only before nbformat is first imported."""
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+
 def _execute_job(args: tuple) -> NotebookResult:
     """Run one notebook in a worker process, with the process's (and so the kernel's) stderr
     going to ``<output>.log`` instead of the terminal: kernels print start-up and shutdown
-    chatter there that is not about the notebook."""
-    source, output, parameters, timeout, kernel_name = args
+    chatter there that is not about the notebook. With a ``render`` function, a notebook that ran
+    without error is also rendered to its HTML page (in the worker, so pages render in
+    parallel)."""
+    source, output, parameters, timeout, kernel_name, render, page = args
+    skip_iri_format_checks()
     log = Path(output).with_suffix(".log")
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -419,7 +439,69 @@ def _execute_job(args: tuple) -> NotebookResult:
         os.dup2(fd, 2)
     finally:
         os.close(fd)
-    return execute_notebook(source, output, parameters, timeout=timeout, kernel_name=kernel_name)
+    result = execute_notebook(source, output, parameters, timeout=timeout, kernel_name=kernel_name)
+    if render is None or not result.ok:
+        return result
+    return replace(result, title=render(result.output, page))
+
+
+@dataclass(frozen=True)
+class NotebookJob:
+    """One notebook to execute: its source, where the executed copy goes, its parameters, and
+    where its HTML page goes (``None``: not rendered)."""
+
+    source: Path
+    output: Path
+    parameters: Mapping[str, object]
+    page: Path | None = None
+
+
+def execute_jobs(
+    jobs: Sequence[NotebookJob],
+    *,
+    workers: int = 1,
+    timeout: float | None = DEFAULT_CELL_TIMEOUT,
+    kernel_name: str | None = None,
+    render: Callable[[Path, Path], str] | None = None,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> list[NotebookResult]:
+    """Execute notebooks, ``workers`` at a time, each in a worker process with its own kernel;
+    the results come back in the order of ``jobs``.
+
+    ``render(executed, page)`` (a module-level function: it is sent to the workers), when given,
+    renders each notebook that ran without error to its ``page`` and returns the page title.
+    ``log`` receives one line per finished notebook (name, outcome, seconds).
+    """
+    if workers < 1:
+        raise NotebookExecutionError(
+            f"--jobs must be at least 1, got {workers}",
+            code="report.bad_option",
+            fix="use --jobs 1",
+        )
+    job_args = [
+        (j.source, j.output, dict(j.parameters), timeout, kernel_name, render, j.page) for j in jobs
+    ]
+    if not job_args:
+        return []
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(job_args), desc="notebooks", unit="nb", disable=not progress)
+    results: list[NotebookResult] = []
+    try:
+        # spawn: a fresh interpreter per worker (no forked threads / zmq state from the parent)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(workers, len(job_args)), mp_context=ctx) as pool:
+            for result in pool.map(_execute_job, job_args):
+                results.append(result)
+                bar.update()
+                if log is not None:
+                    outcome = "ok" if result.ok else "FAILED"
+                    log(f"  notebook {result.name}: {outcome} ({result.seconds:.0f} s)")
+    finally:
+        bar.close()
+    return results
 
 
 def execute_notebooks(
@@ -465,10 +547,6 @@ def execute_notebooks(
         Only for a bad notebook *directory* (missing/empty) or ``jobs < 1``; failing notebooks are
         reported in the results.
     """
-    if jobs < 1:
-        raise NotebookExecutionError(
-            f"--jobs must be at least 1, got {jobs}", code="report.bad_option", fix="use --jobs 1"
-        )
     if isinstance(notebooks, (str, os.PathLike)):
         paths = discover_notebooks(notebooks)
     else:
@@ -476,27 +554,14 @@ def execute_notebooks(
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     params = dict(parameters or {})
-    job_args = [(p, output_dir / p.name, params, timeout, kernel_name) for p in paths]
-    if not job_args:
-        return []
-
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(job_args), desc="notebooks", unit="nb", disable=not progress)
-    results: list[NotebookResult] = []
-    try:
-        # spawn: a fresh interpreter per worker (no forked threads / zmq state from the parent)
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(job_args)), mp_context=ctx) as pool:
-            for result in pool.map(_execute_job, job_args):
-                results.append(result)
-                bar.update()
-                if log is not None:
-                    outcome = "ok" if result.ok else "FAILED"
-                    log(f"  notebook {result.name}: {outcome} ({result.seconds:.0f} s)")
-    finally:
-        bar.close()
-    return results
+    return execute_jobs(
+        [NotebookJob(p, output_dir / p.name, params) for p in paths],
+        workers=jobs,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        progress=progress,
+        log=log,
+    )
 
 
 def raise_for_failures(results: Sequence[NotebookResult]) -> None:

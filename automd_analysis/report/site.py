@@ -40,6 +40,7 @@ __all__ = [
     "StoreSummary",
     "build_index",
     "render_notebook",
+    "render_page",
     "render_site",
     "sanitize_outputs",
     "summarise_store",
@@ -188,6 +189,7 @@ def render_notebook(
     title = notebook_title(nb, executed.stem)
     if index_href is not None:
         back = nbformat.v4.new_markdown_cell(f"[&larr; report index]({index_href})")
+        back["id"] = "automd-report-index"  # a fixed id: the same notebook gives the same page
         nb.cells.insert(0, back)
     exporter = HTMLExporter(
         template_name="offline_lab",  # lab without CDN scripts (templates/offline_lab)
@@ -200,6 +202,11 @@ def render_notebook(
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(body, encoding="utf-8")
     return title
+
+
+def render_page(executed: str | Path, dest: str | Path) -> str:
+    """:func:`render_notebook` for a page in ``OUT/html`` (linking back to ``../index.html``)."""
+    return render_notebook(executed, dest, index_href="../index.html")
 
 
 @dataclass(frozen=True)
@@ -502,9 +509,10 @@ def render_site(
     out_dir : path
         The report directory.
     results : sequence of NotebookResult
-        From :func:`automd_analysis.report.run_notebooks.execute_notebooks`, in report order. Failed
-        notebooks get no page (their executed copies stay in ``OUT/notebooks``) and are listed as
-        failed on the index.
+        From :func:`automd_analysis.report.run_notebooks.execute_notebooks`, in report order. A
+        result with a ``title`` already has its page (rendered with its run, or kept from an
+        earlier one); the other successful ones are rendered here. Failed notebooks get no page
+        (their executed copies stay in ``OUT/notebooks``) and are listed as failed on the index.
     summary : StoreSummary
     notes : sequence of str
         Pipeline notes for the index (see :func:`build_index`).
@@ -520,9 +528,10 @@ def render_site(
     pages: list[tuple[NotebookResult, str | None]] = []
     for result in results:
         page = out_dir / "html" / f"{result.name}.html"
-        if result.ok:
-            title = render_notebook(result.output, page, index_href="../index.html")
-            pages.append((result, title))
+        if result.ok and result.title is not None:  # rendered with its run, or kept from one
+            pages.append((result, result.title))
+        elif result.ok:
+            pages.append((result, render_page(result.output, page)))
         else:
             page.unlink(missing_ok=True)  # never leave a previous run's page for a failed notebook
             pages.append((result, None))

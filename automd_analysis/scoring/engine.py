@@ -24,14 +24,15 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from automd_analysis.archive import Archive, open_archive
+from automd_analysis.archive.workspace import open_workspace, resolve_path
 from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
+from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
-from automd_analysis.scoring.publish import build_tables, run_key, write_store
+from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
-from automd_analysis.tasks import data_root
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
 
@@ -334,12 +335,42 @@ def _with_annotations(runs, arch: Archive, directory, prefer_generated: bool):
     problems of unusable generated files; the runs unchanged when no directory is given."""
     if directory is None:
         return runs, None, [], []
-    from automd_analysis.annotate.runs import apply_annotations, load_generated_annotations
+    from automd_analysis.archive.generated import apply_annotations, load_generated_annotations
 
     generated, problems = load_generated_annotations(arch, directory)
     comparison = _comparison_rows(runs, generated)
     runs, sources = apply_annotations(runs, generated, prefer_generated=prefer_generated)
     return runs, sources, comparison, problems
+
+
+def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, comparison):
+    """The runs to publish and the rows of every store table: the scores and details from the
+    cache, each version's code (read through the archive reader) and the task facts."""
+    entries, errors, task_errors = outcome
+    published, files, problems = _select_publishable(
+        arch, runs, plan, entries, errors, task_errors, annotation_problems
+    )
+    code, texts, unreadable = code_tables(published, run_key)
+    problems += [
+        _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
+        for u in unreadable
+    ]
+    tables = build_tables(
+        published,
+        files,
+        entries,
+        {t: k.manifest for t, k in plan.tasks.items()},
+        problems,
+        annotation_sources=sources,
+    )
+    kept = {run.run_id for run in published}
+    tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
+    tables["code"], tables["code_texts"] = code, texts
+    used = {run.task: plan.tasks[run.task] for run in published}
+    tables["tasks"] = task_rows(
+        {t: k.manifest for t, k in used.items()}, {t: k.content_hash for t, k in used.items()}
+    )
+    return published, tables
 
 
 def score_archive(
@@ -361,10 +392,12 @@ def score_archive(
     Parameters
     ----------
     archive : path or Archive
-        The runs archive (``docs/archive.md``).
+        The runs archive (``docs/archive.md``). Relative paths (here and below) are taken from
+        the project root (:mod:`automd_analysis.archive.workspace`).
     out : path, optional
-        Score store directory; default ``scores/<archive name>``. The cache lives in
-        ``<out>/cache``. It may not lie inside the archive.
+        Score store directory; default ``<root>/scores/<archive name>``
+        (:mod:`automd_analysis.archive.workspace`; a relative path is taken from the project
+        root). The cache lives in ``<out>/cache``. It may not lie inside the archive.
     data, manifests : path, optional
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS`` / the
         repository's ``data`` and ``data_manifests``).
@@ -410,8 +443,16 @@ def score_archive(
     """
     t0 = time.perf_counter()
     users = user_metrics(extra_metrics)
-    arch = archive if isinstance(archive, Archive) else open_archive(archive)
-    out_dir = Path(out) if out is not None else Path("scores") / arch.name
+    arch = archive if isinstance(archive, Archive) else open_archive(resolve_path(archive))
+    ws = open_workspace(
+        arch.root,
+        scores=out,
+        data=data,
+        manifests=manifests,
+        annotations=annotations,
+        archive_name=arch.name,
+    )
+    out_dir = ws.scores
     if out_dir.resolve().is_relative_to(arch.root):
         raise ScoreStoreError(
             "the score store may not be written inside the archive",
@@ -421,9 +462,9 @@ def score_archive(
         )
     runs = arch.runs()
     runs, sources, comparison, annotation_problems = _with_annotations(
-        runs, arch, annotations, prefer_generated
+        runs, arch, ws.annotations, prefer_generated
     )
-    root = data_root(data)
+    root = ws.data
     if runs and not root.is_dir():
         raise DataError(
             "data root not found",
@@ -443,7 +484,7 @@ def score_archive(
     plan = make_plan(
         runs,
         data=root,
-        manifests=manifests,
+        manifests=ws.manifests,
         hash_workers=max(1, jobs),
         bootstrap=boot,
         extra=extra or None,
@@ -457,19 +498,9 @@ def score_archive(
         plan, cache, jobs, scheduler, progress, summary, boot, specs
     )
     t_score = time.perf_counter()
-    published, files, problems = _select_publishable(
-        arch, runs, plan, entries, errors, task_errors, annotation_problems
+    published, tables = _assemble(
+        arch, runs, plan, (entries, errors, task_errors), annotation_problems, sources, comparison
     )
-    tables = build_tables(
-        published,
-        files,
-        entries,
-        {t: k.manifest for t, k in plan.tasks.items()},
-        problems,
-        annotation_sources=sources,
-    )
-    kept = {run.run_id for run in published}
-    tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
     scores = tables["scores"]
     summary.n_runs = len(published)
     summary.n_files = len(scores)
@@ -484,8 +515,8 @@ def score_archive(
         "archive": arch.name,
         "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "annotations": {
-            "generated": annotations is not None,
-            "prefer_generated": bool(prefer_generated) if annotations is not None else False,
+            "generated": ws.annotations is not None,
+            "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,
         },
         "tasks": {
             t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors

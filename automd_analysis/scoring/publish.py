@@ -45,6 +45,7 @@ __all__ = [
     "STORE_SCHEMA_VERSION",
     "TABLES",
     "store_files",
+    "task_rows",
     "write_store",
 ]
 
@@ -84,6 +85,23 @@ def _task_cols(manifest) -> dict:
         "internal_counterpart": manifest.internal_counterpart,
         "shared_test_set": manifest.shared_test_set,
     }
+
+
+def task_rows(manifests: dict, hashes: dict[str, str]) -> list[dict]:
+    """``tasks.parquet`` rows: the manifest facts of each task (``manifests``: id -> TaskManifest;
+    ``hashes``: id -> manifest content hash), by task id."""
+    return [
+        {"task": task_id, "title": m.title, "origin": m.origin}
+        | _task_cols(m)
+        | {
+            "null_score": float(m.null_score),
+            "unit": m.sizes.unit,
+            "access": m.source.access,
+            "synthetic": bool(m.synthetic),
+            "manifest_sha256": hashes.get(task_id),
+        }
+        for task_id, m in sorted(manifests.items())
+    ]
 
 
 def _score_row(ref: FileRef, entry: dict | None, manifest) -> dict:

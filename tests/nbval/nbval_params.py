@@ -71,6 +71,21 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def fixture_workspace():
+    """The fixture's folders, resolved by the workspace rules from the repository root."""
+    from automd_analysis.archive.workspace import open_workspace
+
+    return open_workspace(
+        f"{FIXTURE}/archive",
+        data=PARAMETERS["data_root"],
+        manifests=PARAMETERS["manifests_dir"],
+        scores=SCORES_DIR,
+        annotations=ANNOTATIONS_DIR,
+        out=OUTPUT_DIR,
+        root=REPO_ROOT,
+    )
+
+
 def score_fixture(jobs: int = 1):
     """Score the fixture archive into :data:`SCORES_DIR` (incremental; safe to call from several
     processes at once: they take turns, and the store files are replaced atomically)."""
@@ -79,21 +94,21 @@ def score_fixture(jobs: int = 1):
     from automd_analysis.scoring import score_archive
     from automd_analysis.tasks import load_manifests
 
-    scores = REPO_ROOT / SCORES_DIR
-    archive = open_archive(REPO_ROOT / FIXTURE / "archive")
-    with _locked(scores.parent / ".score.lock"):
+    ws = fixture_workspace()
+    archive = open_archive(ws.archive)
+    with _locked(ws.scores.parent / ".score.lock"):
         annotate_archive(
             archive,
-            REPO_ROOT / ANNOTATIONS_DIR,
-            manifests=load_manifests(REPO_ROOT / FIXTURE / "manifests"),
-            data_root=REPO_ROOT / FIXTURE / "data",
+            ws.annotations,
+            manifests=load_manifests(ws.manifests),
+            data_root=ws.data,
             jobs=1,
         )
         return score_archive(
             archive,
-            scores,
-            data=REPO_ROOT / FIXTURE / "data",
-            manifests=REPO_ROOT / FIXTURE / "manifests",
+            ws.scores,
+            data=ws.data,
+            manifests=ws.manifests,
             jobs=jobs,
-            annotations=REPO_ROOT / ANNOTATIONS_DIR,
+            annotations=ws.annotations,
         )

@@ -1,0 +1,162 @@
+"""Where everything of one analysis lives: archive, data, manifests, score store, annotations, report.
+
+A :class:`Workspace` is resolved once (:func:`open_workspace`) and then handed around, so that every
+entry point - the command line, ``automd regenerate`` (:mod:`automd_analysis.report.pipeline`), the
+notebooks (:func:`automd_analysis.report.notebook.open_report`) and the tests - finds the same
+folders by the same rules:
+
+- a **relative path** is taken from the workspace's ``root``, the project directory (default: the
+  repository checkout that holds ``data_manifests/`` and ``notebooks/``). The command line turns
+  the paths you type into absolute ones first (relative to your working directory, as every shell
+  command does); a notebook's parameters have no working directory to speak of and are
+  root-relative;
+- data: the given directory, else ``$AUTOMD_DATA``, else ``<root>/data``;
+- manifests: the given directory, else ``$AUTOMD_MANIFESTS``, else ``<root>/data_manifests``;
+- score store: the given directory, else ``<root>/scores/<archive name>`` (the name in
+  ``archive.yaml``, read only for this default);
+- report: the given directory, else ``<root>/reports``; a notebook run by hand writes to
+  ``<root>/build/notebooks/<notebook>`` (:meth:`Workspace.hand_run_dir`);
+- embedding cache: ``<score store>/embeddings``; annotations: only when given.
+
+Nothing is created or checked for existence here; the stage that reads a folder reports a missing
+one with its own error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from automd_analysis.tasks import REPO_ROOT, data_root, manifest_dir
+
+__all__ = [
+    "HAND_RUN_DIR",
+    "Workspace",
+    "open_workspace",
+    "resolve_path",
+]
+
+#: Where a notebook run by hand (no ``output_dir``) writes, relative to the root.
+HAND_RUN_DIR = "build/notebooks"
+
+
+def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path | None:
+    """``None`` stays ``None``; ``~`` is expanded; an absolute path is kept; a relative one is taken
+    from ``root``.
+
+    Examples
+    --------
+    >>> resolve_path("scores/demo", "/project")
+    PosixPath('/project/scores/demo')
+    >>> resolve_path("/tmp/x", "/project"), resolve_path(None)
+    (PosixPath('/tmp/x'), None)
+    """
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(root) / p
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The resolved folders of one analysis (build it with :func:`open_workspace`).
+
+    Attributes
+    ----------
+    root : Path
+        The project directory relative paths are taken from.
+    archive : Path or None
+        The runs archive.
+    archive_name : str or None
+        Its ``archive.yaml`` name, when it was needed (the default score store) or given.
+    data, manifests : Path
+        Data root and manifest directory.
+    scores : Path or None
+        The score store (``None`` without an archive and without an explicit store).
+    annotations : Path or None
+        Output directory of ``automd annotate``, when given.
+    out : Path
+        The report directory.
+    """
+
+    root: Path
+    archive: Path | None
+    archive_name: str | None
+    data: Path
+    manifests: Path
+    scores: Path | None
+    annotations: Path | None
+    out: Path
+
+    def resolve(self, path: str | Path | None) -> Path | None:
+        """A path given later (a notebook parameter, an option) by the workspace's rule."""
+        return resolve_path(path, self.root)
+
+    @property
+    def embeddings(self) -> Path | None:
+        """The default embedding cache: ``<scores>/embeddings``."""
+        return None if self.scores is None else self.scores / "embeddings"
+
+    def hand_run_dir(self, notebook: str) -> Path:
+        """Where notebook ``notebook`` writes its tables and figures when run by hand."""
+        return self.root / HAND_RUN_DIR / notebook
+
+
+def open_workspace(
+    archive: str | Path | None = None,
+    *,
+    data: str | Path | None = None,
+    manifests: str | Path | None = None,
+    scores: str | Path | None = None,
+    annotations: str | Path | None = None,
+    out: str | Path | None = None,
+    root: str | Path | None = None,
+    archive_name: str | None = None,
+) -> Workspace:
+    """Resolve every folder of an analysis once, by the rules of the module docstring.
+
+    Parameters
+    ----------
+    archive, data, manifests, scores, annotations, out : path, optional
+        What the user gave (``None``: the default).
+    root : path, optional
+        The project directory (default: the repository checkout).
+    archive_name : str, optional
+        The archive's name, if already known (spares reading ``archive.yaml``).
+
+    Returns
+    -------
+    Workspace
+
+    Raises
+    ------
+    ArchiveError
+        ``scores`` is not given and the archive's ``archive.yaml`` is missing or invalid (its
+        name names the default store).
+
+    Examples
+    --------
+    >>> ws = open_workspace("runs/demo", root="/project", archive_name="demo")
+    >>> ws.archive, ws.scores, ws.out, ws.embeddings
+    (PosixPath('/project/runs/demo'), PosixPath('/project/scores/demo'), \
+PosixPath('/project/reports'), PosixPath('/project/scores/demo/embeddings'))
+    """
+    base = Path(root) if root is not None else REPO_ROOT
+    archive_path = resolve_path(archive, base)
+    store = resolve_path(scores, base)
+    if store is None and archive_path is not None:
+        if archive_name is None:
+            from automd_analysis.archive.reader import open_archive
+
+            archive_name = open_archive(archive_path).meta.name
+        store = base / "scores" / archive_name
+    return Workspace(
+        root=base,
+        archive=archive_path,
+        archive_name=archive_name,
+        data=resolve_path(data_root(resolve_path(data, base), base), base),
+        manifests=resolve_path(manifest_dir(resolve_path(manifests, base), base), base),
+        scores=store,
+        annotations=resolve_path(annotations, base),
+        out=resolve_path(out, base) or base / "reports",
+    )

@@ -1,0 +1,143 @@
+"""What the scorer publishes for the process analyses and the report: each version's code text
+(``code.parquet`` + ``code_texts.parquet``) and the task facts (``tasks.parquet``)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from automd_analysis.analysis.store import ScoreStore, code_problems, load_store
+from automd_analysis.archive import open_archive
+from automd_analysis.errors import ArchiveError, ScoreStoreError
+from automd_analysis.scoring import score_archive
+from automd_analysis.scoring.code import MAX_CODE_FILE_BYTES, code_tables, version_code
+from automd_analysis.scoring.publish import run_key, task_rows
+from automd_analysis.tasks import load_manifests
+
+SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
+
+
+def _run(files: dict[str, str | Exception], versions: dict[str, list[str]]):
+    reads = []
+
+    def read_text(rel, max_bytes):
+        reads.append((rel, max_bytes))
+        value = files[rel]
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    run = SimpleNamespace(
+        run_id="main/a/t/rep0",
+        versions=[SimpleNamespace(version_id=v, code_files=c) for v, c in versions.items()],
+        read_text=read_text,
+    )
+    return run, reads
+
+
+def test_version_code_joins_sorted_files_read_through_the_reader():
+    run, reads = _run({"code/v1/b.py": "B", "code/v1/a.py": "A"}, {"v1": ["code/v1/b.py",
+                                                                      "code/v1/a.py"]})  # fmt: skip
+    problems: list[dict] = []
+    assert version_code(run, run.versions[0], problems) == ("A\nB", 2)
+    assert reads == [("code/v1/a.py", MAX_CODE_FILE_BYTES), ("code/v1/b.py", MAX_CODE_FILE_BYTES)]
+    assert problems == []
+
+
+def test_an_unreadable_file_is_left_out_and_listed():
+    too_large = ArchiveError("file too large", code="archive.too_large", path="code/v1/big.py")
+    run, _ = _run(
+        {"code/v1/big.py": too_large, "code/v1/ok.py": "ok", "code/v2/big.py": too_large},
+        {"v1": ["code/v1/big.py", "code/v1/ok.py"], "v2": ["code/v2/big.py"], "v3": []},
+    )
+    rows, texts, unreadable = code_tables([run], lambda r: {"run_id": r.run_id})
+    assert [(r["version"], r["n_files"]) for r in rows] == [("v1", 1)]  # v2: nothing readable
+    assert texts == [{"code_sha256": hashlib.sha256(b"ok").hexdigest(), "text": "ok"}]
+    assert [(u["version"], u["file"], u["error"].code) for u in unreadable] == [
+        ("v1", "code/v1/big.py", "archive.too_large"),
+        ("v2", "code/v2/big.py", "archive.too_large"),
+    ]
+
+
+def test_identical_code_is_stored_once():
+    run, _ = _run({"a.py": "same", "b.py": "same"}, {"v1": ["a.py"], "v2": ["b.py"]})
+    rows, texts, _ = code_tables([run], lambda r: {"run_id": r.run_id})
+    assert len(rows) == 2 and len(texts) == 1
+    assert rows[0]["code_sha256"] == rows[1]["code_sha256"] == texts[0]["code_sha256"]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("code") / "scores"
+    score_archive(
+        SMALL / "archive", out, data=SMALL / "data", manifests=SMALL / "manifests", bootstrap=0
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_the_store_holds_every_version_s_code_as_the_archive_has_it(scored):
+    store = load_store(scored)
+    archive = open_archive(SMALL / "archive")
+    code = store.code_texts()
+    expected = {}
+    for run in archive.runs():
+        for version in run.versions:
+            files = sorted(version.code_files)
+            if files:
+                text = "\n".join((run.dir / f).read_text(encoding="utf-8") for f in files)
+                expected.setdefault(run.run_id, {})[version.version_id] = text
+    assert code == expected and len(code) > 10
+    assert store.code_texts(["main/beta/fx_cls/rep0"]) == {
+        "main/beta/fx_cls/rep0": expected["main/beta/fx_cls/rep0"]
+    }
+    assert code_problems(store).empty
+    rows, _, _ = code_tables(archive.runs(), run_key)
+    assert len(store.code) == len(rows)
+
+
+@pytest.mark.slow
+def test_the_store_holds_the_task_facts_of_its_runs(scored):
+    store = load_store(scored)
+    manifests = load_manifests(SMALL / "manifests")
+    tasks = store.tasks.set_index("task")
+    assert list(tasks.index) == sorted(set(store.runs["task"]))
+    for task, row in tasks.iterrows():
+        m = manifests[task]
+        assert (row["unit"], row["access"], row["metric"]) == (
+            m.sizes.unit,
+            m.source.access,
+            m.metric.value,
+        )
+        assert row["manifest_sha256"] == store.meta["tasks"][task]
+
+
+@pytest.mark.slow
+def test_a_store_missing_code_texts_says_so(scored, tmp_path):
+    store = load_store(scored)
+    broken = ScoreStore.from_frames(
+        scores=store.scores, runs=store.runs, code=store.code, path=tmp_path
+    )
+    with pytest.raises(ScoreStoreError) as info:
+        broken.code_texts()
+    assert info.value.code == "store.missing_table" and "code_texts.parquet" in str(info.value)
+    partial = ScoreStore.from_frames(
+        scores=store.scores,
+        runs=store.runs,
+        code=store.code,
+        code_texts=pd.DataFrame({"code_sha256": ["x"], "text": ["y"]}),
+    )
+    with pytest.raises(ScoreStoreError, match="lacks"):
+        partial.code_texts()
+
+
+def test_task_rows_take_the_manifest_facts():
+    manifests = load_manifests(SMALL / "manifests")
+    rows = task_rows({"fx_icu": manifests["fx_icu"]}, {"fx_icu": "abc"})
+    assert [(r["task"], r["unit"], r["access"], r["manifest_sha256"]) for r in rows] == [
+        ("fx_icu", "stays", "synthetic", "abc")
+    ]
