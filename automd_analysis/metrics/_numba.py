@@ -14,11 +14,18 @@ to, so - unless the user set ``NUMBA_CACHE_DIR`` - the cache goes to
 ``$XDG_CACHE_HOME/automd-analysis/numba`` (``~/.cache/...``), else to a per-user directory under the
 system temporary directory. If neither can be written, caching is switched off (every process then
 compiles its kernels once, about a second) and nothing fails.
+
+numba checks a cached kernel against its own source file only, not against the kernels it calls:
+after an upgrade that changed a callee's module and not the caller's, the stale caller would be
+loaded and link against a callee that no longer exists (LLVM aborts the process). So the chosen
+directory has one sub-folder per digest of this package's sources (:func:`sources_digest`): a
+changed kernel anywhere starts a fresh cache.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import types
 from pathlib import Path
@@ -38,6 +45,14 @@ def _writable(path: Path) -> bool:
     return True
 
 
+def sources_digest(folder: Path) -> str:
+    """sha256 (16 hex digits) of the names and bytes of the ``*.py`` files in ``folder``."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 @functools.cache
 def cache_dir() -> str | None:
     """The numba cache directory (chosen on first use; ``None``: caching off)."""
@@ -47,9 +62,10 @@ def cache_dir() -> str | None:
     if given:
         return given
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = sources_digest(Path(__file__).parent)
     candidates = [
-        base / "automd-analysis" / "numba",
-        Path(tempfile.gettempdir()) / f"automd-analysis-numba-{os.getuid()}",
+        base / "automd-analysis" / "numba" / key,
+        Path(tempfile.gettempdir()) / f"automd-analysis-numba-{os.getuid()}" / key,
     ]
     for path in candidates:
         if _writable(path):
