@@ -203,3 +203,17 @@ def test_lookup():
         catalog.lookup("table2_primary_scores", "chart")
     fig = Figure("curve_<task>", "nb", "Curves.", caption="Curves of `{task}`.")
     assert fig.caption_for("curve_sepsis") == "Curves of `sepsis`."
+
+
+def test_every_table_with_a_p_value_names_its_test_and_its_units():
+    """A p-value says which test made it and how many tasks and runs stand behind it (the
+    pairwise comparisons name theirs in their own columns)."""
+    p_columns = {"p", "p_value", "p_holm", "pvalue", "p_adjusted"}
+    checked = []
+    for name, declared in catalog.TABLES.items():
+        columns = set(declared.named)
+        if name == "pairwise_comparisons" or not columns & p_columns:
+            continue
+        assert {"test", "n_tasks", "n_runs"} <= columns, name
+        checked.append(name)
+    assert {"process_spearman", "process_metrics_table4"} <= set(checked)
