@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 
+import pandas as pd
 import pytest
 import storebuilder as sb
 from hypothesis import given, settings
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from automd_analysis.analysis import calibration_practices as cal
 from automd_analysis.analysis import catalog
+from automd_analysis.analysis.calibration_measures import smoothed_curves
+from automd_analysis.analysis.store import selected_runs
 from automd_analysis.errors import ScoreStoreError
 
 AR = {
@@ -211,7 +214,7 @@ def test_table20_eligibility_per_practice():
     assert list(wide["practice"]) == [p.name for p in cal.PRACTICES]
 
 
-def test_reliability_bins_pool_counts_and_weighted_means():
+def test_reliability_bins_average_the_runs_bins_as_the_curves_average_the_runs_curves():
     bins = [
         sb.calibration_bin("A", "clf_a", 0, 0, 10, 0.05, 0.0),
         sb.calibration_bin("A", "clf_a", 1, 0, 30, 0.09, 0.2),
@@ -235,9 +238,11 @@ def test_reliability_bins_pool_counts_and_weighted_means():
     clf = cal.reliability_bins(store, "clf_a")
     first = clf.iloc[0]
     assert first["n"] == 40 and first["n_runs"] == 2
-    assert first["mean_pred"] == pytest.approx((10 * 0.05 + 30 * 0.09) / 40)
-    assert first["observed"] == pytest.approx(30 * 0.2 / 40)
-    assert clf.iloc[1]["n"] == 0 and math.isnan(clf.iloc[1]["observed"])
+    # each run's bin counts once, whatever its size (pooling would give 0.08 and 0.15)
+    assert first["mean_pred"] == pytest.approx((0.05 + 0.09) / 2)
+    assert first["observed"] == pytest.approx((0.0 + 0.2) / 2)
+    assert clf.iloc[1]["n"] == 0 and clf.iloc[1]["n_runs"] == 0
+    assert math.isnan(clf.iloc[1]["observed"]) and math.isnan(clf.iloc[1]["mean_pred"])
     surv = cal.reliability_bins(store, "surv_a")
     assert list(surv["bin"]) == [1]  # the group of 3 patients was not kept
     assert surv.iloc[0]["time"] == 10.0
@@ -280,3 +285,28 @@ def test_reliability_table_covers_every_task_with_bins():
     assert list(table["task"]) == ["clf_a", "seq_a"]
     assert list(table.columns) == catalog.table("reliability_bins").named
     assert cal.reliability_table(sb.build_store([sb.run("A", "clf_a", 0)])).empty
+
+
+def test_the_bins_on_a_curve_are_averaged_over_the_runs_as_the_curve_is():
+    """Each run's bin sits on its own curve (the run's observed rate at the bin's mean
+    prediction); runs hold very different numbers of predictions in a bin. The averaged bins then
+    sit on the averaged curve; count-weighted pooling of the bins would not."""
+    per_run = {0: ((10, 0.0), (30, 0.3)), 1: ((40, 0.2), (5, 0.1))}  # rep -> ((n, observed), ...)
+    bins, curve_rows = [], []
+    for rep, cells in per_run.items():
+        for b, (n, observed) in enumerate(cells):
+            x = b / 10 + 0.05
+            bins.append(sb.calibration_bin("A", "clf_a", rep, b, n, x, observed))
+            curve_rows.append({"run_id": f"main/A/clf_a/rep{rep}", "kind": "binary",
+                               "horizon": math.nan, "x": x, "observed": observed, "se": 0.05,
+                               "lo": observed - 0.1, "hi": observed + 0.1})  # fmt: skip
+    store = sb.build_store(
+        [sb.run("A", "clf_a", 0), sb.run("A", "clf_a", 1)], calibration_bins=bins
+    )
+    runs = selected_runs(store, "main")
+    curve = smoothed_curves(pd.DataFrame(curve_rows), runs).set_index("x")["observed_mean"]
+    shown = cal.reliability_bins(store, "clf_a")
+    for _, row in shown.loc[shown["n"] > 0].iterrows():
+        assert row["observed"] == pytest.approx(curve.loc[row["mean_pred"]])
+    pooled_first = (10 * 0.0 + 40 * 0.2) / 50
+    assert shown.iloc[0]["observed"] != pytest.approx(pooled_first)

@@ -15,6 +15,7 @@ from storebuilder import loose_store
 from automd_analysis.analysis.embeddings import BACKEND_HASHING
 from automd_analysis.analysis.process import (
     PROCESS_METRICS,
+    agent_means,
     auc_over_steps,
     best_improvement_step,
     best_so_far,
@@ -308,36 +309,79 @@ def test_process_metrics_errors(frames):
 def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
     per_run = pd.DataFrame(
         {
+            "task": "t",
             "auc_over_steps": [1, 2, 3, 4, nan],
             "first_improvement_step": [5, 5, 5, 5, 5],  # constant
             "final_score": [1, 3, 2, 4, 9],
         }
     )
     t = spearman_table(per_run, metrics=["auc_over_steps", "first_improvement_step"])
+    assert t.columns.tolist() == [
+        "dimension", "metric", "rho", "p", "test", "n_tasks", "n_runs", "embedding_backend"
+    ]  # fmt: skip
     row = t.set_index("metric").loc["auc_over_steps"]
-    assert row["n"] == 4
+    assert (row["n_tasks"], row["n_runs"]) == (1, 4)
     assert row["rho"] == pytest.approx(0.8)  # 1 - 6*2/(4*15)
-    ref = stats.spearmanr([1, 2, 3, 4], [1, 3, 2, 4])
-    assert row["p"] == pytest.approx(ref.pvalue)
+    # one task: the exact test over the 24 orderings; |rho| >= 0.8 <=> sum d^2 <= 2 (the identity
+    # and 3 adjacent swaps) or >= 18 (their reversals): 8 of 24
+    assert row["p"] == pytest.approx(8 / 24)
+    assert row["test"] == "within-task permutation of Spearman rho"
     const = t.set_index("metric").loc["first_improvement_step"]
-    assert math.isnan(const["rho"]) and const["n"] == 5
+    assert math.isnan(const["rho"]) and math.isnan(const["p"])
+    assert (const["n_tasks"], const["n_runs"]) == (0, 0)
     assert t.loc[0, "dimension"] == "Efficiency"
     assert (t["embedding_backend"] == "none").all()  # no embedding column in this per-run table
+
+
+def test_spearman_table_compares_runs_within_their_task():
+    """Two tasks whose runs have the same within-task order but different levels: the pooled
+    Spearman of FML-bench would mix the levels in; the table does not."""
+    per_run = pd.DataFrame(
+        {
+            "task": ["easy"] * 4 + ["hard"] * 4,
+            "token_cost_m": [1.0, 2.0, 3.0, 4.0, 10.0, 20.0, 30.0, 40.0],
+            "final_score": [0.90, 0.80, 0.85, 0.70, 0.30, 0.20, 0.25, 0.10],
+        }
+    )
+    row = spearman_table(per_run, metrics=["token_cost_m"]).iloc[0]
+    assert stats.spearmanr(per_run["token_cost_m"], per_run["final_score"]).statistic < -0.8
+    assert row["rho"] == pytest.approx(stats.spearmanr([1, 2, 3, 4], [4, 2, 3, 1]).statistic)
+    assert (row["n_tasks"], row["n_runs"]) == (2, 8)
 
 
 def test_process_summary_layout(frames):
     runs, steps, scores = frames
     store = loose_store(scores, runs, steps=steps, code={"main/A/t1/rep0": {"v1": "c1"}})
     m = process_metrics(store, embed=_embed)
-    s = process_summary(m)
+    s = process_summary(m, n_boot=200)
     assert s["metric"].tolist() == list(PROCESS_METRICS)
-    assert list(s.columns) == ["metric", "dimension", "A", "B", "rho", "p", "n",
-                               "embedding_backend"]  # fmt: skip
+    agent_columns = [f"{a}{x}" for a in "AB" for x in ("", "_ci_low", "_ci_high")]
+    assert list(s.columns) == ["metric", "dimension", *agent_columns, "rho", "p", "test",
+                               "n_tasks", "n_runs", "embedding_backend"]  # fmt: skip
     auc = s.set_index("metric").loc["auc_over_steps"]
     assert auc["B"] == pytest.approx((0 + 0.7) / 2)
+    assert auc["B_ci_low"] <= auc["B"] <= auc["B_ci_high"]
     assert set(s["embedding_backend"]) == {"test-vectors"}
     assert set(spearman_table(m)["embedding_backend"]) == {"test-vectors"}
     assert set(opportunity_partition(m)["embedding_backend"]) == {"test-vectors"}
+
+
+def test_agent_means_resample_runs_within_each_task():
+    per_run = pd.DataFrame(
+        {
+            "agent": ["a"] * 4 + ["b"] * 2,
+            "task": ["t", "t", "u", "u", "t", "u"],
+            "wall_clock_h": [1.0, 3.0, 10.0, 10.0, 2.0, 5.0],
+        }
+    )
+    means = agent_means(per_run, ["wall_clock_h"], n_boot=400, seed=1)
+    mean, low, high = means["a"]["wall_clock_h"]
+    assert mean == pytest.approx(6.0)
+    # a's draws keep two runs on t (1 or 3 each) and two on u (both 10): mean in [5.5, 6.5]
+    assert 5.5 <= low < mean < high <= 6.5
+    assert means["b"]["wall_clock_h"] == (3.5, 3.5, 3.5)  # one run per task: nothing to redraw
+    again = agent_means(per_run, ["wall_clock_h"], n_boot=400, seed=1)
+    assert again == means
 
 
 def test_opportunity_partition_at_the_median():

@@ -70,6 +70,8 @@ def _example(declared: Table, agents=("<b>a</b>", "codex")) -> pd.DataFrame:
                 row[agent] = 0.5
                 if entry.sd:
                     row[f"{agent}_sd"] = 0.1
+                if entry.interval:
+                    row |= {f"{agent}_ci_low": 0.4, f"{agent}_ci_high": 0.6}
         else:
             row[entry.name] = values[entry.dtype]
             for bound in entry.ci_columns:
@@ -90,7 +92,7 @@ def test_every_declaration_renders_its_columns_escaped(tmp_path, name):
     assert "<i>" not in html and "<b>a" not in html
     if spec is not None:
         assert all(html_escape(s.title) in html for s in spec.stats)
-    for column in declared.intervals:
+    for column in declared.intervals_in(frame):
         shown = spec is not None and column in [s.mean for s in spec.stats if s.interval]
         assert ("[0.400, 0.600]" in html) or not shown, column
 
@@ -163,18 +165,26 @@ def test_per_agent_columns_keep_their_place():
         {
             "metric": ["m"],
             "dimension": ["d"],
-            "zed": [1.0],
-            "aide": [2.0],
+            **{f"{a}{s}": [1.0] for a in ("zed", "aide") for s in ("", "_ci_low", "_ci_high")},
             "rho": [0.1],
             "p": [0.5],
-            "n": [3],
+            "test": ["t"],
+            "n_tasks": [2],
+            "n_runs": [3],
             "embedding_backend": ["hashing"],
         }
     )
-    out = declared.frame(
-        frame[["rho", "metric", "zed", "aide", "dimension", "p", "n", "embedding_backend"]]
-    )
+    shuffled = ["rho", "zed_ci_high", "metric", "zed", "aide_ci_low", "aide", "zed_ci_low",
+                "test", "dimension", "p", "n_runs", "aide_ci_high", "n_tasks",
+                "embedding_backend"]  # fmt: skip
+    out = declared.frame(frame[shuffled])  # the agents in their order of appearance
     assert out.columns.tolist() == frame.columns.tolist()
+    assert declared.intervals_in(out) == {
+        "zed": ("zed_ci_low", "zed_ci_high"),
+        "aide": ("aide_ci_low", "aide_ci_high"),
+    }
+    with pytest.raises(TableDeclarationError, match="missing aide_ci_high"):
+        declared.frame(frame.drop(columns="aide_ci_high"))
     wide = catalog.table("table6_methods_wide")
     spec = wide.display(pd.DataFrame(columns=["field", "category", "aide", "aide_sd"]))
     assert [(s.title, s.mean, s.sd) for s in spec.stats] == [("aide", "aide", "aide_sd")]
@@ -193,3 +203,17 @@ def test_lookup():
         catalog.lookup("table2_primary_scores", "chart")
     fig = Figure("curve_<task>", "nb", "Curves.", caption="Curves of `{task}`.")
     assert fig.caption_for("curve_sepsis") == "Curves of `sepsis`."
+
+
+def test_every_table_with_a_p_value_names_its_test_and_its_units():
+    """A p-value says which test made it and how many tasks and runs stand behind it (the
+    pairwise comparisons name theirs in their own columns)."""
+    p_columns = {"p", "p_value", "p_holm", "pvalue", "p_adjusted"}
+    checked = []
+    for name, declared in catalog.TABLES.items():
+        columns = set(declared.named)
+        if name == "pairwise_comparisons" or not columns & p_columns:
+            continue
+        assert {"test", "n_tasks", "n_runs"} <= columns, name
+        checked.append(name)
+    assert {"process_spearman", "process_metrics_table4"} <= set(checked)

@@ -475,7 +475,9 @@ def _correlations() -> pd.DataFrame:
             "metric": ["exploration_spread", "first_improvement_step", "wall_clock_h"],
             "rho": [0.5, np.nan, -0.25],
             "p": [0.01, np.nan, 0.3],
-            "n": [30, 30, 29],
+            "test": "within-task permutation of Spearman rho",
+            "n_tasks": [3, 0, 3],
+            "n_runs": [30, 0, 29],
             "embedding_backend": ["hashing:test"] * 3,
         }
     )
@@ -488,7 +490,9 @@ def test_process_correlation_bars_are_the_rhos():
     widths = [round(p.get_width(), 9) for p in ax.patches if p.get_height() > 0]
     assert sorted(widths) == [-0.25, 0.0, 0.5]  # an undefined rho is an empty bar, labelled n/a
     texts = [t.get_text() for t in ax.texts]
-    assert "n/a" in texts and "p=0.01, n=30" in texts and "p=0.3, n=29" in texts
+    assert "n/a" in texts and "p=0.01, 3 tasks, 30 runs" in texts
+    assert "p=0.3, 3 tasks, 29 runs" in texts
+    assert ax.get_xlabel() == "within-task Spearman rho with the final normalised score"
     assert "hashing:test" in ax.get_title()
     bars = sorted(ax.patches[:3], key=lambda p: -p.get_y())  # top to bottom: the table order
     assert [round(p.get_width(), 9) for p in bars] == [0.5, 0.0, -0.25]

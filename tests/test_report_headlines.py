@@ -313,10 +313,10 @@ def test_development_pairs_masking_process_and_win_rate():
                  "n_no_change", "n_errors", "n_not_reproduced"],
     )  # fmt: skip
     process = pd.DataFrame(
-        [("Efficiency", "auc_over_steps", 0.3, 0.1, 30, "hashing:x"),
-         ("Cost", "wall_clock_h", -0.45, 0.012, 28, "hashing:x"),
-         ("Efficiency", "first_improvement_step", NAN, NAN, 30, "hashing:x")],
-        columns=["dimension", "metric", "rho", "p", "n", "embedding_backend"],
+        [("Efficiency", "auc_over_steps", 0.3, 0.1, 3, 30, "hashing:x"),
+         ("Cost", "wall_clock_h", -0.45, 0.012, 3, 28, "hashing:x"),
+         ("Efficiency", "first_improvement_step", NAN, NAN, 0, 0, "hashing:x")],
+        columns=["dimension", "metric", "rho", "p", "n_tasks", "n_runs", "embedding_backend"],
     )  # fmt: skip
     win = pd.DataFrame([("aide", 0.625), ("codex", 0.375)], columns=["agent", "win_rate"])
     found = _development(
@@ -335,8 +335,12 @@ def test_development_pairs_masking_process_and_win_rate():
     assert masked.values == {"n_tested": 6, "n_flagged": 2, "n_errors": 1, "n_not_reproduced": 1}
     assert "masking_absent" not in found
     corr = found["process_correlation"]  # largest |rho|, negative allowed; NaN rho ignored
-    assert "wall\\_clock\\_h (Cost)" in corr.text and "rho -0.450, p = 0.012, 28 runs" in corr.text
-    assert "hashing:x" in corr.text
+    assert corr.text == (
+        "Among the FML-bench process metrics, wall\\_clock\\_h (Cost) is most strongly correlated "
+        "with the final score within tasks: Spearman rho -0.450 (runs compared within each of 3 "
+        "tasks, 28 runs), within-task permutation p = 0.012 (code embeddings: hashing:x)."
+    )
+    assert corr.values == {"rho": -0.45, "p": 0.012, "n_tasks": 3, "n_runs": 28}
     assert found["win_rate"].values == {"low": 0.375, "high": 0.625}
 
 

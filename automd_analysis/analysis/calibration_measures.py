@@ -580,14 +580,16 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
 
 
 def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """Smoothed calibration curves per task and agent, pooled over valid runs, for plotting.
+    """Smoothed calibration curves per task and agent: each valid run's curve, averaged over runs.
 
     ``curve_rows`` holds ``run_id`` plus the columns of
     :data:`automd_analysis.scoring.calibration_measures.CURVE_COLUMNS` (every run read at the same
     points). At each point x: ``observed_mean`` / ``observed_sd`` = mean and sample SD over the valid
     runs with a value at x (the spread between runs), ``lo_mean`` / ``hi_mean`` = the mean of the
     runs' pointwise interval bounds (a typical single run's interval), ``n_runs`` = runs with a value.
-    Points where no run has a value are dropped.
+    Points where no run has a value are dropped. The reliability bins drawn on these curves are
+    averaged over the runs the same way
+    (:func:`~automd_analysis.analysis.calibration_practices.reliability_bins`).
 
     Returns
     -------

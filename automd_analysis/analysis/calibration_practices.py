@@ -555,19 +555,62 @@ def reliability_bins(
     *,
     agents: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """Reliability-diagram data of one task, pooled over each agent's valid runs.
+    """Reliability-diagram data of one task: each agent's per-run bins, averaged over its runs.
 
     From ``calibration_bins.parquet`` (selected valid submissions; survival groups with fewer than
     five patients, ``kept == False``, are dropped). For every agent and bin (``kind``, ``quantile``,
-    ``bin``): ``n`` = total observations, ``mean_pred`` = sum(n_b * mean_pred_b) / sum(n_b),
-    ``observed`` = sum(n_b * observed_b) / sum(n_b) (NaN for a bin empty in every run), ``n_runs``
-    = runs contributing a non-empty bin, and ``lo``/``hi`` (binary) or ``time`` (survival).
+    ``bin``), over the agent's runs whose bin is not empty:
+
+    .. math:: \\bar p_b = \\frac{1}{R_b} \\sum_r \\bar p_{r,b}, \\qquad
+              \\bar o_b = \\frac{1}{R_b} \\sum_r o_{r,b}
+
+    ``mean_pred`` and ``observed`` are the plain means of the runs' bin means (NaN for a bin empty
+    in every run), ``n_runs`` = R_b, ``n`` = the observations in the bin summed over the runs, and
+    ``lo``/``hi`` (binary) or ``time`` (survival). Averaging per run, not pooling the runs'
+    predictions, is what the smoothed calibration curves do
+    (:func:`~automd_analysis.analysis.calibration_measures.smoothed_curves`: each run's curve,
+    averaged over the runs), so the bins drawn on a curve describe the same average run; it is
+    also how the tables average ECE (per run, then over runs).
+
+    Parameters
+    ----------
+    store : ScoreStore
+    task : str
+    experiment : str
+    agents : iterable of str, optional
+        Only these agents.
 
     Returns
     -------
     DataFrame
         ``agent``, ``kind``, ``quantile``, ``time``, ``bin``, ``lo``, ``hi``, ``n``, ``n_runs``,
         ``mean_pred``, ``observed``; sorted by agent (display order), quantile, bin.
+
+    See Also
+    --------
+    reliability_table : every task.
+
+    References
+    ----------
+    .. [1] Niculescu-Mizil A, Caruana R (2005). Predicting good probabilities with supervised
+       learning. ICML, 625-632 (reliability diagrams).
+
+    Examples
+    --------
+    Agent ``a``'s first bin on ``clf`` holds 10 predictions in one run, 30 in another, none in the
+    third: the bin is the mean of the two runs' bins (pooling would give 0.08 and 0.15).
+
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> from automd_analysis.schema import RUN_KEY
+    >>> store, _ = example_store()
+    >>> mine = store.runs.query("experiment == 'main' and agent == 'a' and task == 'clf'")
+    >>> bins = mine[list(RUN_KEY)].assign(kind="binary", quantile=np.nan, time=np.nan, bin=0,
+    ...     lo=0.0, hi=0.1, n=[10, 30, 0], mean_pred=[0.05, 0.09, np.nan],
+    ...     observed=[0.0, 0.2, np.nan], kept=True, weight=np.nan)
+    >>> store = ScoreStore.from_frames(scores=store.scores, runs=store.runs, calibration_bins=bins)
+    >>> reliability_bins(store, "clf")[["n", "n_runs", "mean_pred", "observed"]].round(3)
+        n  n_runs  mean_pred  observed
+    0  40       2       0.07       0.1
     """
     runs = selected_runs(store, experiment)
     valid = runs.loc[runs["valid"] & (runs["task"] == task), "run_id"]
@@ -580,9 +623,9 @@ def reliability_bins(
         return RELIABILITY.frame()[columns]
     n = bins["n"].to_numpy(float)
     bins["_n"] = n
-    bins["_wp"] = n * bins["mean_pred"].fillna(0.0).to_numpy(float)
-    bins["_wo"] = n * bins["observed"].fillna(0.0).to_numpy(float)
     bins["_nonempty"] = n > 0
+    bins["_pred"] = bins["mean_pred"].where(bins["_nonempty"])
+    bins["_obs"] = bins["observed"].where(bins["_nonempty"])
     bins["_q"] = bins["quantile"].fillna(-1.0)
     grouped = bins.groupby(["agent", "kind", "_q", "bin"], sort=True)
     out = grouped.agg(
@@ -592,13 +635,9 @@ def reliability_bins(
         hi=("hi", "first"),
         n=("_n", "sum"),
         n_runs=("_nonempty", "sum"),
-        _wp=("_wp", "sum"),
-        _wo=("_wo", "sum"),
+        mean_pred=("_pred", "mean"),
+        observed=("_obs", "mean"),
     ).reset_index()
-    total = out["n"].to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["mean_pred"] = np.where(total > 0, out["_wp"] / total, np.nan)
-        out["observed"] = np.where(total > 0, out["_wo"] / total, np.nan)
     out["n"] = out["n"].astype("int64")
     out["n_runs"] = out["n_runs"].astype("int64")
     order = {a: i for i, a in enumerate(agent_order(out["agent"]))}

@@ -68,11 +68,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from automd_analysis.analysis.aggregate import check_alpha, estimate, mean_over, row_groups
+from automd_analysis.analysis.catalog.methods_and_development import (
+    PROCESS_SPEARMAN,
+    PROCESS_TABLE4,
+)
 from automd_analysis.analysis.development import filter_runs, selected_rows, version_rows
 from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.analysis.stratified_tests import TEST_NAME as STRATIFIED_TEST
+from automd_analysis.analysis.stratified_tests import within_task_spearman
+from automd_analysis.analysis.two_stage import draw_runs
 from automd_analysis.archive.version_pairs import (
     as_bool,
     chronological,
@@ -88,6 +95,7 @@ __all__ = [
     "METRIC_DIMENSIONS",
     "PROCESS_METRICS",
     "UNIQUENESS_THRESHOLD",
+    "agent_means",
     "auc_over_steps",
     "best_improvement_step",
     "best_so_far",
@@ -534,63 +542,213 @@ def _backends(per_run: pd.DataFrame) -> str:
 
 
 def spearman_table(
-    per_run: pd.DataFrame, target: str = "final_score", metrics: Sequence[str] = PROCESS_METRICS
+    per_run: pd.DataFrame,
+    target: str = "final_score",
+    metrics: Sequence[str] = PROCESS_METRICS,
+    *,
+    n_permutations: int = 9999,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """Pooled Spearman correlation of each metric with the final score (FML-bench Table 4).
+    """Within-task Spearman correlation of each metric with the final score, and its test.
 
-    For each metric, runs where the metric or the target is NaN are dropped (e.g. runs that never
-    improved have no first-improvement step); ``rho, p = scipy.stats.spearmanr(metric, target)``
-    (two-sided p). ``rho`` and ``p`` are NaN when fewer than three runs remain or either column is
-    constant.
+    FML-bench Table 4 pools all runs; runs of one task are not independent, and a pooled
+    correlation also reads between-task differences (easier tasks, other cost scales) as
+    association. Here, for each metric, runs where the metric or the target is NaN are dropped
+    (e.g. runs that never improved have no first-improvement step), Spearman's rho is computed
+    within every task with at least three such runs and neither column constant, and the tasks
+    are combined by their run-weighted mean; the two-sided p-value is the within-task
+    permutation test of :func:`~automd_analysis.analysis.stratified_tests.within_task_spearman`.
+
+    .. math:: \\bar\\rho_w = \\sum_t n_t \\rho_t / \\sum_t n_t
+
+    Parameters
+    ----------
+    per_run : DataFrame
+        :func:`process_metrics` rows (``task``, the metrics, the target, ``embedding_backend``).
+    target : str, default "final_score"
+    metrics : sequence of str, default :data:`PROCESS_METRICS`
+    n_permutations : int, default 9999
+        Within-task permutations of the test (all of them when there are fewer).
+    seed : int, default 0
 
     Returns
     -------
     DataFrame
-        ``dimension, metric, rho, p, n, embedding_backend`` in the order of ``metrics``
-        (``embedding_backend``: the backend(s) behind the exploration metrics, from ``per_run``).
+        ``dimension, metric, rho, p, test, n_tasks, n_runs, embedding_backend`` in the order of
+        ``metrics``: ``rho`` and ``p`` NaN without a task with a defined correlation;
+        ``n_tasks``/``n_runs`` the tasks and runs behind ``rho``; ``test`` names the test;
+        ``embedding_backend`` the backend(s) behind the exploration metrics.
+
+    See Also
+    --------
+    process_summary : the same correlations beside the agents' means.
+
+    References
+    ----------
+    .. [1] FML-bench, section 5.2 and Table 4 (the pooled version).
+    .. [2] Good P (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed.,
+       sec. 3.6. Springer.
+
+    Examples
+    --------
+    >>> per_run = pd.DataFrame({"task": ["a"] * 4 + ["b"] * 4,
+    ...     "auc_over_steps": [1, 2, 3, 4, 1, 2, 3, 4],
+    ...     "final_score": [0.1, 0.3, 0.2, 0.4, 0.6, 0.7, 0.9, 0.8]})
+    >>> spearman_table(per_run, metrics=["auc_over_steps"])[["rho", "p", "n_tasks", "n_runs"]]
+       rho         p  n_tasks  n_runs
+    0  0.8  0.180556        2       8
     """
-    require_columns(per_run, (target, *metrics), "per-run process metrics")
+    require_columns(per_run, ("task", target, *metrics), "per-run process metrics")
     rows = []
-    y_all = pd.to_numeric(per_run[target], errors="coerce")
+    y = pd.to_numeric(per_run[target], errors="coerce").to_numpy(dtype=float)
+    tasks = per_run["task"].astype(str).to_numpy()
     for metric in metrics:
-        x = pd.to_numeric(per_run[metric], errors="coerce")
-        keep = x.notna() & y_all.notna()
-        xv, yv = (
-            comparable(x[keep].to_numpy(dtype=float)),
-            comparable(y_all[keep].to_numpy(dtype=float)),
+        x = pd.to_numeric(per_run[metric], errors="coerce").to_numpy(dtype=float)
+        result = within_task_spearman(
+            x, y, tasks, n_permutations=n_permutations, seed=seed, tag=f"{metric}~{target}"
         )
-        n = int(keep.sum())
-        rho = p = float("nan")
-        if n >= 3 and np.ptp(xv) > 0 and np.ptp(yv) > 0:
-            result = stats.spearmanr(xv, yv)
-            rho, p = float(result.statistic), float(result.pvalue)
         rows.append(
             {
                 "dimension": METRIC_DIMENSIONS.get(metric, ""),
                 "metric": metric,
-                "rho": rho,
-                "p": p,
-                "n": n,
+                "rho": result.rho,
+                "p": result.p_value,
+                "test": STRATIFIED_TEST,
+                "n_tasks": result.n_tasks,
+                "n_runs": result.n_runs,
+                "embedding_backend": _backends(per_run),
             }
         )
-    out = pd.DataFrame(rows, columns=["dimension", "metric", "rho", "p", "n"])
-    out["embedding_backend"] = _backends(per_run)
+    return PROCESS_SPEARMAN.frame(pd.DataFrame(rows, columns=PROCESS_SPEARMAN.named))
+
+
+def agent_means(
+    per_run: pd.DataFrame,
+    metrics: Sequence[str] = PROCESS_METRICS,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """Per agent and metric: the mean over the agent's runs and its bootstrap interval.
+
+    The mean skips runs without a value (NaN). Its interval redraws the runs of every (agent,
+    task) with replacement (:func:`~automd_analysis.analysis.two_stage.draw_runs`: an agent keeps
+    its number of runs on every task, so the interval respects the tasks and treats them as
+    fixed) and takes the percentile interval of the ``n_boot`` means. The process metrics are
+    properties of the runs, not of a test set, so there is no second (test-patient) stage.
+
+    .. math:: \\bar m_a = \\frac{1}{|R_a|} \\sum_{r \\in R_a} m_r, \\qquad
+              [\\hat q_{\\alpha/2}, \\hat q_{1-\\alpha/2}] \\text{ of } \\bar m_a^{*}
+
+    Parameters
+    ----------
+    per_run : DataFrame
+        :func:`process_metrics` rows (``agent``, ``task`` and the metrics).
+    metrics : sequence of str
+    n_boot : int, default 1000
+    seed : int, default 0
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    dict
+        agent -> metric -> ``(mean, ci_low, ci_high)``; agents sorted.
+
+    See Also
+    --------
+    automd_analysis.analysis.aggregate.estimate : the point value and percentile interval.
+
+    References
+    ----------
+    .. [1] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8
+       (stratified resampling). Cambridge University Press.
+
+    Examples
+    --------
+    >>> per_run = pd.DataFrame({"agent": "a", "task": ["t", "t", "u", "u"],
+    ...     "auc_over_steps": [0.2, 0.4, 0.6, np.nan]})
+    >>> mean, low, high = agent_means(per_run, ["auc_over_steps"], n_boot=200)["a"]["auc_over_steps"]
+    >>> round(mean, 3), low <= mean <= high
+    (0.4, True)
+    """
+    require_columns(per_run, ("agent", "task", *metrics), "per-run process metrics")
+    check_alpha(alpha)
+    runs = per_run.reset_index(drop=True)
+    identity = np.arange(len(runs), dtype=np.int64)[:, None]
+    drawn = draw_runs(runs, ("agent", "task"), int(n_boot), seed, "process_metrics_table4").T
+    draws = np.hstack([identity, drawn])
+    out: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for agent, rows in row_groups(runs, ["agent"]).items():
+        out[str(agent[0])] = {}
+        for metric in metrics:
+            values = pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)
+            out[str(agent[0])][metric] = estimate(mean_over(values[draws], rows), alpha)
     return out
 
 
-def process_summary(per_run: pd.DataFrame, target: str = "final_score") -> pd.DataFrame:
-    """FML-bench Table 4 layout: per-agent mean of each metric, then pooled Spearman rho, p, n.
+def process_summary(
+    per_run: pd.DataFrame,
+    target: str = "final_score",
+    *,
+    n_boot: int = 1000,
+    n_permutations: int = 9999,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """FML-bench Table 4 layout: per-agent means with intervals, then the within-task correlation.
 
-    Agent means skip NaN (e.g. runs without an improvement). The backend used for the exploration
-    metrics is repeated in ``embedding_backend`` (joined with ``;`` if runs used several).
+    One row per metric of :data:`PROCESS_METRICS`: each agent's mean (:func:`agent_means`, with
+    its interval in ``<agent>_ci_low/high``), then ``rho``, ``p``, ``test``, ``n_tasks``,
+    ``n_runs`` of :func:`spearman_table` and the embedding backend(s) behind the exploration
+    metrics.
+
+    Parameters
+    ----------
+    per_run : DataFrame
+        :func:`process_metrics` rows.
+    target : str, default "final_score"
+    n_boot, seed, alpha
+        As :func:`agent_means`.
+    n_permutations : int, default 9999
+        As :func:`spearman_table`.
+
+    Returns
+    -------
+    DataFrame
+        ``metric, dimension, <agent>, <agent>_ci_low, <agent>_ci_high, ..., rho, p, test,
+        n_tasks, n_runs, embedding_backend``.
+
+    See Also
+    --------
+    spearman_table, agent_means
+
+    References
+    ----------
+    .. [1] FML-bench, Table 4.
+
+    Examples
+    --------
+    >>> per_run = pd.DataFrame({"agent": ["a", "a", "b", "b"], "task": "t",
+    ...     "embedding_backend": "none", "final_score": [0.1, 0.3, 0.2, 0.4],
+    ...     **{m: [1.0, 2.0, 3.0, 4.0] for m in PROCESS_METRICS}})
+    >>> table = process_summary(per_run, n_boot=50)
+    >>> table.loc[0, ["metric", "a", "b", "n_runs"]].tolist()
+    ['exploration_spread', 1.5, 3.5, 4]
     """
     require_columns(per_run, ("agent", "embedding_backend", target, *PROCESS_METRICS), "per-run")
-    means = per_run.groupby("agent", sort=True)[list(PROCESS_METRICS)].mean().T
-    means.columns = [str(c) for c in means.columns]
-    corr = spearman_table(per_run, target=target).set_index("metric")
-    out = corr[["dimension"]].join(means).join(corr[["rho", "p", "n"]]).reset_index()
-    out["embedding_backend"] = _backends(per_run)
-    return out
+    means = agent_means(per_run, PROCESS_METRICS, n_boot=n_boot, seed=seed, alpha=alpha)
+    corr = spearman_table(per_run, target, n_permutations=n_permutations, seed=seed)
+    corr = corr.set_index("metric")
+    rows = []
+    for metric in PROCESS_METRICS:
+        row = {"metric": metric, "dimension": corr.at[metric, "dimension"]}
+        for agent, values in means.items():
+            mean, low, high = values[metric]
+            row |= {agent: mean, f"{agent}_ci_low": low, f"{agent}_ci_high": high}
+        row |= {c: corr.at[metric, c] for c in ("rho", "p", "test", "n_tasks", "n_runs")}
+        rows.append(row | {"embedding_backend": _backends(per_run)})
+    return PROCESS_TABLE4.frame(rows)
 
 
 def opportunity_partition(per_run: pd.DataFrame) -> pd.DataFrame:

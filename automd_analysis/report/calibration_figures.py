@@ -2,8 +2,8 @@
 
 - :func:`smoothed_calibration_figure` / :func:`smoothed_calibration_figures`: per task, one
   panel per agent: the loess-smoothed calibration curve averaged over the agent's valid runs,
-  its pointwise 95 % interval band, and (binary tasks) the binned reliability points for
-  comparison;
+  its pointwise 95 % interval band, and (binary tasks) the binned reliability points, averaged
+  over the same runs, for comparison;
 - :func:`decision_curve_figure`: net benefit against the threshold probability, one panel per
   task, one line per agent, with the treat-all and treat-none references;
 - :func:`measure_rank_figure`: the agents' rank under each calibration measure (does the ranking
@@ -82,8 +82,11 @@ def smoothed_calibration_figure(
     In each panel: the agent's mean smoothed observed risk ``observed_mean`` against the predicted
     risk ``x`` (solid line), the band between ``lo_mean`` and ``hi_mean`` (the mean of the runs'
     pointwise 95 % interval bounds: how uncertain a typical single run's curve is), the diagonal
-    (perfect calibration) and, for a binary task when ``bins`` is given, the pooled reliability
-    bins (``mean_pred``, ``observed``) as open circles. Binary: outcome against predicted
+    (perfect calibration) and, for a binary task when ``bins`` is given, the reliability bins
+    (``mean_pred``, ``observed``) as open circles. Curve and bins are both averages over the
+    agent's valid runs of each run's own curve and bins
+    (:func:`~automd_analysis.analysis.calibration_practices.reliability_bins`), so the circles
+    sit on the curve of the same average run. Binary: outcome against predicted
     probability; survival: Kaplan-Meier risk against predicted risk 1 - S(h) at the horizon.
     Points where fewer than ``min_run_share`` of the agent's runs have a value (the ends of the
     prediction range, reached by few runs) are not drawn, so the mean does not jump where runs
@@ -198,7 +201,7 @@ def smoothed_calibration_figure(
             handles.append(
                 Line2D([], [], marker="o", linestyle="none", markerfacecolor="none", color="#333")
             )
-            labels.append("10 equal-width bins")
+            labels.append("10 bins (mean over runs)")
         outside_legend(fig, handles, labels, ncols=2)
     return fig
 

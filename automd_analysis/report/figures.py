@@ -511,17 +511,17 @@ def figure3(shares: pd.DataFrame) -> Figure:
 
 
 def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
-    """Spearman correlation of each FML-bench process metric with the final score.
+    """Within-task Spearman correlation of each FML-bench process metric with the final score.
 
     Horizontal bars of rho in the metric order of FML-bench Table 4, coloured by dimension;
-    each bar is labelled with its p-value and number of runs; the embedding backend behind the
-    exploration metrics is named in the title.
+    each bar is labelled with its within-task permutation p-value and the tasks and runs behind
+    it; the embedding backend behind the exploration metrics is named in the title.
 
     Parameters
     ----------
     correlations : DataFrame
         :func:`automd_analysis.analysis.process.spearman_table` (``dimension``, ``metric``,
-        ``rho``, ``p``, ``n``, ``embedding_backend``).
+        ``rho``, ``p``, ``n_tasks``, ``n_runs``, ``embedding_backend``).
     """
     with _style():
         fig = _figure(8.0, 0.42 * max(len(correlations), 4) + 1.6)
@@ -536,10 +536,19 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         positions = np.arange(len(correlations))[::-1]
         colors = [palette[str(d)] for d in correlations["dimension"]]
         ax.barh(positions, np.nan_to_num(rho), color=colors)
-        for y, value, p_value, n in zip(
-            positions, rho, correlations["p"].astype(float), correlations["n"], strict=True
+        for y, value, p_value, n_tasks, n_runs in zip(
+            positions,
+            rho,
+            correlations["p"].astype(float),
+            correlations["n_tasks"],
+            correlations["n_runs"],
+            strict=True,
         ):
-            text = "n/a" if not np.isfinite(value) else f"p={p_value:.2g}, n={int(n)}"
+            text = (
+                "n/a"
+                if not np.isfinite(value)
+                else f"p={p_value:.2g}, {int(n_tasks)} tasks, {int(n_runs)} runs"
+            )
             ax.text(
                 0.02 if not np.isfinite(value) or value < 0 else -0.02,
                 y,
@@ -550,7 +559,7 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         ax.set_yticks(positions, correlations["metric"].astype(str).tolist())
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlim(-1, 1)
-        ax.set_xlabel("Spearman rho with the final normalised score")
+        ax.set_xlabel("within-task Spearman rho with the final normalised score")
         backends = sorted(set(correlations["embedding_backend"].astype(str)))
         ax.set_title(f"Embeddings: {'; '.join(backends)}")
         handles = [Patch(color=palette[d], label=d) for d in dimensions]

@@ -21,6 +21,7 @@ import pandas as pd
 
 from automd_analysis.analysis.store import BASELINE_AGENT
 from automd_analysis.precision import comparable
+from automd_analysis.report.presentation import format_p_value
 
 __all__ = [
     "Finding",
@@ -56,6 +57,11 @@ def _runs(n: int) -> str:
 def _count(n: int, noun: str) -> str:
     """``"1 pair"`` / ``"3 pairs"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _p(value: float) -> str:
+    """A p-value as the tables print it (three decimals, scientific below 0.001)."""
+    return format_p_value(value)
 
 
 def _pct(value: float) -> str:
@@ -558,8 +564,9 @@ def development_findings(
       and share of improvements (Table 19; ties: first in display order);
     - ``masking``: flagged runs among the tested ones and the agents they belong to, failed
       re-runs and non-reproduced runs (masking summary); ``masking_absent`` without results;
-    - ``process_correlation``: the process metric with the largest absolute Spearman rho against
-      the final score (FML-bench Table 4 layout) and the embedding backend behind it;
+    - ``process_correlation``: the process metric with the largest absolute within-task Spearman
+      rho against the final score (FML-bench Table 4 layout), its within-task permutation p-value,
+      the tasks and runs behind it and the embedding backend;
     - ``win_rate``: lowest and highest pairwise win-rate.
     """
     out = Findings()
@@ -698,10 +705,16 @@ def _process_findings(out, masking_summary, process_table, win_rate) -> None:
                     "process_correlation",
                     f"Among the FML-bench process metrics, {_name(row['metric'])} "
                     f"({_name(row['dimension'])}) is most strongly correlated with the final "
-                    f"score: Spearman rho {_f(float(row['rho']))}, p = {float(row['p']):.3g}, "
-                    f"{_runs(int(row['n']))} (code embeddings: "
-                    f"{_name(row['embedding_backend'])}).",
-                    {"rho": float(row["rho"]), "p": float(row["p"]), "n": int(row["n"])},
+                    f"score within tasks: Spearman rho {_f(float(row['rho']))} (runs compared "
+                    f"within each of {_count(int(row['n_tasks']), 'task')}, "
+                    f"{_runs(int(row['n_runs']))}), within-task permutation p = "
+                    f"{_p(float(row['p']))} (code embeddings: {_name(row['embedding_backend'])}).",
+                    {
+                        "rho": float(row["rho"]),
+                        "p": float(row["p"]),
+                        "n_tasks": int(row["n_tasks"]),
+                        "n_runs": int(row["n_runs"]),
+                    },
                 )
             )
     if win_rate is not None:

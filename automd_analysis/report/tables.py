@@ -563,7 +563,7 @@ def rendered(
 
     caption = caption if caption is not None else (spec.caption if spec else "")
     if spec is not None and _shown_intervals(df.reset_index(drop=True), spec, intervals or {}):
-        caption = f"{caption} {INTERVAL_NOTE}".strip()
+        caption = f"{caption} {spec.interval_note or INTERVAL_NOTE}".strip()
     text, bold = display_frame(df, spec, intervals)
     return fold_constant_columns(text, bold, caption)
 
@@ -677,4 +677,8 @@ def published(
     if declared is None:
         return df, spec, {}
     frame = declared.frame(df)
-    return frame, spec if spec is not None else declared.display(frame), declared.intervals
+    return (
+        frame,
+        spec if spec is not None else declared.display(frame),
+        declared.intervals_in(frame),
+    )

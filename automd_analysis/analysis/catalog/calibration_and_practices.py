@@ -309,7 +309,7 @@ SLOPE_INTERCEPT = Table(
 RELIABILITY = Table(
     "reliability_bins",
     NOTEBOOK,
-    "The pooled bins behind the reliability diagrams.",
+    "The bins behind the reliability diagrams (each run's bins, averaged over runs).",
     (
         Column("task", "str"),
         Column("agent", "str"),
@@ -428,16 +428,18 @@ FIGURES = (
         "reliability_<task>",
         NOTEBOOK,
         "Reliability diagrams of one task.",
-        caption="Reliability diagrams of `{task}`, one panel per agent (valid runs pooled): "
-        "observed against mean predicted per bin; dashed: perfect calibration.",
+        caption="Reliability diagrams of `{task}`, one panel per agent: observed against mean "
+        "predicted per bin, each the mean over the agent's valid runs of that run's bin (bars: "
+        "the bin's predictions summed over the runs); dashed: perfect calibration.",
     ),
     Figure(
         "calibration_curve_<task>",
         NOTEBOOK,
         "Smoothed calibration curves of one task.",
         caption="Smoothed calibration curves of `{task}`, one panel per agent: the smoothed "
-        "calibration curve averaged over valid runs, the mean pointwise 95% interval of a run "
-        "(band), the 10-bin reliability points (circles) and perfect calibration (dashed).",
+        "calibration curve of each valid run, averaged over the runs (line), the mean pointwise "
+        "95% interval of a run (band), the 10-bin reliability points computed the same way - "
+        "each run's bins, averaged over the runs (circles) - and perfect calibration (dashed).",
     ),
     Figure(
         "decision_curves",

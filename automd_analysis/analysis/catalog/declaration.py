@@ -80,7 +80,8 @@ class Column:
 
 @dataclass(frozen=True)
 class PerAgent:
-    """One column per agent of a wide table (``<agent>``, with ``sd`` also ``<agent>_sd``).
+    """One column per agent of a wide table (``<agent>``, with ``sd`` also ``<agent>_sd``, with
+    ``interval`` also ``<agent>_ci_low`` and ``<agent>_ci_high``).
 
     The agents are those of the computed frame: every column at this position that the table does
     not declare by name.
@@ -88,11 +89,22 @@ class PerAgent:
 
     dtype: str = "float"
     sd: bool = False
+    interval: bool = False
 
     @property
     def header(self) -> str:
         """How ``docs/tables.md`` writes the group."""
-        return "<agent>, <agent>_sd, …" if self.sd else "<agent>…"
+        parts = ["<agent>"] + (["<agent>_sd"] if self.sd else [])
+        parts += ["<agent>_ci_low", "<agent>_ci_high"] if self.interval else []
+        return ", ".join(parts) + ", …" if len(parts) > 1 else "<agent>…"
+
+    def suffixes(self) -> tuple[str, ...]:
+        """Suffixes of the columns that follow each agent's column."""
+        return (("_sd",) if self.sd else ()) + (("_ci_low", "_ci_high") if self.interval else ())
+
+    def is_agent(self, column: str) -> bool:
+        """Whether ``column`` is an agent's value column (not one of its companions)."""
+        return not any(str(column).endswith(s) for s in self.suffixes())
 
 
 @dataclass(frozen=True)
@@ -124,7 +136,9 @@ class TableSpec:
 
     Either a *wide* table (``labels`` shown as they are, then one column per :class:`Stat`) or a
     *pivot* of a long per-task table (``pivot = (row, column)``, cells from ``cell``, the
-    parenthesised ``extra`` value, best per row in ``direction``).
+    parenthesised ``extra`` value, best per row in ``direction``). ``interval_note`` replaces the
+    caption's sentence on how the bracketed intervals were computed (default: the two-stage
+    bootstrap of :data:`automd_analysis.report.tables.INTERVAL_NOTE`).
     """
 
     caption: str
@@ -137,6 +151,7 @@ class TableSpec:
     decimals: int = 3
     exclude_from_best: tuple[str, ...] = (BASELINE_AGENT,)
     titles: Mapping[str, str] = field(default_factory=dict)
+    interval_note: str | None = None
 
     def referenced(self) -> list[str]:
         """The frame columns the display reads."""
@@ -283,6 +298,17 @@ class Table:
         """Column -> its ``(low, high)`` interval columns."""
         return {c.name: c.ci_columns for c in self.columns if isinstance(c, Column) and c.interval}
 
+    def intervals_in(self, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
+        """:attr:`intervals` plus those of the per-agent columns of ``frame``."""
+        out = dict(self.intervals)
+        named = set(self.named)
+        for entry in self.columns:
+            if isinstance(entry, PerAgent) and entry.interval:
+                for column in frame.columns:
+                    if str(column) not in named and entry.is_agent(column):
+                        out[str(column)] = (f"{column}_ci_low", f"{column}_ci_high")
+        return out
+
     @property
     def header(self) -> str:
         """The CSV header as ``docs/tables.md`` writes it (``<agent>…`` for per-agent columns)."""
@@ -297,11 +323,9 @@ class Table:
             if isinstance(entry, Column):
                 layout.append((entry.name, entry.dtype))
                 continue
-            agents = [c for c in others if not (entry.sd and str(c).endswith("_sd"))]
-            for agent in agents:
+            for agent in [c for c in others if entry.is_agent(c)]:
                 layout.append((agent, entry.dtype))
-                if entry.sd:
-                    layout.append((f"{agent}_sd", entry.dtype))
+                layout.extend((f"{agent}{suffix}", entry.dtype) for suffix in entry.suffixes())
             others = []
         return layout
 
