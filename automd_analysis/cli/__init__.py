@@ -65,3 +65,16 @@ def main(argv: list[str] | None = None) -> None:
     except AutomdError as exc:
         print(f"automd: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except OSError as exc:  # a path the system refused that no check above caught: one line
+        print(f"automd: error: {os_error_line(exc)}", file=sys.stderr)
+        sys.exit(2)
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error: what failed, on which path, and a fix."""
+    where = f" in {exc.filename}" if exc.filename else ""
+    reason = exc.strerror or type(exc).__name__
+    return (
+        f"{reason.lower()}{where}. Fix: check that the path exists, is of the right kind "
+        "(file or directory) and that you may read or write it"
+    )

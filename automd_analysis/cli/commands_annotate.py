@@ -21,6 +21,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.annotate.code import findings_by_file
 from automd_analysis.annotate.practices import TaskFacts
 from automd_analysis.annotate.runs import (
@@ -94,6 +95,7 @@ def annotate_archive_command(
     Exit code 1: some runs could not be (fully) annotated; they are listed in problems.json.
     """
     opened = open_archive(archive)
+    check_writable_dir(out, "--out", code="annotate.out_unwritable")
     summary = annotate_archive(
         opened,
         out,
@@ -174,6 +176,8 @@ def annotate_agreement_command(
     ),
 ) -> None:
     """Agreement of generated annotations with the archive's own (kappa, precision/recall)."""
+    if out is not None:
+        check_writable_dir(out, "--out", code="annotate.out_unwritable")
     fields, values, conf, info = archive_agreement(
         open_archive(archive), generated, include_reference=include_reference
     )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import (
@@ -320,6 +321,9 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
         out=config.out,
         archive_name=meta.name,
     )
+    check_out_dir(ws.out)
+    if config.score or config.masking:
+        check_writable_dir(ws.scores, "--scores", code="score_store.unwritable")
     supplied = ws.resolve(config.masking_results)
     if supplied is not None and not supplied.is_file():
         raise AutomdError(
@@ -343,20 +347,10 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
     )
 
 
-def prepare_out_dir(out: Path) -> None:
-    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
-
-    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
-    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
-    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
-    """
-    if out.exists() and not out.is_dir():
-        raise AutomdError(
-            "--out exists and is not a directory",
-            path=out,
-            code="report.bad_out",
-            fix="choose a new directory for the report",
-        )
+def check_out_dir(out: Path) -> None:
+    """Refuse, before any scoring, an ``out`` that is a file, cannot be written, or is a
+    non-empty directory that is not a previous report."""
+    check_writable_dir(out, "--out", code="report.bad_out")
     if out.is_dir() and any(out.iterdir()) and not (out / REPORT_MARKER).is_file():
         raise AutomdError(
             "--out is a non-empty directory that was not written by `automd regenerate`; "
@@ -365,6 +359,16 @@ def prepare_out_dir(out: Path) -> None:
             code="report.bad_out",
             fix="choose an empty or new directory (or a previous report directory)",
         )
+
+
+def prepare_out_dir(out: Path) -> None:
+    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
+
+    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
+    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
+    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
+    """
+    check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
     (out / "index.html").unlink(missing_ok=True)
