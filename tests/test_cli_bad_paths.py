@@ -14,9 +14,9 @@ from pathlib import Path
 
 import importer_sources as S
 import pytest
-import typer
+from cli_tree import command_paths
 
-from automd_analysis.cli import app, main
+from automd_analysis.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "fixtures" / "small"
@@ -112,20 +112,8 @@ CASES: dict[str, dict[str, list[str] | None]] = {
 }  # fmt: skip
 
 
-def leaf_commands(group, prefix: tuple[str, ...] = ()) -> list[str]:
-    """Every runnable command below the click group ``group`` (hidden ones too), as
-    ``"masking make"``."""
-    out = []
-    for name, cmd in group.commands.items():
-        if hasattr(cmd, "commands"):
-            out += leaf_commands(cmd, (*prefix, name))
-        else:
-            out.append(" ".join((*prefix, name)))
-    return out
-
-
 def test_every_command_has_its_bad_path_cases():
-    commands = leaf_commands(typer.main.get_command(app))
+    commands = command_paths()
     assert len(commands) >= 14
     assert sorted(commands) == sorted(CASES)
     for name, cases in CASES.items():

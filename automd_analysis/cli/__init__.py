@@ -52,7 +52,33 @@ def load_plugins() -> list[str]:
     return loaded
 
 
+def summaries_in_full(typer_app) -> None:
+    """Give every command and group of ``typer_app`` its docstring's first paragraph, unwrapped, as
+    the one-line summary of command listings (click cuts its own at the first ". ", which is
+    mid-sentence after "paper App.", or at 45 characters)."""
+    import inspect
+
+    def first_paragraph(text) -> str | None:
+        if not isinstance(text, str) or not text.strip():
+            return None
+        return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+    for info in typer_app.registered_commands:
+        if info.short_help is None and info.callback is not None:
+            info.short_help = first_paragraph(info.help or info.callback.__doc__)
+    for group in typer_app.registered_groups:
+        sub = group.typer_instance
+        if sub is None:
+            continue
+        summary = first_paragraph(group.help) or first_paragraph(sub.info.help)
+        if summary is not None:
+            group.short_help = group.short_help or summary
+            sub.info.short_help = sub.info.short_help or summary
+        summaries_in_full(sub)
+
+
 load_plugins()
+summaries_in_full(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -32,7 +32,7 @@ from automd_analysis.annotate.runs import (
 )
 from automd_analysis.annotate.sources import read_loose_file
 from automd_analysis.archive import open_archive
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import HELP_SETTINGS, DataOpt, ManifestsOpt, app
 from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
 
 _MAX_LISTED = 10
@@ -53,6 +53,7 @@ annotate_app = typer.Typer(
     help="Codebook answers from archived code (static analysis, never executed) + forensics. "
     "`automd annotate ARCHIVE --out DIR [--jobs N]` annotates every run of ARCHIVE into DIR.",
     no_args_is_help=True,
+    **HELP_SETTINGS,
 )
 app.add_typer(annotate_app, name="annotate")
 

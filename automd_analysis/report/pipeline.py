@@ -84,12 +84,23 @@ DEFAULT_NOTEBOOKS = REPO_ROOT / "notebooks"
 REPORT_MARKER = ".automd-report"
 #: Embedding backends notebook 07 accepts.
 EMBEDDING_BACKENDS = ("auto", "minilm", "hashing")
-#: Parameters the pipeline itself hands to the notebooks (user parameters may not override them).
-PIPELINE_PARAMETERS = frozenset(
-    {"archive", "scores_dir", "data_root", "manifests_dir", "output_dir", "main_experiment",
-     "objectives_experiment", "llm_experiment", "seed", "embedding_backend", "embedding_cache",
-     "masking_results", "min_cell"}
-)  # fmt: skip
+#: Parameters the pipeline itself hands to the notebooks (user parameters may not override them),
+#: each with what sets it instead.
+PIPELINE_PARAMETERS = {
+    "archive": "the ARCHIVE argument",
+    "scores_dir": "--scores",
+    "data_root": "--data",
+    "manifests_dir": "--manifests",
+    "output_dir": "--out",
+    "main_experiment": "the `roles:` of archive.yaml",
+    "objectives_experiment": "the `roles:` of archive.yaml",
+    "llm_experiment": "the `roles:` of archive.yaml",
+    "seed": "--seed",
+    "embedding_backend": "--embedding-backend",
+    "embedding_cache": "--embedding-cache",
+    "masking_results": "--masking-results",
+    "min_cell": "--min-cell",
+}
 
 
 @dataclass(frozen=True)
@@ -284,18 +295,20 @@ def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -
         declared |= set(declared_parameters(nb) or ())
     for name in sorted(config.parameters):
         if name in PIPELINE_PARAMETERS:
+            via = PIPELINE_PARAMETERS[name]
             raise AutomdError(
-                f"notebook parameter {name!r} is set by the pipeline itself",
+                f"notebook parameter {name!r} is fixed by the pipeline (set by {via})",
                 location="--parameter",
                 code="usage.parameter",
-                fix="use the corresponding option of automd regenerate",
+                fix=f"use {via}" if via.startswith("--") else f"change {via}",
             )
         if name not in declared:
             raise AutomdError(
                 f"no notebook declares a parameter called {name!r}",
                 location="--parameter",
                 code="usage.parameter",
-                fix="declared parameters: " + ", ".join(sorted(declared - PIPELINE_PARAMETERS)),
+                fix="declared parameters: "
+                + ", ".join(sorted(declared - set(PIPELINE_PARAMETERS))),
             )
 
 
