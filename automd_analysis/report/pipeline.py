@@ -583,9 +583,14 @@ def _skipped(p: Pipeline, store) -> dict[Path, str]:
     return skipped
 
 
-def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[str]]:
-    """Run the notebooks that must run (staged, rendered), publish each; return their results
-    and the files published by the failed ones (kept although no stamp lists them)."""
+def _execute(
+    p: Pipeline, todo: list[_Planned], note: str, provenance: str
+) -> tuple[dict, set[str]]:
+    """Run the notebooks that must run (staged, rendered with the ``provenance`` line), publish
+    each; return their results and the files published by the failed ones (kept although no
+    stamp lists them)."""
+    from functools import partial as bind
+
     from automd_analysis.report.site import render_page
 
     # the longest first (last run's time, else the source size), so that no long notebook
@@ -599,7 +604,8 @@ def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[st
         jobs.append(NotebookJob(n.path, staging / n.path.name, n.parameters,
                                 staging / f"{n.path.stem}.html"))  # fmt: skip
     executed = execute_jobs(
-        jobs, workers=p.config.jobs, timeout=p.config.timeout, render=render_page,
+        jobs, workers=p.config.jobs, timeout=p.config.timeout,
+        render=bind(render_page, provenance=provenance),
         progress=p.config.progress, log=p.log,
     )  # fmt: skip
     results, partial = {}, set()
@@ -633,7 +639,10 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
           f"skipping {len(skipped)}")  # fmt: skip
     note = _embedding_note(p, store, todo, planned)
-    results, partial = _execute(p, todo, note)
+    from automd_analysis.report.site import provenance_line, synthetic_tasks
+
+    provenance = provenance_line(p.meta.description or "", synthetic_tasks(store))
+    results, partial = _execute(p, todo, note, provenance)
     for n in planned:
         if n.why is None:
             copy = p.out / "notebooks" / n.path.name
