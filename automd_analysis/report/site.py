@@ -33,6 +33,12 @@ from bleach.css_sanitizer import CSSSanitizer
 from automd_analysis.analysis.catalog import ANALYSES, FIGURES, TABLES, lookup
 from automd_analysis.analysis.catalog.declaration import Figure, Table
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.report.provenance import (
+    SYNTHETIC_FOOTNOTE,
+    SYNTHETIC_MARK,
+    provenance_line,
+    synthetic_tasks,
+)
 from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
@@ -148,30 +154,6 @@ def sanitize_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def _joined(value: str | list[str]) -> str:
     return "".join(value) if isinstance(value, list) else value
-
-
-#: The mark after a synthetic task's name on the report's pages (declared once; its footnote is
-#: :data:`SYNTHETIC_FOOTNOTE`).
-SYNTHETIC_MARK = "\u2020"
-SYNTHETIC_FOOTNOTE = f"{SYNTHETIC_MARK} synthetic task: generated data, not patients."
-
-
-def synthetic_tasks(store: ScoreStore) -> list[str]:
-    """The tasks the score store marks synthetic (``tasks.synthetic``, from their manifests)."""
-    tasks = store.tasks
-    if tasks is None or tasks.empty or "synthetic" not in tasks:
-        return []
-    return sorted(str(t) for t in tasks.loc[tasks["synthetic"].fillna(False).astype(bool), "task"])
-
-
-def provenance_line(description: str, synthetic: Sequence[str]) -> str:
-    """The one line every page shows under its title: what the archive is (``archive.yaml``
-    ``description``) and which of its tasks are synthetic (marked :data:`SYNTHETIC_MARK`)."""
-    text = " ".join(description.split()) or "This archive's archive.yaml has no description."
-    if synthetic:
-        names = ", ".join(f"{t}{SYNTHETIC_MARK}" for t in synthetic)
-        text += f" Synthetic tasks: {names}."
-    return text
 
 
 def _provenance_cell(text: str) -> nbformat.NotebookNode:
