@@ -359,3 +359,29 @@ def test_development_findings_escape_archive_strings_and_handle_empty_tables():
     assert "censoring" not in found  # no valid survival run
     assert "reported validation" not in found["selection"].text  # no comparable gap
     assert "pair_change" not in found and "masking" not in found and "win_rate" not in found
+
+
+def test_objective_sentences_name_the_task_and_give_intervals():
+    t4 = pd.DataFrame(
+        {
+            "task": "demo_rhc",
+            "objective": ["A", "C"],
+            "n_valid": [12, 11],
+            "auroc_mean": [0.683, 0.676],
+            "auroc_ci_low": [0.680, 0.670],
+            "auroc_ci_high": [0.686, 0.681],
+            "ece_mean": [0.172, 0.016],
+            "ece_ci_low": [0.131, 0.012],
+            "ece_ci_high": [0.215, 0.021],
+        }
+    )
+    found = h.objective_findings(t4).by_key()
+    assert found["ece_change"].text == (
+        "On task demo\\_rhc, adding ECE to the stated objective moves mean ECE from 0.172 "
+        "(95% CI 0.131 to 0.215) to 0.016 (95% CI 0.012 to 0.021), while mean AUROC moves from "
+        "0.683 (95% CI 0.680 to 0.686) to 0.676 (95% CI 0.670 to 0.681)."
+    )
+    assert found["objective_A"].text.startswith(
+        "Objective A (the primary metric) on task demo\\_rhc: mean AUROC 0.683 (95% CI 0.680 to "
+        "0.686), mean ECE 0.172 (95% CI 0.131 to 0.215) over 12 valid runs."
+    )
