@@ -156,8 +156,9 @@ def export_notebook_outputs(
     )
     # 03 evaluation objectives
     roles = {"main_experiment": main_experiment, "objectives_experiment": objectives_experiment}
-    table(objectives.objective_summary(store, **roles), "table4_objectives")
-    table(objectives.objective_summary_by_agent(store, **roles), "table15_objectives_by_agent")
+    table(objectives.objective_summary(store, **roles, seed=report.seed), "table4_objectives")
+    table15 = objectives.objective_summary_by_agent(store, **roles, seed=report.seed)
+    table(table15, "table15_objectives_by_agent")
     table(objectives.objective_practices(store, **roles), "table16_objective_practices")
     points = objectives.objective_points(store, **roles)
     baseline = objectives.objective_baseline(store, **roles)
