@@ -539,3 +539,41 @@ def test_reliability_title_gives_the_range_of_survival_group_sizes_once():
     [legend] = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5", "t at q=0.75"]
     assert_readable(fig)
+
+
+def _interval_segments(ax) -> tuple[list[float], list[float]]:
+    from matplotlib.collections import LineCollection
+
+    out = []
+    for c in ax.collections:
+        if isinstance(c, LineCollection):
+            out += [tuple(sorted((float(s[0][1]), float(s[1][1])))) for s in c.get_segments()]
+    return sorted(round(lo, 9) for lo, _ in out), sorted(round(hi, 9) for _, hi in out)
+
+
+def test_figure2a_draws_each_share_interval_over_its_bar(store):
+    decomposition = calibration.ece_decomposition(store)
+    ax = fg.figure2a(decomposition).axes[0]
+    lows, highs = _interval_segments(ax)
+    columns = ("share_of_runs", "share_of_difference")
+    finite = [
+        (100 * lo, 100 * hi)
+        for c in columns
+        for lo, hi in zip(decomposition[f"{c}_ci_low"], decomposition[f"{c}_ci_high"], strict=True)
+        if np.isfinite(lo) and np.isfinite(hi)
+    ]
+    assert finite
+    assert lows == sorted(round(lo, 9) for lo, _ in finite)
+    assert highs == sorted(round(hi, 9) for _, hi in finite)
+    bare = decomposition.drop(columns=[c for c in decomposition if c.endswith(("_low", "_high"))])
+    assert _interval_segments(fg.figure2a(bare).axes[0]) == ([], [])
+
+
+def test_figure2b_draws_the_interval_of_each_mean(store):
+    effect = calibration.recalibration_effect(store)
+    summary = calibration.recalibration_summary(store)
+    lows, highs = _interval_segments(fg.figure2b(effect, summary, seed=1).axes[0])
+    finite = summary.dropna(subset=["mean_ci_low", "mean_ci_high"])
+    assert len(finite)
+    assert lows == sorted(round(v, 9) for v in finite["mean_ci_low"])
+    assert highs == sorted(round(v, 9) for v in finite["mean_ci_high"])

@@ -97,6 +97,42 @@ def test_calibration_ratios_groups_and_recalibration():
     )
 
 
+def test_decomposition_and_recalibration_sentences_quote_their_intervals():
+    t2 = _table2([("a", 0.50, 0.5, 1), ("b", 0.52, 0.52, 1)])
+    t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.086, 0.075]})
+    dec = pd.DataFrame(
+        {
+            "group": ["averaged_ranks"],
+            "n_runs": [14],
+            "share_of_runs": [0.14],
+            "share_of_difference": [0.75],
+            "share_of_runs_ci_low": [0.08],
+            "share_of_runs_ci_high": [0.2],
+            "share_of_difference_ci_low": [0.5],
+            "share_of_difference_ci_high": [1.9],
+        }
+    )
+    recal = pd.DataFrame(
+        {
+            "recalibrated": [False, True],
+            "n_runs": [6, 1],
+            "mean": [0.16, 0.008],
+            "mean_ci_low": [0.12, 0.008],
+            "mean_ci_high": [0.2, 0.008],
+        }
+    )
+    found = h.calibration_findings(t2, t3, decomposition=dec, recalibration=recal).by_key()
+    assert found["group_averaged_ranks"].text == (
+        "Runs that submit averaged ranks as probabilities are 14% (95% CI 8% to 20%) of the valid "
+        "runs (14) and account for 75% (95% CI 50% to 190%) of the total ECE difference from the "
+        "simple baselines."
+    )
+    assert found["recalibration"].text.endswith(
+        "mean ECE is 0.008 with recalibration (1 run; 95% CI 0.008 to 0.008) and 0.160 without "
+        "(6 runs; 95% CI 0.120 to 0.200)."
+    )
+
+
 def test_calibration_without_baseline_has_no_ratio():
     t2 = _table2([("a", 0.5, 0.5, 1), ("b", 0.6, 0.6, 1)])
     t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.1, 0.2]})

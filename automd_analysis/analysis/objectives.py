@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.aggregate import (
@@ -43,7 +42,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import draw_runs
+from automd_analysis.analysis.two_stage import slot_draws
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -205,9 +204,7 @@ def objective_intervals(
     """
     check_alpha(alpha)
     runs = runs.reset_index(drop=True)
-    identity = np.arange(len(runs), dtype=np.int64)[:, None]
-    drawn = draw_runs(runs, ("agent", "objective"), int(n_boot), seed, tag).T
-    draws = np.hstack([identity, drawn])
+    draws = slot_draws(runs, ("agent", "objective"), n_boot, seed, tag)
     valid = runs["valid"].to_numpy(bool)
     out: dict[tuple, dict[str, tuple[float, float]]] = {}
     for key, rows in row_groups(runs, list(by)).items():

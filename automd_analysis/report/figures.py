@@ -144,6 +144,7 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
             palette=["#bbbbbb", "#d95f02"],
             ax=ax,
         )
+        _bar_intervals(ax, decomposition, ("share_of_runs", "share_of_difference"))
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("")
         ax.set_ylabel("% of valid runs /\nof total ECE difference")
@@ -154,16 +155,33 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
     return fig
 
 
-def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
+def _bar_intervals(ax, frame: pd.DataFrame, measures) -> None:
+    """A black line over each bar of ``measures`` (one bar container per measure, bars in row
+    order) from its ``<measure>_ci_low/high`` columns, in percent; nothing without them."""
+    for container, measure in zip(ax.containers, measures, strict=False):
+        low, high = f"{measure}_ci_low", f"{measure}_ci_high"
+        if low not in frame.columns or high not in frame.columns:
+            continue
+        for bar, lo, hi in zip(container, frame[low], frame[high], strict=False):
+            if np.isfinite(lo) and np.isfinite(hi):
+                x = bar.get_x() + bar.get_width() / 2
+                ax.vlines(x, 100 * lo, 100 * hi, color="black", linewidth=1.0, zorder=3)
+
+
+def figure2b(effect: pd.DataFrame, summary: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 2b: ECE of runs that handle class imbalance, with vs without recalibration.
 
-    Circles are runs (jittered with ``seed``), diamonds the group means.
+    Circles are runs (jittered with ``seed``), diamonds the group means, with the 95 % interval
+    of each mean as a black line when ``summary`` gives it.
 
     Parameters
     ----------
     effect : DataFrame
         :func:`automd_analysis.analysis.calibration_practices.recalibration_effect` (``recalibrated``,
         ``ece``).
+    summary : DataFrame, optional
+        :func:`automd_analysis.analysis.calibration_practices.recalibration_summary`
+        (``recalibrated``, ``mean_ci_low``, ``mean_ci_high``).
     """
     with _style():
         fig = _figure(4.5, 3.8)
@@ -177,6 +195,13 @@ def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
             ax.scatter(x, values, s=24, facecolors="none", edgecolors="#444444", linewidths=0.8)
             if len(values):
                 ax.scatter([position], [values.mean()], marker="D", s=70, color="#d95f02", zorder=3)
+            if summary is not None and "mean_ci_low" in summary.columns:
+                row = summary.loc[summary["recalibrated"] == flag]
+                lo, hi = (
+                    row[c].iloc[0] if len(row) else np.nan for c in ("mean_ci_low", "mean_ci_high")
+                )
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.vlines(position, lo, hi, color="black", linewidth=1.2, zorder=4)
         ax.set_xticks([0, 1], labels)
         ax.set_xlim(-0.6, 1.6)
         ax.set_ylabel("ECE")

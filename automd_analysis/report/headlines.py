@@ -336,9 +336,9 @@ def calibration_findings(
             out.append(
                 Finding(
                     f"group_{row['group']}",
-                    f"Runs that {labels[row['group']]} are {_pct(row['share_of_runs'])} of the "
+                    f"Runs that {labels[row['group']]} are {_pct_ci(row, 'share_of_runs')} of the "
                     f"valid runs ({int(row['n_runs'])}) and account for "
-                    f"{_pct(row['share_of_difference'])} of the total ECE difference from the "
+                    f"{_pct_ci(row, 'share_of_difference')} of the total ECE difference from the "
                     "simple baselines.",
                     {
                         "share_of_runs": float(row["share_of_runs"]),
@@ -355,8 +355,9 @@ def calibration_findings(
                     "recalibration",
                     "Among runs that handle class imbalance (and do not submit averaged ranks), "
                     f"mean ECE is {_f(with_)} with recalibration "
-                    f"({_runs(int(by.at[True, 'n_runs']))}) and {_f(without)} without "
-                    f"({_runs(int(by.at[False, 'n_runs']))}).",
+                    f"({_runs(int(by.at[True, 'n_runs']))}{_ci_after(by.loc[True], 'mean')}) and "
+                    f"{_f(without)} without ({_runs(int(by.at[False, 'n_runs']))}"
+                    f"{_ci_after(by.loc[False], 'mean')}).",
                     {"with": with_, "without": without},
                 )
             )
@@ -371,8 +372,7 @@ _OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUR
 
 def _with_ci(row: Mapping, metric: str) -> str:
     """``"0.192 (95% CI 0.140 to 0.243)"`` from ``<metric>_mean`` and its interval columns."""
-    low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
-    ci = _ci(float(low), float(high)) if low is not None and high is not None else ""
+    ci = _ci_after(row, metric).removeprefix("; ")
     return f"{_f(row[f'{metric}_mean'])}" + (f" ({ci})" if ci else "")
 
 
@@ -786,6 +786,22 @@ def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> s
     if rows.empty:
         return ""
     return _ci(float(rows[low].iloc[0]), float(rows[high].iloc[0]))
+
+
+def _pct_ci(row: Mapping, column: str) -> str:
+    """``"8% (95% CI 5% to 12%)"`` from ``column`` and its ``_ci_low/_ci_high`` (if present)."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    text = _pct(row[column])
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return text
+    return f"{text} (95% CI {_pct(low)} to {_pct(high)})"
+
+
+def _ci_after(row: Mapping, column: str) -> str:
+    """``"; 95% CI 0.002 to 0.018"`` from ``column``'s interval columns; empty without them."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    ci = _ci(float(low), float(high)) if low is not None and high is not None else ""
+    return f"; {ci}" if ci else ""
 
 
 def _end(frame: pd.DataFrame, agent: str, value: float, low: str, high: str) -> str:
