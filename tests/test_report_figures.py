@@ -577,3 +577,31 @@ def test_figure2b_draws_the_interval_of_each_mean(store):
     assert len(finite)
     assert lows == sorted(round(v, 9) for v in finite["mean_ci_low"])
     assert highs == sorted(round(v, 9) for v in finite["mean_ci_high"])
+
+
+def test_external_ratio_figure_draws_each_interval_in_the_agents_colour():
+    from matplotlib.collections import LineCollection
+
+    table5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "a"],
+            "task": ["x_ext", "x_ext", "y_ext"],
+            "internal_task": ["x", "x", "y"],
+            "score": [0.3, 0.4, 0.2],
+            "ratio": [0.97, 1.02, 0.90],
+            "ratio_ci_low": [0.80, 0.95, np.nan],
+            "ratio_ci_high": [1.10, 1.30, np.nan],
+        }
+    )
+    ax = fg.external_ratio_figure(table5).axes[0]
+    legend = _legend(ax)
+    lines = set()
+    for collection in ax.collections:
+        if not isinstance(collection, LineCollection):
+            continue
+        agent = {c: a for a, c in legend.items()}[tuple(collection.get_color()[0][:3])]
+        for (x0, y0), (_, y1) in collection.get_segments():
+            lines.add((_tick_label(ax, x0), agent, round(y0, 9), round(y1, 9)))
+    # y_ext's missing interval draws nothing; the axis reaches the highest bound
+    assert lines == {("x_ext", "a", 80.0, 110.0), ("x_ext", "b", 95.0, 130.0)}
+    assert ax.get_ylim()[1] > 130

@@ -421,3 +421,21 @@ def test_objective_sentences_name_the_task_and_give_intervals():
         "Objective A (the primary metric) on task demo\\_rhc: mean AUROC 0.683 (95% CI 0.680 to "
         "0.686), mean ECE 0.172 (95% CI 0.131 to 0.215) over 12 valid runs."
     )
+
+
+def test_shift_sentences_quote_the_ratio_intervals():
+    t5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "baseline"],
+            "task": "ext1",
+            "internal_task": "int1",
+            "ratio": [0.85, 0.99, 0.97],
+            "ratio_ci_low": [0.7, 0.9, 0.93],
+            "ratio_ci_high": [1.0, 1.08, 1.01],
+        }
+    )
+    assert h.shift_findings(t5)[0].text == (
+        "ext1 (shifted from int1): agents keep 85% (a; 95% CI 70% to 100%) to 99% (b; 95% CI 90% "
+        "to 108%) of their score without the shift; the simple baseline keeps 97% (95% CI 93% to "
+        "101%)."
+    )

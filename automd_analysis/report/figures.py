@@ -345,14 +345,17 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
 def external_ratio_figure(table5: pd.DataFrame) -> Figure:
     """Ratio of external to internal normalised score per task and agent (Table 5 ratios).
 
-    One marker per (task, agent), side by side within a task; the dashed line is 100 % (no loss
-    on the external population). The axis spans the ratios and 100 % with a margin, not 0: the
-    differences of interest are a few percent around 100.
+    One marker per (task, agent), side by side within a task, with its 95 % interval
+    (``ratio_ci_low``/``ratio_ci_high``, when the table has them) as a vertical line in the agent's
+    colour; the dashed line is 100 % (no loss on the external population). The axis spans the
+    ratios, their intervals and 100 % with a margin, not 0: the differences of interest are a few
+    percent around 100.
 
     Parameters
     ----------
     table5 : DataFrame
-        :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``).
+        :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``, optionally
+        ``ratio_ci_low``, ``ratio_ci_high``).
     """
     with _style():
         data = table5.loc[np.isfinite(table5["ratio"].astype(float))].copy()
@@ -372,8 +375,16 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
             x = mine["task"].astype(str).map({t: k for k, t in enumerate(tasks)}).to_numpy(float)
             x = x + (i - (len(agents) - 1) / 2) * step
             ax.scatter(x, mine["ratio_pct"], s=40, color=colors[agent], label=agent, zorder=3)
-        low = min(float(data["ratio_pct"].min()), 100.0)
-        high = max(float(data["ratio_pct"].max()), 100.0)
+            if {"ratio_ci_low", "ratio_ci_high"} <= set(mine.columns):
+                lo = 100 * mine["ratio_ci_low"].to_numpy(float)
+                hi = 100 * mine["ratio_ci_high"].to_numpy(float)
+                keep = np.isfinite(lo) & np.isfinite(hi)
+                ax.vlines(x[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
+        shown = [data["ratio_pct"]] + [
+            100 * data[c].astype(float) for c in ("ratio_ci_low", "ratio_ci_high") if c in data
+        ]
+        low = min(min(float(np.nanmin(v)) for v in shown), 100.0)
+        high = max(max(float(np.nanmax(v)) for v in shown), 100.0)
         pad = max(2.0, 0.1 * (high - low))
         ax.set_ylim(low - pad, high + pad)
         ax.set_xticks(range(len(tasks)), tasks)

@@ -435,9 +435,34 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
 # 04 population shift
 
 
+def _pct_interval(rows: pd.DataFrame, agent: str, column: str) -> str:
+    """``"95% CI 77% to 111%"``: the interval of an agent's ``column``; empty without one."""
+    low, high = f"{column}_ci_low", f"{column}_ci_high"
+    mine = rows.loc[rows["agent"] == agent]
+    if mine.empty or low not in rows.columns or high not in rows.columns:
+        return ""
+    lo, hi = float(mine[low].iloc[0]), float(mine[high].iloc[0])
+    return f"95% CI {_pct(lo)} to {_pct(hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
+
+
+def _pct_of(rows: pd.DataFrame, agent: str, value: float, column: str) -> str:
+    """``"95% (aide; 95% CI 77% to 111%)"``."""
+    ci = _pct_interval(rows, agent, column)
+    return f"{_pct(value)} ({_name(agent)}{'; ' + ci if ci else ''})"
+
+
 def shift_findings(table5: pd.DataFrame) -> Findings:
     """Headlines of notebook 04 (paper Table 5): per external task, the lowest and highest agent
-    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``)."""
+    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``), each with
+    its 95 % interval (``ratio_ci_low/high``) when the table has one.
+
+    Examples
+    --------
+    >>> t5 = pd.DataFrame({"agent": ["a", "b"], "task": "x_ext", "internal_task": "x",
+    ...     "ratio": [0.9, 0.99], "ratio_ci_low": [0.8, 0.95], "ratio_ci_high": [1.0, 1.03]})
+    >>> print(shift_findings(t5)[0].text)
+    x\\_ext (shifted from x): agents keep 90% (a; 95% CI 80% to 100%) to 99% (b; 95% CI 95% to 103%) of their score without the shift.
+    """
     out = Findings()
     for task, rows in table5.groupby("task", sort=True):
         agents = _agents_only(rows).reset_index(drop=True)
@@ -448,10 +473,14 @@ def shift_findings(table5: pd.DataFrame) -> Findings:
         base = _baseline_value(rows, "ratio")
         internal = str(rows["internal_task"].iloc[0])
         text = (
-            f"{_name(task)} (shifted from {_name(internal)}): agents keep {_pct(lo)} "
-            f"({_name(lo_name)}) to {_pct(hi)} ({_name(hi_name)}) of their score without the shift"
+            f"{_name(task)} (shifted from {_name(internal)}): agents keep "
+            f"{_pct_of(rows, lo_name, lo, 'ratio')} to {_pct_of(rows, hi_name, hi, 'ratio')} of "
+            "their score without the shift"
         )
-        text += "." if math.isnan(base) else f"; the simple baseline keeps {_pct(base)}."
+        if not math.isnan(base):
+            ci = _pct_interval(rows, BASELINE_AGENT, "ratio")
+            text += f"; the simple baseline keeps {_pct(base)}" + (f" ({ci})" if ci else "")
+        text += "."
         out.append(Finding(f"ratio_{task}", text, {"low": lo, "high": hi, "baseline": base}))
     return out
 
