@@ -174,7 +174,7 @@ def export_notebook_outputs(
     table(shift.external_ratios_detail(store, **main), "table5_external_detail")
     figure(lambda: figures.external_ratio_figure(table5), "external_ratios")
     # 05 subgroups
-    table14 = subgroups.subgroup_gaps(store, **main)
+    table14 = subgroups.subgroup_gaps(store, **main, seed=report.seed)
     table(table14, "table14_subgroup_gaps")
     figure(lambda: figures.subgroup_gap_figure(table14), "subgroup_gaps")
     table(subgroups.subgroup_table(store, **main), "subgroup_results")

@@ -439,3 +439,22 @@ def test_shift_sentences_quote_the_ratio_intervals():
         "to 108%) of their score without the shift; the simple baseline keeps 97% (95% CI 93% to "
         "101%)."
     )
+
+
+def test_subgroup_gap_sentence_quotes_the_intervals():
+    t14 = pd.DataFrame(
+        {
+            "task_group": "icu",
+            "attribute": "age",
+            "agent": ["a", "b", "baseline"],
+            "gap_mean": [0.065, 0.084, 0.07],
+            "gap_ci_low": [0.04, 0.06, 0.05],
+            "gap_ci_high": [0.09, 0.11, 0.1],
+            "same_lowest_share": [NAN, NAN, NAN],
+            "n_compared": [0, 0, 0],
+        }
+    )
+    assert h.subgroup_findings(t14)[0].text == (
+        "By age: agents' mean subgroup gaps range from 0.065 (95% CI 0.040 to 0.090) to 0.084 "
+        "(95% CI 0.060 to 0.110) (simple baseline: 0.070; 95% CI 0.050 to 0.100)."
+    )

@@ -401,8 +401,9 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
 
     One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
-    per agent within a row (agents side by side), named in one legend below the panel; about 0.4 in
-    per row, so the figure stays compact with many agents.
+    per agent within a row (agents side by side) with its 95 % interval as a line in the agent's
+    colour when the table has ``gap_ci_low``/``gap_ci_high``, named in one legend below the panel;
+    about 0.4 in per row, so the figure stays compact with many agents.
 
     Parameters
     ----------
@@ -426,6 +427,10 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
             y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
             y = y + (i - (len(agents) - 1) / 2) * step
             ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
+            if {"gap_ci_low", "gap_ci_high"} <= set(mine.columns):
+                lo, hi = (mine[c].to_numpy(float) for c in ("gap_ci_low", "gap_ci_high"))
+                keep = np.isfinite(lo) & np.isfinite(hi)
+                ax.hlines(y[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, as in the table
         ax.set_xlim(left=0)

@@ -372,8 +372,7 @@ _OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUR
 
 def _with_ci(row: Mapping, metric: str) -> str:
     """``"0.192 (95% CI 0.140 to 0.243)"`` from ``<metric>_mean`` and its interval columns."""
-    ci = _ci_after(row, metric).removeprefix("; ")
-    return f"{_f(row[f'{metric}_mean'])}" + (f" ({ci})" if ci else "")
+    return f"{_f(row[f'{metric}_mean'])}" + _ci_in_parentheses(row, metric)
 
 
 def objective_findings(table4: pd.DataFrame) -> Findings:
@@ -499,7 +498,8 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
     """Headlines of notebook 05 (paper Table 14).
 
     - ``gap_<attribute>``: over task groups and agents, the range of the agents' mean gaps
-      (highest - lowest subgroup score) and of the baseline's;
+      (highest - lowest subgroup score; each end with its 95 % interval ``gap_ci_low/high`` when
+      the table has one) and of the baseline's;
     - ``same_lowest_<attribute>``: share of agent runs whose lowest subgroup is the baseline's
       lowest subgroup (``same_lowest_share`` weighted by ``n_compared``);
     - ``checks``: valid runs in which an agent checked performance by subgroup (pooled row of
@@ -512,16 +512,16 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
         gaps = agents["gap_mean"].dropna()
         if gaps.empty:
             continue
-        text = (
-            f"By {_name(attribute)}: agents' mean subgroup gaps range from {_f(gaps.min())} to "
-            f"{_f(gaps.max())}"
-        )
+        ends = [agents.loc[comparable(gaps).idxmin()], agents.loc[comparable(gaps).idxmax()]]
+        low, high = (f"{_f(e['gap_mean'])}" + _ci_in_parentheses(e, "gap") for e in ends)
+        text = f"By {_name(attribute)}: agents' mean subgroup gaps range from {low} to {high}"
         values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
         base_gaps = base["gap_mean"].dropna()
         if len(base_gaps):
             lo_b, hi_b = _f(base_gaps.min()), _f(base_gaps.max())
+            one = _ci_after(base.iloc[0], "gap") if len(base) == 1 else ""
             text += (
-                f" (simple baseline: {lo_b})"
+                f" (simple baseline: {lo_b}{one})"
                 if lo_b == hi_b
                 else (f" (simple baseline: {lo_b} to {hi_b})")
             )
@@ -815,6 +815,12 @@ def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> s
     if rows.empty:
         return ""
     return _ci(float(rows[low].iloc[0]), float(rows[high].iloc[0]))
+
+
+def _ci_in_parentheses(row: Mapping, column: str) -> str:
+    """``" (95% CI 0.010 to 0.050)"`` from ``column``'s interval columns; empty without them."""
+    ci = _ci_after(row, column).removeprefix("; ")
+    return f" ({ci})" if ci else ""
 
 
 def _pct_ci(row: Mapping, column: str) -> str:
