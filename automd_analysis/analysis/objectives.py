@@ -189,8 +189,8 @@ def objective_intervals(
 
     References
     ----------
-    .. [1] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8
-       (stratified resampling). Cambridge University Press.
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13 (percentile
+       intervals). Chapman & Hall.
 
     Examples
     --------
