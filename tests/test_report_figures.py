@@ -605,3 +605,17 @@ def test_external_ratio_figure_draws_each_interval_in_the_agents_colour():
     # y_ext's missing interval draws nothing; the axis reaches the highest bound
     assert lines == {("x_ext", "a", 80.0, 110.0), ("x_ext", "b", 95.0, 130.0)}
     assert ax.get_ylim()[1] > 130
+
+
+def test_external_ratio_figure_without_intervals_warns_of_nothing():
+    import warnings
+
+    table5 = pd.DataFrame(
+        {"agent": ["a"], "task": ["x_ext"], "internal_task": ["x"], "score": [0.3], "ratio": [0.97],
+         "ratio_ci_low": [np.nan], "ratio_ci_high": [np.nan]}
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ax = fg.external_ratio_figure(table5).axes[0]
+    low, high = ax.get_ylim()
+    assert low < 97 and high > 100

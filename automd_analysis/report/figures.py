@@ -380,11 +380,16 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
                 hi = 100 * mine["ratio_ci_high"].to_numpy(float)
                 keep = np.isfinite(lo) & np.isfinite(hi)
                 ax.vlines(x[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
-        shown = [data["ratio_pct"]] + [
-            100 * data[c].astype(float) for c in ("ratio_ci_low", "ratio_ci_high") if c in data
-        ]
-        low = min(min(float(np.nanmin(v)) for v in shown), 100.0)
-        high = max(max(float(np.nanmax(v)) for v in shown), 100.0)
+        shown = np.concatenate(
+            [data["ratio_pct"].to_numpy(float)]
+            + [
+                100 * data[c].to_numpy(float)
+                for c in ("ratio_ci_low", "ratio_ci_high")
+                if c in data
+            ]
+        )
+        shown = shown[np.isfinite(shown)]
+        low, high = min(float(shown.min()), 100.0), max(float(shown.max()), 100.0)
         pad = max(2.0, 0.1 * (high - low))
         ax.set_ylim(low - pad, high + pad)
         ax.set_xticks(range(len(tasks)), tasks)
