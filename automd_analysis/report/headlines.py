@@ -336,9 +336,9 @@ def calibration_findings(
             out.append(
                 Finding(
                     f"group_{row['group']}",
-                    f"Runs that {labels[row['group']]} are {_pct(row['share_of_runs'])} of the "
+                    f"Runs that {labels[row['group']]} are {_pct_ci(row, 'share_of_runs')} of the "
                     f"valid runs ({int(row['n_runs'])}) and account for "
-                    f"{_pct(row['share_of_difference'])} of the total ECE difference from the "
+                    f"{_pct_ci(row, 'share_of_difference')} of the total ECE difference from the "
                     "simple baselines.",
                     {
                         "share_of_runs": float(row["share_of_runs"]),
@@ -355,8 +355,9 @@ def calibration_findings(
                     "recalibration",
                     "Among runs that handle class imbalance (and do not submit averaged ranks), "
                     f"mean ECE is {_f(with_)} with recalibration "
-                    f"({_runs(int(by.at[True, 'n_runs']))}) and {_f(without)} without "
-                    f"({_runs(int(by.at[False, 'n_runs']))}).",
+                    f"({_runs(int(by.at[True, 'n_runs']))}{_ci_after(by.loc[True], 'mean')}) and "
+                    f"{_f(without)} without ({_runs(int(by.at[False, 'n_runs']))}"
+                    f"{_ci_after(by.loc[False], 'mean')}).",
                     {"with": with_, "without": without},
                 )
             )
@@ -369,22 +370,42 @@ def calibration_findings(
 _OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUROC plus ECE"}
 
 
-def objective_findings(table4: pd.DataFrame) -> Findings:
-    """Headlines of notebook 03 (paper Table 4).
+def _with_ci(row: Mapping, metric: str) -> str:
+    """``"0.192 (95% CI 0.140 to 0.243)"`` from ``<metric>_mean`` and its interval columns."""
+    return f"{_f(row[f'{metric}_mean'])}" + _ci_in_parentheses(row, metric)
 
-    - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective;
-    - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), the change of
-      mean ECE and mean AUROC (only when both objectives have valid runs).
+
+def objective_findings(table4: pd.DataFrame) -> Findings:
+    """Headlines of notebook 03 (paper Table 4), each naming the task of the experiment.
+
+    - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective, with
+      their 95 % intervals (``auroc_ci_low/high``, ``ece_ci_low/high``: runs redrawn, the task's
+      test set fixed);
+    - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), mean ECE and
+      mean AUROC under each, with their intervals (only when both objectives have valid runs).
+
+    Examples
+    --------
+    >>> table4 = pd.DataFrame({"task": "t1", "objective": ["A", "C"], "n_valid": [3, 3],
+    ...     "auroc_mean": [0.66, 0.65], "ece_mean": [0.19, 0.04],
+    ...     "auroc_ci_low": [0.65, 0.64], "auroc_ci_high": [0.67, 0.66],
+    ...     "ece_ci_low": [0.14, 0.01], "ece_ci_high": [0.24, 0.08]})
+    >>> print(objective_findings(table4).by_key()["ece_change"].text)  # doctest: +NORMALIZE_WHITESPACE
+    On task t1, adding ECE to the stated objective moves mean ECE from 0.190 (95% CI 0.140 to
+    0.240) to 0.040 (95% CI 0.010 to 0.080), while mean AUROC moves from 0.660 (95% CI 0.650 to
+    0.670) to 0.650 (95% CI 0.640 to 0.660).
     """
     out = Findings()
     rows = {str(r["objective"]): r for _, r in table4.iterrows()}
+    tasks = sorted({str(t) for t in table4["task"]}) if "task" in table4.columns else []
+    where = f"on task {', '.join(_name(t) for t in tasks)}" if tasks else ""
     for label, row in rows.items():
         out.append(
             Finding(
                 f"objective_{label}",
-                f"Objective {_name(label)} ({_OBJECTIVE_NAMES.get(label, _name(label))}): mean "
-                f"AUROC {_f(row['auroc_mean'])}, mean ECE {_f(row['ece_mean'])} over "
-                f"{int(row['n_valid'])} valid runs.",
+                f"Objective {_name(label)} ({_OBJECTIVE_NAMES.get(label, _name(label))})"
+                f"{' ' + where if where else ''}: mean AUROC {_with_ci(row, 'auroc')}, mean ECE "
+                f"{_with_ci(row, 'ece')} over {int(row['n_valid'])} valid runs.",
                 {"auroc": float(row["auroc_mean"]), "ece": float(row["ece_mean"])},
             )
         )
@@ -394,9 +415,10 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
             out.append(
                 Finding(
                     "ece_change",
-                    f"Adding ECE to the stated objective moves mean ECE from {_f(a['ece_mean'])} "
-                    f"to {_f(c['ece_mean'])}, while mean AUROC moves from {_f(a['auroc_mean'])} "
-                    f"to {_f(c['auroc_mean'])}.",
+                    f"{where[0].upper() + where[1:] + ', a' if where else 'A'}dding ECE to the "
+                    f"stated objective moves mean ECE from {_with_ci(a, 'ece')} to "
+                    f"{_with_ci(c, 'ece')}, while mean AUROC moves from {_with_ci(a, 'auroc')} "
+                    f"to {_with_ci(c, 'auroc')}.",
                     {
                         "ece_a": float(a["ece_mean"]),
                         "ece_c": float(c["ece_mean"]),
@@ -412,9 +434,34 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
 # 04 population shift
 
 
+def _pct_interval(rows: pd.DataFrame, agent: str, column: str) -> str:
+    """``"95% CI 77% to 111%"``: the interval of an agent's ``column``; empty without one."""
+    low, high = f"{column}_ci_low", f"{column}_ci_high"
+    mine = rows.loc[rows["agent"] == agent]
+    if mine.empty or low not in rows.columns or high not in rows.columns:
+        return ""
+    lo, hi = float(mine[low].iloc[0]), float(mine[high].iloc[0])
+    return f"95% CI {_pct(lo)} to {_pct(hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
+
+
+def _pct_of(rows: pd.DataFrame, agent: str, value: float, column: str) -> str:
+    """``"95% (aide; 95% CI 77% to 111%)"``."""
+    ci = _pct_interval(rows, agent, column)
+    return f"{_pct(value)} ({_name(agent)}{'; ' + ci if ci else ''})"
+
+
 def shift_findings(table5: pd.DataFrame) -> Findings:
     """Headlines of notebook 04 (paper Table 5): per external task, the lowest and highest agent
-    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``)."""
+    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``), each with
+    its 95 % interval (``ratio_ci_low/high``) when the table has one.
+
+    Examples
+    --------
+    >>> t5 = pd.DataFrame({"agent": ["a", "b"], "task": "x_ext", "internal_task": "x",
+    ...     "ratio": [0.9, 0.99], "ratio_ci_low": [0.8, 0.95], "ratio_ci_high": [1.0, 1.03]})
+    >>> print(shift_findings(t5)[0].text)
+    x\\_ext (shifted from x): agents keep 90% (a; 95% CI 80% to 100%) to 99% (b; 95% CI 95% to 103%) of their score without the shift.
+    """
     out = Findings()
     for task, rows in table5.groupby("task", sort=True):
         agents = _agents_only(rows).reset_index(drop=True)
@@ -425,10 +472,14 @@ def shift_findings(table5: pd.DataFrame) -> Findings:
         base = _baseline_value(rows, "ratio")
         internal = str(rows["internal_task"].iloc[0])
         text = (
-            f"{_name(task)} (shifted from {_name(internal)}): agents keep {_pct(lo)} "
-            f"({_name(lo_name)}) to {_pct(hi)} ({_name(hi_name)}) of their score without the shift"
+            f"{_name(task)} (shifted from {_name(internal)}): agents keep "
+            f"{_pct_of(rows, lo_name, lo, 'ratio')} to {_pct_of(rows, hi_name, hi, 'ratio')} of "
+            "their score without the shift"
         )
-        text += "." if math.isnan(base) else f"; the simple baseline keeps {_pct(base)}."
+        if not math.isnan(base):
+            ci = _pct_interval(rows, BASELINE_AGENT, "ratio")
+            text += f"; the simple baseline keeps {_pct(base)}" + (f" ({ci})" if ci else "")
+        text += "."
         out.append(Finding(f"ratio_{task}", text, {"low": lo, "high": hi, "baseline": base}))
     return out
 
@@ -447,7 +498,8 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
     """Headlines of notebook 05 (paper Table 14).
 
     - ``gap_<attribute>``: over task groups and agents, the range of the agents' mean gaps
-      (highest - lowest subgroup score) and of the baseline's;
+      (highest - lowest subgroup score; each end with its 95 % interval ``gap_ci_low/high`` when
+      the table has one) and of the baseline's;
     - ``same_lowest_<attribute>``: share of agent runs whose lowest subgroup is the baseline's
       lowest subgroup (``same_lowest_share`` weighted by ``n_compared``);
     - ``checks``: valid runs in which an agent checked performance by subgroup (pooled row of
@@ -460,16 +512,16 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
         gaps = agents["gap_mean"].dropna()
         if gaps.empty:
             continue
-        text = (
-            f"By {_name(attribute)}: agents' mean subgroup gaps range from {_f(gaps.min())} to "
-            f"{_f(gaps.max())}"
-        )
+        ends = [agents.loc[comparable(gaps).idxmin()], agents.loc[comparable(gaps).idxmax()]]
+        low, high = (f"{_f(e['gap_mean'])}" + _ci_in_parentheses(e, "gap") for e in ends)
+        text = f"By {_name(attribute)}: agents' mean subgroup gaps range from {low} to {high}"
         values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
         base_gaps = base["gap_mean"].dropna()
         if len(base_gaps):
             lo_b, hi_b = _f(base_gaps.min()), _f(base_gaps.max())
+            one = _ci_after(base.iloc[0], "gap") if len(base) == 1 else ""
             text += (
-                f" (simple baseline: {lo_b})"
+                f" (simple baseline: {lo_b}{one})"
                 if lo_b == hi_b
                 else (f" (simple baseline: {lo_b} to {hi_b})")
             )
@@ -763,6 +815,28 @@ def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> s
     if rows.empty:
         return ""
     return _ci(float(rows[low].iloc[0]), float(rows[high].iloc[0]))
+
+
+def _ci_in_parentheses(row: Mapping, column: str) -> str:
+    """``" (95% CI 0.010 to 0.050)"`` from ``column``'s interval columns; empty without them."""
+    ci = _ci_after(row, column).removeprefix("; ")
+    return f" ({ci})" if ci else ""
+
+
+def _pct_ci(row: Mapping, column: str) -> str:
+    """``"8% (95% CI 5% to 12%)"`` from ``column`` and its ``_ci_low/_ci_high`` (if present)."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    text = _pct(row[column])
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return text
+    return f"{text} (95% CI {_pct(low)} to {_pct(high)})"
+
+
+def _ci_after(row: Mapping, column: str) -> str:
+    """``"; 95% CI 0.002 to 0.018"`` from ``column``'s interval columns; empty without them."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    ci = _ci(float(low), float(high)) if low is not None and high is not None else ""
+    return f"; {ci}" if ci else ""
 
 
 def _end(frame: pd.DataFrame, agent: str, value: float, low: str, high: str) -> str:

@@ -66,6 +66,12 @@ PROVENANCE = Table(
     ),
 )
 
+#: How the intervals of Figure 2a/2b are drawn (their captions' bracket sentence).
+RUNS_REDRAWN_NOTE = (
+    "Brackets: 95% bootstrap interval (the runs of every agent and of the simple baseline redrawn "
+    "within each task, 1,000 draws; the test sets are held fixed)."
+)
+
 FIG2A = Table(
     "fig2a_ece_decomposition",
     NOTEBOOK,
@@ -73,14 +79,15 @@ FIG2A = Table(
     (
         Column("group", "str"),
         Column("n_runs", "int"),
-        Column("share_of_runs"),
-        Column("share_of_difference"),
-        Column("mean_ece"),
+        Column("share_of_runs", interval=True),
+        Column("share_of_difference", interval=True),
+        Column("mean_ece", interval=True),
     ),
     paper="Fig. 2a",
     spec=TableSpec(
         caption="Contributions of practice groups to the ECE difference from the simple "
         "baselines (valid agent runs).",
+        interval_note=RUNS_REDRAWN_NOTE,
         labels=("group",),
         stats=(
             Stat("Runs", "n_runs", integer=True),
@@ -110,7 +117,12 @@ FIG2B_SUMMARY = Table(
     "fig2b_recalibration_summary",
     NOTEBOOK,
     "Mean ECE with and without recalibration after imbalance handling.",
-    (Column("recalibrated", "bool"), Column("n_runs", "int"), Column("mean"), Column("sd")),
+    (
+        Column("recalibrated", "bool"),
+        Column("n_runs", "int"),
+        Column("mean", interval=True),
+        Column("sd"),
+    ),
     paper="Fig. 2b",
 )
 
@@ -404,8 +416,10 @@ FIGURES = (
         "Where the ECE gap to the baselines sits.",
         paper="Fig. 2a",
         caption="*Figure 2a.* Share of valid agent runs (grey) and share of the total ECE "
-        "difference from the simple baselines (orange) per practice group; under each group its "
-        "number of runs and mean ECE. The footnote names who produced the codebook answers.",
+        "difference from the simple baselines (orange) per practice group, black lines their 95% "
+        "intervals (the runs of every agent and of the baseline redrawn within each task, the "
+        "test sets held fixed); under each group its number of runs and mean ECE. The footnote "
+        "names who produced the codebook answers.",
     ),
     Figure(
         "fig2b_recalibration",
@@ -414,7 +428,8 @@ FIGURES = (
         paper="Fig. 2b",
         caption="*Figure 2b.* ECE of the valid runs that handle class imbalance, without and "
         "with recalibration: circles are runs (spread sideways to stay apart), diamonds the "
-        "group means.",
+        "group means, the black lines through them their 95% intervals (runs redrawn within "
+        "each agent and task, the test sets held fixed).",
     ),
     Figure(
         "calibration_measure_ranks",
