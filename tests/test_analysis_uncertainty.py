@@ -373,13 +373,15 @@ def test_pairwise_by_hand():
     row = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "score")]
     assert row["diff_mean"] == pytest.approx(0.2, abs=1e-12)
     assert row["ci_low"] == pytest.approx(0.2, abs=1e-12)  # constant replicates, one run per cell
-    assert row["p_value"] == 0.25 and row["n_tasks"] == 3 and row["tasks_a_better"] == 3
+    assert row["tasks_p_value"] == 0.25 and row["n_tasks"] == 3 and row["tasks_a_better"] == 3
+    assert row["p_value"] == 0.0  # every replicate difference is 0.2 > 0
     ece = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "ece")]
     assert ece["diff_mean"] == pytest.approx((-0.05 + 0.10 - 0.10) / 3, abs=1e-12)
     assert ece["tasks_a_better"] == 2  # lower ECE on clf_a and surv_a
     for measure in ("score", "ece"):
         mine = pw.loc[pw["measure"] == measure]
         np.testing.assert_allclose(mine["p_holm"], holm_adjust(mine["p_value"]), atol=0)
+        np.testing.assert_allclose(mine["tasks_p_holm"], holm_adjust(mine["tasks_p_value"]), atol=0)
     assert pw[["agent_a", "agent_b"]].drop_duplicates().values.tolist() == [
         ["a", "b"],
         ["a", "c"],
@@ -507,10 +509,17 @@ def test_sentences_state_a_difference_only_when_significant():
         "p_holm": 0.003,
         "n_tasks": 15,
         "tasks_a_better": 2,
+        "tasks_p_value": 0.02,
+        "tasks_p_holm": 0.04,
     }
     text = uncertainty.comparison_sentence(base)
-    assert text.startswith("b is better calibrated than a\\_1 on calibration (ECE)")
-    assert "better on 13 of 15 tasks" in text
+    assert text.startswith(
+        "b is better calibrated than a\\_1 on calibration (ECE) on these 15 tasks"
+    )
+    assert "across tasks (tasks as the sample): b better on 13 of 15 tasks" in text
+    assert "sign-flip Holm-adjusted p = 0.040" in text
+    raw_only = uncertainty.comparison_sentence({**base, "p_value": 0.01, "p_holm": 0.2})
+    assert "(unadjusted p = 0.010: the interval alone excludes 0)" in raw_only
     not_sig = uncertainty.comparison_sentence({**base, "p_holm": 0.2})
     assert not_sig.startswith("The data cannot separate a\\_1 and b")
     assert "no paired test" not in not_sig

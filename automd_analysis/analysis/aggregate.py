@@ -44,6 +44,7 @@ __all__ = [
     "per_repetition",
     "per_task_summary",
     "percentile_interval",
+    "percentile_p_value",
     "row_groups",
     "summarise",
     "valid_only",
@@ -352,6 +353,86 @@ def percentile_interval(distribution: np.ndarray, alpha: float = 0.05) -> tuple[
         return math.nan, math.nan
     low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
+
+
+def _crossing(draws: np.ndarray, upper: bool) -> float:
+    """sup{u : q(u) <= 0} (``upper=False``) or inf{u : q(u) >= 0} (``upper=True``) of the
+    linearly interpolated quantile function q of the sorted ``draws`` (numpy's default)."""
+    n = draws.size
+    if upper:
+        if draws[-1] < 0:
+            return 1.0
+        i = int(np.searchsorted(draws, 0.0, side="left"))  # first draw >= 0
+        if i == 0:
+            return 0.0
+        lo, hi, k = draws[i - 1], draws[i], i - 1
+    else:
+        if draws[0] > 0:
+            return 0.0
+        j = int(np.searchsorted(draws, 0.0, side="right")) - 1  # last draw <= 0
+        if j == n - 1:
+            return 1.0
+        lo, hi, k = draws[j], draws[j + 1], j
+    return (k + (0.0 - lo) / (hi - lo)) / (n - 1)
+
+
+def percentile_p_value(distribution: np.ndarray, alpha: float = 0.05) -> float:
+    """Two-sided p-value of "θ = 0" by inverting the :func:`percentile_interval`.
+
+    The smallest level at which the percentile interval excludes 0:
+
+    .. math:: p = \\min\\bigl(1,\\; 2\\min(u_-, 1 - u_+)\\bigr),\\quad
+              u_- = \\sup\\{u: \\hat q(u) \\le 0\\},\\; u_+ = \\inf\\{u: \\hat q(u) \\ge 0\\}
+
+    with :math:`\\hat q` the linearly interpolated quantile function of the finite draws (columns
+    1..B, the one :func:`percentile_interval` uses), so the lower bound exceeds 0 exactly when
+    α/2 > u₋ and the upper bound is below 0 exactly when α/2 > 1 - u₊. Hence "the (1 - α) interval
+    excludes 0" ⟺ "p < α" for every α; at the given ``alpha`` the equivalence is also enforced
+    against the interval as computed (floating-point rounding of u± cannot move p across α).
+    p = 0 when every draw lies strictly on one side of 0 (p < 1/B at B draws). NaN with fewer
+    than two finite draws.
+
+    Parameters
+    ----------
+    distribution : numpy.ndarray of shape (1 + B,)
+        Column 0 (the observed value) is not used.
+    alpha : float, default 0.05
+        The level of the reported interval.
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    percentile_interval : the interval it inverts.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, sec. 15.4 (achieved
+       significance level from confidence intervals). Chapman & Hall.
+    .. [2] Hall P, Wilson SR (1991). Two guidelines for bootstrap hypothesis testing. Biometrics
+       47(2), 757-762.
+
+    Examples
+    --------
+    >>> percentile_p_value(np.array([0.0, *range(-9, 91)]))  # 0 at quantile 9/99
+    0.18181818181818182
+    >>> percentile_p_value(np.array([0.0, 1.0, 2.0, 3.0]))
+    0.0
+    """
+    draws = np.asarray(distribution, dtype=np.float64)[1:]
+    finite = np.sort(draws[np.isfinite(draws)])
+    if finite.size < 2:
+        return math.nan
+    p = min(1.0, 2.0 * min(_crossing(finite, upper=False), 1.0 - _crossing(finite, upper=True)))
+    low, high = percentile_interval(distribution, alpha)
+    excludes = bool(low > 0 or high < 0)
+    if excludes and not p < alpha:
+        p = float(np.nextafter(alpha, 0.0))
+    elif not excludes and p < alpha:
+        p = float(alpha)
+    return float(p)
 
 
 def estimate(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:

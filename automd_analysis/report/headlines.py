@@ -181,11 +181,11 @@ def primary_findings(
     >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
     >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
     ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
-    ...     "n_tasks": 15, "tasks_a_better": 14}])
+    ...     "n_tasks": 15, "tasks_a_better": 14, "tasks_p_value": 0.002, "tasks_p_holm": 0.002}])
     >>> for f in primary_findings(t2, t12, pw):
     ...     print(f.text)
     Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
-    a scores higher than b on the primary score: mean difference +0.100 (95% CI 0.050 to 0.150), better on 14 of 15 tasks, Holm-adjusted p = 0.001.
+    a scores higher than b on the primary score on these 15 tasks: mean difference +0.100 (95% CI 0.050 to 0.150), Holm-adjusted p = 0.001; across tasks (tasks as the sample): a better on 14 of 15 tasks, sign-flip Holm-adjusted p = 0.002.
     """
     out = Findings()
     comparisons = (
@@ -790,15 +790,17 @@ def comparison_findings(
 ) -> Findings:
     """The agent comparisons of one measure, stating a difference only when it is significant.
 
-    A difference is significant when its Holm-adjusted p-value (``p_holm`` of
-    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`) is below ``alpha``.
+    A difference is significant *on these tasks* when its Holm-adjusted p-value (``p_holm`` of
+    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`, the paired bootstrap test
+    that agrees with the interval) is below ``alpha``; every sentence names that target ("on
+    these T tasks") and adds the across-tasks question (the sign-flip test, ``tasks_p_holm``).
 
     - ``diff_<measure>_<a>_<b>``: one finding per significant pair
       (:func:`~automd_analysis.analysis.uncertainty.comparison_sentence`: who is better, the mean
       difference with its 95 % interval, on how many tasks, the adjusted p-value);
     - ``no_separation_<measure>``: one finding for all other pairs, saying that the data cannot
-      separate them and why: no adjusted p-value below ``alpha`` and, when that is the cause, that
-      with T tasks the paired sign-flip test cannot reach p < ``alpha`` at all (its smallest
+      separate them on these tasks (no adjusted p-value below ``alpha``), the across-tasks
+      p-values and, with T tasks, that the paired sign-flip test cannot reach p < ``alpha`` at all (its smallest
       p-value is 2 / 2^T, so T <= 5 never can at 0.05). Up to three pairs are listed with their
       mean difference and interval; more are only named.
     - ``no_comparisons_<measure>``: no rows - the store has no replicates (``has_replicates``
@@ -828,9 +830,9 @@ def comparison_findings(
     --------
     >>> rows = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
     ...     "diff_mean": 0.02, "ci_low": -0.01, "ci_high": 0.05, "p_value": 0.25, "p_holm": 0.25,
-    ...     "n_tasks": 3, "tasks_a_better": 3}])
+    ...     "n_tasks": 3, "tasks_a_better": 3, "tasks_p_value": 0.25, "tasks_p_holm": 0.25}])
     >>> print(comparison_findings(rows)[0].text)
-    The data cannot separate a and b on the primary score: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
+    The data cannot separate a and b on the primary score on these 3 tasks: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; across tasks (tasks as the sample): a better on 3 of 3 tasks, sign-flip Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
     """
     from automd_analysis.analysis.uncertainty import comparison_sentence
 
@@ -871,7 +873,12 @@ def comparison_findings(
         text = comparison_sentence(rest[0], alpha)
     else:
         names = [_pair_words(r) for r in rest]
-        text = f"The data cannot separate {', '.join(names[:-1])} or {names[-1]} on {words}"
+        tasks = sorted({int(r["n_tasks"]) for r in rest})
+        shown = " or ".join(str(t) for t in tasks)
+        text = (
+            f"The data cannot separate {', '.join(names[:-1])} or {names[-1]} on {words} on "
+            f"these {shown} tasks"
+        )
         if len(rest) <= 3:
             diffs = [
                 f"{_name(r['agent_a'])} \N{MINUS SIGN} {_name(r['agent_b'])} "
@@ -886,9 +893,14 @@ def comparison_findings(
                 f"{';' if len(rest) <= 3 else ':'} every Holm-adjusted p-value is at least "
                 f"{alpha:g} ({_f(min(p_values))} to {_f(max(p_values))})"
             )
-        tasks = sorted({int(r["n_tasks"]) for r in rest})
+        across = [float(r.get("tasks_p_holm", math.nan)) for r in rest]
+        across = [p for p in across if math.isfinite(p)]
+        if across:
+            text += (
+                f"; across tasks (tasks as the sample) the sign-flip Holm-adjusted p-values are "
+                f"{_f(min(across))} to {_f(max(across))}"
+            )
         if all(_too_few_tasks(t, alpha) for t in tasks):
-            shown = " or ".join(str(t) for t in tasks)
             needed = int(math.floor(math.log2(2.0 / alpha))) + 1
             text += (
                 f"; with {shown} tasks no paired test across tasks can reach p < {alpha:g} "
