@@ -85,15 +85,15 @@ def test_table2_stage_two_by_hand():
     ci = primary.agent_summary(store, alpha=0.5)
     a, b = ci.set_index("agent").loc["a"], ci.set_index("agent").loc["b"]
     # a: penalised per iteration = mean over tasks = 0.4, 0.5, 0.4, 0.5 -> quartiles 0.4, 0.5
-    assert a["penalized_ci_low"] == pytest.approx(0.4, abs=1e-12)
-    assert a["penalized_ci_high"] == pytest.approx(0.5, abs=1e-12)
+    assert a["penalized_mean_ci_low"] == pytest.approx(0.4, abs=1e-12)
+    assert a["penalized_mean_ci_high"] == pytest.approx(0.5, abs=1e-12)
     # b: invalid clf_a counts 0: (0 + 0.3) / 2 ... = 0.15, 0.25, 0.35, 0.45; quantile 0.25 at
     # position 0.75 -> 0.225, quantile 0.75 at position 2.25 -> 0.375
-    assert b["penalized_ci_low"] == pytest.approx(0.225, abs=1e-12)
-    assert b["penalized_ci_high"] == pytest.approx(0.375, abs=1e-12)
+    assert b["penalized_mean_ci_low"] == pytest.approx(0.225, abs=1e-12)
+    assert b["penalized_mean_ci_high"] == pytest.approx(0.375, abs=1e-12)
     # b non-penalised: only clf_b: 0.3, 0.5, 0.7, 0.9 -> 0.45, 0.75
-    assert b["nonpenalized_ci_low"] == pytest.approx(0.45, abs=1e-12)
-    assert b["nonpenalized_ci_high"] == pytest.approx(0.75, abs=1e-12)
+    assert b["nonpenalized_mean_ci_low"] == pytest.approx(0.45, abs=1e-12)
+    assert b["nonpenalized_mean_ci_high"] == pytest.approx(0.75, abs=1e-12)
 
 
 def test_table3_stage_two_by_hand():
@@ -259,8 +259,8 @@ def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
     bare = primary.agent_summary(store)  # no replicates: the same numbers, empty intervals
     pd.testing.assert_frame_equal(table.drop(columns=_ci(table)), bare.drop(columns=_ci(bare)))
     assert bare[_ci(bare)].isna().all().all()
-    inside = (table["penalized_ci_low"] <= table["penalized_mean"]) & (
-        table["penalized_mean"] <= table["penalized_ci_high"]
+    inside = (table["penalized_mean_ci_low"] <= table["penalized_mean"]) & (
+        table["penalized_mean"] <= table["penalized_mean_ci_high"]
     )
     assert inside.all()
 
@@ -301,7 +301,7 @@ def test_pairs_share_test_resamples():
     assert pw.loc["score", "ci_high"] == pytest.approx(0.1, abs=1e-12)
     assert pw.loc["ece", "ci_low"] == 0.0 and pw.loc["ece", "ci_high"] == 0.0
     own = primary.agent_summary(store).set_index("agent")
-    assert own.loc["a", "penalized_ci_high"] - own.loc["a", "penalized_ci_low"] > 0.1
+    assert own.loc["a", "penalized_mean_ci_high"] - own.loc["a", "penalized_mean_ci_low"] > 0.1
 
 
 # --- tests across tasks ------------------------------------------------------------------------

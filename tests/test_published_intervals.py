@@ -39,8 +39,8 @@ def test_scanner_flags_an_estimate_outside_its_interval_and_a_disagreeing_p():
     with_interval = [t for t in catalog.TABLES.values() if t.intervals]
     assert len(with_interval) >= 5  # the scan has work to do
     table2 = pd.DataFrame(
-        {"agent": ["a", "b"], "penalized_mean": [0.5, 0.2], "penalized_ci_low": [0.4, 0.3],
-         "penalized_ci_high": [0.6, 0.4]}
+        {"agent": ["a", "b"], "penalized_mean": [0.5, 0.2], "penalized_mean_ci_low": [0.4, 0.3],
+         "penalized_mean_ci_high": [0.6, 0.4]}
     )  # fmt: skip
     [found] = interval_scan.scan_frame("table2_primary_scores", table2)
     assert found.startswith("table2_primary_scores row 1: penalized_mean = 0.2 outside")

@@ -29,11 +29,11 @@ def table2():
         {
             "agent": ["aide", "codex", "scientist", "baseline"],
             "penalized_mean": [0.537, 0.562, 0.40, 0.5],
-            "penalized_ci_low": [0.51, 0.53, NAN, 0.47],
-            "penalized_ci_high": [0.56, 0.59, NAN, 0.53],
+            "penalized_mean_ci_low": [0.51, 0.53, NAN, 0.47],
+            "penalized_mean_ci_high": [0.56, 0.59, NAN, 0.53],
             "nonpenalized_mean": [0.537, 0.562, NAN, 0.5],
-            "nonpenalized_ci_low": [0.50, 0.52, NAN, 0.46],
-            "nonpenalized_ci_high": [0.57, 0.60, NAN, 0.54],
+            "nonpenalized_mean_ci_low": [0.50, 0.52, NAN, 0.46],
+            "nonpenalized_mean_ci_high": [0.57, 0.60, NAN, 0.54],
         }
     )
 
@@ -111,11 +111,11 @@ def test_table7_forest():
         {
             "llm": ["m1", "m2"],
             "penalized_mean": [0.5, 0.4],
-            "penalized_ci_low": [0.45, 0.35],
-            "penalized_ci_high": [0.55, 0.45],
+            "penalized_mean_ci_low": [0.45, 0.35],
+            "penalized_mean_ci_high": [0.55, 0.45],
             "ece_mean": [0.1, 0.2],
-            "ece_ci_low": [0.08, 0.15],
-            "ece_ci_high": [0.12, 0.25],
+            "ece_mean_ci_low": [0.08, 0.15],
+            "ece_mean_ci_high": [0.12, 0.25],
         }
     )
     fig = uf.table7_forest(t7)

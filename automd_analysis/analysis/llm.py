@@ -187,7 +187,7 @@ def llm_summary(
 
     ``penalized_mean/sd``, ``ece_mean`` and ``tokens_m_mean`` as :func:`llm_summary_detail`;
     ``valid_rate`` is the mean over repetitions of the per-repetition share of valid runs.
-    ``penalized_ci_low/high`` and ``ece_ci_low/high`` are the 1 - ``alpha`` percentile intervals
+    ``penalized_mean_ci_low/high`` and ``ece_mean_ci_low/high`` are the 1 - ``alpha`` percentile intervals
     over the B columns of the two-stage bootstrap
     (:func:`~automd_analysis.analysis.two_stage.run_matrix`, cells = (LLM, task)): penalised
     score = mean over repetitions of the mean over tasks (invalid = 0); ECE = valid drawn runs
@@ -205,7 +205,7 @@ def llm_summary(
     -------
     DataFrame
         ``llm, penalized_mean, penalized_sd, ece_mean, valid_rate, tokens_m_mean``, then
-        ``penalized_ci_low, penalized_ci_high, ece_ci_low, ece_ci_high``.
+        ``penalized_mean_ci_low, penalized_mean_ci_high, ece_mean_ci_low, ece_mean_ci_high``.
 
     Raises
     ------
@@ -226,7 +226,7 @@ def llm_summary(
     Examples
     --------
     >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
-    >>> llm_summary(example_store_with_replicates())[["llm", "ece_ci_low"]].shape
+    >>> llm_summary(example_store_with_replicates())[["llm", "ece_mean_ci_low"]].shape
     (2, 2)
     """
     runs = llm_runs(

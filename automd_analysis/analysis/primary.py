@@ -160,7 +160,7 @@ def agent_summary(
     - ``valid_rate_mean/sd``: mean / sample SD over k of the share of valid runs among the tasks.
     - ``rank_*_mean/sd``: mean / sample SD over tasks of the agent's per-task rank
       (:func:`rank_table`); NaN for the simple baseline (never ranked).
-    - ``penalized_ci_low/high``, ``nonpenalized_ci_low/high``: the 1 - ``alpha`` percentile
+    - ``penalized_mean_ci_low/high``, ``nonpenalized_mean_ci_low/high``: the 1 - ``alpha`` percentile
       interval of the same two means over the B columns of the two-stage bootstrap
       (:func:`~automd_analysis.analysis.two_stage.run_matrix`: in column b the runs of every
       (agent, task) are redrawn and each drawn run scores its test resample b),
@@ -206,7 +206,7 @@ def agent_summary(
     --------
     >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
     >>> row = agent_summary(example_store_with_replicates()).set_index("agent").loc["a"]
-    >>> bool(row.penalized_ci_low < row.penalized_mean < row.penalized_ci_high)
+    >>> bool(row.penalized_mean_ci_low < row.penalized_mean < row.penalized_mean_ci_high)
     True
     """
     alpha = check_alpha(alpha)

@@ -144,7 +144,7 @@ def primary_findings(
     """Headlines of notebook 01 (paper Table 2, Table 12), each number with its interval.
 
     - ``score_spread``: lowest and highest agent penalised mean score and the baseline's, each
-      with its 95 % interval (Table 2 ``penalized_ci_low/high``; left out when the store had no
+      with its 95 % interval (Table 2 ``penalized_mean_ci_low/high``; left out when the store had no
       replicates);
     - with ``pairwise``, :func:`comparison_findings` of the primary score: no difference between
       agents is stated unless it is significant;
@@ -177,7 +177,7 @@ def primary_findings(
     --------
     >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4],
     ...     "nonpenalized_mean": [0.5, 0.4], "valid_rate_mean": [1.0, 1.0],
-    ...     "penalized_ci_low": [0.45, 0.3], "penalized_ci_high": [0.55, 0.5]})
+    ...     "penalized_mean_ci_low": [0.45, 0.3], "penalized_mean_ci_high": [0.55, 0.5]})
     >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
     >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
     ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
@@ -198,7 +198,7 @@ def primary_findings(
     if ext is not None:
         lo_name, lo, hi_name, hi = ext
         base = _baseline_value(table2, "penalized_mean")
-        cols = ("penalized_ci_low", "penalized_ci_high")
+        cols = ("penalized_mean_ci_low", "penalized_mean_ci_high")
         text = (
             f"Penalised primary scores of the {len(agents)} agents range from "
             f"{_end(table2, lo_name, lo, *cols)} to {_end(table2, hi_name, hi, *cols)}"

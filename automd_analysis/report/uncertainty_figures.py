@@ -189,21 +189,21 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
 
     Examples
     --------
-    >>> t2 = pd.DataFrame({"agent": ["a"], "penalized_mean": [0.5], "penalized_ci_low": [0.4],
-    ...     "penalized_ci_high": [0.6], "nonpenalized_mean": [0.55],
-    ...     "nonpenalized_ci_low": [0.45], "nonpenalized_ci_high": [0.65]})
+    >>> t2 = pd.DataFrame({"agent": ["a"], "penalized_mean": [0.5], "penalized_mean_ci_low": [0.4],
+    ...     "penalized_mean_ci_high": [0.6], "nonpenalized_mean": [0.55],
+    ...     "nonpenalized_mean_ci_low": [0.45], "nonpenalized_mean_ci_high": [0.65]})
     >>> [ax.get_title() for ax in table2_forest(t2).axes]
     ['Penalised score', 'Non-penalised score']
     """
     return forest_plot(
         table2,
         [
-            ("Penalised score", "penalized_mean", "penalized_ci_low", "penalized_ci_high"),
+            ("Penalised score", "penalized_mean", "penalized_mean_ci_low", "penalized_mean_ci_high"),
             (
                 "Non-penalised score",
                 "nonpenalized_mean",
-                "nonpenalized_ci_low",
-                "nonpenalized_ci_high",
+                "nonpenalized_mean_ci_low",
+                "nonpenalized_mean_ci_high",
             ),
         ],
         xlabel="normalised score",
@@ -318,16 +318,16 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     Examples
     --------
     >>> t7 = pd.DataFrame({"llm": ["x", "y"], "penalized_mean": [0.5, 0.4], "ece_mean": [0.1, 0.2],
-    ...     "penalized_ci_low": [0.4, 0.3], "penalized_ci_high": [0.6, 0.5],
-    ...     "ece_ci_low": [0.05, 0.1], "ece_ci_high": [0.15, 0.3]})
+    ...     "penalized_mean_ci_low": [0.4, 0.3], "penalized_mean_ci_high": [0.6, 0.5],
+    ...     "ece_mean_ci_low": [0.05, 0.1], "ece_mean_ci_high": [0.15, 0.3]})
     >>> [ax.get_title() for ax in table7_forest(t7).axes]
     ['Penalised score', 'ECE']
     """
     return forest_plot(
         table7,
         [
-            ("Penalised score", "penalized_mean", "penalized_ci_low", "penalized_ci_high"),
-            ("ECE", "ece_mean", "ece_ci_low", "ece_ci_high"),
+            ("Penalised score", "penalized_mean", "penalized_mean_ci_low", "penalized_mean_ci_high"),
+            ("ECE", "ece_mean", "ece_mean_ci_low", "ece_mean_ci_high"),
         ],
         label="llm",
     )
