@@ -34,7 +34,10 @@ def scan_frame(name: str, frame: pd.DataFrame) -> list[str]:
         return []
     found = []
     for column, (low, high) in declared.intervals_in(frame).items():
-        if not {column, low, high} <= set(frame.columns):
+        if column not in frame.columns:
+            continue
+        if not {low, high} <= set(frame.columns):
+            found.append(f"{name}: {column} without its interval columns {low}, {high}")
             continue
         x, lo, hi = (
             comparable(pd.to_numeric(frame[c], errors="coerce")) for c in (column, low, high)

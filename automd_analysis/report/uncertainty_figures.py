@@ -198,7 +198,12 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     return forest_plot(
         table2,
         [
-            ("Penalised score", "penalized_mean", "penalized_mean_ci_low", "penalized_mean_ci_high"),
+            (
+                "Penalised score",
+                "penalized_mean",
+                "penalized_mean_ci_low",
+                "penalized_mean_ci_high",
+            ),
             (
                 "Non-penalised score",
                 "nonpenalized_mean",
@@ -326,7 +331,12 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     return forest_plot(
         table7,
         [
-            ("Penalised score", "penalized_mean", "penalized_mean_ci_low", "penalized_mean_ci_high"),
+            (
+                "Penalised score",
+                "penalized_mean",
+                "penalized_mean_ci_low",
+                "penalized_mean_ci_high",
+            ),
             ("ECE", "ece_mean", "ece_mean_ci_low", "ece_mean_ci_high"),
         ],
         label="llm",
