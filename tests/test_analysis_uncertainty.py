@@ -99,14 +99,19 @@ def test_table2_stage_two_by_hand():
 def test_table3_stage_two_by_hand():
     store, _ = hand_store()
     ci = calibration.ece_by_task_class(store, alpha=0.5).set_index("agent")
-    # a: ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3), mean(0.3, 0.1), mean(0.4, 0.1)
-    #    = 0.2, 0.25, 0.2, 0.25 -> sorted 0.2, 0.2, 0.25, 0.25 -> 0.2, 0.25
-    assert ci.loc["a", "classification_ci_low"] == pytest.approx(0.2, abs=1e-12)
-    assert ci.loc["a", "all_ci_high"] == pytest.approx(0.25, abs=1e-12)
-    assert math.isnan(ci.loc["a", "survival_ci_low"])  # no survival task
-    # b: only its valid run: 0.2, 0.2, 0.4, 0.4 -> 0.2, 0.4
-    assert ci.loc["b", "all_ci_low"] == pytest.approx(0.2, abs=1e-12)
-    assert ci.loc["b", "all_ci_high"] == pytest.approx(0.4, abs=1e-12)
+    # a: plug-in (0.1 + 0.2) / 2 = 0.15; ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3),
+    #    mean(0.3, 0.1), mean(0.4, 0.1) = 0.2, 0.25, 0.2, 0.25 -> mean 0.225, quartiles 0.2, 0.25
+    #    bias-corrected 2 * 0.15 - 0.225 = 0.075, basic interval [0.3 - 0.25, 0.3 - 0.2]
+    assert ci.loc["a", "all"] == pytest.approx(0.15, abs=1e-12)
+    assert ci.loc["a", "classification_bc"] == pytest.approx(0.075, abs=1e-12)
+    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(0.05, abs=1e-12)
+    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.1, abs=1e-12)
+    assert math.isnan(ci.loc["a", "survival_bc_ci_low"])  # no survival task
+    assert "all_ci_low" not in ci.columns  # the plug-in has no interval
+    # b: only its valid run: plug-in 0.3; 0.2, 0.2, 0.4, 0.4 -> mean 0.3, quartiles 0.2, 0.4
+    assert ci.loc["b", "all_bc"] == pytest.approx(0.3, abs=1e-12)
+    assert ci.loc["b", "all_bc_ci_low"] == pytest.approx(0.2, abs=1e-12)
+    assert ci.loc["b", "all_bc_ci_high"] == pytest.approx(0.4, abs=1e-12)
 
 
 def test_n_boot_cycles_through_the_stored_replicates():
@@ -199,7 +204,8 @@ def test_table3_columns_equal_table3_on_resampled_stores(rich):
         table = calibration.ece_by_task_class(twin(store, matrix, b)).set_index("agent")
         for row in rows:
             for column in ("survival", "classification", "sequential", "all"):
-                assert row[column][b] == pytest.approx(
+                assert row[column] == row[f"{column}_bc"][0]  # the plug-in is column 0
+                assert row[f"{column}_bc"][b] == pytest.approx(
                     table.loc[row["agent"], column], abs=1e-12, nan_ok=True
                 )
 

@@ -56,25 +56,8 @@ def test_scanner_flags_an_estimate_outside_its_interval_and_a_disagreeing_p():
     assert interval_scan.scan_frame("not_declared", table2) == []
 
 
-#: Plug-in binned ECE columns whose percentile interval inherits the estimator's upward bias
-#: (issue 19 item 1, not done yet): "table: column".
-KNOWN = ("table3_ece row", "survival"), ("table3_ece row", "all"), ("table7_llm row", "ece_mean")
-
-
-def _known(finding: str) -> bool:
-    return any(finding.startswith(t) and f": {c} = " in finding for t, c in KNOWN)
-
-
 @pytest.mark.slow
 def test_published_tables_hold_their_estimates_and_agree_with_their_tests(fixture_tables):
     scanned = {p.stem for p in fixture_tables.glob("*.csv")}
-    assert {"pairwise_comparisons", "table2_primary_scores", "table3_ece"} <= scanned
-    assert [f for f in interval_scan.scan_tables(fixture_tables) if not _known(f)] == []
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, reason="plug-in ECE intervals: table3_ece survival/all, table7_llm ece_mean"
-)
-def test_plug_in_ece_columns_hold_their_estimates(fixture_tables):
-    assert [f for f in interval_scan.scan_tables(fixture_tables) if _known(f)] == []
+    assert {"pairwise_comparisons", "table2_primary_scores", "table3_ece", "table7_llm"} <= scanned
+    assert interval_scan.scan_tables(fixture_tables) == []

@@ -64,13 +64,13 @@ def test_forest_plot_leaves_out_empty_panels_and_handles_no_data():
     t3 = pd.DataFrame(
         {
             "agent": ["a", "b"],
-            "survival": [NAN, NAN],
-            "classification": [0.1, 0.2],
-            "classification_ci_low": [0.05, 0.1],
-            "classification_ci_high": [0.15, 0.3],
-            "all": [0.1, 0.2],
-            "all_ci_low": [0.05, 0.1],
-            "all_ci_high": [0.15, 0.3],
+            "survival_bc": [NAN, NAN],
+            "classification_bc": [0.1, 0.2],
+            "classification_bc_ci_low": [0.05, 0.1],
+            "classification_bc_ci_high": [0.15, 0.3],
+            "all_bc": [0.1, 0.2],
+            "all_bc_ci_low": [0.05, 0.1],
+            "all_bc_ci_high": [0.15, 0.3],
         }
     )
     fig = uf.table3_forest(t3)
@@ -113,9 +113,9 @@ def test_table7_forest():
             "penalized_mean": [0.5, 0.4],
             "penalized_mean_ci_low": [0.45, 0.35],
             "penalized_mean_ci_high": [0.55, 0.45],
-            "ece_mean": [0.1, 0.2],
-            "ece_mean_ci_low": [0.08, 0.15],
-            "ece_mean_ci_high": [0.12, 0.25],
+            "ece_mean_bc": [0.1, 0.2],
+            "ece_mean_bc_ci_low": [0.08, 0.15],
+            "ece_mean_bc_ci_high": [0.12, 0.25],
         }
     )
     fig = uf.table7_forest(t7)

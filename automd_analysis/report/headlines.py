@@ -265,8 +265,9 @@ def calibration_findings(
 ) -> Findings:
     """Headlines of notebook 02 (paper Table 3, Figure 2a/2b), each ECE with its interval.
 
-    - ``ece_spread``: the agents' lowest and highest mean ECE over all tasks (Table 3 ``all``,
-      each with its 95 % interval ``all_ci_low/high`` when the store had replicates), those as
+    - ``ece_spread``: the agents' lowest and highest bias-corrected mean ECE over all tasks
+      (Table 3 ``all_bc`` with its 95 % interval ``all_bc_ci_low/high``; the plug-in ``all``,
+      named so and without an interval, when the store had no replicates), those as
       multiples of the baseline's ECE, and the agents' penalised-score spread (Table 2);
     - with ``pairwise``, :func:`comparison_findings` of ECE;
     - ``group_<name>``: for the averaged-ranks and imbalance-without-recalibration groups of the
@@ -297,25 +298,27 @@ def calibration_findings(
     Examples
     --------
     >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.49]})
-    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.05, 0.12],
-    ...     "all_ci_low": [0.04, 0.10], "all_ci_high": [0.06, 0.15]})
+    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.06, 0.13], "all_bc": [0.05, 0.12],
+    ...     "all_bc_ci_low": [0.04, 0.10], "all_bc_ci_high": [0.06, 0.15]})
     >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
     >>> for f in calibration_findings(t2, t3, pw, has_replicates=False):
     ...     print(f.text)
-    The agents' mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
+    Over all tasks, the agents' bias-corrected mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
     The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
     """
     out = Findings()
     scores = _extremes(_agents_only(table2).reset_index(drop=True), "penalized_mean", "agent")
-    ece = _extremes(_agents_only(table3).reset_index(drop=True), "all", "agent")
+    column = "all_bc" if "all_bc" in table3 and table3["all_bc"].notna().any() else "all"
+    ece = _extremes(_agents_only(table3).reset_index(drop=True), column, "agent")
     if scores is not None and ece is not None:
         spread = scores[3] - scores[1]
         lo_name, lo, hi_name, hi = ece
-        base = _baseline_value(table3, "all")
-        cols = ("all_ci_low", "all_ci_high")
+        base = _baseline_value(table3, column)
+        cols = (f"{column}_ci_low", f"{column}_ci_high")
+        kind = "bias-corrected mean ECE" if column == "all_bc" else "mean ECE (plug-in)"
         text = (
-            f"The agents' mean ECE ranges from {_end(table3, lo_name, lo, *cols)} to "
-            f"{_end(table3, hi_name, hi, *cols)}"
+            f"Over all tasks, the agents' {kind} ranges from {_end(table3, lo_name, lo, *cols)} "
+            f"to {_end(table3, hi_name, hi, *cols)}"
         )
         values = {"score_spread": spread, "ece_low": lo, "ece_high": hi, "baseline_ece": base}
         if not math.isnan(base) and base > 0:
