@@ -31,11 +31,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.precision import sample_sd
+from automd_analysis.precision import comparable, sample_sd
 
 __all__ = [
     "bias_corrected",
+    "DISPLAYED_DECIMALS",
     "check_alpha",
+    "displayed",
     "estimate",
     "mean_over",
     "nanmean",
@@ -50,6 +52,23 @@ __all__ = [
     "summarise",
     "valid_only",
 ]
+
+
+#: Decimals the report shows a score or calibration value with: values equal at this precision
+#: share a rank and a "best" mark and never count as a rank flip.
+DISPLAYED_DECIMALS = 3
+
+
+def displayed(values):
+    """Values as the report compares them for ranks, ties and flips: 12 significant digits
+    (:func:`~automd_analysis.precision.comparable`), then rounded to :data:`DISPLAYED_DECIMALS`.
+
+    Examples
+    --------
+    >>> displayed(pd.Series([0.0514, 0.0506, 0.0504])).tolist()
+    [0.051, 0.051, 0.05]
+    """
+    return np.round(comparable(values), DISPLAYED_DECIMALS)
 
 
 def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
