@@ -74,4 +74,8 @@ def sample_sd(values) -> float:
     Values equal to 12 significant digits give exactly 0, not the ``1e-17`` their last bits would.
     """
     v = comparable(np.asarray(values, dtype=np.float64).ravel())
-    return float(np.std(v, ddof=1)) if v.size > 1 else math.nan
+    if v.size < 2:
+        return math.nan
+    if (v == v[0]).all():  # np.std of equal values is not always 0 (its mean is rounded)
+        return 0.0
+    return float(np.std(v, ddof=1))

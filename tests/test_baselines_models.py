@@ -4,11 +4,11 @@ references, determinism, and clear errors."""
 from __future__ import annotations
 
 import builtins
-import os
 
 import numpy as np
 import pandas as pd
 import pytest
+from references import require
 from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
@@ -28,13 +28,7 @@ def toy(tmp_path_factory):
 
 
 def _pycox_or_fail():
-    try:
-        import pycox  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("pycox/torch must be installed in CI (the `baselines` extra)")
-        pytest.skip("pycox/torch not installed")
+    require("torch", "pycox")
 
 
 def test_step_survival_is_right_continuous_with_one_before_the_first_time():

@@ -4,8 +4,6 @@ resampling scheme; bootstrap_ci against scipy."""
 
 from __future__ import annotations
 
-import importlib
-import os
 import warnings
 from fractions import Fraction
 
@@ -13,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from references import require
 from scipy import stats
 
 from automd_analysis.metrics import (
@@ -30,16 +29,6 @@ from automd_analysis.metrics import (
     sepsis_utility,
     survival_ece,
 )
-
-
-def _require(module: str):
-    """Import a reference implementation: skip locally if missing, fail in CI."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        if os.environ.get("CI"):
-            pytest.fail(f"reference implementation {module!r} is required in CI: {exc}")
-        pytest.skip(f"reference implementation {module!r} is not installed")
 
 
 def _quiet(fn, *args, **kwargs):
@@ -243,7 +232,7 @@ def test_ctd_replicates_property(data, n, g, method):
 def test_ctd_replicates_match_pycox(method):
     import pandas as pd
 
-    eval_surv = _require("pycox.evaluation").EvalSurv
+    eval_surv = require("pycox.evaluation").EvalSurv
     rng = np.random.default_rng(13)
     checked = 0
     for _ in range(40):
@@ -266,7 +255,7 @@ def test_ctd_replicates_match_pycox(method):
 def test_ctd_replicates_match_pycox_realistic():
     import pandas as pd
 
-    eval_surv = _require("pycox.evaluation").EvalSurv
+    eval_surv = require("pycox.evaluation").EvalSurv
     rng = np.random.default_rng(14)
     n = 400
     risk = rng.normal(size=n)

@@ -4,13 +4,11 @@ KM as reference."""
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from references import require
 
 from automd_analysis.metrics import (
     UndefinedMetricWarning,
@@ -19,17 +17,6 @@ from automd_analysis.metrics import (
     ece,
     survival_ece,
 )
-
-
-def _require(module: str):
-    """Import a reference implementation: skip locally if missing, fail in CI."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        if os.environ.get("CI"):
-            pytest.fail(f"reference implementation {module!r} is required in CI: {exc}")
-        pytest.skip(f"reference implementation {module!r} is not installed")
-
 
 # --- binary ECE ------------------------------------------------------------------------------
 
@@ -100,7 +87,7 @@ def test_ece_matches_loop_and_numpy_histogram():
 
 def test_brier_hand_value_and_sklearn():
     assert brier([1, 0, 1], [0.9, 0.2, 0.4]) == pytest.approx((0.01 + 0.04 + 0.36) / 3)
-    metrics = _require("sklearn.metrics")
+    metrics = require("sklearn.metrics")
     rng = np.random.default_rng(1)
     p = rng.random(500)
     y = rng.integers(0, 2, 500)
@@ -140,7 +127,7 @@ def independent_survival_ece(
     Groups: sorted by prediction, cut where np.array_split cuts, each cut that splits equal
     predictions moved forward past them (written as a plain loop, independently of the package).
     """
-    lifelines = _require("lifelines")
+    lifelines = require("lifelines")
     event_times = t[e == 1]
     errors = []
     for q in quantiles:

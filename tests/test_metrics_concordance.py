@@ -4,25 +4,14 @@ cases and input validation."""
 
 from __future__ import annotations
 
-import importlib
-import os
 import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from references import require
 
 from automd_analysis.metrics import UndefinedMetricWarning, concordance_td
-
-
-def _require(module: str):
-    """Import a reference implementation: skip locally if missing, fail in CI."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        if os.environ.get("CI"):
-            pytest.fail(f"reference implementation {module!r} is required in CI: {exc}")
-        pytest.skip(f"reference implementation {module!r} is not installed")
 
 
 def brute_force_ctd(durations, events, surv, grid, method):
@@ -173,8 +162,8 @@ def test_threaded_kernels_match_brute_force(monkeypatch, method):
 
 
 def _pycox_ctd(t, e, s, grid, method):
-    pd = _require("pandas")
-    eval_surv = _require("pycox.evaluation").EvalSurv
+    pd = require("pandas")
+    eval_surv = require("pycox.evaluation").EvalSurv
     ev = eval_surv(pd.DataFrame(s.T, index=grid), np.asarray(t), np.asarray(e), steps="post")
     try:
         return ev.concordance_td(method)

@@ -3,24 +3,11 @@ vector S12 and the MATLAB ``min``-ignores-NaN cases)."""
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 import pytest
+from references import require
 
 from automd_analysis.metrics import UndefinedMetricWarning, auroc, min_se_ppv
-
-
-def _require(module: str):
-    """Import a reference implementation: skip locally if missing, fail in CI."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        if os.environ.get("CI"):
-            pytest.fail(f"reference implementation {module!r} is required in CI: {exc}")
-        pytest.skip(f"reference implementation {module!r} is not installed")
-
 
 # --- AUROC -------------------------------------------------------------------------------------
 
@@ -36,7 +23,7 @@ def test_auroc_hand_values():
 
 @pytest.mark.reference
 def test_auroc_equals_sklearn_on_random_inputs_with_ties():
-    metrics = _require("sklearn.metrics")
+    metrics = require("sklearn.metrics")
     rng = np.random.default_rng(123)
     max_diff = 0.0
     for _ in range(300):

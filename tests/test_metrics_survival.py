@@ -3,12 +3,11 @@ IPCW Brier score / IBS (pycox as reference, vector H)."""
 
 from __future__ import annotations
 
-import importlib
-import os
 import warnings
 
 import numpy as np
 import pytest
+from references import require
 
 from automd_analysis.metrics import (
     UndefinedMetricWarning,
@@ -18,17 +17,6 @@ from automd_analysis.metrics import (
     survival_brier_score,
     survival_time_grid,
 )
-
-
-def _require(module: str):
-    """Import a reference implementation: skip locally if missing, fail in CI."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        if os.environ.get("CI"):
-            pytest.fail(f"reference implementation {module!r} is required in CI: {exc}")
-        pytest.skip(f"reference implementation {module!r} is not installed")
-
 
 H_T = np.array([1, 2, 2, 3, 4, 4, 5, 6.0])
 H_E = np.array([1, 1, 0, 1, 1, 1, 0, 1])
@@ -93,7 +81,7 @@ def test_km_events_at_time_zero_and_no_events():
 
 @pytest.mark.reference
 def test_km_equals_lifelines_bit_for_bit():
-    lifelines = _require("lifelines")
+    lifelines = require("lifelines")
     rng = np.random.default_rng(99)
     for _ in range(150):
         n = int(rng.integers(1, 80))
@@ -148,8 +136,8 @@ def test_brier_hand_computation_without_censoring():
 
 @pytest.mark.reference
 def test_brier_equals_pycox_km_censoring():
-    pd = _require("pandas")
-    eval_surv = _require("pycox.evaluation").EvalSurv
+    pd = require("pandas")
+    eval_surv = require("pycox.evaluation").EvalSurv
     rng = np.random.default_rng(5)
     max_diff, compared = 0.0, 0
     for _ in range(150):

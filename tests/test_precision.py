@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from automd_analysis.precision import SIGNIFICANT_DIGITS, comparable, comparable_scalar
+from automd_analysis.precision import SIGNIFICANT_DIGITS, comparable, comparable_scalar, sample_sd
 
 ROOT = Path(__file__).resolve().parent.parent
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)
@@ -31,6 +31,23 @@ def test_values_equal_in_exact_arithmetic_compare_equal():
     assert comparable(-0.0) == 0.0 and str(comparable(-0.0)) == "0.0"
     # values that differ in a digit anyone reads stay apart
     assert comparable(0.123456789011) != comparable(0.123456789012)
+
+
+@given(
+    st.floats(-1e6, 1e6, allow_nan=False).filter(lambda x: x != 0),
+    st.integers(2, 12),
+    st.integers(0, 3),
+)
+def test_the_sd_of_values_equal_at_12_digits_is_exactly_zero(x, n, ulps):
+    """np.std of three copies of 0.2 is 3.4e-17 (its mean is rounded); an SD of ties is 0."""
+    values = [x] * n
+    for i in range(min(ulps, n)):
+        values[i] = float(np.nextafter(values[i], np.inf))
+    if len(set(comparable(values).tolist())) == 1:
+        assert sample_sd(values) == 0.0
+    assert sample_sd([0.2, 0.2, 0.2]) == 0.0
+    assert sample_sd([0.2, 0.3]) == pytest.approx(np.std([0.2, 0.3], ddof=1), rel=1e-12)
+    assert np.isnan(sample_sd([x]))
 
 
 def test_every_container_keeps_its_shape_and_missing_values():

@@ -5,7 +5,6 @@ exit codes and a SIGKILL-then-resume run that must give byte-identical tables.""
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from references import require
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from automd_analysis.scoring.publish import TABLES
@@ -46,16 +46,6 @@ CORRUPTION_CODES = {
     "non_monotone": "survival.",
 }
 TOL = 1e-12
-
-
-def require(module: str):
-    """Import a reference implementation; in CI a missing one fails instead of skipping."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"reference implementation {module} not installed")
 
 
 def automd(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import math
-import os
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from references import require
 from sklearn.metrics import roc_auc_score
 
 from automd_analysis.scoring.subgroup_scores import MIN_AUROC, MIN_CTD, assign_groups, subgroup_rows
 from automd_analysis.submissions import AlignedPredictions
 from automd_analysis.tasks import TaskLabels
-
-
-def require(module: str):
-    """Import a reference implementation; in CI a missing one is a failure, not a skip."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"reference implementation {module} not installed")
 
 
 def test_tertiles_by_hand():

@@ -77,7 +77,7 @@ def compare_file(a: Path, b: Path, digits: int) -> dict:
     ca, cb = _cells(fa, digits), _cells(fb, digits)
     for i, (ra, rb) in enumerate(zip(ca, cb, strict=True)):
         for column, x, y in zip(fa.columns, ra, rb, strict=True):
-            same = x == y or (isinstance(x, float) and isinstance(y, float) and x != x and y != y)
+            same = x == y or (pd.isna(x) is True and pd.isna(y) is True)  # NaN/NaT/None alike
             if not same:
                 detail.append(f"row {i} {column}: {x!r} -> {y!r}")
                 if len(detail) >= 5:
