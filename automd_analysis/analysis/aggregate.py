@@ -495,16 +495,7 @@ def bias_corrected(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float
     It contains θ̂_bc exactly when the draws' mean lies within their own central 1 - α range
     (q̂_{α/2} <= θ̄* <= q̂_{1-α/2}), which any bootstrap distribution without an extreme tail
     satisfies. For the binned ECE, biased upwards (docs/statistics.md, "Bias-corrected ECE").
-    NaN without two finite draws.
-
-    Parameters
-    ----------
-    distribution : numpy.ndarray of shape (1 + B,)
-    alpha : float, default 0.05
-
-    Returns
-    -------
-    (float, float, float)
+    NaN without two finite draws. Parameters and return as :func:`estimate`.
 
     See Also
     --------
