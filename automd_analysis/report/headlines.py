@@ -512,20 +512,29 @@ def llm_findings(table7: pd.DataFrame) -> Findings:
     """Headlines of notebook 06 (paper Table 7).
 
     - ``llm_spread``: with one agent and several LLMs, the spread of penalised mean scores next to
-      the lowest and highest mean ECE (and their ratio).
+      the lowest and highest bias-corrected mean ECE with their intervals (``ece_mean_bc``; the
+      plug-in ``ece_mean``, named so, without replicates) and their ratio.
     """
     out = Findings()
     table = table7.reset_index(drop=True)
+    bc = "ece_mean_bc" in table and table["ece_mean_bc"].notna().any()
+    column = "ece_mean_bc" if bc else "ece_mean"
     scores = _extremes(table, "penalized_mean", "llm")
-    ece = _extremes(table, "ece_mean", "llm")
+    ece = _extremes(table, column, "llm")
     if scores is None or ece is None or len(table) < 2:
         return out
     spread = scores[3] - scores[1]
     lo_name, lo, hi_name, hi = ece
+
+    def end(name: str, value: float) -> str:
+        ci = _row_ci(table, name, "llm", f"{column}_ci_low", f"{column}_ci_high")
+        return f"{_f(value)} ({_name(name)}{'; ' + ci if ci else ''})"
+
+    kind = "bias-corrected mean ECE" if bc else "mean ECE (plug-in)"
     text = (
         f"Across {len(table)} LLMs the penalised scores lie within {_f(spread)} of each other "
-        f"({_f(scores[1])} to {_f(scores[3])}), while mean ECE ranges from {_f(lo)} "
-        f"({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)})"
+        f"({_f(scores[1])} to {_f(scores[3])}), while {kind} ranges from {end(lo_name, lo)} "
+        f"to {end(hi_name, hi)}"
     )
     values = {"score_spread": spread, "ece_low": lo, "ece_high": hi}
     if lo > 0:
