@@ -223,8 +223,20 @@ def test_llm_spread_and_factor():
     [finding] = h.llm_findings(t7)
     assert finding.values["score_spread"] == pytest.approx(0.003)
     assert finding.values["ece_ratio"] == pytest.approx(0.086 / 0.029)
-    assert "from 0.029 (gemini) to 0.086 (qwen), a factor of 3.0." in finding.text
+    assert "mean ECE (plug-in) ranges from 0.029 (gemini) to 0.086 (qwen), a factor of 3.0." in (
+        finding.text
+    )
     assert h.llm_findings(t7.iloc[:1]) == []
+    corrected = t7.assign(
+        ece_mean_bc=[0.080, 0.035, 0.020],
+        ece_mean_bc_ci_low=[0.06, 0.02, 0.01],
+        ece_mean_bc_ci_high=[0.10, 0.05, 0.03],
+    )
+    [finding] = h.llm_findings(corrected)
+    assert (
+        "bias-corrected mean ECE ranges from 0.020 (gemini; 95% CI 0.010 to 0.030) to 0.080 "
+        "(qwen; 95% CI 0.060 to 0.100), a factor of 4.0." in finding.text
+    )
 
 
 def test_archive_names_are_escaped():
