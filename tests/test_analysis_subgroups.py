@@ -154,21 +154,21 @@ def test_table14_gap_intervals_from_the_subgroup_replicates():
     a = table.loc["A"]
     assert a["gap_mean"] == pytest.approx(0.10)
     # one run: its gaps on the three resamples, 0.05 / 0.15 / 0.20 -> quantiles 2.5 % and 97.5 %
-    assert (a["gap_ci_low"], a["gap_ci_high"]) == pytest.approx(
+    assert (a["gap_mean_ci_low"], a["gap_mean_ci_high"]) == pytest.approx(
         tuple(np.quantile([0.05, 0.15, 0.20], [0.025, 0.975]))
     )
     # the baseline: its repetitions agree, so each resample's averaged scores give 0.1, 0.2, 0.3
     base = table.loc["baseline"]
     assert base["gap_mean"] == pytest.approx(0.20)
-    assert (base["gap_ci_low"], base["gap_ci_high"]) == pytest.approx(
+    assert (base["gap_mean_ci_low"], base["gap_mean_ci_high"]) == pytest.approx(
         tuple(np.quantile([0.1, 0.2, 0.3], [0.025, 0.975]))
     )
 
 
 def test_table14_without_subgroup_replicates_has_empty_intervals():
     table = sg.table14(_store())
-    assert table[["gap_ci_low", "gap_ci_high"]].isna().all().all()
-    assert table.columns.tolist()[-2:] == ["gap_ci_low", "gap_ci_high"]
+    assert table[["gap_mean_ci_low", "gap_mean_ci_high"]].isna().all().all()
+    assert table.columns.tolist()[-2:] == ["gap_mean_ci_low", "gap_mean_ci_high"]
 
 
 def test_table14_gap_intervals_redraw_the_runs_of_each_cell():
@@ -190,6 +190,6 @@ def test_table14_gap_intervals_redraw_the_runs_of_each_cell():
     a = sg.table14(store).set_index("agent").loc["A"]
     assert a["gap_mean"] == pytest.approx(0.20)
     # drawn means 0.10 (p = 1/4), 0.20 (1/2), 0.30 (1/4)
-    assert (a["gap_ci_low"], a["gap_ci_high"]) == pytest.approx((0.10, 0.30))
+    assert (a["gap_mean_ci_low"], a["gap_mean_ci_high"]) == pytest.approx((0.10, 0.30))
     with pytest.raises(ValueError, match="alpha"):
         sg.table14(store, alpha=0)

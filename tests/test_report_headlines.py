@@ -416,11 +416,11 @@ def test_objective_sentences_name_the_task_and_give_intervals():
             "objective": ["A", "C"],
             "n_valid": [12, 11],
             "auroc_mean": [0.683, 0.676],
-            "auroc_ci_low": [0.680, 0.670],
-            "auroc_ci_high": [0.686, 0.681],
+            "auroc_mean_ci_low": [0.680, 0.670],
+            "auroc_mean_ci_high": [0.686, 0.681],
             "ece_mean": [0.172, 0.016],
-            "ece_ci_low": [0.131, 0.012],
-            "ece_ci_high": [0.215, 0.021],
+            "ece_mean_ci_low": [0.131, 0.012],
+            "ece_mean_ci_high": [0.215, 0.021],
         }
     )
     found = h.objective_findings(t4).by_key()
@@ -460,8 +460,8 @@ def test_subgroup_gap_sentence_quotes_the_intervals():
             "attribute": "age",
             "agent": ["a", "b", "baseline"],
             "gap_mean": [0.065, 0.084, 0.07],
-            "gap_ci_low": [0.04, 0.06, 0.05],
-            "gap_ci_high": [0.09, 0.11, 0.1],
+            "gap_mean_ci_low": [0.04, 0.06, 0.05],
+            "gap_mean_ci_high": [0.09, 0.11, 0.1],
             "same_lowest_share": [NAN, NAN, NAN],
             "n_compared": [0, 0, 0],
         }

@@ -217,7 +217,7 @@ def objective_intervals(
 
 def _with_intervals(summary: dict, intervals: Mapping[str, tuple[float, float]]) -> dict:
     for metric in METRICS:
-        summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"] = intervals[metric]
+        summary[f"{metric}_mean_ci_low"], summary[f"{metric}_mean_ci_high"] = intervals[metric]
     return summary
 
 
@@ -235,7 +235,7 @@ def objective_summary(
 
     Columns: ``task``, ``objective``, ``n_runs``, ``n_valid``, ``auroc_mean``, ``auroc_sd``,
     ``brier_mean``, ``brier_sd``, ``ece_mean``, ``ece_sd`` (sample SD; NaN metrics are skipped),
-    then the 95 % interval of each mean (``auroc_ci_low``, ``auroc_ci_high``, ...;
+    then the 95 % interval of each mean (``auroc_mean_ci_low``, ``auroc_mean_ci_high``, ...;
     :func:`objective_intervals`). ``task``, ``main_experiment`` and ``objectives_experiment`` go
     to :func:`objective_runs`; ``n_boot``, ``seed`` and ``alpha`` to :func:`objective_intervals`.
     """

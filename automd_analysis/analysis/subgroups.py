@@ -11,7 +11,7 @@ For a run and an attribute (age, sex, race) with at least two eligible groups:
 alphabetically first group). The simple baseline's subgroup scores are first averaged over its
 repetitions, per group; its lowest group and gap come from those averages.
 
-Intervals of the mean gaps (``gap_ci_low``, ``gap_ci_high``) come from the two-stage bootstrap of
+Intervals of the mean gaps (``gap_mean_ci_low``, ``gap_mean_ci_high``) come from the two-stage bootstrap of
 :mod:`automd_analysis.analysis.two_stage`: in iteration b the runs of every (agent, task) are
 redrawn (the baseline's repetitions of every task), and each drawn run brings its gap on test
 resample b - the gap recomputed from its groups' scores on the run's resample b restricted to each
@@ -283,8 +283,8 @@ def subgroup_gaps(
     -------
     DataFrame
         ``task_group``, ``attribute``, ``agent``, ``n_runs``, ``gap_mean``, ``gap_sd``,
-        ``lowest_group``, ``lowest_share``, ``same_lowest_share``, ``n_compared``, ``gap_ci_low``,
-        ``gap_ci_high`` (the 95 % two-stage interval of ``gap_mean``: runs redrawn within every
+        ``lowest_group``, ``lowest_share``, ``same_lowest_share``, ``n_compared``, ``gap_mean_ci_low``,
+        ``gap_mean_ci_high`` (the 95 % two-stage interval of ``gap_mean``: runs redrawn within every
         (agent, task), each drawn run's gap on test resample b of ``subgroup_replicates``; the
         baseline's repetitions redrawn within each task and its group scores averaged over them;
         NaN for a store without subgroup replicates).

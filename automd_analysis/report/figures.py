@@ -407,7 +407,7 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
 
     One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
     per agent within a row (agents side by side) with its 95 % interval as a line in the agent's
-    colour when the table has ``gap_ci_low``/``gap_ci_high``, named in one legend below the panel;
+    colour when the table has ``gap_mean_ci_low``/``gap_mean_ci_high``, named in one legend below the panel;
     about 0.4 in per row, so the figure stays compact with many agents.
 
     Parameters
@@ -432,8 +432,8 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
             y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
             y = y + (i - (len(agents) - 1) / 2) * step
             ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
-            if {"gap_ci_low", "gap_ci_high"} <= set(mine.columns):
-                lo, hi = (mine[c].to_numpy(float) for c in ("gap_ci_low", "gap_ci_high"))
+            if {"gap_mean_ci_low", "gap_mean_ci_high"} <= set(mine.columns):
+                lo, hi = (mine[c].to_numpy(float) for c in ("gap_mean_ci_low", "gap_mean_ci_high"))
                 keep = np.isfinite(lo) & np.isfinite(hi)
                 ax.hlines(y[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
         ax.set_yticks(range(len(rows)), rows)

@@ -375,14 +375,14 @@ _OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUR
 
 def _with_ci(row: Mapping, metric: str) -> str:
     """``"0.192 (95% CI 0.140 to 0.243)"`` from ``<metric>_mean`` and its interval columns."""
-    return f"{_f(row[f'{metric}_mean'])}" + _ci_in_parentheses(row, metric)
+    return f"{_f(row[f'{metric}_mean'])}" + _ci_in_parentheses(row, f"{metric}_mean")
 
 
 def objective_findings(table4: pd.DataFrame) -> Findings:
     """Headlines of notebook 03 (paper Table 4), each naming the task of the experiment.
 
     - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective, with
-      their 95 % intervals (``auroc_ci_low/high``, ``ece_ci_low/high``: runs redrawn, the task's
+      their 95 % intervals (``auroc_mean_ci_low/high``, ``ece_mean_ci_low/high``: runs redrawn, the task's
       test set fixed);
     - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), mean ECE and
       mean AUROC under each, with their intervals (only when both objectives have valid runs).
@@ -391,8 +391,8 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
     --------
     >>> table4 = pd.DataFrame({"task": "t1", "objective": ["A", "C"], "n_valid": [3, 3],
     ...     "auroc_mean": [0.66, 0.65], "ece_mean": [0.19, 0.04],
-    ...     "auroc_ci_low": [0.65, 0.64], "auroc_ci_high": [0.67, 0.66],
-    ...     "ece_ci_low": [0.14, 0.01], "ece_ci_high": [0.24, 0.08]})
+    ...     "auroc_mean_ci_low": [0.65, 0.64], "auroc_mean_ci_high": [0.67, 0.66],
+    ...     "ece_mean_ci_low": [0.14, 0.01], "ece_mean_ci_high": [0.24, 0.08]})
     >>> print(objective_findings(table4).by_key()["ece_change"].text)  # doctest: +NORMALIZE_WHITESPACE
     On task t1, adding ECE to the stated objective moves mean ECE from 0.190 (95% CI 0.140 to
     0.240) to 0.040 (95% CI 0.010 to 0.080), while mean AUROC moves from 0.660 (95% CI 0.650 to
@@ -501,7 +501,7 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
     """Headlines of notebook 05 (paper Table 14).
 
     - ``gap_<attribute>``: over task groups and agents, the range of the agents' mean gaps
-      (highest - lowest subgroup score; each end with its 95 % interval ``gap_ci_low/high`` when
+      (highest - lowest subgroup score; each end with its 95 % interval ``gap_mean_ci_low/high`` when
       the table has one) and of the baseline's;
     - ``same_lowest_<attribute>``: share of agent runs whose lowest subgroup is the baseline's
       lowest subgroup (``same_lowest_share`` weighted by ``n_compared``);
@@ -516,13 +516,13 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
         if gaps.empty:
             continue
         ends = [agents.loc[comparable(gaps).idxmin()], agents.loc[comparable(gaps).idxmax()]]
-        low, high = (f"{_f(e['gap_mean'])}" + _ci_in_parentheses(e, "gap") for e in ends)
+        low, high = (f"{_f(e['gap_mean'])}" + _ci_in_parentheses(e, "gap_mean") for e in ends)
         text = f"By {_name(attribute)}: agents' mean subgroup gaps range from {low} to {high}"
         values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
         base_gaps = base["gap_mean"].dropna()
         if len(base_gaps):
             lo_b, hi_b = _f(base_gaps.min()), _f(base_gaps.max())
-            one = _ci_after(base.iloc[0], "gap") if len(base) == 1 else ""
+            one = _ci_after(base.iloc[0], "gap_mean") if len(base) == 1 else ""
             text += (
                 f" (simple baseline: {lo_b}{one})"
                 if lo_b == hi_b
