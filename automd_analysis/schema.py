@@ -309,6 +309,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
     "replicates": _schema([("run_id", _STR), ("replicate", _I64), ("score", _F64), ("ece", _F64)]),
+    "subgroup_replicates": _schema(
+        [("run_id", _STR), ("attribute", _STR), ("group", _STR), ("replicates", pa.list_(_F64))]
+    ),
     "extra_metrics": _schema(
         RUN_KEY_FIELDS
         + [
@@ -372,6 +375,7 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "calibration_curves": ("run_id", "kind", "x"),
     "annotation_comparison": ("run_id", "field"),
     "replicates": ("run_id", "replicate"),
+    "subgroup_replicates": ("run_id", "attribute", "group"),
     "code": ("run_id", "version"),
     "code_texts": ("code_sha256",),
     "tasks": ("task",),
@@ -398,6 +402,7 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "annotation_comparison": ("field", "reference_value", "generated_value",
                               "reference_annotator", "generated_annotator"),
     "replicates": ("replicate", "score", "ece"),
+    "subgroup_replicates": ("attribute", "group", "replicates"),
     "code": ("version", "n_files", "code_sha256"),
     "code_texts": ("text",),
     "tasks": ("task_kind", "metric", "unit", "access"),
@@ -415,6 +420,7 @@ NOT_NULL: Mapping[str, frozenset[str]] = {
     "calibration_bins": frozenset({"bin", "n", "kept"}),
     "steps": frozenset({"step", "ok"}),
     "replicates": frozenset({"replicate"}),
+    "subgroup_replicates": frozenset({"attribute", "group"}),
     "code": frozenset({"n_files"}),
     "tasks": frozenset({"task"}),
     "extra_metrics": frozenset({"metric", "higher_is_better"}),
@@ -423,6 +429,7 @@ NOT_NULL: Mapping[str, frozenset[str]] = {
 #: Key columns of tables that are not keyed by the run (``replicates`` by ``run_id`` alone).
 TABLE_KEYS: Mapping[str, tuple[str, ...]] = {
     "replicates": ("run_id",),
+    "subgroup_replicates": ("run_id",),
     "code_texts": ("code_sha256",),
     "tasks": ("task",),
     "problems": ("run_id", "experiment", "agent", "task", "rep"),  # null for archive problems

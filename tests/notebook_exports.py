@@ -114,13 +114,16 @@ def export_notebook_outputs(
     figure(lambda: uncertainty_figures.pairwise_matrix(pairwise, "ece"), "pairwise_ece")
     table(calibration_practices.ece_by_task(store, **main), "table13_task_ece")
     table(annotation_provenance.annotation_provenance(store, **main), "annotation_provenance")
-    decomposition = calibration_practices.ece_decomposition(store, **main)
+    decomposition = calibration_practices.ece_decomposition(store, **main, seed=report.seed)
     table(decomposition, "fig2a_ece_decomposition")
     figure(lambda: figures.figure2a(decomposition), "fig2a_ece_decomposition")
     recalibration = calibration_practices.recalibration_effect(store, **main)
     table(recalibration, "fig2b_recalibration")
-    table(calibration_practices.recalibration_summary(store, **main), "fig2b_recalibration_summary")
-    figure(lambda: figures.figure2b(recalibration, seed=report.seed), "fig2b_recalibration")
+    summary = calibration_practices.recalibration_summary(store, **main, seed=report.seed)
+    table(summary, "fig2b_recalibration_summary")
+    figure(
+        lambda: figures.figure2b(recalibration, summary, seed=report.seed), "fig2b_recalibration"
+    )
     table20 = calibration_practices.practice_prevalence(store, **main)
     table(table20, "table20_practices")
     table(calibration_practices.practice_prevalence_wide(table20), "table20_practices_wide")
@@ -156,8 +159,9 @@ def export_notebook_outputs(
     )
     # 03 evaluation objectives
     roles = {"main_experiment": main_experiment, "objectives_experiment": objectives_experiment}
-    table(objectives.objective_summary(store, **roles), "table4_objectives")
-    table(objectives.objective_summary_by_agent(store, **roles), "table15_objectives_by_agent")
+    table(objectives.objective_summary(store, **roles, seed=report.seed), "table4_objectives")
+    table15 = objectives.objective_summary_by_agent(store, **roles, seed=report.seed)
+    table(table15, "table15_objectives_by_agent")
     table(objectives.objective_practices(store, **roles), "table16_objective_practices")
     points = objectives.objective_points(store, **roles)
     baseline = objectives.objective_baseline(store, **roles)
@@ -170,7 +174,7 @@ def export_notebook_outputs(
     table(shift.external_ratios_detail(store, **main), "table5_external_detail")
     figure(lambda: figures.external_ratio_figure(table5), "external_ratios")
     # 05 subgroups
-    table14 = subgroups.subgroup_gaps(store, **main)
+    table14 = subgroups.subgroup_gaps(store, **main, seed=report.seed)
     table(table14, "table14_subgroup_gaps")
     figure(lambda: figures.subgroup_gap_figure(table14), "subgroup_gaps")
     table(subgroups.subgroup_table(store, **main), "subgroup_results")

@@ -310,3 +310,57 @@ def test_the_bins_on_a_curve_are_averaged_over_the_runs_as_the_curve_is():
         assert row["observed"] == pytest.approx(curve.loc[row["mean_pred"]])
     pooled_first = (10 * 0.0 + 40 * 0.2) / 50
     assert shown.iloc[0]["observed"] != pytest.approx(pooled_first)
+
+
+def test_ece_decomposition_intervals_redraw_the_runs_of_each_agent_and_task():
+    # One cell of two runs: d = 0.30 (averaged ranks) and d = 0.02 (other); one baseline run.
+    runs = [
+        sb.run("A", "clf_a", 0, ece=0.32, annotations=AR),
+        sb.run("A", "clf_a", 1, ece=0.04, annotations=PLAIN),
+        sb.run("baseline", "clf_a", 0, ece=0.02),
+    ]
+    table = cal.ece_decomposition(sb.build_store(runs)).set_index("group")
+    assert table.columns.tolist()[4:] == [
+        "share_of_runs_ci_low",
+        "share_of_runs_ci_high",
+        "share_of_difference_ci_low",
+        "share_of_difference_ci_high",
+        "mean_ece_ci_low",
+        "mean_ece_ci_high",
+    ]
+    ranks = table.loc["averaged_ranks"]
+    # draws: both runs averaged ranks (p = 1/4, shares 1), one each (1/2), both other (1/4, 0)
+    assert (ranks["share_of_runs_ci_low"], ranks["share_of_runs_ci_high"]) == (0.0, 1.0)
+    assert (ranks["share_of_difference_ci_low"], ranks["share_of_difference_ci_high"]) == (0, 1)
+    # the group's mean ECE is 0.32 whenever it has a drawn run (draws without one are skipped)
+    assert (ranks["mean_ece_ci_low"], ranks["mean_ece_ci_high"]) == pytest.approx((0.32, 0.32))
+
+
+def test_ece_decomposition_intervals_contain_their_estimates_and_are_seeded():
+    store = sb.build_store(_decomposition_runs())
+    table = cal.ece_decomposition(store, n_boot=400, seed=1)
+    for column in ("share_of_runs", "share_of_difference", "mean_ece"):
+        finite = table[column].notna()
+        low, high = table[f"{column}_ci_low"], table[f"{column}_ci_high"]
+        assert ((low <= table[column]) & (table[column] <= high))[finite].all(), column
+    assert table.equals(cal.ece_decomposition(store, n_boot=400, seed=1))
+    assert not table.equals(cal.ece_decomposition(store, n_boot=400, seed=2))
+    # the point values do not depend on the draws
+    assert table["share_of_difference"].equals(cal.ece_decomposition(store)["share_of_difference"])
+
+
+def test_recalibration_summary_interval_of_each_mean():
+    runs = [
+        sb.run("A", "clf_a", 0, ece=0.10, annotations=IMB),
+        sb.run("A", "clf_a", 1, ece=0.20, annotations=IMB),
+        sb.run("A", "clf_a", 2, ece=0.03, annotations=REC),
+    ]
+    summary = cal.recalibration_summary(sb.build_store(runs)).set_index("recalibrated")
+    assert (
+        summary.reset_index().columns.tolist() == catalog.table("fig2b_recalibration_summary").named
+    )
+    # without recalibration: three slots drawn from {0.10, 0.20, REC}; the mean over the drawn
+    # imbalance runs ranges from 0.10 to 0.20 (draws without one are skipped)
+    low, high = summary.loc[False, ["mean_ci_low", "mean_ci_high"]]
+    assert (low, high) == pytest.approx((0.10, 0.20))
+    assert summary.loc[True, ["mean_ci_low", "mean_ci_high"]].tolist() == pytest.approx([0.03] * 2)

@@ -285,3 +285,24 @@ def test_run_criteria_long_format(data):
     assert np.allclose(
         crit.set_index("run_id").loc[sb.run_id(sb.run("B", "clf_a", 0)), "value"], 0.2
     )
+
+
+def test_values_equal_at_three_decimals_are_ties_not_flips():
+    # 0.0514 and 0.0506 both show as 0.051 under ece_10: a tie there, so the reversed order under
+    # ICI is no flip; under ICI they differ at 3 decimals (0.020 vs 0.030)
+    from automd_analysis.analysis import calibration_measures as cm
+
+    table = pd.DataFrame(
+        {"measure": ["ece_10"] * 2 + ["ici"] * 2, "agent": ["A", "B"] * 2,
+         "value": [0.0514, 0.0506, 0.030, 0.020], "n_tasks": 1, "n_runs": 1, "n_undefined": 0,
+         "rank": [1.5, 1.5, 2.0, 1.0]}
+    )  # fmt: skip
+    assert cm.rank_flips(table).empty
+    agreement = cm.ranking_agreement(table).set_index("measure")
+    assert agreement.loc["ici", "n_flipped"] == 0
+    assert pd.isna(agreement.loc["ece_10", "best_agent"])  # tied for best
+    assert agreement.loc["ici", "best_agent"] == "B"
+    assert cm._ranks(pd.Series([0.0514, 0.0506, 0.07])).tolist() == [1.5, 1.5, 3.0]
+    # a difference visible at 3 decimals still flips
+    table.loc[0, "value"] = 0.0494  # shows as 0.049: A better under ece_10, B under ICI
+    assert len(cm.rank_flips(table)) == 1

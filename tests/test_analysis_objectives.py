@@ -139,3 +139,38 @@ def test_experiment_names_are_parameters():
     ]
     table = obj.table4(sb.build_store(renamed), main_experiment="m2", objectives_experiment="obj2")
     assert table.equals(obj.table4(sb.build_store(_runs())))
+
+
+def test_table4_intervals_redraw_runs_within_agent_and_objective(store):
+    table = obj.table4(store).set_index("objective")
+    assert set(table["task"]) == {"clf_a"}
+    c = table.loc["C"]
+    # C: X's one valid run (0.004) always stays; Y's two slots draw from {0.006, invalid}: the
+    # mean is 0.004 (both invalid, p = 1/4), 0.005 (one valid) or 0.016 / 3 (both valid, p = 1/4).
+    assert (c["ece_mean_ci_low"], c["ece_mean_ci_high"]) == pytest.approx((0.004, 0.016 / 3))
+    for objective, row in table.iterrows():
+        for metric in obj.METRICS:
+            low, high = row[f"{metric}_mean_ci_low"], row[f"{metric}_mean_ci_high"]
+            assert low <= row[f"{metric}_mean"] <= high, (objective, metric)
+    # A: the lowest mean possible draws X's 0.10 twice and Y's 0.02 twice, the highest X's 0.30
+    # twice with Y's invalid run twice.
+    a = table.loc["A"]
+    assert 0.06 - 1e-12 <= a["ece_mean_ci_low"] < a["ece_mean_ci_high"] <= 0.30 + 1e-12
+
+
+def test_table15_intervals_per_agent_and_objective(store):
+    table = obj.table15(store).set_index(["agent", "objective"])
+    # X under A: runs 0.30 and 0.10, drawn means 0.1 / 0.2 / 0.3 with p = 1/4, 1/2, 1/4.
+    xa = table.loc[("X", "A")]
+    assert (xa["ece_mean_ci_low"], xa["ece_mean_ci_high"]) == pytest.approx((0.10, 0.30))
+    # Y under A: one valid run; a draw of the invalid run twice has no mean and is skipped.
+    ya = table.loc[("Y", "A")]
+    assert (ya["auroc_mean_ci_low"], ya["auroc_mean_ci_high"]) == pytest.approx((0.68, 0.68))
+
+
+def test_objective_intervals_are_seeded(store):
+    first = obj.table4(store, seed=3, n_boot=50)
+    assert first.equals(obj.table4(store, seed=3, n_boot=50))
+    assert not first.equals(obj.table4(store, seed=4, n_boot=50))
+    with pytest.raises(ValueError, match="alpha"):
+        obj.table4(store, alpha=1.5)

@@ -15,6 +15,7 @@ from scipy.stats import rankdata
 
 from automd_analysis.analysis import catalog, primary
 from automd_analysis.analysis.store import load_store, skipped_runs
+from automd_analysis.precision import comparable
 
 
 def _example_runs():
@@ -116,6 +117,13 @@ def test_task_without_valid_runs_gives_nan_not_a_crash():
     assert ranks.loc[("surv_a", "B"), "rank_nonpenalized"] == 1.0
 
 
+def test_scores_equal_at_three_decimals_share_a_rank():
+    runs = [sb.run("A", "clf_a", 0, score=0.7004), sb.run("B", "clf_a", 0, score=0.6996)]
+    runs += [sb.run("C", "clf_a", 0, score=0.6994)]  # shows as 0.699: below both
+    ranks = primary.rank_table(sb.build_store(runs)).set_index("agent")["rank_penalized"]
+    assert ranks.to_dict() == {"A": 1.5, "B": 1.5, "C": 3.0}
+
+
 def test_agent_missing_from_a_task_is_ranked_where_present():
     runs = [sb.run("A", "clf_a", k, score=0.6) for k in range(3)]
     runs += [sb.run("B", t, k, score=0.5) for t in ("clf_a", "surv_a") for k in range(3)]
@@ -204,7 +212,8 @@ def test_ranks_equal_scipy_rankdata(runs):
     means = primary.task_means(store)
     ranks = primary.rank_table(store)
     for task, group in means.groupby("task"):
-        expected = rankdata(-group["penalized"].round(12).to_numpy(), method="average")
+        shown = np.round(comparable(group["penalized"].to_numpy()), 3)  # as displayed
+        expected = rankdata(-shown, method="average")
         got = ranks.loc[ranks["task"] == task, "rank_penalized"].to_numpy()
         np.testing.assert_array_equal(got, expected)
         k = len(group)

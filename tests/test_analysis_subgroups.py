@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
+import pandas as pd
 import pytest
 import storebuilder as sb
 
@@ -120,3 +122,74 @@ def test_store_without_subgroups_gives_empty_tables():
     assert sg.table14(store).empty
     assert sg.subgroup_table(store).empty
     assert sg.run_gaps(store).empty
+
+
+def _replicated_store():
+    """One run of A and two baseline repetitions on clf_a (groups T1, T2), with three test
+    resamples each."""
+    from automd_analysis.analysis.store import ScoreStore
+
+    runs = [sb.run("A", "clf_a", 0)] + [sb.run("baseline", "clf_a", k) for k in range(2)]
+    subs = [
+        sb.subgroup("A", "clf_a", 0, "age", T1, 0.80),
+        sb.subgroup("A", "clf_a", 0, "age", T2, 0.70),  # gap 0.10
+        *[sb.subgroup("baseline", "clf_a", k, "age", T1, 0.80) for k in range(2)],
+        *[sb.subgroup("baseline", "clf_a", k, "age", T2, 0.60) for k in range(2)],  # gap 0.20
+    ]
+    reps = [
+        ("main/A/clf_a/rep0", T1, [0.80, 0.80, 0.90]),
+        ("main/A/clf_a/rep0", T2, [0.60, 0.75, 0.75]),  # gaps 0.20, 0.05, 0.15
+        *[(f"main/baseline/clf_a/rep{k}", T1, [0.8, 0.8, 0.8]) for k in range(2)],
+        *[(f"main/baseline/clf_a/rep{k}", T2, [0.7, 0.6, 0.5]) for k in range(2)],  # .1 .2 .3
+    ]
+    table = pd.DataFrame(
+        [(run_id, "age", group, values) for run_id, group, values in reps],
+        columns=["run_id", "attribute", "group", "replicates"],
+    )
+    return ScoreStore.from_frames(**sb.frames(runs, subgroups=subs), subgroup_replicates=table)
+
+
+def test_table14_gap_intervals_from_the_subgroup_replicates():
+    table = sg.table14(_replicated_store()).set_index("agent")
+    a = table.loc["A"]
+    assert a["gap_mean"] == pytest.approx(0.10)
+    # one run: its gaps on the three resamples, 0.05 / 0.15 / 0.20 -> quantiles 2.5 % and 97.5 %
+    assert (a["gap_mean_ci_low"], a["gap_mean_ci_high"]) == pytest.approx(
+        tuple(np.quantile([0.05, 0.15, 0.20], [0.025, 0.975]))
+    )
+    # the baseline: its repetitions agree, so each resample's averaged scores give 0.1, 0.2, 0.3
+    base = table.loc["baseline"]
+    assert base["gap_mean"] == pytest.approx(0.20)
+    assert (base["gap_mean_ci_low"], base["gap_mean_ci_high"]) == pytest.approx(
+        tuple(np.quantile([0.1, 0.2, 0.3], [0.025, 0.975]))
+    )
+
+
+def test_table14_without_subgroup_replicates_has_empty_intervals():
+    table = sg.table14(_store())
+    assert table[["gap_mean_ci_low", "gap_mean_ci_high"]].isna().all().all()
+    assert table.columns.tolist()[-2:] == ["gap_mean_ci_low", "gap_mean_ci_high"]
+
+
+def test_table14_gap_intervals_redraw_the_runs_of_each_cell():
+    from automd_analysis.analysis.store import ScoreStore
+
+    runs = [sb.run("A", "clf_a", k) for k in range(2)]
+    subs = [
+        sb.subgroup("A", "clf_a", 0, "age", T1, 0.80),
+        sb.subgroup("A", "clf_a", 0, "age", T2, 0.70),  # gap 0.10
+        sb.subgroup("A", "clf_a", 1, "age", T1, 0.80),
+        sb.subgroup("A", "clf_a", 1, "age", T2, 0.50),  # gap 0.30
+    ]
+    # every resample reproduces the observed scores: only the redrawn runs vary
+    table = pd.DataFrame(
+        [(f"main/A/clf_a/rep{r['rep']}", "age", r["group"], [r["score_raw"]] * 400) for r in subs],
+        columns=["run_id", "attribute", "group", "replicates"],
+    )
+    store = ScoreStore.from_frames(**sb.frames(runs, subgroups=subs), subgroup_replicates=table)
+    a = sg.table14(store).set_index("agent").loc["A"]
+    assert a["gap_mean"] == pytest.approx(0.20)
+    # drawn means 0.10 (p = 1/4), 0.20 (1/2), 0.30 (1/4)
+    assert (a["gap_mean_ci_low"], a["gap_mean_ci_high"]) == pytest.approx((0.10, 0.30))
+    with pytest.raises(ValueError, match="alpha"):
+        sg.table14(store, alpha=0)

@@ -85,28 +85,33 @@ def test_table2_stage_two_by_hand():
     ci = primary.agent_summary(store, alpha=0.5)
     a, b = ci.set_index("agent").loc["a"], ci.set_index("agent").loc["b"]
     # a: penalised per iteration = mean over tasks = 0.4, 0.5, 0.4, 0.5 -> quartiles 0.4, 0.5
-    assert a["penalized_ci_low"] == pytest.approx(0.4, abs=1e-12)
-    assert a["penalized_ci_high"] == pytest.approx(0.5, abs=1e-12)
+    assert a["penalized_mean_ci_low"] == pytest.approx(0.4, abs=1e-12)
+    assert a["penalized_mean_ci_high"] == pytest.approx(0.5, abs=1e-12)
     # b: invalid clf_a counts 0: (0 + 0.3) / 2 ... = 0.15, 0.25, 0.35, 0.45; quantile 0.25 at
     # position 0.75 -> 0.225, quantile 0.75 at position 2.25 -> 0.375
-    assert b["penalized_ci_low"] == pytest.approx(0.225, abs=1e-12)
-    assert b["penalized_ci_high"] == pytest.approx(0.375, abs=1e-12)
+    assert b["penalized_mean_ci_low"] == pytest.approx(0.225, abs=1e-12)
+    assert b["penalized_mean_ci_high"] == pytest.approx(0.375, abs=1e-12)
     # b non-penalised: only clf_b: 0.3, 0.5, 0.7, 0.9 -> 0.45, 0.75
-    assert b["nonpenalized_ci_low"] == pytest.approx(0.45, abs=1e-12)
-    assert b["nonpenalized_ci_high"] == pytest.approx(0.75, abs=1e-12)
+    assert b["nonpenalized_mean_ci_low"] == pytest.approx(0.45, abs=1e-12)
+    assert b["nonpenalized_mean_ci_high"] == pytest.approx(0.75, abs=1e-12)
 
 
 def test_table3_stage_two_by_hand():
     store, _ = hand_store()
     ci = calibration.ece_by_task_class(store, alpha=0.5).set_index("agent")
-    # a: ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3), mean(0.3, 0.1), mean(0.4, 0.1)
-    #    = 0.2, 0.25, 0.2, 0.25 -> sorted 0.2, 0.2, 0.25, 0.25 -> 0.2, 0.25
-    assert ci.loc["a", "classification_ci_low"] == pytest.approx(0.2, abs=1e-12)
-    assert ci.loc["a", "all_ci_high"] == pytest.approx(0.25, abs=1e-12)
-    assert math.isnan(ci.loc["a", "survival_ci_low"])  # no survival task
-    # b: only its valid run: 0.2, 0.2, 0.4, 0.4 -> 0.2, 0.4
-    assert ci.loc["b", "all_ci_low"] == pytest.approx(0.2, abs=1e-12)
-    assert ci.loc["b", "all_ci_high"] == pytest.approx(0.4, abs=1e-12)
+    # a: plug-in (0.1 + 0.2) / 2 = 0.15; ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3),
+    #    mean(0.3, 0.1), mean(0.4, 0.1) = 0.2, 0.25, 0.2, 0.25 -> mean 0.225, quartiles 0.2, 0.25
+    #    bias-corrected 2 * 0.15 - 0.225 = 0.075, basic interval [0.3 - 0.25, 0.3 - 0.2]
+    assert ci.loc["a", "all"] == pytest.approx(0.15, abs=1e-12)
+    assert ci.loc["a", "classification_bc"] == pytest.approx(0.075, abs=1e-12)
+    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(0.05, abs=1e-12)
+    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.1, abs=1e-12)
+    assert math.isnan(ci.loc["a", "survival_bc_ci_low"])  # no survival task
+    assert "all_ci_low" not in ci.columns  # the plug-in has no interval
+    # b: only its valid run: plug-in 0.3; 0.2, 0.2, 0.4, 0.4 -> mean 0.3, quartiles 0.2, 0.4
+    assert ci.loc["b", "all_bc"] == pytest.approx(0.3, abs=1e-12)
+    assert ci.loc["b", "all_bc_ci_low"] == pytest.approx(0.2, abs=1e-12)
+    assert ci.loc["b", "all_bc_ci_high"] == pytest.approx(0.4, abs=1e-12)
 
 
 def test_n_boot_cycles_through_the_stored_replicates():
@@ -199,7 +204,8 @@ def test_table3_columns_equal_table3_on_resampled_stores(rich):
         table = calibration.ece_by_task_class(twin(store, matrix, b)).set_index("agent")
         for row in rows:
             for column in ("survival", "classification", "sequential", "all"):
-                assert row[column][b] == pytest.approx(
+                assert row[column] == row[f"{column}_bc"][0]  # the plug-in is column 0
+                assert row[f"{column}_bc"][b] == pytest.approx(
                     table.loc[row["agent"], column], abs=1e-12, nan_ok=True
                 )
 
@@ -259,8 +265,8 @@ def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
     bare = primary.agent_summary(store)  # no replicates: the same numbers, empty intervals
     pd.testing.assert_frame_equal(table.drop(columns=_ci(table)), bare.drop(columns=_ci(bare)))
     assert bare[_ci(bare)].isna().all().all()
-    inside = (table["penalized_ci_low"] <= table["penalized_mean"]) & (
-        table["penalized_mean"] <= table["penalized_ci_high"]
+    inside = (table["penalized_mean_ci_low"] <= table["penalized_mean"]) & (
+        table["penalized_mean"] <= table["penalized_mean_ci_high"]
     )
     assert inside.all()
 
@@ -301,7 +307,7 @@ def test_pairs_share_test_resamples():
     assert pw.loc["score", "ci_high"] == pytest.approx(0.1, abs=1e-12)
     assert pw.loc["ece", "ci_low"] == 0.0 and pw.loc["ece", "ci_high"] == 0.0
     own = primary.agent_summary(store).set_index("agent")
-    assert own.loc["a", "penalized_ci_high"] - own.loc["a", "penalized_ci_low"] > 0.1
+    assert own.loc["a", "penalized_mean_ci_high"] - own.loc["a", "penalized_mean_ci_low"] > 0.1
 
 
 # --- tests across tasks ------------------------------------------------------------------------
@@ -373,13 +379,15 @@ def test_pairwise_by_hand():
     row = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "score")]
     assert row["diff_mean"] == pytest.approx(0.2, abs=1e-12)
     assert row["ci_low"] == pytest.approx(0.2, abs=1e-12)  # constant replicates, one run per cell
-    assert row["p_value"] == 0.25 and row["n_tasks"] == 3 and row["tasks_a_better"] == 3
+    assert row["tasks_p_value"] == 0.25 and row["n_tasks"] == 3 and row["tasks_a_better"] == 3
+    assert row["p_value"] == 0.0  # every replicate difference is 0.2 > 0
     ece = pw.set_index(["agent_a", "agent_b", "measure"]).loc[("a", "b", "ece")]
     assert ece["diff_mean"] == pytest.approx((-0.05 + 0.10 - 0.10) / 3, abs=1e-12)
     assert ece["tasks_a_better"] == 2  # lower ECE on clf_a and surv_a
     for measure in ("score", "ece"):
         mine = pw.loc[pw["measure"] == measure]
         np.testing.assert_allclose(mine["p_holm"], holm_adjust(mine["p_value"]), atol=0)
+        np.testing.assert_allclose(mine["tasks_p_holm"], holm_adjust(mine["tasks_p_value"]), atol=0)
     assert pw[["agent_a", "agent_b"]].drop_duplicates().values.tolist() == [
         ["a", "b"],
         ["a", "c"],
@@ -507,10 +515,17 @@ def test_sentences_state_a_difference_only_when_significant():
         "p_holm": 0.003,
         "n_tasks": 15,
         "tasks_a_better": 2,
+        "tasks_p_value": 0.02,
+        "tasks_p_holm": 0.04,
     }
     text = uncertainty.comparison_sentence(base)
-    assert text.startswith("b is better calibrated than a\\_1 on calibration (ECE)")
-    assert "better on 13 of 15 tasks" in text
+    assert text.startswith(
+        "b is better calibrated than a\\_1 on calibration (ECE) on these 15 tasks"
+    )
+    assert "across tasks (tasks as the sample): b better on 13 of 15 tasks" in text
+    assert "sign-flip Holm-adjusted p = 0.040" in text
+    raw_only = uncertainty.comparison_sentence({**base, "p_value": 0.01, "p_holm": 0.2})
+    assert "(unadjusted p = 0.010: the interval alone excludes 0)" in raw_only
     not_sig = uncertainty.comparison_sentence({**base, "p_holm": 0.2})
     assert not_sig.startswith("The data cannot separate a\\_1 and b")
     assert "no paired test" not in not_sig

@@ -99,14 +99,14 @@ def test_every_declaration_renders_its_columns_escaped(tmp_path, name):
 
 def test_declared_interval_columns_follow_the_naming_rule():
     names = {c: t.intervals[c] for t in catalog.TABLES.values() for c in t.intervals}
-    assert names["penalized_mean"] == ("penalized_ci_low", "penalized_ci_high")
+    assert names["penalized_mean"] == ("penalized_mean_ci_low", "penalized_mean_ci_high")
     assert names["survival"] == ("survival_ci_low", "survival_ci_high")
     assert names["diff_mean"] == ("ci_low", "ci_high")
     assert catalog.table("table2_primary_scores").named[-4:] == [
-        "penalized_ci_low",
-        "penalized_ci_high",
-        "nonpenalized_ci_low",
-        "nonpenalized_ci_high",
+        "penalized_mean_ci_low",
+        "penalized_mean_ci_high",
+        "nonpenalized_mean_ci_low",
+        "nonpenalized_mean_ci_high",
     ]
     assert catalog.table("pairwise_comparisons").named[3:6] == ["diff_mean", "ci_low", "ci_high"]
 

@@ -539,3 +539,83 @@ def test_reliability_title_gives_the_range_of_survival_group_sizes_once():
     [legend] = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5", "t at q=0.75"]
     assert_readable(fig)
+
+
+def _interval_segments(ax) -> tuple[list[float], list[float]]:
+    from matplotlib.collections import LineCollection
+
+    out = []
+    for c in ax.collections:
+        if isinstance(c, LineCollection):
+            out += [tuple(sorted((float(s[0][1]), float(s[1][1])))) for s in c.get_segments()]
+    return sorted(round(lo, 9) for lo, _ in out), sorted(round(hi, 9) for _, hi in out)
+
+
+def test_figure2a_draws_each_share_interval_over_its_bar(store):
+    decomposition = calibration.ece_decomposition(store)
+    ax = fg.figure2a(decomposition).axes[0]
+    lows, highs = _interval_segments(ax)
+    columns = ("share_of_runs", "share_of_difference")
+    finite = [
+        (100 * lo, 100 * hi)
+        for c in columns
+        for lo, hi in zip(decomposition[f"{c}_ci_low"], decomposition[f"{c}_ci_high"], strict=True)
+        if np.isfinite(lo) and np.isfinite(hi)
+    ]
+    assert finite
+    assert lows == sorted(round(lo, 9) for lo, _ in finite)
+    assert highs == sorted(round(hi, 9) for _, hi in finite)
+    bare = decomposition.drop(columns=[c for c in decomposition if c.endswith(("_low", "_high"))])
+    assert _interval_segments(fg.figure2a(bare).axes[0]) == ([], [])
+
+
+def test_figure2b_draws_the_interval_of_each_mean(store):
+    effect = calibration.recalibration_effect(store)
+    summary = calibration.recalibration_summary(store)
+    lows, highs = _interval_segments(fg.figure2b(effect, summary, seed=1).axes[0])
+    finite = summary.dropna(subset=["mean_ci_low", "mean_ci_high"])
+    assert len(finite)
+    assert lows == sorted(round(v, 9) for v in finite["mean_ci_low"])
+    assert highs == sorted(round(v, 9) for v in finite["mean_ci_high"])
+
+
+def test_external_ratio_figure_draws_each_interval_in_the_agents_colour():
+    from matplotlib.collections import LineCollection
+
+    table5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "a"],
+            "task": ["x_ext", "x_ext", "y_ext"],
+            "internal_task": ["x", "x", "y"],
+            "score": [0.3, 0.4, 0.2],
+            "ratio": [0.97, 1.02, 0.90],
+            "ratio_ci_low": [0.80, 0.95, np.nan],
+            "ratio_ci_high": [1.10, 1.30, np.nan],
+        }
+    )
+    ax = fg.external_ratio_figure(table5).axes[0]
+    legend = _legend(ax)
+    lines = set()
+    for collection in ax.collections:
+        if not isinstance(collection, LineCollection):
+            continue
+        agent = {c: a for a, c in legend.items()}[tuple(collection.get_color()[0][:3])]
+        for (x0, y0), (_, y1) in collection.get_segments():
+            lines.add((_tick_label(ax, x0), agent, round(y0, 9), round(y1, 9)))
+    # y_ext's missing interval draws nothing; the axis reaches the highest bound
+    assert lines == {("x_ext", "a", 80.0, 110.0), ("x_ext", "b", 95.0, 130.0)}
+    assert ax.get_ylim()[1] > 130
+
+
+def test_external_ratio_figure_without_intervals_warns_of_nothing():
+    import warnings
+
+    table5 = pd.DataFrame(
+        {"agent": ["a"], "task": ["x_ext"], "internal_task": ["x"], "score": [0.3], "ratio": [0.97],
+         "ratio_ci_low": [np.nan], "ratio_ci_high": [np.nan]}
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ax = fg.external_ratio_figure(table5).axes[0]
+    low, high = ax.get_ylim()
+    assert low < 97 and high > 100

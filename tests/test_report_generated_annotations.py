@@ -111,10 +111,10 @@ def test_without_replicates_intervals_are_empty_and_the_report_says_why(regenera
     table2 = pd.read_csv(out / "tables" / "table2_primary_scores.csv")
     ci = [c for c in table2.columns if "_ci_" in c]
     assert ci == [
-        "penalized_ci_low",
-        "penalized_ci_high",
-        "nonpenalized_ci_low",
-        "nonpenalized_ci_high",
+        "penalized_mean_ci_low",
+        "penalized_mean_ci_high",
+        "nonpenalized_mean_ci_low",
+        "nonpenalized_mean_ci_high",
     ]
     assert table2[ci].isna().all().all()
     for name in ("pairwise_comparisons", "power_table"):

@@ -97,6 +97,42 @@ def test_calibration_ratios_groups_and_recalibration():
     )
 
 
+def test_decomposition_and_recalibration_sentences_quote_their_intervals():
+    t2 = _table2([("a", 0.50, 0.5, 1), ("b", 0.52, 0.52, 1)])
+    t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.086, 0.075]})
+    dec = pd.DataFrame(
+        {
+            "group": ["averaged_ranks"],
+            "n_runs": [14],
+            "share_of_runs": [0.14],
+            "share_of_difference": [0.75],
+            "share_of_runs_ci_low": [0.08],
+            "share_of_runs_ci_high": [0.2],
+            "share_of_difference_ci_low": [0.5],
+            "share_of_difference_ci_high": [1.9],
+        }
+    )
+    recal = pd.DataFrame(
+        {
+            "recalibrated": [False, True],
+            "n_runs": [6, 1],
+            "mean": [0.16, 0.008],
+            "mean_ci_low": [0.12, 0.008],
+            "mean_ci_high": [0.2, 0.008],
+        }
+    )
+    found = h.calibration_findings(t2, t3, decomposition=dec, recalibration=recal).by_key()
+    assert found["group_averaged_ranks"].text == (
+        "Runs that submit averaged ranks as probabilities are 14% (95% CI 8% to 20%) of the valid "
+        "runs (14) and account for 75% (95% CI 50% to 190%) of the total ECE difference from the "
+        "simple baselines."
+    )
+    assert found["recalibration"].text.endswith(
+        "mean ECE is 0.008 with recalibration (1 run; 95% CI 0.008 to 0.008) and 0.160 without "
+        "(6 runs; 95% CI 0.120 to 0.200)."
+    )
+
+
 def test_calibration_without_baseline_has_no_ratio():
     t2 = _table2([("a", 0.5, 0.5, 1), ("b", 0.6, 0.6, 1)])
     t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.1, 0.2]})
@@ -187,8 +223,20 @@ def test_llm_spread_and_factor():
     [finding] = h.llm_findings(t7)
     assert finding.values["score_spread"] == pytest.approx(0.003)
     assert finding.values["ece_ratio"] == pytest.approx(0.086 / 0.029)
-    assert "from 0.029 (gemini) to 0.086 (qwen), a factor of 3.0." in finding.text
+    assert "mean ECE (plug-in) ranges from 0.029 (gemini) to 0.086 (qwen), a factor of 3.0." in (
+        finding.text
+    )
     assert h.llm_findings(t7.iloc[:1]) == []
+    corrected = t7.assign(
+        ece_mean_bc=[0.080, 0.035, 0.020],
+        ece_mean_bc_ci_low=[0.06, 0.02, 0.01],
+        ece_mean_bc_ci_high=[0.10, 0.05, 0.03],
+    )
+    [finding] = h.llm_findings(corrected)
+    assert (
+        "bias-corrected mean ECE ranges from 0.020 (gemini; 95% CI 0.010 to 0.030) to 0.080 "
+        "(qwen; 95% CI 0.060 to 0.100), a factor of 4.0." in finding.text
+    )
 
 
 def test_archive_names_are_escaped():
@@ -359,3 +407,66 @@ def test_development_findings_escape_archive_strings_and_handle_empty_tables():
     assert "censoring" not in found  # no valid survival run
     assert "reported validation" not in found["selection"].text  # no comparable gap
     assert "pair_change" not in found and "masking" not in found and "win_rate" not in found
+
+
+def test_objective_sentences_name_the_task_and_give_intervals():
+    t4 = pd.DataFrame(
+        {
+            "task": "demo_rhc",
+            "objective": ["A", "C"],
+            "n_valid": [12, 11],
+            "auroc_mean": [0.683, 0.676],
+            "auroc_mean_ci_low": [0.680, 0.670],
+            "auroc_mean_ci_high": [0.686, 0.681],
+            "ece_mean": [0.172, 0.016],
+            "ece_mean_ci_low": [0.131, 0.012],
+            "ece_mean_ci_high": [0.215, 0.021],
+        }
+    )
+    found = h.objective_findings(t4).by_key()
+    assert found["ece_change"].text == (
+        "On task demo\\_rhc, adding ECE to the stated objective moves mean ECE from 0.172 "
+        "(95% CI 0.131 to 0.215) to 0.016 (95% CI 0.012 to 0.021), while mean AUROC moves from "
+        "0.683 (95% CI 0.680 to 0.686) to 0.676 (95% CI 0.670 to 0.681)."
+    )
+    assert found["objective_A"].text.startswith(
+        "Objective A (the primary metric) on task demo\\_rhc: mean AUROC 0.683 (95% CI 0.680 to "
+        "0.686), mean ECE 0.172 (95% CI 0.131 to 0.215) over 12 valid runs."
+    )
+
+
+def test_shift_sentences_quote_the_ratio_intervals():
+    t5 = pd.DataFrame(
+        {
+            "agent": ["a", "b", "baseline"],
+            "task": "ext1",
+            "internal_task": "int1",
+            "ratio": [0.85, 0.99, 0.97],
+            "ratio_ci_low": [0.7, 0.9, 0.93],
+            "ratio_ci_high": [1.0, 1.08, 1.01],
+        }
+    )
+    assert h.shift_findings(t5)[0].text == (
+        "ext1 (shifted from int1): agents keep 85% (a; 95% CI 70% to 100%) to 99% (b; 95% CI 90% "
+        "to 108%) of their score without the shift; the simple baseline keeps 97% (95% CI 93% to "
+        "101%)."
+    )
+
+
+def test_subgroup_gap_sentence_quotes_the_intervals():
+    t14 = pd.DataFrame(
+        {
+            "task_group": "icu",
+            "attribute": "age",
+            "agent": ["a", "b", "baseline"],
+            "gap_mean": [0.065, 0.084, 0.07],
+            "gap_mean_ci_low": [0.04, 0.06, 0.05],
+            "gap_mean_ci_high": [0.09, 0.11, 0.1],
+            "same_lowest_share": [NAN, NAN, NAN],
+            "n_compared": [0, 0, 0],
+        }
+    )
+    assert h.subgroup_findings(t14)[0].text == (
+        "By age: agents' mean subgroup gaps range from 0.065 (95% CI 0.040 to 0.090) to 0.084 "
+        "(95% CI 0.060 to 0.110) (simple baseline: 0.070; 95% CI 0.050 to 0.100)."
+    )

@@ -35,10 +35,10 @@ def _table2(ci=True):
         }
     )
     if ci:
-        frame["penalized_ci_low"] = [0.53, 0.51, NAN]
-        frame["penalized_ci_high"] = [0.59, 0.56, NAN]
-        frame["nonpenalized_ci_low"] = [0.5312, NAN, 0.47]
-        frame["nonpenalized_ci_high"] = [0.5988, NAN, 0.53]
+        frame["penalized_mean_ci_low"] = [0.53, 0.51, NAN]
+        frame["penalized_mean_ci_high"] = [0.59, 0.56, NAN]
+        frame["nonpenalized_mean_ci_low"] = [0.5312, NAN, 0.47]
+        frame["nonpenalized_mean_ci_high"] = [0.5988, NAN, 0.53]
     return frame
 
 
@@ -65,7 +65,7 @@ def test_without_intervals_the_rendering_is_unchanged():
     frame = _table2(ci=False)
     text, bold = tb.display_frame(frame, SPEC2, TABLE2.intervals)
     pd.testing.assert_frame_equal(text, tb.display_frame(frame, SPEC2)[0])
-    empty_ci = _table2().assign(penalized_ci_low=NAN, nonpenalized_ci_low=NAN)
+    empty_ci = _table2().assign(penalized_mean_ci_low=NAN, nonpenalized_mean_ci_low=NAN)
     text, _ = tb.display_frame(empty_ci, SPEC2, TABLE2.intervals)
     pd.testing.assert_frame_equal(text, tb.display_frame(empty_ci, SPEC2)[0])
     assert tb.rendered(empty_ci, SPEC2, "C.", TABLE2.intervals)[2] == "C."
@@ -162,7 +162,7 @@ def test_report_table_shows_intervals_and_the_view_is_the_file(report):
     assert "[0.530, 0.590]" in view.html and tb.INTERVAL_NOTE in view.html
     assert view.html == view.paths["html"].read_text()
     assert "[0.530, 0.590]" in view._repr_html_() and tb.INTERVAL_NOTE in view._repr_html_()
-    assert "penalized_ci_low" in repr(view)  # the numbers nbval compares include the bounds
+    assert "penalized_mean_ci_low" in repr(view)  # the numbers nbval compares include the bounds
 
 
 def test_report_table_uses_the_declared_specs(report):
@@ -179,6 +179,8 @@ def test_report_table_uses_the_declared_specs(report):
                 "p_holm": 0.6875,
                 "n_tasks": 5,
                 "tasks_a_better": 1,
+                "tasks_p_value": 0.6875,
+                "tasks_p_holm": 0.6875,
             }
         ]
     )

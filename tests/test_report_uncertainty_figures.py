@@ -29,11 +29,11 @@ def table2():
         {
             "agent": ["aide", "codex", "scientist", "baseline"],
             "penalized_mean": [0.537, 0.562, 0.40, 0.5],
-            "penalized_ci_low": [0.51, 0.53, NAN, 0.47],
-            "penalized_ci_high": [0.56, 0.59, NAN, 0.53],
+            "penalized_mean_ci_low": [0.51, 0.53, NAN, 0.47],
+            "penalized_mean_ci_high": [0.56, 0.59, NAN, 0.53],
             "nonpenalized_mean": [0.537, 0.562, NAN, 0.5],
-            "nonpenalized_ci_low": [0.50, 0.52, NAN, 0.46],
-            "nonpenalized_ci_high": [0.57, 0.60, NAN, 0.54],
+            "nonpenalized_mean_ci_low": [0.50, 0.52, NAN, 0.46],
+            "nonpenalized_mean_ci_high": [0.57, 0.60, NAN, 0.54],
         }
     )
 
@@ -64,13 +64,13 @@ def test_forest_plot_leaves_out_empty_panels_and_handles_no_data():
     t3 = pd.DataFrame(
         {
             "agent": ["a", "b"],
-            "survival": [NAN, NAN],
-            "classification": [0.1, 0.2],
-            "classification_ci_low": [0.05, 0.1],
-            "classification_ci_high": [0.15, 0.3],
-            "all": [0.1, 0.2],
-            "all_ci_low": [0.05, 0.1],
-            "all_ci_high": [0.15, 0.3],
+            "survival_bc": [NAN, NAN],
+            "classification_bc": [0.1, 0.2],
+            "classification_bc_ci_low": [0.05, 0.1],
+            "classification_bc_ci_high": [0.15, 0.3],
+            "all_bc": [0.1, 0.2],
+            "all_bc_ci_low": [0.05, 0.1],
+            "all_bc_ci_high": [0.15, 0.3],
         }
     )
     fig = uf.table3_forest(t3)
@@ -111,11 +111,11 @@ def test_table7_forest():
         {
             "llm": ["m1", "m2"],
             "penalized_mean": [0.5, 0.4],
-            "penalized_ci_low": [0.45, 0.35],
-            "penalized_ci_high": [0.55, 0.45],
-            "ece_mean": [0.1, 0.2],
-            "ece_ci_low": [0.08, 0.15],
-            "ece_ci_high": [0.12, 0.25],
+            "penalized_mean_ci_low": [0.45, 0.35],
+            "penalized_mean_ci_high": [0.55, 0.45],
+            "ece_mean_bc": [0.1, 0.2],
+            "ece_mean_bc_ci_low": [0.08, 0.15],
+            "ece_mean_bc_ci_high": [0.12, 0.25],
         }
     )
     fig = uf.table7_forest(t7)

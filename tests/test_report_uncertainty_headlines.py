@@ -162,8 +162,8 @@ def _table2(with_ci=True):
         }
     )
     if with_ci:
-        frame["penalized_ci_low"] = [0.51, 0.53, 0.47]
-        frame["penalized_ci_high"] = [0.56, 0.59, 0.53]
+        frame["penalized_mean_ci_low"] = [0.51, 0.53, 0.47]
+        frame["penalized_mean_ci_high"] = [0.56, 0.59, 0.53]
     return frame
 
 

@@ -252,3 +252,64 @@ def test_minimum_group_sizes_are_the_papers(kind, minimum):
     assert rows["big"]["n"] == minimum and rows["big"]["eligible"]
     assert rows["small"]["n"] == minimum - 1 and not rows["small"]["eligible"]
     assert rows["small"]["reason"] == f"fewer than {minimum} observations"
+
+
+def _explicit_resample_scores(kind, mask, labels, preds, indices):
+    """Reference: each resample drawn as explicit positions, the group's copies scored."""
+    out = []
+    for row in indices:
+        idx = row[mask[row]]
+        if kind == "survival":
+            from automd_analysis import metrics
+
+            out.append(
+                metrics.concordance_td(
+                    labels.duration[idx],
+                    labels.event[idx],
+                    preds.surv[idx],
+                    preds.time_grid,
+                    method="antolini",
+                )
+            )
+        else:
+            out.append(roc_auc_score(labels.label[idx], preds.probability[idx]))
+    return np.array(out)
+
+
+def test_subgroup_replicates_score_each_group_on_the_runs_resamples():
+    from automd_analysis.scoring.replicates import task_resample_indices, task_resample_weights
+    from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows
+
+    labels, preds, sex, *_ = _classification()
+    rules = {"sex": "categorical"}
+    rows = subgroup_rows("classification", rules, labels, preds)
+    n = len(labels.label)
+    weights = task_resample_weights("t", n, 25)
+    reps = subgroup_replicate_rows("classification", rules, labels, preds, weights, rows)
+    # only the eligible groups, in display order
+    assert [(r["attribute"], r["group"]) for r in reps] == [
+        (r["attribute"], r["group"]) for r in rows if r["eligible"]
+    ]
+    indices = task_resample_indices("t", n, 25)
+    for r in reps:
+        mask = np.asarray(sex) == r["group"]
+        expected = _explicit_resample_scores("classification", mask, labels, preds, indices)
+        np.testing.assert_allclose(r["replicates"], expected, rtol=0, atol=1e-12)
+    assert subgroup_replicate_rows("classification", rules, labels, preds, None, rows) == []
+    assert subgroup_replicate_rows("sequential", rules, labels, preds, weights, rows) == []
+
+
+def test_survival_subgroup_replicates_match_explicit_resamples():
+    from automd_analysis.scoring.replicates import task_resample_indices, task_resample_weights
+    from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows
+
+    labels, preds, race = _survival()
+    rules = {"race": "top4_other"}
+    rows = subgroup_rows("survival", rules, labels, preds)
+    weights = task_resample_weights("s", len(race), 10)
+    reps = subgroup_replicate_rows("survival", rules, labels, preds, weights, rows)
+    assert reps and len(reps) == sum(r["eligible"] for r in rows)
+    indices = task_resample_indices("s", len(race), 10)
+    for r in reps:
+        expected = _explicit_resample_scores("survival", race == r["group"], labels, preds, indices)
+        np.testing.assert_allclose(r["replicates"], expected, rtol=0, atol=1e-12)

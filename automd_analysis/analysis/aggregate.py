@@ -31,10 +31,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.precision import sample_sd
+from automd_analysis.precision import comparable, sample_sd
 
 __all__ = [
+    "bias_corrected",
+    "DISPLAYED_DECIMALS",
     "check_alpha",
+    "displayed",
     "estimate",
     "mean_over",
     "nanmean",
@@ -44,10 +47,28 @@ __all__ = [
     "per_repetition",
     "per_task_summary",
     "percentile_interval",
+    "percentile_p_value",
     "row_groups",
     "summarise",
     "valid_only",
 ]
+
+
+#: Decimals the report shows a score or calibration value with: values equal at this precision
+#: share a rank and a "best" mark and never count as a rank flip.
+DISPLAYED_DECIMALS = 3
+
+
+def displayed(values):
+    """Values as the report compares them for ranks, ties and flips: 12 significant digits
+    (:func:`~automd_analysis.precision.comparable`), then rounded to :data:`DISPLAYED_DECIMALS`.
+
+    Examples
+    --------
+    >>> displayed(pd.Series([0.0514, 0.0506, 0.0504])).tolist()
+    [0.051, 0.051, 0.05]
+    """
+    return np.round(comparable(values), DISPLAYED_DECIMALS)
 
 
 def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
@@ -354,6 +375,86 @@ def percentile_interval(distribution: np.ndarray, alpha: float = 0.05) -> tuple[
     return float(low), float(high)
 
 
+def _crossing(draws: np.ndarray, upper: bool) -> float:
+    """sup{u : q(u) <= 0} (``upper=False``) or inf{u : q(u) >= 0} (``upper=True``) of the
+    linearly interpolated quantile function q of the sorted ``draws`` (numpy's default)."""
+    n = draws.size
+    if upper:
+        if draws[-1] < 0:
+            return 1.0
+        i = int(np.searchsorted(draws, 0.0, side="left"))  # first draw >= 0
+        if i == 0:
+            return 0.0
+        lo, hi, k = draws[i - 1], draws[i], i - 1
+    else:
+        if draws[0] > 0:
+            return 0.0
+        j = int(np.searchsorted(draws, 0.0, side="right")) - 1  # last draw <= 0
+        if j == n - 1:
+            return 1.0
+        lo, hi, k = draws[j], draws[j + 1], j
+    return (k + (0.0 - lo) / (hi - lo)) / (n - 1)
+
+
+def percentile_p_value(distribution: np.ndarray, alpha: float = 0.05) -> float:
+    """Two-sided p-value of "θ = 0" by inverting the :func:`percentile_interval`.
+
+    The smallest level at which the percentile interval excludes 0:
+
+    .. math:: p = \\min\\bigl(1,\\; 2\\min(u_-, 1 - u_+)\\bigr),\\quad
+              u_- = \\sup\\{u: \\hat q(u) \\le 0\\},\\; u_+ = \\inf\\{u: \\hat q(u) \\ge 0\\}
+
+    with :math:`\\hat q` the linearly interpolated quantile function of the finite draws (columns
+    1..B, the one :func:`percentile_interval` uses), so the lower bound exceeds 0 exactly when
+    α/2 > u₋ and the upper bound is below 0 exactly when α/2 > 1 - u₊. Hence "the (1 - α) interval
+    excludes 0" ⟺ "p < α" for every α; at the given ``alpha`` the equivalence is also enforced
+    against the interval as computed (floating-point rounding of u± cannot move p across α).
+    p = 0 when every draw lies strictly on one side of 0 (p < 1/B at B draws). NaN with fewer
+    than two finite draws.
+
+    Parameters
+    ----------
+    distribution : numpy.ndarray of shape (1 + B,)
+        Column 0 (the observed value) is not used.
+    alpha : float, default 0.05
+        The level of the reported interval.
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    percentile_interval : the interval it inverts.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, sec. 15.4 (achieved
+       significance level from confidence intervals). Chapman & Hall.
+    .. [2] Hall P, Wilson SR (1991). Two guidelines for bootstrap hypothesis testing. Biometrics
+       47(2), 757-762.
+
+    Examples
+    --------
+    >>> percentile_p_value(np.array([0.0, *range(-9, 91)]))  # 0 at quantile 9/99
+    0.18181818181818182
+    >>> percentile_p_value(np.array([0.0, 1.0, 2.0, 3.0]))
+    0.0
+    """
+    draws = np.asarray(distribution, dtype=np.float64)[1:]
+    finite = np.sort(draws[np.isfinite(draws)])
+    if finite.size < 2:
+        return math.nan
+    p = min(1.0, 2.0 * min(_crossing(finite, upper=False), 1.0 - _crossing(finite, upper=True)))
+    low, high = percentile_interval(distribution, alpha)
+    excludes = bool(low > 0 or high < 0)
+    if excludes and not p < alpha:
+        p = float(np.nextafter(alpha, 0.0))
+    elif not excludes and p < alpha:
+        p = float(alpha)
+    return float(p)
+
+
 def estimate(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:
     """``(point, ci_low, ci_high)``: column 0 and the :func:`percentile_interval` of the others.
 
@@ -382,11 +483,52 @@ def estimate(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, floa
     return (float(distribution[0]), *percentile_interval(distribution, alpha))
 
 
+def bias_corrected(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:
+    """``(estimate, ci_low, ci_high)``: the bootstrap bias-corrected value and its basic interval.
+
+    With θ̂ = column 0 and θ*_b the finite draws (columns 1..B), the bias θ̄* - θ̂ is removed once
+    from the estimate and the interval is the basic (reflected) bootstrap interval:
+
+    .. math:: \\hat\\theta_{bc} = 2\\hat\\theta - \\bar\\theta^*,\\quad
+              [2\\hat\\theta - \\hat q_{1-\\alpha/2},\\; 2\\hat\\theta - \\hat q_{\\alpha/2}]
+
+    It contains θ̂_bc exactly when the draws' mean lies within their own central 1 - α range
+    (q̂_{α/2} <= θ̄* <= q̂_{1-α/2}), which any bootstrap distribution without an extreme tail
+    satisfies. For the binned ECE, biased upwards (docs/statistics.md, "Bias-corrected ECE").
+    NaN without two finite draws. Parameters and return as :func:`estimate`.
+
+    See Also
+    --------
+    estimate : the plug-in value and its percentile interval.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, sec. 10.6 (bias
+       correction) and 13.4. Chapman & Hall.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 2.2.1 and
+       5.2 (basic interval). Cambridge University Press.
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in bias_corrected(np.array([0.30, 0.30, 0.32, 0.34, 0.36]), alpha=0.5)]
+    [0.27, 0.255, 0.285]
+    """
+    draws = np.asarray(distribution, dtype=np.float64)[1:]
+    finite = draws[np.isfinite(draws)]
+    point = float(distribution[0])
+    if finite.size < 2 or not math.isfinite(point):
+        return math.nan, math.nan, math.nan
+    low, high = percentile_interval(distribution, alpha)
+    return 2 * point - float(finite.mean()), 2 * point - high, 2 * point - low
+
+
 def summarise(
     rows: Sequence[Mapping], intervals: Mapping[str, tuple[str, str]], alpha: float = 0.05
 ) -> list[dict]:
     """Table rows from rows of distributions: each column with an interval holds a (1 + B,) array,
-    replaced by its column-0 value and followed by its percentile interval.
+    replaced by its column-0 value and followed by its percentile interval (:func:`estimate`); a
+    column named ``<X>_bc`` is the bias-corrected value with its basic interval
+    (:func:`bias_corrected`) instead.
 
     Parameters
     ----------
@@ -419,7 +561,8 @@ def summarise(
         flat = {}
         for column, value in row.items():
             if column in intervals:
-                point, low, high = estimate(value, alpha)
+                correct = column.endswith("_bc")
+                point, low, high = (bias_corrected if correct else estimate)(value, alpha)
                 flat |= {column: point, intervals[column][0]: low, intervals[column][1]: high}
             else:
                 flat[column] = value

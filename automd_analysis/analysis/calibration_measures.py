@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
+from automd_analysis.analysis.aggregate import displayed
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     BY_MEASURE,
     CORRELATIONS,
@@ -211,7 +212,7 @@ def _per_task(criteria: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ranks(values: pd.Series) -> pd.Series:
-    return comparable(values).rank(method="average", ascending=True)
+    return displayed(values).rank(method="average", ascending=True)
 
 
 def agent_measure_table(
@@ -221,7 +222,8 @@ def agent_measure_table(
 
     value(a, m) = mean over the tasks where m is defined and a has a valid run with a finite value of
     (mean of the criterion over a's valid runs on the task). ``rank`` is 1 for the best (lowest)
-    value among the non-reference agents, ties averaged (values rounded to 12 decimals); the simple
+    value among the non-reference agents, ties averaged (values equal at the displayed 3 decimals);
+    the simple
     baseline has a value but no rank. ``n_runs`` counts the agent's valid runs on the measure's task
     kinds and ``n_undefined`` those where the measure is undefined (``nan``: e.g. a probability of
     exactly 0 or 1 for the logit-scale slope/intercept) - they are left out of ``value``, so a large
@@ -371,7 +373,9 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
 
     For measures a and b and agents 1 and 2 (non-reference, finite values under both), the pair
     flips when agent 1 is strictly better than agent 2 under one measure and strictly worse under the
-    other (values rounded to 12 decimals; a tie under either measure is not a flip).
+    other, compared as displayed (:func:`~automd_analysis.analysis.aggregate.displayed`: 12
+    significant digits, then 3 decimals); a tie under either measure is not a flip. The agent
+    table has no interval of a difference, so the displayed precision is the only tie rule.
 
     Parameters
     ----------
@@ -420,8 +424,8 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     for a, b in pairs:
         agents = agent_order(set(values[a].index) & set(values[b].index))
         for x, y in itertools.combinations(agents, 2):
-            ax, ay = comparable(values[a][x]), comparable(values[a][y])
-            bx, by = comparable(values[b][x]), comparable(values[b][y])
+            ax, ay = displayed(values[a][x]), displayed(values[a][y])
+            bx, by = displayed(values[b][x]), displayed(values[b][y])
             if np.sign(ax - ay) * np.sign(bx - by) < 0:
                 rows.append(
                     (
@@ -497,8 +501,8 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
 
 
 def _best(values: pd.Series) -> str | None:
-    """The agent with the lowest value; None if none or tied for best."""
-    v = comparable(values.dropna())
+    """The agent with the lowest value; None if none or tied (at 3 decimals) for best."""
+    v = displayed(values.dropna())
     if v.empty:
         return None
     best = v[v == v.min()]

@@ -36,6 +36,7 @@ from automd_analysis.analysis.aggregate import (
     mean_over,
     per_cell,
     per_task_summary,
+    percentile_interval,
     row_groups,
     summarise,
     valid_only,
@@ -59,7 +60,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
+from automd_analysis.analysis.two_stage import RunMatrix, run_matrix, slot_draws
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -124,14 +125,19 @@ def ece_by_task_class(
     seed: int = 0,
     n_boot: int | None = None,
 ) -> pd.DataFrame:
-    """Paper Table 3: ECE by agent and task class, with two-stage bootstrap intervals.
+    """Paper Table 3: ECE by agent and task class (the paper's plug-in value), and its
+    bias-corrected value with a two-stage bootstrap interval.
 
     ``ECE(a, class) = mean over tasks t of the class of ( mean ECE of a's valid runs on t )``; ``all``
     weights every task equally. Tasks where the agent has no valid run with a finite ECE are left
-    out of the average; a class with no such task is NaN. ``<class>_ci_low/high`` is the
-    1 - ``alpha`` percentile interval of the same mean over the B columns of the two-stage
-    bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`: the runs of every (agent,
-    task) redrawn, each drawn run's ECE on test resample b); empty without replicates.
+    out of the average; a class with no such task is NaN. These plug-in columns (``survival``,
+    ``classification``, ``sequential``, ``all``) are what App. F and Table 3 report; they carry no
+    interval, because the binned ECE is biased upwards and its percentile interval can lie above
+    it. ``<class>_bc`` is the bootstrap bias-corrected value 2 ECE - mean(ECE*) over the B columns
+    of the two-stage bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`: the runs
+    of every (agent, task) redrawn, each drawn run's ECE on test resample b) and
+    ``<class>_bc_ci_low/high`` its basic bootstrap interval
+    (:func:`~automd_analysis.analysis.aggregate.bias_corrected`); empty without replicates.
 
     Parameters
     ----------
@@ -141,8 +147,8 @@ def ece_by_task_class(
     Returns
     -------
     DataFrame
-        ``agent``, ``survival``, ``classification``, ``sequential``, ``all``, then their
-        ``<class>_ci_low``, ``<class>_ci_high``; one row per agent, the baseline last.
+        ``agent``, ``survival``, ``classification``, ``sequential``, ``all``, their ``<class>_bc``,
+        then ``<class>_bc_ci_low``, ``<class>_bc_ci_high``; one row per agent, the baseline last.
 
     Raises
     ------
@@ -164,8 +170,8 @@ def ece_by_task_class(
     >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
     >>> table = ece_by_task_class(example_store_with_replicates())
     >>> table.columns.tolist()[:6]
-    ['agent', 'survival', 'classification', 'sequential', 'all', 'survival_ci_low']
-    >>> bool((table["all_ci_low"] <= table["all_ci_high"]).all())
+    ['agent', 'survival', 'classification', 'sequential', 'all', 'survival_bc']
+    >>> bool(((table["all_bc_ci_low"] <= table["all_bc"]) & (table["all_bc"] <= table["all_bc_ci_high"])).all())
     True
     """
     alpha = check_alpha(alpha)
@@ -190,7 +196,8 @@ def _table3_rows(matrix: RunMatrix) -> list[dict]:
             mask = cell_agent == agent
             if kind != "all":
                 mask &= cell_kind == kind
-            row[kind] = mean_over(per_task, mask)
+            dist = mean_over(per_task, mask)
+            row[kind], row[f"{kind}_bc"] = float(dist[0]), dist
         rows.append(row)
     return rows
 
@@ -284,21 +291,49 @@ def _missing_baseline(tasks: Iterable[str]) -> ScoreStoreError:
     )
 
 
+def _slot_runs(store: ScoreStore, experiment: str) -> pd.DataFrame:
+    """Every run of the experiment (baseline and invalid runs included: they fill the slots of
+    stage 1), with the practice columns of :func:`practice_groups` for the runs in V (else NaN)."""
+    runs = selected_runs(store, experiment).reset_index(drop=True)
+    groups = practice_groups(store, experiment).set_index("run_id")
+    for column in ("group", "imbalance_handling", "recalibration", "averaged_ranks", "task_kind"):
+        runs[f"v_{column}"] = runs["run_id"].map(groups[column])
+    return runs
+
+
+def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(whole != 0, part / np.where(whole != 0, whole, 1.0), np.nan)
+
+
 def ece_decomposition(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
     *,
     tasks: Iterable[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Figure 2a: contributions of practice groups to the ECE gap from the simple baselines.
 
-    With ``d_r = ECE_r - ECE_ref(t(r))`` (``ECE_ref`` = mean ECE of the baseline's repetitions on
-    the task, :func:`baseline_ece`) and V = all valid agent runs (:func:`practice_groups`):
+    With ``d_r = ECE_r - ECE_ref(t(r))`` (``ECE_ref`` = mean ECE of the baseline's valid
+    repetitions on the task, :func:`baseline_ece`) and V = all valid agent runs
+    (:func:`practice_groups`):
 
     - ``n_runs`` = |G|, ``share_of_runs`` = |G| / |V|
     - ``share_of_difference`` = sum_{r in G} d_r / sum_{r in V} d_r (NaN when the denominator is 0;
       negative d_r are kept, so a share can be negative or exceed 1)
     - ``mean_ece`` = mean ECE_r over G.
+
+    .. math:: \\text{share}_G = \\frac{\\sum_{r \\in G} d_r}{\\sum_{r \\in V} d_r}, \\qquad
+              d_r = \\mathrm{ECE}_r - \\mathrm{ECE}_{ref}(t(r))
+
+    The three shares and means get 95 % percentile intervals from ``n_boot`` draws of the runs
+    (stage 1 of the two-stage bootstrap, :func:`~automd_analysis.analysis.two_stage.slot_draws`):
+    every (agent, task)'s runs - the baseline's included, so ``ECE_ref`` is redrawn too - are
+    redrawn with replacement, each drawn run brings its validity, ECE and practice group, and the
+    decomposition is recomputed. The test sets are held fixed.
 
     Parameters
     ----------
@@ -307,49 +342,68 @@ def ece_decomposition(
         The main experiment.
     tasks : iterable of str, optional
         Restrict V to these tasks.
+    n_boot : int, default 1000
+    seed : int, default 0
+    alpha : float, default 0.05
 
     Returns
     -------
-    DataFrame ``group, n_runs, share_of_runs, share_of_difference, mean_ece``: one row per group
-    in the order averaged ranks,
-    imbalance without recalibration, other (always present, possibly with 0 runs), then
-    ``unannotated`` only when such runs exist.
+    DataFrame ``group, n_runs, share_of_runs, share_of_difference, mean_ece`` and the intervals
+    ``share_of_runs_ci_low/high``, ``share_of_difference_ci_low/high``, ``mean_ece_ci_low/high``:
+    one row per group in the order averaged ranks, imbalance without recalibration, other (always
+    present, possibly with 0 runs), then ``unannotated`` only when such runs exist.
 
     Raises
     ------
     ScoreStoreError
         A task in V has no valid baseline run (``store.no_baseline``): the reference is undefined.
         The error lists the tasks; restrict ``tasks`` or add baseline runs.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. I and Figure 2a.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
     """
-    runs = practice_groups(store, experiment)
+    alpha = check_alpha(alpha)
+    runs = _slot_runs(store, experiment)
     if tasks is not None:
-        runs = runs.loc[runs["task"].isin(set(tasks))]
-    reference = baseline_ece(store, experiment)
-    missing = set(runs["task"]) - set(reference.index)
+        runs = runs.loc[runs["task"].isin(set(tasks))].reset_index(drop=True)
+    in_v = runs["v_group"].notna().to_numpy()
+    reference = (runs["reference"] & runs["valid"] & runs["ece"].notna()).to_numpy()
+    missing = set(runs.loc[in_v, "task"]) - set(runs.loc[reference, "task"])
     if missing:
         raise _missing_baseline(missing)
-    d = runs["ece"].to_numpy(float) - runs["task"].map(reference).to_numpy(float)
-    total_runs = len(runs)
-    total_d = float(d.sum())
-    rows = []
-    for group in _GROUP_ORDER:
-        mask = (runs["group"] == group).to_numpy()
-        if group == GROUP_UNANNOTATED and not mask.any():
+    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "fig2a_ece_decomposition")
+    ece = valid_only(runs["ece"].to_numpy(float), runs["valid"].to_numpy(bool))[draws]
+    ref = np.full(ece.shape, np.nan)
+    baseline = runs["reference"].to_numpy(bool)
+    for rows in row_groups(runs, ["task"]).values():
+        ref[rows] = mean_over(ece, rows[baseline[rows]])
+    member = in_v[draws]
+    group = runs["v_group"].to_numpy(object)[draws]
+    d = np.where(member, ece - ref, 0.0)
+    undefined = (member & ~np.isfinite(d)).any(
+        axis=0
+    )  # a task whose drawn baseline runs all failed
+    total_runs = member.sum(axis=0).astype(float)
+    total_d = np.where(undefined, np.nan, d.sum(axis=0))
+    rows_out = []
+    for name in _GROUP_ORDER:
+        mine = member & (group == name)
+        n = int(mine[:, 0].sum())
+        if name == GROUP_UNANNOTATED and not n:
             continue
-        n = int(mask.sum())
-        share_runs = n / total_runs if total_runs else math.nan
-        share_diff = float(d[mask].sum()) / total_d if total_d != 0 else math.nan
-        mean_ece = float(runs.loc[mask, "ece"].mean()) if n else math.nan
-        rows.append(
+        count = mine.sum(axis=0).astype(float)
+        rows_out.append(
             {
-                "group": group,
+                "group": name,
                 "n_runs": n,
-                "share_of_runs": share_runs,
-                "share_of_difference": share_diff,
-                "mean_ece": mean_ece,
+                "share_of_runs": _share(count, total_runs),
+                "share_of_difference": _share(np.where(mine, d, 0.0).sum(axis=0), total_d),
+                "mean_ece": _share(np.where(mine, ece, 0.0).sum(axis=0), count),
             }
         )
-    return FIG2A.frame(rows)
+    return FIG2A.frame(summarise(rows_out, FIG2A.intervals, alpha))
 
 
 def recalibration_effect(
@@ -368,31 +422,68 @@ def recalibration_effect(
         sorted by run_id.
     """
     runs = practice_groups(store, experiment)
-    keep = (
-        runs["task_kind"].isin(_BINARY_KINDS)
-        & runs["imbalance_handling"].map(_imbalance_handled)
-        & (runs["averaged_ranks"] != "yes")
-        & runs["recalibration"].isin(["yes", "no"])
-    )
+    keep = _recalibration_eligible(runs)
     out = runs.loc[keep, ["run_id", "agent", "task", "imbalance_handling", "recalibration", "ece"]]
     out = out.assign(recalibrated=out["recalibration"] == "yes").drop(columns="recalibration")
     out = out[["run_id", "agent", "task", "imbalance_handling", "recalibrated", "ece"]]
     return FIG2B.frame(out.sort_values("run_id", kind="mergesort").reset_index(drop=True))
 
 
-def recalibration_summary(
-    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
-) -> pd.DataFrame:
-    """Mean +- SD ECE of the two Figure 2b groups: ``recalibrated``, ``n_runs``, ``mean``, ``sd``.
+def _recalibration_eligible(runs: pd.DataFrame, prefix: str = "") -> pd.Series:
+    """Figure 2b's runs among ``runs`` (practice columns named ``prefix + column``)."""
+    return (
+        runs[f"{prefix}task_kind"].isin(_BINARY_KINDS)
+        & runs[f"{prefix}imbalance_handling"].map(_imbalance_handled)
+        & (runs[f"{prefix}averaged_ranks"] != "yes")
+        & runs[f"{prefix}recalibration"].isin(["yes", "no"])
+    )
 
-    Both groups (``False`` first) are always present; an empty group has NaN statistics.
+
+def recalibration_summary(
+    store: ScoreStore,
+    experiment: str = DEFAULT_EXPERIMENTS["main"],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Mean +- SD ECE of the two Figure 2b groups, with a 95 % interval of each mean.
+
+    Columns ``recalibrated``, ``n_runs``, ``mean``, ``sd``, ``mean_ci_low``, ``mean_ci_high``. Both
+    groups (``False`` first) are always present; an empty group has NaN statistics. The interval
+    redraws the runs of every (agent, task) with replacement, as :func:`ece_decomposition` does: a
+    drawn run counts in a group when it is one of :func:`recalibration_effect`'s runs with that
+    recalibration answer. The test sets are held fixed.
+
+    .. math:: \\bar e_g = \\frac{1}{|R_g|} \\sum_{r \\in R_g} \\mathrm{ECE}_r
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Figure 2b.
+    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
     """
-    runs = recalibration_effect(store, experiment)
+    alpha = check_alpha(alpha)
+    runs = _slot_runs(store, experiment)
+    eligible = (runs["v_group"].notna() & _recalibration_eligible(runs, "v_")).to_numpy()
+    recalibrated = (runs["v_recalibration"] == "yes").to_numpy()
+    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "fig2b_recalibration_summary")
+    ece = runs["ece"].to_numpy(float)
     rows = []
     for flag in (False, True):
-        values = runs.loc[runs["recalibrated"] == flag, "ece"]
-        mean, sd = mean_sd(values)
-        rows.append({"recalibrated": flag, "n_runs": len(values), "mean": mean, "sd": sd})
+        mine = eligible & (recalibrated == flag)
+        mean, sd = mean_sd(ece[mine])
+        values = np.where(mine, ece, np.nan)[draws]
+        low, high = percentile_interval(mean_over(values, np.arange(len(runs))), alpha)
+        rows.append(
+            {
+                "recalibrated": flag,
+                "n_runs": int(mine.sum()),
+                "mean": mean,
+                "sd": sd,
+                "mean_ci_low": low,
+                "mean_ci_high": high,
+            }
+        )
     return FIG2B_SUMMARY.frame(rows)
 
 

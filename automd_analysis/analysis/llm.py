@@ -187,11 +187,14 @@ def llm_summary(
 
     ``penalized_mean/sd``, ``ece_mean`` and ``tokens_m_mean`` as :func:`llm_summary_detail`;
     ``valid_rate`` is the mean over repetitions of the per-repetition share of valid runs.
-    ``penalized_ci_low/high`` and ``ece_ci_low/high`` are the 1 - ``alpha`` percentile intervals
-    over the B columns of the two-stage bootstrap
-    (:func:`~automd_analysis.analysis.two_stage.run_matrix`, cells = (LLM, task)): penalised
-    score = mean over repetitions of the mean over tasks (invalid = 0); ECE = valid drawn runs
-    averaged within task, then tasks equally. Empty intervals without replicates.
+    ``penalized_mean_ci_low/high`` is the 1 - ``alpha`` percentile interval over the B columns of
+    the two-stage bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`, cells = (LLM,
+    task)) of the penalised score (mean over repetitions of the mean over tasks, invalid = 0).
+    ``ece_mean`` (valid runs averaged within task, then tasks equally) is the paper's plug-in
+    binned ECE, biased upwards, so it has no interval; ``ece_mean_bc`` is its bootstrap
+    bias-corrected value with the basic interval ``ece_mean_bc_ci_low/high``
+    (:func:`~automd_analysis.analysis.aggregate.bias_corrected`). Empty intervals (and
+    ``ece_mean_bc``) without replicates.
 
     Parameters
     ----------
@@ -204,8 +207,9 @@ def llm_summary(
     Returns
     -------
     DataFrame
-        ``llm, penalized_mean, penalized_sd, ece_mean, valid_rate, tokens_m_mean``, then
-        ``penalized_ci_low, penalized_ci_high, ece_ci_low, ece_ci_high``.
+        ``llm, penalized_mean, penalized_sd, ece_mean, ece_mean_bc, valid_rate, tokens_m_mean``,
+        then ``penalized_mean_ci_low, penalized_mean_ci_high, ece_mean_bc_ci_low,
+        ece_mean_bc_ci_high``.
 
     Raises
     ------
@@ -226,7 +230,7 @@ def llm_summary(
     Examples
     --------
     >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
-    >>> llm_summary(example_store_with_replicates())[["llm", "ece_ci_low"]].shape
+    >>> llm_summary(example_store_with_replicates())[["llm", "ece_mean_bc_ci_low"]].shape
     (2, 2)
     """
     runs = llm_runs(
@@ -234,6 +238,7 @@ def llm_summary(
     )
     alpha = check_alpha(alpha)
     rows = _llm_rows(_matrix(runs, store.replicates, seed=seed, n_boot=n_boot))
+    rows = [r | {"ece_mean": float(r["ece_mean"][0]), "ece_mean_bc": r["ece_mean"]} for r in rows]
     rows = summarise(rows, TABLE7.intervals, alpha)
     return TABLE7.frame([{k: r[k] for k in TABLE7.named} for r in rows])
 

@@ -9,15 +9,26 @@ Objective groups on one binary task (UCI Diabetes in the paper):
 - **C** - ``objective: "auroc+ece"`` (maximise AUROC and minimise ECE).
 
 Any other stated objective keeps its own name as its group label. Statistics pool the valid runs of
-all agents (never the simple baseline) and report the mean and sample SD (``ddof=1``).
+all agents (never the simple baseline) and report the mean and sample SD (``ddof=1``), and a 95 %
+bootstrap interval of the mean from the runs redrawn within every (agent, objective): the unit of
+inference is the run, the task and its test set are held fixed (the store keeps test-set
+replicates of the score and the ECE only, not of AUROC and Brier, so all three intervals describe
+run-to-run randomness alone, and the test patients every objective is scored on are the same).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import (
+    check_alpha,
+    mean_over,
+    percentile_interval,
+    row_groups,
+    valid_only,
+)
 from automd_analysis.analysis.calibration_practices import (
     GROUP_AVERAGED_RANKS,
     GROUP_IMBALANCE_NO_RECAL,
@@ -31,6 +42,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.analysis.two_stage import slot_draws
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -38,6 +50,7 @@ __all__ = [
     "OBJECTIVE_LABELS",
     "figure4_data",
     "objective_baseline",
+    "objective_intervals",
     "objective_points",
     "objective_practices",
     "objective_runs",
@@ -133,18 +146,98 @@ def _metric_summary(runs: pd.DataFrame) -> dict:
     return out
 
 
+def objective_intervals(
+    runs: pd.DataFrame,
+    by: Sequence[str],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    tag: str,
+) -> dict[tuple, dict[str, tuple[float, float]]]:
+    """Bootstrap interval of each metric's mean over the valid runs of every group ``by``.
+
+    Iteration b redraws the runs of every (agent, objective) with replacement
+    (:func:`~automd_analysis.analysis.two_stage.draw_runs`, seeded by ``(seed, tag)``), the drawn
+    runs fill the original slots and the group mean is taken over the drawn valid runs
+    (:func:`~automd_analysis.analysis.aggregate.valid_only`); the interval is the percentile
+    interval of the ``n_boot`` means. The task and its test set are fixed.
+
+    .. math:: \\bar m_g = \\frac{1}{|V_g|} \\sum_{r \\in V_g} m_r, \\qquad
+              [\\hat q_{\\alpha/2}, \\hat q_{1-\\alpha/2}] \\text{ of } \\bar m_g^{*}
+
+    Parameters
+    ----------
+    runs : DataFrame
+        :func:`objective_runs` rows.
+    by : sequence of str
+        The group columns (``["objective"]`` for Table 4, ``["agent", "objective"]`` for Table 15).
+    n_boot : int, default 1000
+    seed : int, default 0
+    alpha : float, default 0.05
+    tag : str
+        Names the table (its own reproducible draws).
+
+    Returns
+    -------
+    dict
+        group key tuple -> metric -> ``(ci_low, ci_high)``.
+
+    See Also
+    --------
+    automd_analysis.analysis.aggregate.percentile_interval
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13 (percentile
+       intervals). Chapman & Hall.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"agent": "a", "objective": ["A", "A", "C", "C"],
+    ...     "valid": [True, True, True, False], "auroc": [0.6, 0.7, 0.65, 0.9],
+    ...     "brier": 0.2, "ece": [0.2, 0.1, 0.05, 0.5]})
+    >>> ci = objective_intervals(runs, ["objective"], n_boot=200, tag="doc")
+    >>> low, high = ci[("A",)]["ece"]
+    >>> bool(0.1 <= low <= 0.15 <= high <= 0.2), ci[("C",)]["ece"]
+    (True, (0.05, 0.05))
+    """
+    check_alpha(alpha)
+    runs = runs.reset_index(drop=True)
+    draws = slot_draws(runs, ("agent", "objective"), n_boot, seed, tag)
+    valid = runs["valid"].to_numpy(bool)
+    out: dict[tuple, dict[str, tuple[float, float]]] = {}
+    for key, rows in row_groups(runs, list(by)).items():
+        out[key] = {}
+        for metric in METRICS:
+            values = valid_only(pd.to_numeric(runs[metric]).to_numpy(dtype=float), valid)
+            out[key][metric] = percentile_interval(mean_over(values[draws], rows), alpha)
+    return out
+
+
+def _with_intervals(summary: dict, intervals: Mapping[str, tuple[float, float]]) -> dict:
+    for metric in METRICS:
+        summary[f"{metric}_mean_ci_low"], summary[f"{metric}_mean_ci_high"] = intervals[metric]
+    return summary
+
+
 def objective_summary(
     store: ScoreStore,
     *,
     task: str | None = None,
     main_experiment: str = DEFAULT_EXPERIMENTS["main"],
     objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Paper Table 4: AUROC, Brier and ECE per objective, pooled over valid runs of all agents.
 
-    Columns: ``objective``, ``n_runs``, ``n_valid``, ``auroc_mean``, ``auroc_sd``, ``brier_mean``,
-    ``brier_sd``, ``ece_mean``, ``ece_sd`` (sample SD; NaN metrics are skipped). Keyword arguments
-    go to :func:`objective_runs`.
+    Columns: ``task``, ``objective``, ``n_runs``, ``n_valid``, ``auroc_mean``, ``auroc_sd``,
+    ``brier_mean``, ``brier_sd``, ``ece_mean``, ``ece_sd`` (sample SD; NaN metrics are skipped),
+    then the 95 % interval of each mean (``auroc_mean_ci_low``, ``auroc_mean_ci_high``, ...;
+    :func:`objective_intervals`). ``task``, ``main_experiment`` and ``objectives_experiment`` go
+    to :func:`objective_runs`; ``n_boot``, ``seed`` and ``alpha`` to :func:`objective_intervals`.
     """
     runs = objective_runs(
         store,
@@ -152,12 +245,19 @@ def objective_summary(
         main_experiment=main_experiment,
         objectives_experiment=objectives_experiment,
     )
+    ci = objective_intervals(
+        runs, ["objective"], n_boot=n_boot, seed=seed, alpha=alpha, tag="table4_objectives"
+    )
     rows = []
     for objective in _objective_order(runs["objective"]):
-        rows.append(
-            {"objective": objective, **_metric_summary(runs[runs["objective"] == objective])}
-        )
+        summary = _metric_summary(runs[runs["objective"] == objective])
+        row = {"task": _task_of(runs), "objective": objective, **summary}
+        rows.append(_with_intervals(row, ci[(objective,)]))
     return TABLE4.frame(pd.DataFrame(rows, columns=TABLE4.named))
+
+
+def _task_of(runs: pd.DataFrame) -> str | None:
+    return str(runs["task"].iloc[0]) if len(runs) else None
 
 
 def objective_summary_by_agent(
@@ -166,20 +266,34 @@ def objective_summary_by_agent(
     task: str | None = None,
     main_experiment: str = DEFAULT_EXPERIMENTS["main"],
     objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Paper Table 15: Table 4's statistics by agent and objective (valid runs of each agent)."""
+    """Paper Table 15: Table 4's statistics and intervals by agent and objective (valid runs of
+    each agent; the interval redraws the agent's runs under the objective)."""
     runs = objective_runs(
         store,
         task=task,
         main_experiment=main_experiment,
         objectives_experiment=objectives_experiment,
     )
+    ci = objective_intervals(
+        runs,
+        ["agent", "objective"],
+        n_boot=n_boot,
+        seed=seed,
+        alpha=alpha,
+        tag="table15_objectives_by_agent",
+    )
     rows = []
     for agent in agent_order(runs["agent"]):
         for objective in _objective_order(runs["objective"]):
             mine = runs[(runs["agent"] == agent) & (runs["objective"] == objective)]
             if len(mine):
-                rows.append({"agent": agent, "objective": objective, **_metric_summary(mine)})
+                row = {"task": _task_of(runs), "agent": agent, "objective": objective}
+                row |= _metric_summary(mine)
+                rows.append(_with_intervals(row, ci[(agent, objective)]))
     return TABLE15.frame(pd.DataFrame(rows, columns=TABLE15.named))
 
 

@@ -15,7 +15,8 @@ docs/tables.md, docs/decisions.md item 19):
 - **Non-penalised** score: valid runs are averaged within each task, then tasks are weighted equally;
   its SD (over repetitions, as above) is reported only when *all* the agent's runs are valid.
 - **Ranks**: within each task the agents (never the simple baseline) are ranked by their mean
-  normalised score under each convention, 1 = best, ties get their average rank; the mean and SD of
+  normalised score under each convention, 1 = best, ties (equal at the displayed 3 decimals) get
+  their average rank; the mean and SD of
   an agent's ranks over tasks are reported.
 - The normalised score is already clipped to [0, 1] by the scorer (eq. 1), so negative sequential
   utilities count as 0.
@@ -32,6 +33,7 @@ import pandas as pd
 from automd_analysis import submissions
 from automd_analysis.analysis.aggregate import (
     check_alpha,
+    displayed,
     mean_over,
     over_repetitions,
     penalized,
@@ -58,7 +60,6 @@ from automd_analysis.analysis.store import (
     skipped_runs,
 )
 from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
-from automd_analysis.precision import comparable
 
 __all__ = [
     "agent_summary",
@@ -114,7 +115,7 @@ def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
 def _rank_within_task(means: pd.DataFrame, column: str) -> pd.Series:
     """Average ranks (1 = best) of the non-reference agents within each task; NaN scores unranked."""
     ranked = means.loc[~means["reference"]].copy()
-    rounded = comparable(ranked[column])
+    rounded = displayed(ranked[column])  # equal at the shown 3 decimals: a tie
     ranks = rounded.groupby(ranked["task"]).rank(ascending=False, method="average")
     return ranks.reindex(means.index)
 
@@ -131,7 +132,8 @@ def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     """Per-task ranks of the agents under both conventions (paper App. E).
 
     Within each task, agents are ranked by their mean normalised score (:func:`task_means`),
-    1 = best, ties receive the average of the ranks they span (``scipy.stats.rankdata(-x,
+    1 = best, ties (scores equal at the displayed 3 decimals) receive the average of the ranks
+    they span (``scipy.stats.rankdata(-x,
     'average')``). The simple baseline (``reference``) is not ranked (NaN). Under the non-penalised
     convention an agent with no valid run on a task has no score and is not ranked on that task.
 
@@ -160,7 +162,7 @@ def agent_summary(
     - ``valid_rate_mean/sd``: mean / sample SD over k of the share of valid runs among the tasks.
     - ``rank_*_mean/sd``: mean / sample SD over tasks of the agent's per-task rank
       (:func:`rank_table`); NaN for the simple baseline (never ranked).
-    - ``penalized_ci_low/high``, ``nonpenalized_ci_low/high``: the 1 - ``alpha`` percentile
+    - ``penalized_mean_ci_low/high``, ``nonpenalized_mean_ci_low/high``: the 1 - ``alpha`` percentile
       interval of the same two means over the B columns of the two-stage bootstrap
       (:func:`~automd_analysis.analysis.two_stage.run_matrix`: in column b the runs of every
       (agent, task) are redrawn and each drawn run scores its test resample b),
@@ -206,7 +208,7 @@ def agent_summary(
     --------
     >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
     >>> row = agent_summary(example_store_with_replicates()).set_index("agent").loc["a"]
-    >>> bool(row.penalized_ci_low < row.penalized_mean < row.penalized_ci_high)
+    >>> bool(row.penalized_mean_ci_low < row.penalized_mean < row.penalized_mean_ci_high)
     True
     """
     alpha = check_alpha(alpha)

@@ -79,7 +79,7 @@ from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.analysis.store import ScoreStore
 from automd_analysis.analysis.stratified_tests import TEST_NAME as STRATIFIED_TEST
 from automd_analysis.analysis.stratified_tests import within_task_spearman
-from automd_analysis.analysis.two_stage import draw_runs
+from automd_analysis.analysis.two_stage import slot_draws
 from automd_analysis.archive.version_pairs import (
     as_bool,
     chronological,
@@ -675,9 +675,7 @@ def agent_means(
     require_columns(per_run, ("agent", "task", *metrics), "per-run process metrics")
     check_alpha(alpha)
     runs = per_run.reset_index(drop=True)
-    identity = np.arange(len(runs), dtype=np.int64)[:, None]
-    drawn = draw_runs(runs, ("agent", "task"), int(n_boot), seed, "process_metrics_table4").T
-    draws = np.hstack([identity, drawn])
+    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "process_metrics_table4")
     out: dict[str, dict[str, tuple[float, float, float]]] = {}
     for agent, rows in row_groups(runs, ["agent"]).items():
         out[str(agent[0])] = {}

@@ -82,7 +82,8 @@ SCORE_FIX = "run `automd score ARCHIVE --out DIR` to (re)build the score store, 
 _REQUIRED_TABLES = ("scores", "runs", "subgroups", "calibration_bins", "reasons", "annotations",
                     "pairs")  # fmt: skip
 _OPTIONAL_TABLES = ("steps", "calibration_measures", "calibration_curves", "annotation_comparison",
-                    "replicates", "problems", "code", "tasks", "extra_metrics")  # fmt: skip
+                    "replicates", "subgroup_replicates", "problems", "code", "tasks",
+                    "extra_metrics")  # fmt: skip
 #: Read only when asked for (:meth:`ScoreStore.code_texts`): the archived code can be large.
 _CODE_TEXTS = "code_texts"
 
@@ -107,6 +108,10 @@ class ScoreStore:
     replicates : DataFrame or None
         Bootstrap replicates ``run_id, replicate, score, ece`` of every selected valid
         submission (``None`` when scored with ``--bootstrap 0``).
+    subgroup_replicates : DataFrame or None
+        ``run_id, attribute, group, replicates``: the score of every eligible subgroup of a
+        selected valid submission on each of the run's test resamples (a list, replicate b at
+        position b); ``None`` for a store written without them.
     annotation_comparison : DataFrame or None
         Per run and codebook field, the archive's own answer next to the ``automd annotate``
         answer, for runs that have both (scored with ``--annotations``); else ``None``.
@@ -144,6 +149,7 @@ class ScoreStore:
     calibration_measures: pd.DataFrame | None = None
     calibration_curves: pd.DataFrame | None = None
     replicates: pd.DataFrame | None = None
+    subgroup_replicates: pd.DataFrame | None = None
     annotation_comparison: pd.DataFrame | None = None
     code: pd.DataFrame | None = None
     extra_metrics: pd.DataFrame | None = None

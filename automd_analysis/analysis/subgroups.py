@@ -10,6 +10,12 @@ For a run and an attribute (age, sex, race) with at least two eligible groups:
 ``gap = max_g score_g - min_g score_g`` and the *lowest group* is the argmin (ties: the
 alphabetically first group). The simple baseline's subgroup scores are first averaged over its
 repetitions, per group; its lowest group and gap come from those averages.
+
+Intervals of the mean gaps (``gap_mean_ci_low``, ``gap_mean_ci_high``) come from the two-stage bootstrap of
+:mod:`automd_analysis.analysis.two_stage`: in iteration b the runs of every (agent, task) are
+redrawn (the baseline's repetitions of every task), and each drawn run brings its gap on test
+resample b - the gap recomputed from its groups' scores on the run's resample b restricted to each
+group (``subgroup_replicates.parquet``), the same patients for every run of the task.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.aggregate import check_alpha, mean_over, nanmean, percentile_interval
 from automd_analysis.analysis.catalog.subgroups import CHECKS, RESULTS, TABLE14
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -30,6 +37,8 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.analysis.two_stage import REPLICATES_FIX, slot_draws
+from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 
 __all__ = [
@@ -140,12 +149,108 @@ def _mode(labels: list[str]) -> tuple[str | None, float]:
     return best, float(counts[best]) / len(labels)
 
 
+def _group_replicates(store: ScoreStore) -> tuple[dict[tuple, np.ndarray], int]:
+    """``(run_id, attribute, group) -> replicates`` and their number R (0 without any)."""
+    table = store.subgroup_replicates
+    if table is None or table.empty:
+        return {}, 0
+    out = {}
+    for run_id, attribute, group, values in table[
+        ["run_id", "attribute", "group", "replicates"]
+    ].itertuples(index=False):
+        out[(str(run_id), str(attribute), str(group))] = np.array(
+            [math.nan if v is None else v for v in values], dtype=np.float64
+        )
+    sizes = sorted({len(v) for v in out.values()})
+    if len(sizes) > 1:
+        raise ScoreStoreError(
+            "subgroup replicates have different lengths "
+            f"({', '.join(map(str, sizes))}); re-score every run with the same --bootstrap N",
+            path="subgroup_replicates",
+            fix=REPLICATES_FIX,
+            code="store.replicates_malformed",
+        )
+    return out, sizes[0]
+
+
+def _group_scores(sub: pd.DataFrame, key: tuple, reps: dict, n_rep: int) -> dict[str, np.ndarray]:
+    """Group -> (1 + R,) scores of one run and attribute: observed, then its replicates (NaN
+    where the store has none)."""
+    run_id, attribute = key
+    mine = sub.loc[(sub["run_id"] == run_id) & (sub["attribute"] == attribute)]
+    out = {}
+    for group, score in zip(mine["group"], mine["score_raw"], strict=True):
+        stored = reps.get((run_id, attribute, str(group)), np.full(n_rep, np.nan))
+        out[str(group)] = np.concatenate([[float(score)], stored])
+    return out
+
+
+def _spread(scores: np.ndarray) -> np.ndarray:
+    """max - min over groups (rows) for every column; NaN where fewer than two are defined."""
+    finite = np.isfinite(scores)
+    with np.errstate(invalid="ignore"):
+        high = np.where(finite, scores, -np.inf).max(axis=0)
+        low = np.where(finite, scores, np.inf).min(axis=0)
+    return np.where(finite.sum(axis=0) >= 2, high - low, np.nan)
+
+
+def _agent_gap_draws(
+    agents: pd.DataFrame, sub: pd.DataFrame, reps: dict, n_rep: int, seed: int
+) -> np.ndarray:
+    """(n, 1 + R): column 0 each row's gap, column b the gap of the run drawn into the row's slot
+    (its (agent, task, attribute) redrawn) on test resample b."""
+    rows = agents.reset_index(drop=True)
+    if n_rep == 0 or rows.empty:
+        return rows["gap"].to_numpy(float)[:, None]
+    per_run = np.vstack(
+        [
+            _spread(np.vstack(list(_group_scores(sub, key, reps, n_rep).values())))
+            for key in zip(rows["run_id"], rows["attribute"], strict=True)
+        ]
+    )
+    draws = slot_draws(rows, ("run_agent", "task", "attribute"), n_rep, seed, "table14_agents")
+    out = per_run[draws, np.arange(1 + n_rep)[None, :]]
+    out[:, 0] = rows["gap"].to_numpy(float)
+    return out
+
+
+def _baseline_gap_draws(
+    sub: pd.DataFrame, reps: dict, n_rep: int, seed: int
+) -> dict[tuple[str, str], np.ndarray]:
+    """(task, attribute) -> (R,) baseline gaps: its repetitions redrawn within the task, each
+    group's scores on resample b averaged over the drawn repetitions, then max - min."""
+    ref = sub.loc[sub["reference"]]
+    if n_rep == 0 or ref.empty:
+        return {}
+    runs = ref.drop_duplicates("run_id")[["run_id", "task"]].sort_values("run_id")
+    runs = runs.reset_index(drop=True)
+    draws = slot_draws(runs, ("task",), n_rep, seed, "table14_baseline")[:, 1:]
+    out = {}
+    for (task, attribute), mine in ref.groupby(["task", "attribute"], sort=True):
+        slots = np.flatnonzero((runs["task"] == task).to_numpy())
+        groups = sorted(set(mine["group"].astype(str)))
+        scores = np.full((len(runs), len(groups), n_rep), np.nan)
+        for i in slots:
+            run_scores = _group_scores(sub, (runs.at[i, "run_id"], attribute), reps, n_rep)
+            for j, group in enumerate(groups):
+                if group in run_scores:
+                    scores[i, j] = run_scores[group][1:]
+        drawn = scores[draws[slots], :, np.arange(n_rep)[None, :]]  # (slots, R, groups)
+        finite = np.isfinite(drawn)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(finite, drawn, 0.0).sum(axis=0) / finite.sum(axis=0)  # (R, groups)
+        out[(str(task), str(attribute))] = _spread(means.T)
+    return out
+
+
 def subgroup_gaps(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
     *,
     task_groups: Mapping[str, str] | None = None,
     by_agent: bool = True,
+    seed: int = 0,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """Paper Table 14: subgroup performance gaps by task group, attribute and agent.
 
@@ -170,21 +275,33 @@ def subgroup_gaps(
         Tasks not in the mapping form their own group.
     by_agent : bool
         ``False`` pools all non-baseline agents into one row labelled :data:`ALL_AGENTS`.
+    seed : int, default 0
+        Seeds the redrawn runs of the intervals.
+    alpha : float, default 0.05
 
     Returns
     -------
     DataFrame
         ``task_group``, ``attribute``, ``agent``, ``n_runs``, ``gap_mean``, ``gap_sd``,
-        ``lowest_group``, ``lowest_share``, ``same_lowest_share``, ``n_compared``.
+        ``lowest_group``, ``lowest_share``, ``same_lowest_share``, ``n_compared``, ``gap_mean_ci_low``,
+        ``gap_mean_ci_high`` (the 95 % two-stage interval of ``gap_mean``: runs redrawn within every
+        (agent, task), each drawn run's gap on test resample b of ``subgroup_replicates``; the
+        baseline's repetitions redrawn within each task and its group scores averaged over them;
+        NaN for a store without subgroup replicates).
     """
+    check_alpha(alpha)
     sub = _eligible_rows(store, experiment)
     gaps = run_gaps(store, experiment)
     reference = _baseline_reference(sub)
+    reps, n_rep = _group_replicates(store)
     mapping = dict(task_groups or {})
     gaps["task_group"] = gaps["task"].map(lambda t: mapping.get(t, t))
     reference["task_group"] = reference["task"].map(lambda t: mapping.get(t, t))
     ref_lowest = reference.set_index(["task", "attribute"])["lowest_group"]
-    agents = gaps.loc[~gaps["reference"]].copy()
+    agents = gaps.loc[~gaps["reference"]].reset_index(drop=True)
+    agents["run_agent"] = agents["agent"]
+    agent_draws = _agent_gap_draws(agents, sub, reps, n_rep, seed)
+    baseline_draws = _baseline_gap_draws(sub, reps, n_rep, seed)
     if not by_agent:
         agents["agent"] = ALL_AGENTS
     rows = []
@@ -201,6 +318,7 @@ def subgroup_gaps(
             base = [ref_lowest.get((t, attribute)) for t in runs["task"]]
             compared = [(low, b) for low, b in zip(runs["lowest_group"], base, strict=True) if b]
             same = sum(low == b for low, b in compared) / len(compared) if compared else math.nan
+            ci = percentile_interval(mean_over(agent_draws, runs.index.to_numpy()), alpha)
             rows.append(
                 (
                     task_group,
@@ -213,6 +331,7 @@ def subgroup_gaps(
                     share,
                     same,
                     len(compared),
+                    *ci,
                 )
             )
         ref = reference.loc[
@@ -222,6 +341,11 @@ def subgroup_gaps(
             gap_mean, gap_sd = mean_sd(ref["gap"])
             lowest, share = _mode([group_label(g) for g in ref["lowest_group"]])
             baseline = str(sub.loc[sub["reference"], "agent"].iloc[0])
+            drawn = [baseline_draws.get((t, attribute)) for t in ref["task"]]
+            ci = (math.nan, math.nan)
+            if drawn and all(d is not None for d in drawn):
+                over_tasks = nanmean(np.vstack(drawn), axis=0)
+                ci = percentile_interval(np.concatenate([[gap_mean], over_tasks]), alpha)
             rows.append(
                 (
                     task_group,
@@ -234,6 +358,7 @@ def subgroup_gaps(
                     share,
                     math.nan,
                     0,
+                    *ci,
                 )
             )
     return TABLE14.frame(pd.DataFrame(rows, columns=TABLE14.named))

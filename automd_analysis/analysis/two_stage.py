@@ -49,6 +49,7 @@ __all__ = [
     "n_replicates",
     "replicate_matrix",
     "run_matrix",
+    "slot_draws",
 ]
 
 #: What to do when replicates are missing or malformed.
@@ -414,3 +415,24 @@ def _n_boot(n_boot: int | None, n_replicates: int) -> int:
     if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}.")
     return int(n_boot)
+
+
+def slot_draws(
+    runs: pd.DataFrame, cells: Sequence[str], n_boot: int, seed: int, tag: str
+) -> np.ndarray:
+    """Stage 1 alone, as the rows of a run x replicate matrix: shape ``(len(runs), 1 + n_boot)``,
+    column 0 the observed runs (``0..n-1``), column b the rows of :func:`draw_runs` iteration b.
+
+    For claims whose values are properties of the runs (process metrics) or whose test-set
+    replicates are not stored (AUROC and Brier of the objectives experiment): index a per-run
+    array with it and apply the rules of :mod:`automd_analysis.analysis.aggregate`.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"agent": ["a", "a", "b"], "task": "t"})
+    >>> d = slot_draws(runs, ("agent", "task"), n_boot=3, seed=0, tag="demo")
+    >>> d.shape, d[:, 0].tolist(), set(d[2].tolist())
+    ((3, 4), [0, 1, 2], {2})
+    """
+    identity = np.arange(len(runs), dtype=np.int64)[:, None]
+    return np.hstack([identity, draw_runs(runs, cells, int(n_boot), seed, tag).T])

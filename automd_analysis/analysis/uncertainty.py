@@ -33,6 +33,7 @@ from automd_analysis.analysis.aggregate import (
     penalized,
     per_cell,
     percentile_interval,
+    percentile_p_value,
     row_groups,
     valid_only,
 )
@@ -54,6 +55,7 @@ from automd_analysis.precision import comparable
 
 __all__ = [
     "MEASURES",
+    "across_tasks_clause",
     "comparison_sentence",
     "comparison_sentences",
     "pairwise_comparisons",
@@ -100,13 +102,23 @@ def pairwise_comparisons(
     ``score``; invalid = 0) or of the valid runs' ECE (measure ``ece``). Over the T tasks where
     both agents have a value, d_t = A_t - B_t and
 
+    Two questions, each with its own columns:
+
+    *On these T tasks* (the primary comparison: tasks fixed, runs and test patients resampled):
+
     - ``diff_mean`` = (1/T) Σ_t d_t; ``ci_low``/``ci_high``: its two-stage percentile interval
       (both agents' runs redrawn within each task, and in iteration b both read test resample b of
-      the task: the patients are shared, so the interval is paired). It treats the tasks as fixed.
-    - ``p_value``: two-sided sign-flip randomisation test of the d_t
-      (:func:`~automd_analysis.analysis.paired_tests.sign_flip_test`): tasks are the units, so it
-      asks whether A beats B across tasks; ``p_holm``: Holm-adjusted over the pairs of the same
-      measure.
+      the task: the patients are shared, so the interval is paired).
+    - ``p_value``: the test inversion of that interval
+      (:func:`~automd_analysis.analysis.aggregate.percentile_p_value`, same replicates), so
+      ``p_value < alpha`` exactly when the interval excludes 0; ``p_holm``: Holm-adjusted over
+      the pairs of the same measure (one family per measure).
+
+    *Across tasks* (does it generalise to other tasks? tasks as the units):
+
+    - ``tasks_p_value``: two-sided sign-flip randomisation test of the d_t
+      (:func:`~automd_analysis.analysis.paired_tests.sign_flip_test`); ``tasks_p_holm``:
+      Holm-adjusted over the pairs of the same measure.
     - ``n_tasks`` = T; ``tasks_a_better`` = tasks where A is strictly better (higher score, lower
       ECE).
 
@@ -122,7 +134,7 @@ def pairwise_comparisons(
     Returns
     -------
     DataFrame ``agent_a, agent_b, measure, diff_mean, ci_low, ci_high, p_value, p_holm, n_tasks,
-    tasks_a_better``: one row per unordered pair (A before B in display order) and measure, score
+    tasks_a_better, tasks_p_value, tasks_p_holm``: one row per unordered pair (A before B in display order) and measure, score
     rows first.
 
     Raises
@@ -138,6 +150,7 @@ def pairwise_comparisons(
     References
     ----------
     Fisher, R. A. (1935). The Design of Experiments. Oliver & Boyd.
+    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, sec. 15.4. Chapman & Hall.
     Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
     of Statistics 6(2), 65-70.
 
@@ -149,8 +162,10 @@ def pairwise_comparisons(
     ['a', 'b', 'score']
     >>> int(pw.loc[0, "n_tasks"]), int(pw.loc[0, "tasks_a_better"])
     (3, 3)
-    >>> float(pw.loc[0, "p_value"])  # 3 tasks, all in a's favour: 2 of 8 sign patterns
+    >>> float(pw.loc[0, "tasks_p_value"])  # 3 tasks, all in a's favour: 2 of 8 sign patterns
     0.25
+    >>> bool(pw.loc[0, "p_value"] < 0.05) == bool(pw.loc[0, "ci_low"] > 0 or pw.loc[0, "ci_high"] < 0)
+    True
     """
     alpha = check_alpha(alpha)
     if not has_replicates(store):
@@ -168,11 +183,13 @@ def pairwise_comparisons(
             better = int(np.sum(d > 0)) if higher_better else int(np.sum(d < 0))
             block.append(
                 [a, b, measure, float(d.mean()) if d.size else math.nan, low, high,
-                 sign_flip_test(d) if d.size else math.nan, math.nan, int(d.size), better]
+                 percentile_p_value(diff_b, alpha), math.nan, int(d.size), better,
+                 sign_flip_test(d) if d.size else math.nan, math.nan]
             )  # fmt: skip
-        p_holm = holm_adjust([r[6] for r in block]) if block else []
-        for r, p in zip(block, p_holm, strict=True):
-            r[7] = float(p)
+        for p_col, holm_col in ((6, 7), (10, 11)):
+            adjusted = holm_adjust([r[p_col] for r in block]) if block else []
+            for r, p in zip(block, adjusted, strict=True):
+                r[holm_col] = float(p)
         rows += block
     return PAIRWISE.frame(pd.DataFrame(rows, columns=PAIRWISE.named))
 
@@ -342,12 +359,48 @@ def _num(value: float, signed: bool = False) -> str:
     return text.replace("-0.000", "0.000").replace("+0.000", "0.000")
 
 
+def _p_text(p: float) -> str:
+    """``= 0.012``, ``< 0.001`` or ``= n/a``."""
+    return "< 0.001" if p is not None and math.isfinite(p) and p < 0.0005 else f"= {_num(p)}"
+
+
+def _significant(p: float | None, alpha: float) -> bool:
+    return p is not None and math.isfinite(p) and p < alpha
+
+
+def across_tasks_clause(row, alpha: float = 0.05) -> str:
+    """The across-tasks half of a comparison sentence (tasks as the units): how many tasks favour
+    the agent the mean difference favours, the sign-flip test's Holm-adjusted p-value and, when ``n_tasks`` makes p < ``alpha``
+    unattainable for it (smallest p = 2 / 2^T), that it cannot.
+
+    Examples
+    --------
+    >>> across_tasks_clause({"n_tasks": 3, "tasks_a_better": 3, "tasks_p_holm": 0.25,
+    ...                      "agent_a": "a", "agent_b": "b", "measure": "score", "diff_mean": 0.1})
+    'across tasks (tasks as the sample): a better on 3 of 3 tasks, sign-flip Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05'
+    """
+    n_tasks = int(row["n_tasks"])
+    diff, higher_better = row["diff_mean"], row["measure"] != "ece"
+    a_ahead = not (diff < 0 if higher_better else diff > 0)  # 0 or NaN: name A
+    who = _name(row["agent_a"] if a_ahead else row["agent_b"])
+    count = int(row["tasks_a_better"]) if a_ahead else n_tasks - int(row["tasks_a_better"])
+    text = f"across tasks (tasks as the sample): {who} better on {count} of {n_tasks} tasks"
+    p = row.get("tasks_p_holm")
+    if p is not None:
+        text += f", sign-flip Holm-adjusted p {_p_text(p)}"
+    if 2.0 / 2.0**n_tasks >= alpha:
+        text += f"; with {n_tasks} tasks no paired test across tasks can reach p < {alpha:g}"
+    return text
+
+
 def comparison_sentence(row, alpha: float = 0.05, level: float = 0.95) -> str:
     """One "At a glance" sentence for a row of :func:`pairwise_comparisons`.
 
-    A difference is stated only when the Holm-adjusted p-value is below ``alpha``; otherwise the
-    sentence says that the data cannot separate the agents, and, when the number of tasks makes
-    p < alpha unattainable for the sign-flip test, says so.
+    Its first half is the primary comparison *on these T tasks* (tasks fixed): a difference is
+    stated only when the Holm-adjusted p-value ``p_holm`` is below ``alpha``; otherwise the
+    sentence says that the data cannot separate the agents on these tasks (and, when the interval
+    alone excludes 0, that only Holm's adjustment over the pairs removes it). Its second half is
+    the *across tasks* question (:func:`across_tasks_clause`).
 
     See Also
     --------
@@ -358,36 +411,37 @@ def comparison_sentence(row, alpha: float = 0.05, level: float = 0.95) -> str:
     --------
     >>> row = {"agent_a": "codex", "agent_b": "aide", "measure": "score", "diff_mean": 0.043,
     ...        "ci_low": 0.012, "ci_high": 0.071, "p_value": 0.004, "p_holm": 0.012,
-    ...        "n_tasks": 15, "tasks_a_better": 12}
+    ...        "n_tasks": 15, "tasks_a_better": 12, "tasks_p_holm": 0.03}
     >>> comparison_sentence(row)
-    'codex scores higher than aide on the primary score: mean difference +0.043 (95% CI 0.012 to 0.071), better on 12 of 15 tasks, Holm-adjusted p = 0.012.'
-    >>> comparison_sentence({**row, "p_holm": 0.4, "n_tasks": 3, "tasks_a_better": 2})
-    'The data cannot separate codex and aide on the primary score: mean difference +0.043 (95% CI 0.012 to 0.071), Holm-adjusted p = 0.400; with 3 tasks no paired test across tasks can reach p < 0.05.'
+    'codex scores higher than aide on the primary score on these 15 tasks: mean difference +0.043 (95% CI 0.012 to 0.071), Holm-adjusted p = 0.012; across tasks (tasks as the sample): codex better on 12 of 15 tasks, sign-flip Holm-adjusted p = 0.030.'
+    >>> comparison_sentence({**row, "p_value": 0.4, "p_holm": 0.4, "ci_low": -0.01, "n_tasks": 3,
+    ...                      "tasks_a_better": 2, "tasks_p_holm": 1.0})
+    'The data cannot separate codex and aide on the primary score on these 3 tasks: mean difference +0.043 (95% CI -0.010 to 0.071), Holm-adjusted p = 0.400; across tasks (tasks as the sample): codex better on 2 of 3 tasks, sign-flip Holm-adjusted p = 1.000; with 3 tasks no paired test across tasks can reach p < 0.05.'
     """
     a, b = _name(row["agent_a"]), _name(row["agent_b"])
     measure = row["measure"]
     words = _MEASURE_WORDS.get(measure, _name(measure))
     n_tasks = int(row["n_tasks"])
+    if n_tasks == 0:
+        return f"The data cannot separate {a} and {b} on {words}: they share no task."
+    target = f"on these {n_tasks} tasks"
     ci = f"{round(100 * level)}% CI {_num(row['ci_low'])} to {_num(row['ci_high'])}"
     diff = f"mean difference {_num(row['diff_mean'], signed=True)} ({ci})"
     p_holm = row["p_holm"]
-    if p_holm is not None and math.isfinite(p_holm) and p_holm < alpha:
+    across = across_tasks_clause(row, alpha)
+    if _significant(p_holm, alpha):
         a_better = (row["diff_mean"] > 0) == (measure != "ece")
         better, worse = (a, b) if a_better else (b, a)
-        n_better = int(row["tasks_a_better"]) if a_better else n_tasks - int(row["tasks_a_better"])
         verb = "scores higher than" if measure != "ece" else "is better calibrated than"
         return (
-            f"{better} {verb} {worse} on {words}: {diff}, better on {n_better} of {n_tasks} "
-            f"tasks, Holm-adjusted p = {_num(p_holm)}."
+            f"{better} {verb} {worse} on {words} {target}: {diff}, Holm-adjusted p "
+            f"{_p_text(p_holm)}; {across}."
         )
-    text = (
-        f"The data cannot separate {a} and {b} on {words}: {diff}, Holm-adjusted p = {_num(p_holm)}"
-    )
-    if n_tasks == 0:
-        return f"The data cannot separate {a} and {b} on {words}: they share no task."
-    if 2.0 / 2.0**n_tasks >= alpha:
-        text += f"; with {n_tasks} tasks no paired test across tasks can reach p < {alpha:g}"
-    return text + "."
+    text = f"The data cannot separate {a} and {b} on {words} {target}: {diff}, Holm-adjusted p "
+    text += _p_text(p_holm)
+    if _significant(row.get("p_value"), alpha):
+        text += f" (unadjusted p {_p_text(row['p_value'])}: the interval alone excludes 0)"
+    return f"{text}; {across}."
 
 
 def comparison_sentences(
@@ -404,11 +458,11 @@ def comparison_sentences(
     >>> import pandas as pd
     >>> rows = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "ece", "diff_mean": -0.02,
     ...     "ci_low": -0.03, "ci_high": -0.01, "p_value": 0.001, "p_holm": 0.002, "n_tasks": 15,
-    ...     "tasks_a_better": 13}])
+    ...     "tasks_a_better": 13, "tasks_p_holm": 0.01}])
     >>> comparison_sentences(rows, "ece")[0].startswith("a is better calibrated than b")
     True
     """
     mine = pairwise.loc[pairwise["measure"] == measure]
-    significant = mine["p_holm"].fillna(1.0) < alpha
+    significant = mine["p_holm"].fillna(1.0) < alpha  # on these tasks
     ordered = pd.concat([mine.loc[significant], mine.loc[~significant]])
     return [comparison_sentence(r, alpha, level) for r in ordered.to_dict("records")]

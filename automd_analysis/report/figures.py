@@ -144,6 +144,7 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
             palette=["#bbbbbb", "#d95f02"],
             ax=ax,
         )
+        _bar_intervals(ax, decomposition, ("share_of_runs", "share_of_difference"))
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("")
         ax.set_ylabel("% of valid runs /\nof total ECE difference")
@@ -154,16 +155,33 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
     return fig
 
 
-def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
+def _bar_intervals(ax, frame: pd.DataFrame, measures) -> None:
+    """A black line over each bar of ``measures`` (one bar container per measure, bars in row
+    order) from its ``<measure>_ci_low/high`` columns, in percent; nothing without them."""
+    for container, measure in zip(ax.containers, measures, strict=False):
+        low, high = f"{measure}_ci_low", f"{measure}_ci_high"
+        if low not in frame.columns or high not in frame.columns:
+            continue
+        for bar, lo, hi in zip(container, frame[low], frame[high], strict=False):
+            if np.isfinite(lo) and np.isfinite(hi):
+                x = bar.get_x() + bar.get_width() / 2
+                ax.vlines(x, 100 * lo, 100 * hi, color="black", linewidth=1.0, zorder=3)
+
+
+def figure2b(effect: pd.DataFrame, summary: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 2b: ECE of runs that handle class imbalance, with vs without recalibration.
 
-    Circles are runs (jittered with ``seed``), diamonds the group means.
+    Circles are runs (jittered with ``seed``), diamonds the group means, with the 95 % interval
+    of each mean as a black line when ``summary`` gives it.
 
     Parameters
     ----------
     effect : DataFrame
         :func:`automd_analysis.analysis.calibration_practices.recalibration_effect` (``recalibrated``,
         ``ece``).
+    summary : DataFrame, optional
+        :func:`automd_analysis.analysis.calibration_practices.recalibration_summary`
+        (``recalibrated``, ``mean_ci_low``, ``mean_ci_high``).
     """
     with _style():
         fig = _figure(4.5, 3.8)
@@ -177,6 +195,13 @@ def figure2b(effect: pd.DataFrame, *, seed: int = 0) -> Figure:
             ax.scatter(x, values, s=24, facecolors="none", edgecolors="#444444", linewidths=0.8)
             if len(values):
                 ax.scatter([position], [values.mean()], marker="D", s=70, color="#d95f02", zorder=3)
+            if summary is not None and "mean_ci_low" in summary.columns:
+                row = summary.loc[summary["recalibrated"] == flag]
+                lo, hi = (
+                    row[c].iloc[0] if len(row) else np.nan for c in ("mean_ci_low", "mean_ci_high")
+                )
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.vlines(position, lo, hi, color="black", linewidth=1.2, zorder=4)
         ax.set_xticks([0, 1], labels)
         ax.set_xlim(-0.6, 1.6)
         ax.set_ylabel("ECE")
@@ -320,14 +345,17 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
 def external_ratio_figure(table5: pd.DataFrame) -> Figure:
     """Ratio of external to internal normalised score per task and agent (Table 5 ratios).
 
-    One marker per (task, agent), side by side within a task; the dashed line is 100 % (no loss
-    on the external population). The axis spans the ratios and 100 % with a margin, not 0: the
-    differences of interest are a few percent around 100.
+    One marker per (task, agent), side by side within a task, with its 95 % interval
+    (``ratio_ci_low``/``ratio_ci_high``, when the table has them) as a vertical line in the agent's
+    colour; the dashed line is 100 % (no loss on the external population). The axis spans the
+    ratios, their intervals and 100 % with a margin, not 0: the differences of interest are a few
+    percent around 100.
 
     Parameters
     ----------
     table5 : DataFrame
-        :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``).
+        :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``, optionally
+        ``ratio_ci_low``, ``ratio_ci_high``).
     """
     with _style():
         data = table5.loc[np.isfinite(table5["ratio"].astype(float))].copy()
@@ -347,8 +375,21 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
             x = mine["task"].astype(str).map({t: k for k, t in enumerate(tasks)}).to_numpy(float)
             x = x + (i - (len(agents) - 1) / 2) * step
             ax.scatter(x, mine["ratio_pct"], s=40, color=colors[agent], label=agent, zorder=3)
-        low = min(float(data["ratio_pct"].min()), 100.0)
-        high = max(float(data["ratio_pct"].max()), 100.0)
+            if {"ratio_ci_low", "ratio_ci_high"} <= set(mine.columns):
+                lo = 100 * mine["ratio_ci_low"].to_numpy(float)
+                hi = 100 * mine["ratio_ci_high"].to_numpy(float)
+                keep = np.isfinite(lo) & np.isfinite(hi)
+                ax.vlines(x[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
+        shown = np.concatenate(
+            [data["ratio_pct"].to_numpy(float)]
+            + [
+                100 * data[c].to_numpy(float)
+                for c in ("ratio_ci_low", "ratio_ci_high")
+                if c in data
+            ]
+        )
+        shown = shown[np.isfinite(shown)]
+        low, high = min(float(shown.min()), 100.0), max(float(shown.max()), 100.0)
         pad = max(2.0, 0.1 * (high - low))
         ax.set_ylim(low - pad, high + pad)
         ax.set_xticks(range(len(tasks)), tasks)
@@ -365,8 +406,9 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
 
     One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
-    per agent within a row (agents side by side), named in one legend below the panel; about 0.4 in
-    per row, so the figure stays compact with many agents.
+    per agent within a row (agents side by side) with its 95 % interval as a line in the agent's
+    colour when the table has ``gap_mean_ci_low``/``gap_mean_ci_high``, named in one legend below the panel;
+    about 0.4 in per row, so the figure stays compact with many agents.
 
     Parameters
     ----------
@@ -390,6 +432,10 @@ def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
             y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
             y = y + (i - (len(agents) - 1) / 2) * step
             ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
+            if {"gap_mean_ci_low", "gap_mean_ci_high"} <= set(mine.columns):
+                lo, hi = (mine[c].to_numpy(float) for c in ("gap_mean_ci_low", "gap_mean_ci_high"))
+                keep = np.isfinite(lo) & np.isfinite(hi)
+                ax.hlines(y[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, as in the table
         ax.set_xlim(left=0)

@@ -144,7 +144,7 @@ def primary_findings(
     """Headlines of notebook 01 (paper Table 2, Table 12), each number with its interval.
 
     - ``score_spread``: lowest and highest agent penalised mean score and the baseline's, each
-      with its 95 % interval (Table 2 ``penalized_ci_low/high``; left out when the store had no
+      with its 95 % interval (Table 2 ``penalized_mean_ci_low/high``; left out when the store had no
       replicates);
     - with ``pairwise``, :func:`comparison_findings` of the primary score: no difference between
       agents is stated unless it is significant;
@@ -177,15 +177,15 @@ def primary_findings(
     --------
     >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.4],
     ...     "nonpenalized_mean": [0.5, 0.4], "valid_rate_mean": [1.0, 1.0],
-    ...     "penalized_ci_low": [0.45, 0.3], "penalized_ci_high": [0.55, 0.5]})
+    ...     "penalized_mean_ci_low": [0.45, 0.3], "penalized_mean_ci_high": [0.55, 0.5]})
     >>> t12 = pd.DataFrame(columns=["task", "agent", "mean"])
     >>> pw = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
     ...     "diff_mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "p_value": 0.001, "p_holm": 0.001,
-    ...     "n_tasks": 15, "tasks_a_better": 14}])
+    ...     "n_tasks": 15, "tasks_a_better": 14, "tasks_p_value": 0.002, "tasks_p_holm": 0.002}])
     >>> for f in primary_findings(t2, t12, pw):
     ...     print(f.text)
     Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
-    a scores higher than b on the primary score: mean difference +0.100 (95% CI 0.050 to 0.150), better on 14 of 15 tasks, Holm-adjusted p = 0.001.
+    a scores higher than b on the primary score on these 15 tasks: mean difference +0.100 (95% CI 0.050 to 0.150), Holm-adjusted p = 0.001; across tasks (tasks as the sample): a better on 14 of 15 tasks, sign-flip Holm-adjusted p = 0.002.
     """
     out = Findings()
     comparisons = (
@@ -198,7 +198,7 @@ def primary_findings(
     if ext is not None:
         lo_name, lo, hi_name, hi = ext
         base = _baseline_value(table2, "penalized_mean")
-        cols = ("penalized_ci_low", "penalized_ci_high")
+        cols = ("penalized_mean_ci_low", "penalized_mean_ci_high")
         text = (
             f"Penalised primary scores of the {len(agents)} agents range from "
             f"{_end(table2, lo_name, lo, *cols)} to {_end(table2, hi_name, hi, *cols)}"
@@ -265,8 +265,9 @@ def calibration_findings(
 ) -> Findings:
     """Headlines of notebook 02 (paper Table 3, Figure 2a/2b), each ECE with its interval.
 
-    - ``ece_spread``: the agents' lowest and highest mean ECE over all tasks (Table 3 ``all``,
-      each with its 95 % interval ``all_ci_low/high`` when the store had replicates), those as
+    - ``ece_spread``: the agents' lowest and highest bias-corrected mean ECE over all tasks
+      (Table 3 ``all_bc`` with its 95 % interval ``all_bc_ci_low/high``; the plug-in ``all``,
+      named so and without an interval, when the store had no replicates), those as
       multiples of the baseline's ECE, and the agents' penalised-score spread (Table 2);
     - with ``pairwise``, :func:`comparison_findings` of ECE;
     - ``group_<name>``: for the averaged-ranks and imbalance-without-recalibration groups of the
@@ -297,25 +298,27 @@ def calibration_findings(
     Examples
     --------
     >>> t2 = pd.DataFrame({"agent": ["a", "b"], "penalized_mean": [0.5, 0.49]})
-    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.05, 0.12],
-    ...     "all_ci_low": [0.04, 0.10], "all_ci_high": [0.06, 0.15]})
+    >>> t3 = pd.DataFrame({"agent": ["a", "b"], "all": [0.06, 0.13], "all_bc": [0.05, 0.12],
+    ...     "all_bc_ci_low": [0.04, 0.10], "all_bc_ci_high": [0.06, 0.15]})
     >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
     >>> for f in calibration_findings(t2, t3, pw, has_replicates=False):
     ...     print(f.text)
-    The agents' mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
+    Over all tasks, the agents' bias-corrected mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
     The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
     """
     out = Findings()
     scores = _extremes(_agents_only(table2).reset_index(drop=True), "penalized_mean", "agent")
-    ece = _extremes(_agents_only(table3).reset_index(drop=True), "all", "agent")
+    column = "all_bc" if "all_bc" in table3 and table3["all_bc"].notna().any() else "all"
+    ece = _extremes(_agents_only(table3).reset_index(drop=True), column, "agent")
     if scores is not None and ece is not None:
         spread = scores[3] - scores[1]
         lo_name, lo, hi_name, hi = ece
-        base = _baseline_value(table3, "all")
-        cols = ("all_ci_low", "all_ci_high")
+        base = _baseline_value(table3, column)
+        cols = (f"{column}_ci_low", f"{column}_ci_high")
+        kind = "bias-corrected mean ECE" if column == "all_bc" else "mean ECE (plug-in)"
         text = (
-            f"The agents' mean ECE ranges from {_end(table3, lo_name, lo, *cols)} to "
-            f"{_end(table3, hi_name, hi, *cols)}"
+            f"Over all tasks, the agents' {kind} ranges from {_end(table3, lo_name, lo, *cols)} "
+            f"to {_end(table3, hi_name, hi, *cols)}"
         )
         values = {"score_spread": spread, "ece_low": lo, "ece_high": hi, "baseline_ece": base}
         if not math.isnan(base) and base > 0:
@@ -336,9 +339,9 @@ def calibration_findings(
             out.append(
                 Finding(
                     f"group_{row['group']}",
-                    f"Runs that {labels[row['group']]} are {_pct(row['share_of_runs'])} of the "
+                    f"Runs that {labels[row['group']]} are {_pct_ci(row, 'share_of_runs')} of the "
                     f"valid runs ({int(row['n_runs'])}) and account for "
-                    f"{_pct(row['share_of_difference'])} of the total ECE difference from the "
+                    f"{_pct_ci(row, 'share_of_difference')} of the total ECE difference from the "
                     "simple baselines.",
                     {
                         "share_of_runs": float(row["share_of_runs"]),
@@ -355,8 +358,9 @@ def calibration_findings(
                     "recalibration",
                     "Among runs that handle class imbalance (and do not submit averaged ranks), "
                     f"mean ECE is {_f(with_)} with recalibration "
-                    f"({_runs(int(by.at[True, 'n_runs']))}) and {_f(without)} without "
-                    f"({_runs(int(by.at[False, 'n_runs']))}).",
+                    f"({_runs(int(by.at[True, 'n_runs']))}{_ci_after(by.loc[True], 'mean')}) and "
+                    f"{_f(without)} without ({_runs(int(by.at[False, 'n_runs']))}"
+                    f"{_ci_after(by.loc[False], 'mean')}).",
                     {"with": with_, "without": without},
                 )
             )
@@ -369,22 +373,42 @@ def calibration_findings(
 _OBJECTIVE_NAMES = {"A": "the primary metric", "B": "the Brier score", "C": "AUROC plus ECE"}
 
 
-def objective_findings(table4: pd.DataFrame) -> Findings:
-    """Headlines of notebook 03 (paper Table 4).
+def _with_ci(row: Mapping, metric: str) -> str:
+    """``"0.192 (95% CI 0.140 to 0.243)"`` from ``<metric>_mean`` and its interval columns."""
+    return f"{_f(row[f'{metric}_mean'])}" + _ci_in_parentheses(row, f"{metric}_mean")
 
-    - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective;
-    - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), the change of
-      mean ECE and mean AUROC (only when both objectives have valid runs).
+
+def objective_findings(table4: pd.DataFrame) -> Findings:
+    """Headlines of notebook 03 (paper Table 4), each naming the task of the experiment.
+
+    - ``objective_<label>``: mean AUROC and ECE over valid runs for each stated objective, with
+      their 95 % intervals (``auroc_mean_ci_low/high``, ``ece_mean_ci_low/high``: runs redrawn, the task's
+      test set fixed);
+    - ``ece_change``: going from objective A (primary metric) to C (AUROC + ECE), mean ECE and
+      mean AUROC under each, with their intervals (only when both objectives have valid runs).
+
+    Examples
+    --------
+    >>> table4 = pd.DataFrame({"task": "t1", "objective": ["A", "C"], "n_valid": [3, 3],
+    ...     "auroc_mean": [0.66, 0.65], "ece_mean": [0.19, 0.04],
+    ...     "auroc_mean_ci_low": [0.65, 0.64], "auroc_mean_ci_high": [0.67, 0.66],
+    ...     "ece_mean_ci_low": [0.14, 0.01], "ece_mean_ci_high": [0.24, 0.08]})
+    >>> print(objective_findings(table4).by_key()["ece_change"].text)  # doctest: +NORMALIZE_WHITESPACE
+    On task t1, adding ECE to the stated objective moves mean ECE from 0.190 (95% CI 0.140 to
+    0.240) to 0.040 (95% CI 0.010 to 0.080), while mean AUROC moves from 0.660 (95% CI 0.650 to
+    0.670) to 0.650 (95% CI 0.640 to 0.660).
     """
     out = Findings()
     rows = {str(r["objective"]): r for _, r in table4.iterrows()}
+    tasks = sorted({str(t) for t in table4["task"]}) if "task" in table4.columns else []
+    where = f"on task {', '.join(_name(t) for t in tasks)}" if tasks else ""
     for label, row in rows.items():
         out.append(
             Finding(
                 f"objective_{label}",
-                f"Objective {_name(label)} ({_OBJECTIVE_NAMES.get(label, _name(label))}): mean "
-                f"AUROC {_f(row['auroc_mean'])}, mean ECE {_f(row['ece_mean'])} over "
-                f"{int(row['n_valid'])} valid runs.",
+                f"Objective {_name(label)} ({_OBJECTIVE_NAMES.get(label, _name(label))})"
+                f"{' ' + where if where else ''}: mean AUROC {_with_ci(row, 'auroc')}, mean ECE "
+                f"{_with_ci(row, 'ece')} over {int(row['n_valid'])} valid runs.",
                 {"auroc": float(row["auroc_mean"]), "ece": float(row["ece_mean"])},
             )
         )
@@ -394,9 +418,10 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
             out.append(
                 Finding(
                     "ece_change",
-                    f"Adding ECE to the stated objective moves mean ECE from {_f(a['ece_mean'])} "
-                    f"to {_f(c['ece_mean'])}, while mean AUROC moves from {_f(a['auroc_mean'])} "
-                    f"to {_f(c['auroc_mean'])}.",
+                    f"{where[0].upper() + where[1:] + ', a' if where else 'A'}dding ECE to the "
+                    f"stated objective moves mean ECE from {_with_ci(a, 'ece')} to "
+                    f"{_with_ci(c, 'ece')}, while mean AUROC moves from {_with_ci(a, 'auroc')} "
+                    f"to {_with_ci(c, 'auroc')}.",
                     {
                         "ece_a": float(a["ece_mean"]),
                         "ece_c": float(c["ece_mean"]),
@@ -412,9 +437,34 @@ def objective_findings(table4: pd.DataFrame) -> Findings:
 # 04 population shift
 
 
+def _pct_interval(rows: pd.DataFrame, agent: str, column: str) -> str:
+    """``"95% CI 77% to 111%"``: the interval of an agent's ``column``; empty without one."""
+    low, high = f"{column}_ci_low", f"{column}_ci_high"
+    mine = rows.loc[rows["agent"] == agent]
+    if mine.empty or low not in rows.columns or high not in rows.columns:
+        return ""
+    lo, hi = float(mine[low].iloc[0]), float(mine[high].iloc[0])
+    return f"95% CI {_pct(lo)} to {_pct(hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
+
+
+def _pct_of(rows: pd.DataFrame, agent: str, value: float, column: str) -> str:
+    """``"95% (aide; 95% CI 77% to 111%)"``."""
+    ci = _pct_interval(rows, agent, column)
+    return f"{_pct(value)} ({_name(agent)}{'; ' + ci if ci else ''})"
+
+
 def shift_findings(table5: pd.DataFrame) -> Findings:
     """Headlines of notebook 04 (paper Table 5): per external task, the lowest and highest agent
-    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``)."""
+    ratio of external to internal score, and the baseline's ratio (``ratio_<task>``), each with
+    its 95 % interval (``ratio_ci_low/high``) when the table has one.
+
+    Examples
+    --------
+    >>> t5 = pd.DataFrame({"agent": ["a", "b"], "task": "x_ext", "internal_task": "x",
+    ...     "ratio": [0.9, 0.99], "ratio_ci_low": [0.8, 0.95], "ratio_ci_high": [1.0, 1.03]})
+    >>> print(shift_findings(t5)[0].text)
+    x\\_ext (shifted from x): agents keep 90% (a; 95% CI 80% to 100%) to 99% (b; 95% CI 95% to 103%) of their score without the shift.
+    """
     out = Findings()
     for task, rows in table5.groupby("task", sort=True):
         agents = _agents_only(rows).reset_index(drop=True)
@@ -425,10 +475,14 @@ def shift_findings(table5: pd.DataFrame) -> Findings:
         base = _baseline_value(rows, "ratio")
         internal = str(rows["internal_task"].iloc[0])
         text = (
-            f"{_name(task)} (shifted from {_name(internal)}): agents keep {_pct(lo)} "
-            f"({_name(lo_name)}) to {_pct(hi)} ({_name(hi_name)}) of their score without the shift"
+            f"{_name(task)} (shifted from {_name(internal)}): agents keep "
+            f"{_pct_of(rows, lo_name, lo, 'ratio')} to {_pct_of(rows, hi_name, hi, 'ratio')} of "
+            "their score without the shift"
         )
-        text += "." if math.isnan(base) else f"; the simple baseline keeps {_pct(base)}."
+        if not math.isnan(base):
+            ci = _pct_interval(rows, BASELINE_AGENT, "ratio")
+            text += f"; the simple baseline keeps {_pct(base)}" + (f" ({ci})" if ci else "")
+        text += "."
         out.append(Finding(f"ratio_{task}", text, {"low": lo, "high": hi, "baseline": base}))
     return out
 
@@ -447,7 +501,8 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
     """Headlines of notebook 05 (paper Table 14).
 
     - ``gap_<attribute>``: over task groups and agents, the range of the agents' mean gaps
-      (highest - lowest subgroup score) and of the baseline's;
+      (highest - lowest subgroup score; each end with its 95 % interval ``gap_mean_ci_low/high`` when
+      the table has one) and of the baseline's;
     - ``same_lowest_<attribute>``: share of agent runs whose lowest subgroup is the baseline's
       lowest subgroup (``same_lowest_share`` weighted by ``n_compared``);
     - ``checks``: valid runs in which an agent checked performance by subgroup (pooled row of
@@ -460,16 +515,16 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
         gaps = agents["gap_mean"].dropna()
         if gaps.empty:
             continue
-        text = (
-            f"By {_name(attribute)}: agents' mean subgroup gaps range from {_f(gaps.min())} to "
-            f"{_f(gaps.max())}"
-        )
+        ends = [agents.loc[comparable(gaps).idxmin()], agents.loc[comparable(gaps).idxmax()]]
+        low, high = (f"{_f(e['gap_mean'])}" + _ci_in_parentheses(e, "gap_mean") for e in ends)
+        text = f"By {_name(attribute)}: agents' mean subgroup gaps range from {low} to {high}"
         values = {"agent_low": float(gaps.min()), "agent_high": float(gaps.max())}
         base_gaps = base["gap_mean"].dropna()
         if len(base_gaps):
             lo_b, hi_b = _f(base_gaps.min()), _f(base_gaps.max())
+            one = _ci_after(base.iloc[0], "gap_mean") if len(base) == 1 else ""
             text += (
-                f" (simple baseline: {lo_b})"
+                f" (simple baseline: {lo_b}{one})"
                 if lo_b == hi_b
                 else (f" (simple baseline: {lo_b} to {hi_b})")
             )
@@ -509,20 +564,29 @@ def llm_findings(table7: pd.DataFrame) -> Findings:
     """Headlines of notebook 06 (paper Table 7).
 
     - ``llm_spread``: with one agent and several LLMs, the spread of penalised mean scores next to
-      the lowest and highest mean ECE (and their ratio).
+      the lowest and highest bias-corrected mean ECE with their intervals (``ece_mean_bc``; the
+      plug-in ``ece_mean``, named so, without replicates) and their ratio.
     """
     out = Findings()
     table = table7.reset_index(drop=True)
+    bc = "ece_mean_bc" in table and table["ece_mean_bc"].notna().any()
+    column = "ece_mean_bc" if bc else "ece_mean"
     scores = _extremes(table, "penalized_mean", "llm")
-    ece = _extremes(table, "ece_mean", "llm")
+    ece = _extremes(table, column, "llm")
     if scores is None or ece is None or len(table) < 2:
         return out
     spread = scores[3] - scores[1]
     lo_name, lo, hi_name, hi = ece
+
+    def end(name: str, value: float) -> str:
+        ci = _row_ci(table, name, "llm", f"{column}_ci_low", f"{column}_ci_high")
+        return f"{_f(value)} ({_name(name)}{'; ' + ci if ci else ''})"
+
+    kind = "bias-corrected mean ECE" if bc else "mean ECE (plug-in)"
     text = (
         f"Across {len(table)} LLMs the penalised scores lie within {_f(spread)} of each other "
-        f"({_f(scores[1])} to {_f(scores[3])}), while mean ECE ranges from {_f(lo)} "
-        f"({_name(lo_name)}) to {_f(hi)} ({_name(hi_name)})"
+        f"({_f(scores[1])} to {_f(scores[3])}), while {kind} ranges from {end(lo_name, lo)} "
+        f"to {end(hi_name, hi)}"
     )
     values = {"score_spread": spread, "ece_low": lo, "ece_high": hi}
     if lo > 0:
@@ -765,6 +829,28 @@ def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> s
     return _ci(float(rows[low].iloc[0]), float(rows[high].iloc[0]))
 
 
+def _ci_in_parentheses(row: Mapping, column: str) -> str:
+    """``" (95% CI 0.010 to 0.050)"`` from ``column``'s interval columns; empty without them."""
+    ci = _ci_after(row, column).removeprefix("; ")
+    return f" ({ci})" if ci else ""
+
+
+def _pct_ci(row: Mapping, column: str) -> str:
+    """``"8% (95% CI 5% to 12%)"`` from ``column`` and its ``_ci_low/_ci_high`` (if present)."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    text = _pct(row[column])
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return text
+    return f"{text} (95% CI {_pct(low)} to {_pct(high)})"
+
+
+def _ci_after(row: Mapping, column: str) -> str:
+    """``"; 95% CI 0.002 to 0.018"`` from ``column``'s interval columns; empty without them."""
+    low, high = row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    ci = _ci(float(low), float(high)) if low is not None and high is not None else ""
+    return f"; {ci}" if ci else ""
+
+
 def _end(frame: pd.DataFrame, agent: str, value: float, low: str, high: str) -> str:
     """``"0.350 (alpha; 95% CI 0.278 to 0.424)"`` (without the interval when it is missing)."""
     ci = _row_ci(frame, agent, "agent", low, high)
@@ -790,15 +876,17 @@ def comparison_findings(
 ) -> Findings:
     """The agent comparisons of one measure, stating a difference only when it is significant.
 
-    A difference is significant when its Holm-adjusted p-value (``p_holm`` of
-    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`) is below ``alpha``.
+    A difference is significant *on these tasks* when its Holm-adjusted p-value (``p_holm`` of
+    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons`, the paired bootstrap test
+    that agrees with the interval) is below ``alpha``; every sentence names that target ("on
+    these T tasks") and adds the across-tasks question (the sign-flip test, ``tasks_p_holm``).
 
     - ``diff_<measure>_<a>_<b>``: one finding per significant pair
       (:func:`~automd_analysis.analysis.uncertainty.comparison_sentence`: who is better, the mean
       difference with its 95 % interval, on how many tasks, the adjusted p-value);
     - ``no_separation_<measure>``: one finding for all other pairs, saying that the data cannot
-      separate them and why: no adjusted p-value below ``alpha`` and, when that is the cause, that
-      with T tasks the paired sign-flip test cannot reach p < ``alpha`` at all (its smallest
+      separate them on these tasks (no adjusted p-value below ``alpha``), the across-tasks
+      p-values and, with T tasks, that the paired sign-flip test cannot reach p < ``alpha`` at all (its smallest
       p-value is 2 / 2^T, so T <= 5 never can at 0.05). Up to three pairs are listed with their
       mean difference and interval; more are only named.
     - ``no_comparisons_<measure>``: no rows - the store has no replicates (``has_replicates``
@@ -828,9 +916,9 @@ def comparison_findings(
     --------
     >>> rows = pd.DataFrame([{"agent_a": "a", "agent_b": "b", "measure": "score",
     ...     "diff_mean": 0.02, "ci_low": -0.01, "ci_high": 0.05, "p_value": 0.25, "p_holm": 0.25,
-    ...     "n_tasks": 3, "tasks_a_better": 3}])
+    ...     "n_tasks": 3, "tasks_a_better": 3, "tasks_p_value": 0.25, "tasks_p_holm": 0.25}])
     >>> print(comparison_findings(rows)[0].text)
-    The data cannot separate a and b on the primary score: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
+    The data cannot separate a and b on the primary score on these 3 tasks: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; across tasks (tasks as the sample): a better on 3 of 3 tasks, sign-flip Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
     """
     from automd_analysis.analysis.uncertainty import comparison_sentence
 
@@ -871,7 +959,12 @@ def comparison_findings(
         text = comparison_sentence(rest[0], alpha)
     else:
         names = [_pair_words(r) for r in rest]
-        text = f"The data cannot separate {', '.join(names[:-1])} or {names[-1]} on {words}"
+        tasks = sorted({int(r["n_tasks"]) for r in rest})
+        shown = " or ".join(str(t) for t in tasks)
+        text = (
+            f"The data cannot separate {', '.join(names[:-1])} or {names[-1]} on {words} on "
+            f"these {shown} tasks"
+        )
         if len(rest) <= 3:
             diffs = [
                 f"{_name(r['agent_a'])} \N{MINUS SIGN} {_name(r['agent_b'])} "
@@ -886,9 +979,14 @@ def comparison_findings(
                 f"{';' if len(rest) <= 3 else ':'} every Holm-adjusted p-value is at least "
                 f"{alpha:g} ({_f(min(p_values))} to {_f(max(p_values))})"
             )
-        tasks = sorted({int(r["n_tasks"]) for r in rest})
+        across = [float(r.get("tasks_p_holm", math.nan)) for r in rest]
+        across = [p for p in across if math.isfinite(p)]
+        if across:
+            text += (
+                f"; across tasks (tasks as the sample) the sign-flip Holm-adjusted p-values are "
+                f"{_f(min(across))} to {_f(max(across))}"
+            )
         if all(_too_few_tasks(t, alpha) for t in tasks):
-            shown = " or ".join(str(t) for t in tasks)
             needed = int(math.floor(math.log2(2.0 / alpha))) + 1
             text += (
                 f"; with {shown} tasks no paired test across tasks can reach p < {alpha:g} "

@@ -189,21 +189,26 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
 
     Examples
     --------
-    >>> t2 = pd.DataFrame({"agent": ["a"], "penalized_mean": [0.5], "penalized_ci_low": [0.4],
-    ...     "penalized_ci_high": [0.6], "nonpenalized_mean": [0.55],
-    ...     "nonpenalized_ci_low": [0.45], "nonpenalized_ci_high": [0.65]})
+    >>> t2 = pd.DataFrame({"agent": ["a"], "penalized_mean": [0.5], "penalized_mean_ci_low": [0.4],
+    ...     "penalized_mean_ci_high": [0.6], "nonpenalized_mean": [0.55],
+    ...     "nonpenalized_mean_ci_low": [0.45], "nonpenalized_mean_ci_high": [0.65]})
     >>> [ax.get_title() for ax in table2_forest(t2).axes]
     ['Penalised score', 'Non-penalised score']
     """
     return forest_plot(
         table2,
         [
-            ("Penalised score", "penalized_mean", "penalized_ci_low", "penalized_ci_high"),
+            (
+                "Penalised score",
+                "penalized_mean",
+                "penalized_mean_ci_low",
+                "penalized_mean_ci_high",
+            ),
             (
                 "Non-penalised score",
                 "nonpenalized_mean",
-                "nonpenalized_ci_low",
-                "nonpenalized_ci_high",
+                "nonpenalized_mean_ci_low",
+                "nonpenalized_mean_ci_high",
             ),
         ],
         xlabel="normalised score",
@@ -211,7 +216,8 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
 
 
 def table3_forest(table3: pd.DataFrame) -> Figure:
-    """Forest plot of Table 3: ECE per task class and over all tasks with 95 % intervals.
+    """Forest plot of Table 3: bias-corrected ECE per task class and over all tasks with their
+    95 % intervals (the dots are the ``<class>_bc`` values the intervals belong to).
 
     Parameters
     ----------
@@ -232,13 +238,13 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
 
     Examples
     --------
-    >>> t3 = pd.DataFrame({"agent": ["a"], "survival": [float("nan")], "all": [0.1],
-    ...     "all_ci_low": [0.08], "all_ci_high": [0.12]})
+    >>> t3 = pd.DataFrame({"agent": ["a"], "survival_bc": [float("nan")], "all_bc": [0.1],
+    ...     "all_bc_ci_low": [0.08], "all_bc_ci_high": [0.12]})
     >>> [ax.get_title() for ax in table3_forest(t3).axes]
     ['All tasks']
     """
     panels = [
-        (title, column, f"{column}_ci_low", f"{column}_ci_high")
+        (title, f"{column}_bc", f"{column}_bc_ci_low", f"{column}_bc_ci_high")
         for title, column in (
             ("Survival", "survival"),
             ("Classification", "classification"),
@@ -246,7 +252,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
             ("All tasks", "all"),
         )
     ]
-    return forest_plot(table3, panels, xlabel="ECE (lower is better)")
+    return forest_plot(table3, panels, xlabel="Bias-corrected ECE (lower is better)")
 
 
 def table5_forest(table5: pd.DataFrame) -> Figure:
@@ -317,17 +323,23 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
 
     Examples
     --------
-    >>> t7 = pd.DataFrame({"llm": ["x", "y"], "penalized_mean": [0.5, 0.4], "ece_mean": [0.1, 0.2],
-    ...     "penalized_ci_low": [0.4, 0.3], "penalized_ci_high": [0.6, 0.5],
-    ...     "ece_ci_low": [0.05, 0.1], "ece_ci_high": [0.15, 0.3]})
+    >>> t7 = pd.DataFrame({"llm": ["x", "y"], "penalized_mean": [0.5, 0.4],
+    ...     "ece_mean_bc": [0.1, 0.2],
+    ...     "penalized_mean_ci_low": [0.4, 0.3], "penalized_mean_ci_high": [0.6, 0.5],
+    ...     "ece_mean_bc_ci_low": [0.05, 0.1], "ece_mean_bc_ci_high": [0.15, 0.3]})
     >>> [ax.get_title() for ax in table7_forest(t7).axes]
-    ['Penalised score', 'ECE']
+    ['Penalised score', 'ECE, bias-corrected']
     """
     return forest_plot(
         table7,
         [
-            ("Penalised score", "penalized_mean", "penalized_ci_low", "penalized_ci_high"),
-            ("ECE", "ece_mean", "ece_ci_low", "ece_ci_high"),
+            (
+                "Penalised score",
+                "penalized_mean",
+                "penalized_mean_ci_low",
+                "penalized_mean_ci_high",
+            ),
+            ("ECE, bias-corrected", "ece_mean_bc", "ece_mean_bc_ci_low", "ece_mean_bc_ci_high"),
         ],
         label="llm",
     )

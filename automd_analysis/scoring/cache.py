@@ -29,8 +29,8 @@ __all__ = ["CACHE_FORMAT", "ScoreCache", "cache_key", "sha256_file"]
 #: Version of the entry layout and of what an entry means; part of every key, so a change never
 #: reads old entries. 2: the pooled subgroup is "Other (remaining)" when a kept category is "other".
 #: 3: details hold calibration measures, the smoothed curve and bootstrap replicates; survival ECE
-#: groups never split tied predictions.
-CACHE_FORMAT = 3
+#: groups never split tied predictions. 4: details hold the subgroups' bootstrap replicates.
+CACHE_FORMAT = 4
 _TMP_PREFIX = ".tmp-"
 
 

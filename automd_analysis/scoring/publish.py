@@ -273,11 +273,16 @@ _NON_FLOAT = frozenset(
 
 
 def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict]:
-    """Rows a selected valid submission adds: subgroups, reliability bins, calibration measures
-    and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row), the
+    """Rows a selected valid submission adds: subgroups (and their bootstrap replicates),
+    reliability bins, calibration measures and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row), the
     user metrics; returns the problems of the user metrics."""
     for sg in details["subgroups"]:
         tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
+    for sg in details.get("subgroup_replicates") or []:
+        tables["subgroup_replicates"].append(
+            {"run_id": key["run_id"], "attribute": sg["attribute"], "group": sg["group"]}
+            | {"replicates": [_nan(v) for v in sg["replicates"]]}
+        )
     for b in details["calibration_bins"]:
         tables["calibration_bins"].append(key | b)
     tables["calibration_measures"].append(

@@ -18,6 +18,12 @@ plain Antolini C^td (``method='antolini'``, not the adjusted primary score) for 
 Eligibility: at least 50 units and both classes for AUROC, at least 80 units for C^td, and a
 defined score (a comparable pair). Ineligible groups are reported with ``score_raw = NaN`` and a
 ``reason``. Sequential tasks have no subgroup scores.
+
+Bootstrap replicates (:func:`subgroup_replicate_rows`): the score of every eligible group on each
+of the run's test resamples (:func:`~automd_analysis.scoring.replicates.task_resample_weights`),
+restricted to the group's units: ``metric(x[group], weights=W[:, group])``. Replicate b of every
+group and of the run's own score therefore describe the same resampled patients; groups and their
+eligibility are those of the observed test set.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import pandas as pd
 from automd_analysis import metrics
 from automd_analysis.metrics import UndefinedMetricWarning
 
-__all__ = ["MIN_AUROC", "MIN_CTD", "assign_groups", "subgroup_rows"]
+__all__ = ["MIN_AUROC", "MIN_CTD", "assign_groups", "subgroup_replicate_rows", "subgroup_rows"]
 
 #: Minimum observations for a subgroup AUROC (paper App. F).
 MIN_AUROC = 50
@@ -119,7 +125,8 @@ def _pooled_name(kept: list[str]) -> str:
     return "Other"
 
 
-def _score(kind: str, idx: np.ndarray, labels, predictions) -> tuple[float, str | None]:
+def _score(kind: str, idx: np.ndarray, labels, predictions, weights=None):
+    """The group's score (a float, or one per weight row) and the first undefined-score message."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
         if kind == "survival":
@@ -130,13 +137,26 @@ def _score(kind: str, idx: np.ndarray, labels, predictions) -> tuple[float, str 
                 predictions.surv[idx],
                 grid,
                 method="antolini",
+                weights=weights,
             )
         else:
-            value = metrics.auroc(labels.label[idx], predictions.probability[idx])
+            value = metrics.auroc(labels.label[idx], predictions.probability[idx], weights=weights)
     reason = next(
         (str(c.message) for c in caught if issubclass(c.category, UndefinedMetricWarning)), None
     )
-    return float(value), reason
+    return value, reason
+
+
+def _group_units(subgroup_rules: dict[str, str], labels):
+    """``(attribute, position, group, unit positions)`` of every group, in display order."""
+    for attribute in sorted(subgroup_rules):
+        if attribute not in labels.subgroups.columns:
+            continue
+        groups, order = assign_groups(
+            labels.subgroups[attribute].to_numpy(), subgroup_rules[attribute], attribute
+        )
+        for position, group in enumerate(order):
+            yield attribute, position, group, np.flatnonzero(groups == group)
 
 
 def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions) -> list[dict]:
@@ -165,36 +185,92 @@ def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions
     outcome = labels.event if survival else labels.label
     minimum = MIN_CTD if survival else MIN_AUROC
     rows = []
-    for attribute in sorted(subgroup_rules):
-        if attribute not in labels.subgroups.columns:
-            continue
-        groups, order = assign_groups(
-            labels.subgroups[attribute].to_numpy(), subgroup_rules[attribute], attribute
+    for attribute, position, group, idx in _group_units(subgroup_rules, labels):
+        n = len(idx)
+        n_events = int(np.sum(outcome[idx])) if n else 0
+        score, reason = math.nan, None
+        if n < minimum:
+            reason = f"fewer than {minimum} observations"
+        elif not survival and n_events in (0, n):
+            reason = "only one outcome class"
+        else:
+            value, undefined = _score(kind, idx, labels, predictions)
+            score = float(value)
+            if math.isnan(score):
+                reason = f"undefined: {undefined or 'no comparable pair'}"
+        rows.append(
+            {
+                "attribute": attribute,
+                "group": group,
+                "group_order": position,
+                "metric": "ctd_antolini" if survival else "auroc",
+                "n": n,
+                "n_events": n_events,
+                "score_raw": score,
+                "eligible": reason is None,
+                "reason": reason,
+            }
         )
-        for position, group in enumerate(order):
-            idx = np.flatnonzero(groups == group)
-            n = len(idx)
-            n_events = int(np.sum(outcome[idx])) if n else 0
-            score, reason = math.nan, None
-            if n < minimum:
-                reason = f"fewer than {minimum} observations"
-            elif not survival and n_events in (0, n):
-                reason = "only one outcome class"
-            else:
-                score, undefined = _score(kind, idx, labels, predictions)
-                if math.isnan(score):
-                    reason = f"undefined: {undefined or 'no comparable pair'}"
-            rows.append(
-                {
-                    "attribute": attribute,
-                    "group": group,
-                    "group_order": position,
-                    "metric": "ctd_antolini" if survival else "auroc",
-                    "n": n,
-                    "n_events": n_events,
-                    "score_raw": score,
-                    "eligible": reason is None,
-                    "reason": reason,
-                }
-            )
     return rows
+
+
+def subgroup_replicate_rows(
+    kind: str, subgroup_rules: dict[str, str], labels, predictions, weights, rows: list[dict]
+) -> list[dict]:
+    """Bootstrap replicates of the score of every eligible subgroup of one submission.
+
+    For resample b (row b of ``weights``, the run's test resamples) and an eligible group G of
+    :func:`subgroup_rows`, the group's score on the resampled units of G:
+
+    .. math:: s^{(b)}_G = \\mathrm{metric}\\bigl(x_G;\\ w^{(b)}_G\\bigr)
+
+    (AUROC or plain Antolini C^td, as the observed score). A resample that leaves the group
+    without a defined score (one class, no comparable pair) gives NaN.
+
+    Parameters
+    ----------
+    kind, subgroup_rules, labels, predictions
+        As :func:`subgroup_rows`.
+    weights : numpy.ndarray of shape (n_boot, n_units)
+        The run's resample weights
+        (:func:`~automd_analysis.scoring.replicates.task_resample_weights`).
+    rows : list of dict
+        :func:`subgroup_rows` of the same submission (which groups are eligible).
+
+    Returns
+    -------
+    list of dict
+        ``attribute``, ``group``, ``replicates`` (``n_boot`` floats) per eligible group, in the
+        order of ``rows``; empty for sequential tasks.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 6.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from automd_analysis.submissions import AlignedPredictions
+    >>> from automd_analysis.tasks import TaskLabels
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 120).astype(np.int8)
+    >>> labels = TaskLabels(ids=pd.DataFrame({"id": [str(i) for i in range(120)]}), label=y,
+    ...     subgroups=pd.DataFrame({"sex": ["F", "M"] * 60}))
+    >>> preds = AlignedPredictions(probability=np.clip(0.3 * y + rng.random(120) * 0.7, 0, 1))
+    >>> rows = subgroup_rows("classification", {"sex": "categorical"}, labels, preds)
+    >>> w = np.ones((2, 120), dtype=np.int64)
+    >>> reps = subgroup_replicate_rows("classification", {"sex": "categorical"}, labels, preds,
+    ...     w, rows)
+    >>> [r["group"] for r in reps], reps[0]["replicates"][0] == rows[0]["score_raw"]
+    (['F', 'M'], True)
+    """
+    if kind == "sequential" or labels.subgroups is None or weights is None:
+        return []
+    eligible = {(r["attribute"], r["group"]) for r in rows if r["eligible"]}
+    out = []
+    for attribute, _, group, idx in _group_units(subgroup_rules, labels):
+        if (attribute, group) in eligible:
+            values, _ = _score(kind, idx, labels, predictions, weights[:, idx])
+            replicates = [float(v) for v in np.asarray(values, dtype=np.float64)]
+            out.append({"attribute": attribute, "group": group, "replicates": replicates})
+    return out

@@ -24,7 +24,7 @@ from automd_analysis.scoring.calibration_measures import (
 from automd_analysis.scoring.extra_metrics import extra_metric_results, load_metric
 from automd_analysis.scoring.metrics_for import calibration_rows, metric_inputs, metric_record
 from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
-from automd_analysis.scoring.subgroup_scores import subgroup_rows
+from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows, subgroup_rows
 
 __all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
 
@@ -95,8 +95,12 @@ def _details(task, labels, preds, bootstrap: tuple[int, int], extra) -> dict:
         replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
                                     task_id=task.id, n_boot=n_boot, seed=seed,
                                     weights=weights).to_dict()  # fmt: skip
+    subgroups = subgroup_rows(kind, rules, labels, preds)
     out = {
-        "subgroups": subgroup_rows(kind, rules, labels, preds),
+        "subgroups": subgroups,
+        "subgroup_replicates": subgroup_replicate_rows(
+            kind, rules, labels, preds, weights, subgroups
+        ),
         "calibration_bins": calibration_rows(kind, labels, preds),
         "calibration_measures": calibration_measures(kind, labels, preds),
         "calibration_curve": calibration_curve_rows(kind, labels, preds),
@@ -149,8 +153,8 @@ def score_file(
         The cache entry: ``task``, ``submission_sha256``, ``scorer_version``, ``valid``,
         ``reasons`` (list of ``{code, message, examples}``), ``n_rows_read``, ``metrics``
         (:func:`~automd_analysis.scoring.metrics_for.metric_record`, ``None`` when invalid) and
-        ``details`` (``{"subgroups", "calibration_bins", "calibration_measures",
-        "calibration_curve", "bootstrap"}`` and, with user metrics, ``"extra_metrics"``; ``None``
+        ``details`` (``{"subgroups", "subgroup_replicates", "calibration_bins",
+        "calibration_measures", "calibration_curve", "bootstrap"}`` and, with user metrics, ``"extra_metrics"``; ``None``
         when not requested or invalid).
 
     Raises

@@ -54,9 +54,9 @@ class Column:
     interval : bool
         The column has a 95 % bootstrap interval, in the columns :attr:`ci_columns`.
     ci : str, optional
-        Stem of the interval columns; default: ``name`` without a trailing ``_mean`` (the interval
-        of ``penalized_mean`` is ``penalized_ci_low``/``penalized_ci_high``); ``""`` for the bare
-        ``ci_low``/``ci_high`` of a table's one estimate.
+        Stem of the interval columns; default: ``name`` itself (the interval of ``penalized_mean``
+        is ``penalized_mean_ci_low``/``penalized_mean_ci_high``); ``""`` for the bare
+        ``ci_low``/``ci_high`` of a table's one estimate (``diff_mean``, ``estimate``, ``value``).
     """
 
     name: str
@@ -73,7 +73,7 @@ class Column:
         """``(low, high)`` interval column names, or ``()``."""
         if not self.interval:
             return ()
-        stem = self.ci if self.ci is not None else self.name.removesuffix("_mean")
+        stem = self.ci if self.ci is not None else self.name
         prefix = f"{stem}_" if stem else ""
         return (f"{prefix}ci_low", f"{prefix}ci_high")
 

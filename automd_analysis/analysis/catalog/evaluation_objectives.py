@@ -7,7 +7,17 @@ from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, T
 NOTEBOOK = "03_evaluation_objectives"
 TITLE = "Evaluation objectives"
 
-_METRICS = tuple(Column(f"{m}_{s}") for m in ("auroc", "brier", "ece") for s in ("mean", "sd"))
+_METRICS = tuple(
+    Column(f"{m}_{s}", interval=s == "mean")
+    for m in ("auroc", "brier", "ece")
+    for s in ("mean", "sd")
+)
+_TASK = Column("task", "str")
+#: How the intervals of Tables 4 and 15 are drawn (their captions' bracket sentence).
+INTERVAL_NOTE = (
+    "Brackets: 95% bootstrap interval of the mean (the runs of each agent redrawn under each "
+    "objective; the task and its test set are held fixed)."
+)
 _COUNTS = (Column("n_runs", "int"), Column("n_valid", "int"))
 
 
@@ -19,12 +29,12 @@ TABLE4 = Table(
     "table4_objectives",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective (all agents).",
-    (Column("objective", "str"), *_COUNTS, *_METRICS),
+    (_TASK, Column("objective", "str"), *_COUNTS, *_METRICS),
     paper="Table 4",
     spec=TableSpec(
-        caption="Calibration under the evaluation objectives (mean ± SD over valid runs). "
-        "Bold: best value across objectives.",
-        labels=("objective",),
+        caption="Calibration under the evaluation objectives on one task (mean ± SD over the "
+        "valid runs of all agents). Bold: best value across objectives.",
+        labels=("task", "objective"),
         stats=(
             Stat("Valid runs", "n_valid", integer=True),
             _ms("AUROC", "auroc", "max"),
@@ -32,6 +42,7 @@ TABLE4 = Table(
             _ms("ECE", "ece", "min"),
         ),
         exclude_from_best=(),
+        interval_note=INTERVAL_NOTE,
     ),
 )
 
@@ -39,7 +50,7 @@ TABLE15 = Table(
     "table15_objectives_by_agent",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective, by agent.",
-    (Column("agent", "str"), Column("objective", "str"), *_COUNTS, *_METRICS),
+    (_TASK, Column("agent", "str"), Column("objective", "str"), *_COUNTS, *_METRICS),
     paper="Table 15",
 )
 

@@ -57,8 +57,9 @@ FIGURES = (
         NOTEBOOK,
         "External / internal score ratio per agent.",
         paper="Table 5",
-        caption="External / internal normalised score (%) per external task and agent (the "
-        "point estimates of Table 5); dashed: 100%, no loss on the external population. The axis "
-        "spans the ratios, not 0.",
+        caption="External / internal normalised score (%) per external task and agent: the "
+        "points are Table 5's ratios, the vertical lines their 95% intervals (two-stage bootstrap "
+        "of Table 5); dashed: 100%, no loss on the external population. The axis spans the "
+        "ratios and their intervals, not 0.",
     ),
 )

@@ -98,12 +98,18 @@ PAIRWISE = Table(
         Column("p_holm"),
         Column("n_tasks", "int"),
         Column("tasks_a_better", "int"),
+        Column("tasks_p_value"),
+        Column("tasks_p_holm"),
     ),
     spec=TableSpec(
         caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
         "difference: mean over the common tasks of A's per-task mean minus B's (score: invalid "
-        "runs count 0; ECE: valid runs). p: two-sided sign-flip test across tasks; Holm p: "
-        "adjusted over the pairs of each measure. Tasks A better: higher score, lower ECE.",
+        "runs count 0; ECE: valid runs). On these tasks (tasks fixed, runs and test patients "
+        "resampled): the interval and p, its test inversion from the same bootstrap replicates "
+        "(p < 0.05 exactly when the interval excludes 0). Across tasks (tasks as the units: does "
+        "it generalise?): two-sided sign-flip test of the per-task differences. Holm: adjusted "
+        "over the agent pairs of each measure (one family per measure and question). Tasks A "
+        "better: higher score, lower ECE.",
         labels=("agent_a", "agent_b", "measure"),
         stats=(
             Stat("Mean difference (A - B)", "diff_mean"),
@@ -111,6 +117,8 @@ PAIRWISE = Table(
             Stat("Holm p", "p_holm"),
             Stat("Tasks", "n_tasks", integer=True),
             Stat("Tasks A better", "tasks_a_better", integer=True),
+            Stat("Across tasks p", "tasks_p_value"),
+            Stat("Across tasks Holm p", "tasks_p_holm"),
         ),
         exclude_from_best=(),
         titles=_PAIR,
@@ -228,8 +236,8 @@ FIGURES = (
         NOTEBOOK,
         "Score difference of every pair of agents.",
         caption="Each cell is the row agent's mean per-task score minus the column agent's "
-        "(blue: the row agent scores higher) with the Holm-adjusted p-value of the sign-flip "
-        "test; `*` and a black frame mark p < 0.05. The matrix is antisymmetric: each pair "
+        "(blue: the row agent scores higher) with the Holm-adjusted p-value of the paired "
+        "bootstrap comparison on these tasks; `*` and a black frame mark p < 0.05. The matrix is antisymmetric: each pair "
         "appears twice with opposite signs.",
     ),
 )

@@ -16,7 +16,7 @@ TABLE14 = Table(
         Column("attribute", "str"),
         Column("agent", "str"),
         Column("n_runs", "int"),
-        Column("gap_mean"),
+        Column("gap_mean", interval=True),
         Column("gap_sd"),
         Column("lowest_group", "str"),
         Column("lowest_share"),
@@ -65,7 +65,8 @@ FIGURES = (
         "Mean gap between subgroups per agent.",
         paper="Table 14",
         caption="Mean gap between the highest- and the lowest-scoring subgroup per task group "
-        "and attribute (rows), one point per agent: further right means a less even "
-        "performance across subgroups.",
+        "and attribute (rows), one point per agent with its 95% interval (runs redrawn within "
+        "each agent and task, each scored on resampled test patients): further right means a "
+        "less even performance across subgroups.",
     ),
 )
