@@ -13,7 +13,15 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "make_temp_dir", "write_bytes_atomic", "write_text_atomic"]
+from automd_analysis.errors import AutomdError
+
+__all__ = [
+    "atomic_path",
+    "check_writable_dir",
+    "make_temp_dir",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]
 
 # mkstemp creates files with mode 0600; give written files the mode open() would (0666 & ~umask).
 _UMASK = os.umask(0)
@@ -69,3 +77,42 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` as UTF-8, line endings exactly as given, atomically; return the path."""
     return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def check_writable_dir(path: str | Path, option: str, *, code: str = "output.unwritable") -> Path:
+    """Check, before any work and without writing anything, that directory ``path`` can be
+    created or written; raise a one-line :class:`AutomdError` naming ``option`` otherwise.
+
+    ``path`` must be a directory or not exist yet; its nearest existing ancestor must be a
+    directory this process may write into (``os.access``, so a read-only mount counts too).
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AutomdError(
+            f"{option} is a file, not a directory",
+            path=path,
+            location=option,
+            code=code,
+            fix=f"pass a new or existing directory as {option}",
+        )
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise AutomdError(
+            f"{option} cannot be created: {existing} is a file, not a directory",
+            path=path,
+            location=option,
+            code=code,
+            fix=f"pass a directory path for {option} whose parents are directories",
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "cannot be written" if existing == path else f"cannot be created in {existing}"
+        raise AutomdError(
+            f"{option} {what} (permission denied or read-only)",
+            path=path,
+            location=option,
+            code=code,
+            fix=f"choose a directory you can write as {option}",
+        )
+    return path

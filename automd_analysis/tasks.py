@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -250,7 +251,7 @@ def load_manifest(path: str | Path) -> TaskManifest:
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise ManifestError(
             "manifest not found",
             path=path,
@@ -259,7 +260,10 @@ def load_manifest(path: str | Path) -> TaskManifest:
         ) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ManifestError(
-            f"manifest is not readable YAML: {exc}", path=path, code="manifest.unreadable"
+            f"manifest is not readable YAML: {exc}",
+            path=path,
+            code="manifest.unreadable",
+            fix="check that the file is readable UTF-8 YAML (docs/tasks.md)",
         ) from None
     if not isinstance(raw, dict):
         raise ManifestError("manifest must be a YAML mapping", path=path, code="manifest.invalid")
@@ -386,9 +390,11 @@ class Task:
                 path=path,
                 code="data.missing",
                 fix=(
-                    "run `automd demo data`"
+                    f"build it with `automd demo data --data {shlex.quote(str(self.root))}`, "
+                    "or point --data / AUTOMD_DATA at the data root that holds it"
                     if self.manifest.origin == "demo"
-                    else "point --data / AUTOMD_DATA at the benchmark data root"
+                    else f"prepare it under {self.root} (docs/tasks.md) or point --data / "
+                    "AUTOMD_DATA at the benchmark data root"
                 ),
             )
         if spec.sha256 is None:

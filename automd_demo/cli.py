@@ -18,8 +18,8 @@ from pathlib import Path
 import typer
 import yaml
 
-from automd_analysis._atomic import write_text_atomic
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt
+from automd_analysis._atomic import check_writable_dir, write_text_atomic
+from automd_analysis.cli._apps import HELP_SETTINGS, DataOpt, ManifestsOpt
 from automd_analysis.errors import ArchiveError, AutomdError
 from automd_analysis.tasks import data_root
 
@@ -33,9 +33,11 @@ __all__ = [
 ]
 
 demo_app = typer.Typer(
-    help="Build the demo tasks (real public cohorts) and the demo archive.", no_args_is_help=True
+    help="Build the demo tasks (real public cohorts) and the demo archive.",
+    no_args_is_help=True,
+    **HELP_SETTINGS,
 )
-baselines_app = typer.Typer()
+baselines_app = typer.Typer(**HELP_SETTINGS)
 
 DEFAULT_DEMO_ARCHIVE = Path("runs_archive/demo")
 #: File in the demo archive recording the inputs it was built from (ignored by the reader: hidden).
@@ -122,6 +124,10 @@ def demo_archive_command(
     archive whose inputs (harness code, task files, options) have not changed since it was built
     is kept as it is (--force rebuilds it).
     """
+    try:
+        check_writable_dir(archive, "--archive", code="archive.unwritable")
+    except AutomdError as exc:
+        _fail(exc)
     from tqdm import tqdm
 
     from automd_demo.harness.build import DEMO_TASKS, SIZES, build_archive, plan
@@ -138,11 +144,13 @@ def demo_archive_command(
         return
     specs = plan(size, tasks=tasks)
     start = time.perf_counter()
-    bar = tqdm(total=len(specs), desc="demo archive", unit="run", file=sys.stderr)
+    bars: list = []  # the bar appears with the first finished run, not before a quick refusal
 
     def progress(summary: dict) -> None:
-        bar.update(1)
-        bar.set_postfix_str(summary["run"], refresh=False)
+        if not bars:
+            bars.append(tqdm(total=len(specs), desc="demo archive", unit="run", file=sys.stderr))
+        bars[0].update(1)
+        bars[0].set_postfix_str(summary["run"], refresh=False)
 
     try:
         result = build_archive(
@@ -150,9 +158,11 @@ def demo_archive_command(
             specs=specs, progress=progress,
         )  # fmt: skip
     except AutomdError as exc:
-        bar.close()
+        for bar in bars:
+            bar.close()
         _fail(exc)
-    bar.close()
+    for bar in bars:
+        bar.close()
     write_text_atomic(stamp_file, stamp + "\n")
     runs = result["runs"]
     agents = Counter(r["agent"] for r in runs)
@@ -182,6 +192,10 @@ def baselines_command(
     Runs go to <archive>/<experiment>/baseline/<task>/rep<seed>; existing reps are kept unless
     --force. archive.yaml is created (or the experiment added to it) when needed.
     """
+    try:
+        check_writable_dir(archive, "--archive", code="archive.unwritable")
+    except AutomdError as exc:
+        _fail(exc)
     from automd_analysis.archive.safe import NAME_PATTERN
     from automd_analysis.tasks import get_task
     from automd_demo.harness.baseline_runs import write_baseline_run
@@ -195,6 +209,9 @@ def baselines_command(
                           code="usage.experiment", fix="letters, digits, '_', '.', '-'"))  # fmt: skip
     try:
         task = get_task(task_id, data=data, manifests=manifests)
+        for key, spec in task.manifest.files.items():  # the inputs, before anything is written
+            if spec.role == "public":
+                task.verified_path(key)
         ensure_archive_yaml(archive, experiment)
         for seed in seed_list:
             run_dir = archive / experiment / "baseline" / task.id / f"rep{seed}"
@@ -257,9 +274,13 @@ def demo_data_command(
     Deterministic (seed 42): a rebuild writes byte-identical files whose sha256 match the
     manifests. Exit 2 if a built file does not match its pinned sha256 (unless --repin).
     """
+    root = data_root(data)
+    try:
+        check_writable_dir(root, "--data", code="data.unwritable")
+    except AutomdError as exc:
+        _fail(exc)
     from automd_demo.task_files import build_demo_data, repin_demo_manifests
 
-    root = data_root(data)
     start = time.perf_counter()
 
     def progress(task_id: str) -> None:

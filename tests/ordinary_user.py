@@ -2,7 +2,7 @@
 
 The tests run as root here, and root reads every file whatever its mode. :func:`run_cli` starts a
 child that imports the package (and what it needs) first, then drops to ``nobody`` (uid/gid
-65534) before running the command; as a non-root user it simply runs the command. The files the
+65534) before running the command (through ``main``, as the console script does); as a non-root user it simply runs the command. The files the
 child must read have to be readable by that user: :func:`shared_dir` makes a directory everyone
 may enter.
 """
@@ -19,15 +19,15 @@ ROOT = Path(__file__).resolve().parent.parent
 NOBODY = 65534
 
 _CHILD = """
-import os, sys
+import argparse, os, sys, unittest  # the interpreter's own files may be unreadable as nobody
 import automd_analysis.cli, automd_analysis.importers, automd_analysis.tasks
 import automd_analysis.archive, automd_analysis.importers.study, pandas, yaml, tqdm.auto
 import typer.rich_utils
-from automd_analysis.cli import app
+from automd_analysis.cli import main
 if os.geteuid() == 0:
     os.setgroups([]); os.setgid({uid}); os.setuid({uid})
 sys.argv = ["automd"] + sys.argv[1:]
-app()
+main()
 """
 
 

@@ -296,7 +296,8 @@ def test_bad_notebook_07_options_are_clear_errors(archive, scored, tmp_path):
     )
     assert "n_bins" in result.stderr  # the fix lists the declared ones
     result = _regenerate(*args, "-p", "seed=3")
-    assert result.returncode == 2 and "set by the pipeline itself" in result.stderr
+    assert result.returncode == 2 and "'seed' is fixed by the pipeline" in result.stderr
+    assert "Fix: use --seed" in result.stderr  # names the option to use instead
     result = _regenerate(*args, "-p", "oops")
     assert result.returncode == 2 and "NAME=VALUE" in result.stderr
     assert not (tmp_path / "o").exists()  # checked before anything is written

@@ -306,3 +306,22 @@ def test_the_page_table_is_the_file_table_without_its_caption(caption, cells):
     captioned = render_html(text, bold, name="t", caption=caption)
     assert nbk.without_caption(captioned, caption) == render_html(text, bold, name="t")
     assert nbk.without_caption(captioned, "") == captioned
+
+
+def test_synthetic_tasks_are_marked_on_the_page_not_in_the_csv(report):
+    import dataclasses
+
+    from automd_analysis.report.provenance import SYNTHETIC_FOOTNOTE, SYNTHETIC_MARK
+
+    facts = pd.DataFrame({"task": ["clf_a", "clf_b"], "synthetic": [True, False]})
+    marked = dataclasses.replace(report, store=dataclasses.replace(report.store, tasks=facts))
+    assert marked.synthetic == ["clf_a"]
+    frame = pd.DataFrame({"task": ["clf_a", "clf_b"], "clf_a": [1.0, 2.0], "score": [0.5, 0.6]})
+    view = marked.table(frame, "marked_table", caption="Scores.")
+    html = view.paths["html"].read_text()
+    assert f"clf_a{SYNTHETIC_MARK}" in html and f"clf_b{SYNTHETIC_MARK}" not in html
+    assert html.count(f"clf_a{SYNTHETIC_MARK}") == 2  # the task cell and the column label
+    assert SYNTHETIC_FOOTNOTE in html
+    assert SYNTHETIC_MARK not in view.paths["csv"].read_text()  # exact data unchanged
+    plain = report.table(frame, "plain_table", caption="Scores.")  # a store without task facts
+    assert SYNTHETIC_MARK not in plain.paths["html"].read_text()

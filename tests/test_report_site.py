@@ -163,6 +163,48 @@ def test_rendered_page_hides_code_and_embeds_figures(tmp_path):
     assert "cdnjs" not in text and "cdn.jsdelivr" not in text
 
 
+@pytest.mark.slow
+def test_page_shows_the_provenance_under_its_title_and_renders_byte_identically(tmp_path):
+    source = write_notebook(
+        tmp_path / "nbs" / "01_page.ipynb",
+        [
+            markdown("# Primary scores\n\nHow to read this page."),
+            parameters_cell("agent = 'a'"),
+            code("import pandas as pd\ndisplay(pd.DataFrame({'agent': [agent]}))"),
+        ],
+    )
+    line = site.provenance_line(f"Agents are stand-ins {EVIL}", ["demo_sepsis"])
+    assert line.endswith(f"Synthetic tasks: demo_sepsis{site.SYNTHETIC_MARK}.")
+    pages = []
+    for run in ("one", "two"):  # two executions: papermill's injected cell ids differ
+        [result] = execute_notebooks([source], tmp_path / run, {"agent": "b"})
+        assert result.ok, result.failure
+        page = tmp_path / f"{run}.html"
+        site.render_page(result.output, page, provenance=line)
+        pages.append(page.read_bytes())
+    assert pages[0] == pages[1]
+    text = pages[0].decode()
+    title, about, table = (
+        text.index(s) for s in ("Primary scores<a class", "About this archive", "<table")
+    )
+    assert title < about < table  # under the title, above the first table
+    assert "&lt;script&gt;alert" in text and "<script>alert" not in text
+    assert f"demo_sepsis{site.SYNTHETIC_MARK}" in text
+
+
+def test_provenance_line_reads_the_description_and_the_store_task_facts():
+    import dataclasses
+
+    import pandas as pd
+
+    facts = pd.DataFrame({"task": ["clf_b", "clf_a"], "synthetic": [False, True]})
+    store = dataclasses.replace(_store(), tasks=facts)
+    summary = site.summarise_store(store, description="  A real   archive.\n")
+    assert summary.synthetic == ("clf_a",)
+    assert summary.provenance == f"A real archive. Synthetic tasks: clf_a{site.SYNTHETIC_MARK}."
+    assert site.provenance_line("", []) == "This archive's archive.yaml has no description."
+
+
 def test_notebook_title_falls_back_to_stem():
     nb = nbformat.v4.new_notebook(cells=[markdown("no heading here"), code("x = 1")])
     assert site.notebook_title(nb, "05_subgroups") == "05_subgroups"

@@ -144,7 +144,9 @@ def open_archive(path: str | Path) -> Archive:
     given = Path(path)
     if not given.is_dir():
         raise ArchiveError(
-            "archive directory not found",
+            "this path is a file, not an archive directory"
+            if given.exists()
+            else "archive directory not found",
             path=given,
             code="archive.missing",
             fix="pass the directory that holds archive.yaml",

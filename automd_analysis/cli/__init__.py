@@ -52,7 +52,33 @@ def load_plugins() -> list[str]:
     return loaded
 
 
+def summaries_in_full(typer_app) -> None:
+    """Give every command and group of ``typer_app`` its docstring's first paragraph, unwrapped, as
+    the one-line summary of command listings (click cuts its own at the first ". ", which is
+    mid-sentence after "paper App.", or at 45 characters)."""
+    import inspect
+
+    def first_paragraph(text) -> str | None:
+        if not isinstance(text, str) or not text.strip():
+            return None
+        return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+    for info in typer_app.registered_commands:
+        if info.short_help is None and info.callback is not None:
+            info.short_help = first_paragraph(info.help or info.callback.__doc__)
+    for group in typer_app.registered_groups:
+        sub = group.typer_instance
+        if sub is None:
+            continue
+        summary = first_paragraph(group.help) or first_paragraph(sub.info.help)
+        if summary is not None:
+            group.short_help = group.short_help or summary
+            sub.info.short_help = sub.info.short_help or summary
+        summaries_in_full(sub)
+
+
 load_plugins()
+summaries_in_full(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -65,3 +91,16 @@ def main(argv: list[str] | None = None) -> None:
     except AutomdError as exc:
         print(f"automd: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except OSError as exc:  # a path the system refused that no check above caught: one line
+        print(f"automd: error: {os_error_line(exc)}", file=sys.stderr)
+        sys.exit(2)
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error: what failed, on which path, and a fix."""
+    where = f" in {exc.filename}" if exc.filename else ""
+    reason = exc.strerror or type(exc).__name__
+    return (
+        f"{reason.lower()}{where}. Fix: check that the path exists, is of the right kind "
+        "(file or directory) and that you may read or write it"
+    )

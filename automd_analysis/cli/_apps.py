@@ -6,15 +6,49 @@ from pathlib import Path
 
 import typer
 
+
+def _wrap_without_hyphen_breaks() -> None:
+    """Help text wraps at spaces only, so an option name such as ``--allow-code-execution`` is
+    never split across two lines (click's wrapper breaks at hyphens too)."""
+    import importlib
+
+    for name in ("typer._click._textwrap", "click._textwrap"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        base = module.TextWrapper
+        if getattr(base, "automd_no_hyphen_breaks", False):
+            continue
+
+        class SpacesOnly(base):
+            automd_no_hyphen_breaks = True
+
+            def __init__(self, *args, **kwargs):
+                kwargs["break_on_hyphens"] = False
+                super().__init__(*args, **kwargs)
+
+        module.TextWrapper = SpacesOnly
+
+
+_wrap_without_hyphen_breaks()
+
+#: Plain help (click's layout): at 80 columns rich's option table cut long option names and
+#: squeezed the descriptions into a narrow column. Every ``typer.Typer`` of ``automd`` uses it.
+HELP_SETTINGS = {"rich_markup_mode": None, "context_settings": {"max_content_width": 100}}
+
 app = typer.Typer(
     name="automd",
     help="Re-score and analyse archived runs of autonomous ML agents on medical tasks.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **HELP_SETTINGS,
 )
 masking_app = typer.Typer(
-    help="Real-time-rule masking test for sequential tasks (paper App. G).", no_args_is_help=True
+    help="Real-time-rule masking test for sequential tasks (paper App. G).",
+    no_args_is_help=True,
+    **HELP_SETTINGS,
 )
 app.add_typer(masking_app, name="masking")
 

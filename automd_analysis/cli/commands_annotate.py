@@ -21,6 +21,7 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.annotate.code import findings_by_file
 from automd_analysis.annotate.practices import TaskFacts
 from automd_analysis.annotate.runs import (
@@ -31,7 +32,7 @@ from automd_analysis.annotate.runs import (
 )
 from automd_analysis.annotate.sources import read_loose_file
 from automd_analysis.archive import open_archive
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import HELP_SETTINGS, DataOpt, ManifestsOpt, app
 from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
 
 _MAX_LISTED = 10
@@ -52,6 +53,7 @@ annotate_app = typer.Typer(
     help="Codebook answers from archived code (static analysis, never executed) + forensics. "
     "`automd annotate ARCHIVE --out DIR [--jobs N]` annotates every run of ARCHIVE into DIR.",
     no_args_is_help=True,
+    **HELP_SETTINGS,
 )
 app.add_typer(annotate_app, name="annotate")
 
@@ -94,6 +96,7 @@ def annotate_archive_command(
     Exit code 1: some runs could not be (fully) annotated; they are listed in problems.json.
     """
     opened = open_archive(archive)
+    check_writable_dir(out, "--out", code="annotate.out_unwritable")
     summary = annotate_archive(
         opened,
         out,
@@ -174,6 +177,8 @@ def annotate_agreement_command(
     ),
 ) -> None:
     """Agreement of generated annotations with the archive's own (kappa, precision/recall)."""
+    if out is not None:
+        check_writable_dir(out, "--out", code="annotate.out_unwritable")
     fields, values, conf, info = archive_agreement(
         open_archive(archive), generated, include_reference=include_reference
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import (
@@ -48,6 +49,10 @@ def make_command(
     """
     task = get_task(task_id, data=data, manifests=manifests)
     out = out if out is not None else Path(f"{task.id}_masked_seed{seed}.csv")
+    if out.is_dir():
+        raise MaskingError("--out is a directory, not a CSV file", path=out,
+                           code="masking.out_unwritable", fix="pass a file path, e.g. masked.csv")  # fmt: skip
+    check_writable_dir(out.parent, "the folder of --out", code="masking.out_unwritable")
     masked = make_masked_test(task, seed, file_key=file_key)
     source = task.path(file_key)
     if out.resolve() == source.resolve():
@@ -197,6 +202,7 @@ def run_command(
         archive_name=meta.name,
     )
     archive, data, manifests, scores_dir = ws.archive, ws.data, ws.manifests, ws.scores
+    check_writable_dir(scores_dir, "--scores", code="masking.out_unwritable")
     store = load_store(scores_dir)
     limits = SandboxLimits(
         cpu_seconds=cpu_seconds,

@@ -105,18 +105,25 @@ def regenerate_command(
     metric: list[str] = typer.Option(
         [],
         "--metric",
+        metavar="MODULE:ATTR",
         help="A metric of your own, MODULE:ATTRIBUTE (repeatable; passed to `automd score`, "
         "see docs/extending.md).",
     ),
     parameter: list[str] | None = typer.Option(
-        None, "--parameter", "-p", help="Extra notebook parameter NAME=VALUE (repeatable)."
+        None,
+        "--parameter",
+        "-p",
+        metavar="NAME=VALUE",
+        help="Extra notebook parameter (repeatable; `automd regenerate` sets archive, data, "
+        "output and seed parameters itself).",
     ),
 ) -> None:
     """Score ARCHIVE, run every report notebook and render the HTML report (OUT/index.html).
 
-    Archive code is never executed unless you pass --masking --allow-code-execution (the masking
-    test of the real-time rule, paper App. G, in a limited sandbox); otherwise masking results are
-    read as data (--masking-results, or SCORES/masking.parquet from `automd masking run`).
+    Archive code is never executed, except by the masking test of the real-time rule (paper
+    App. G), which runs it in a limited sandbox and only with both --masking and
+    --allow-code-execution. Otherwise masking results are read as data: the file of
+    --masking-results, or SCORES/masking.parquet from `automd masking run`.
     """
     from automd_analysis.report.pipeline import RegenerateConfig, regenerate
 

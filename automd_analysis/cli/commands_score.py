@@ -79,6 +79,7 @@ def score(
     metric: list[str] = typer.Option(
         [],
         "--metric",
+        metavar="MODULE:ATTR",
         help="A metric of your own, MODULE:ATTRIBUTE naming an automd_analysis.metrics.Metric "
         "(repeatable; see docs/extending.md). Metrics of the entry-point group automd.metrics "
         "are always added.",

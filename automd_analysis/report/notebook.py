@@ -52,6 +52,12 @@ from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, report_disclosure
 from automd_analysis.report.presentation import is_long
+from automd_analysis.report.provenance import (
+    SYNTHETIC_FOOTNOTE,
+    mark_synthetic,
+    synthetic_tasks,
+    task_label,
+)
 from automd_analysis.report.views import (
     Collapsed,
     FigureView,
@@ -275,6 +281,10 @@ class Report:
         frame, spec, intervals = _tables.published(frame, name, catalog.table(name), spec)
         frame = self.disclosure.apply(frame, name)
         text, bold, caption = _tables.rendered(frame, spec, caption, intervals)
+        text, marked = mark_synthetic(text, self.synthetic)  # on the page only, not in the CSV
+        if marked:
+            bold = bold.set_axis(text.columns, axis=1)
+            caption = f"{caption} {SYNTHETIC_FOOTNOTE}".strip()
         paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
         html = paths["html"].read_text(encoding="utf-8")  # rendered once, for the file
         bare = without_caption(html, caption)
@@ -376,7 +386,7 @@ reference is undefined. To include it: add baseline runs.)
         reliability = self.disclosure.apply(reliability, "reliability_bins")
         for task, bins in reliability.groupby("task", sort=True):
             fig = _figures.reliability_figure(bins.drop(columns="task").reset_index(drop=True))
-            fig.suptitle(f"Reliability: {task}")
+            fig.suptitle(f"Reliability: {task_label(task, self.synthetic)}")
             out.append(self.figure(fig, f"reliability_{task}"))
         return out
 
@@ -451,6 +461,11 @@ reference is undefined. To include it: add baseline runs.)
 
     def _workspace(self) -> Workspace:
         return self.workspace or open_workspace(scores=self.scores_dir)
+
+    @property
+    def synthetic(self) -> list[str]:
+        """The synthetic tasks of the store (``store.tasks.synthetic``), marked on the pages."""
+        return synthetic_tasks(self.store)
 
     def task_units(self) -> dict[str, str]:
         """Task id -> manifest ``sizes.unit`` for the tasks in the store (for the invalid-run

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import (
@@ -83,12 +84,23 @@ DEFAULT_NOTEBOOKS = REPO_ROOT / "notebooks"
 REPORT_MARKER = ".automd-report"
 #: Embedding backends notebook 07 accepts.
 EMBEDDING_BACKENDS = ("auto", "minilm", "hashing")
-#: Parameters the pipeline itself hands to the notebooks (user parameters may not override them).
-PIPELINE_PARAMETERS = frozenset(
-    {"archive", "scores_dir", "data_root", "manifests_dir", "output_dir", "main_experiment",
-     "objectives_experiment", "llm_experiment", "seed", "embedding_backend", "embedding_cache",
-     "masking_results", "min_cell"}
-)  # fmt: skip
+#: Parameters the pipeline itself hands to the notebooks (user parameters may not override them),
+#: each with what sets it instead.
+PIPELINE_PARAMETERS = {
+    "archive": "the ARCHIVE argument",
+    "scores_dir": "--scores",
+    "data_root": "--data",
+    "manifests_dir": "--manifests",
+    "output_dir": "--out",
+    "main_experiment": "the `roles:` of archive.yaml",
+    "objectives_experiment": "the `roles:` of archive.yaml",
+    "llm_experiment": "the `roles:` of archive.yaml",
+    "seed": "--seed",
+    "embedding_backend": "--embedding-backend",
+    "embedding_cache": "--embedding-cache",
+    "masking_results": "--masking-results",
+    "min_cell": "--min-cell",
+}
 
 
 @dataclass(frozen=True)
@@ -283,18 +295,20 @@ def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -
         declared |= set(declared_parameters(nb) or ())
     for name in sorted(config.parameters):
         if name in PIPELINE_PARAMETERS:
+            via = PIPELINE_PARAMETERS[name]
             raise AutomdError(
-                f"notebook parameter {name!r} is set by the pipeline itself",
+                f"notebook parameter {name!r} is fixed by the pipeline (set by {via})",
                 location="--parameter",
                 code="usage.parameter",
-                fix="use the corresponding option of automd regenerate",
+                fix=f"use {via}" if via.startswith("--") else f"change {via}",
             )
         if name not in declared:
             raise AutomdError(
                 f"no notebook declares a parameter called {name!r}",
                 location="--parameter",
                 code="usage.parameter",
-                fix="declared parameters: " + ", ".join(sorted(declared - PIPELINE_PARAMETERS)),
+                fix="declared parameters: "
+                + ", ".join(sorted(declared - set(PIPELINE_PARAMETERS))),
             )
 
 
@@ -320,6 +334,9 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
         out=config.out,
         archive_name=meta.name,
     )
+    check_out_dir(ws.out)
+    if config.score or config.masking:
+        check_writable_dir(ws.scores, "--scores", code="score_store.unwritable")
     supplied = ws.resolve(config.masking_results)
     if supplied is not None and not supplied.is_file():
         raise AutomdError(
@@ -343,20 +360,10 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
     )
 
 
-def prepare_out_dir(out: Path) -> None:
-    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
-
-    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
-    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
-    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
-    """
-    if out.exists() and not out.is_dir():
-        raise AutomdError(
-            "--out exists and is not a directory",
-            path=out,
-            code="report.bad_out",
-            fix="choose a new directory for the report",
-        )
+def check_out_dir(out: Path) -> None:
+    """Refuse, before any scoring, an ``out`` that is a file, cannot be written, or is a
+    non-empty directory that is not a previous report."""
+    check_writable_dir(out, "--out", code="report.bad_out")
     if out.is_dir() and any(out.iterdir()) and not (out / REPORT_MARKER).is_file():
         raise AutomdError(
             "--out is a non-empty directory that was not written by `automd regenerate`; "
@@ -365,6 +372,16 @@ def prepare_out_dir(out: Path) -> None:
             code="report.bad_out",
             fix="choose an empty or new directory (or a previous report directory)",
         )
+
+
+def prepare_out_dir(out: Path) -> None:
+    """Create ``out`` or reuse a previous report in it; refuse to touch any other directory.
+
+    A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
+    here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
+    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
+    """
+    check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_MARKER).write_text("written by automd regenerate\n", encoding="utf-8")
     (out / "index.html").unlink(missing_ok=True)
@@ -566,9 +583,14 @@ def _skipped(p: Pipeline, store) -> dict[Path, str]:
     return skipped
 
 
-def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[str]]:
-    """Run the notebooks that must run (staged, rendered), publish each; return their results
-    and the files published by the failed ones (kept although no stamp lists them)."""
+def _execute(
+    p: Pipeline, todo: list[_Planned], note: str, provenance: str
+) -> tuple[dict, set[str]]:
+    """Run the notebooks that must run (staged, rendered with the ``provenance`` line), publish
+    each; return their results and the files published by the failed ones (kept although no
+    stamp lists them)."""
+    from functools import partial as bind
+
     from automd_analysis.report.site import render_page
 
     # the longest first (last run's time, else the source size), so that no long notebook
@@ -582,7 +604,8 @@ def _execute(p: Pipeline, todo: list[_Planned], note: str) -> tuple[dict, set[st
         jobs.append(NotebookJob(n.path, staging / n.path.name, n.parameters,
                                 staging / f"{n.path.stem}.html"))  # fmt: skip
     executed = execute_jobs(
-        jobs, workers=p.config.jobs, timeout=p.config.timeout, render=render_page,
+        jobs, workers=p.config.jobs, timeout=p.config.timeout,
+        render=bind(render_page, provenance=provenance),
         progress=p.config.progress, log=p.log,
     )  # fmt: skip
     results, partial = {}, set()
@@ -616,7 +639,10 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
           f"skipping {len(skipped)}")  # fmt: skip
     note = _embedding_note(p, store, todo, planned)
-    results, partial = _execute(p, todo, note)
+    from automd_analysis.report.site import provenance_line, synthetic_tasks
+
+    provenance = provenance_line(p.meta.description or "", synthetic_tasks(store))
+    results, partial = _execute(p, todo, note, provenance)
     for n in planned:
         if n.why is None:
             copy = p.out / "notebooks" / n.path.name

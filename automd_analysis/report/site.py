@@ -33,17 +33,27 @@ from bleach.css_sanitizer import CSSSanitizer
 from automd_analysis.analysis.catalog import ANALYSES, FIGURES, TABLES, lookup
 from automd_analysis.analysis.catalog.declaration import Figure, Table
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.report.provenance import (
+    SYNTHETIC_FOOTNOTE,
+    SYNTHETIC_MARK,
+    provenance_line,
+    synthetic_tasks,
+)
 from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
     "SUBDIRS",
     "StoreSummary",
+    "SYNTHETIC_FOOTNOTE",
+    "SYNTHETIC_MARK",
     "build_index",
+    "provenance_line",
     "render_notebook",
     "render_page",
     "render_site",
     "sanitize_outputs",
     "summarise_store",
+    "synthetic_tasks",
 ]
 
 #: Sub-directories of a report directory.
@@ -146,6 +156,29 @@ def _joined(value: str | list[str]) -> str:
     return "".join(value) if isinstance(value, list) else value
 
 
+def _provenance_cell(text: str) -> nbformat.NotebookNode:
+    """A code cell whose only output is the escaped provenance line (input hidden on pages)."""
+    cell = nbformat.v4.new_code_cell("")
+    cell["id"] = "automd-provenance"  # a fixed id: the same notebook gives the same page
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "text/html": f'<p class="automd-provenance"><strong>About this archive:</strong> '
+                f"{html.escape(text)}</p>"
+            },  # fmt: skip
+        )
+    ]
+    return cell
+
+
+def _title_cell_index(nb: nbformat.NotebookNode) -> int | None:
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and re.search(r"^\s*#{1,6}\s+\S", cell.source, re.M):
+            return i
+    return None
+
+
 def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
     """The first Markdown heading of a notebook (without ``#``), else ``fallback``."""
     for cell in nb.cells:
@@ -159,7 +192,11 @@ def notebook_title(nb: nbformat.NotebookNode, fallback: str) -> str:
 
 
 def render_notebook(
-    executed: str | Path, dest: str | Path, *, index_href: str | None = None
+    executed: str | Path,
+    dest: str | Path,
+    *,
+    index_href: str | None = None,
+    provenance: str | None = None,
 ) -> str:
     """Render an executed notebook to a standalone HTML page with code hidden.
 
@@ -176,17 +213,28 @@ def render_notebook(
         The HTML file to write.
     index_href : str, optional
         If given, a "back to the report index" link to this URL is put at the top of the page.
+    provenance : str, optional
+        If given, this line (:func:`provenance_line`, shown escaped) follows the page title,
+        above the first table or figure.
 
     Returns
     -------
     str
         The notebook's title (first Markdown heading, else its file stem).
+
+    Cells get ids by position (papermill gives its injected cell a random one), so two runs of a
+    notebook that show the same give byte-identical pages.
     """
     from nbconvert import HTMLExporter
 
     executed, dest = Path(executed), Path(dest)
     nb = sanitize_outputs(nbformat.read(executed, as_version=4))
+    for i, cell in enumerate(nb.cells):  # papermill gives its injected cell a random id
+        cell["id"] = f"cell-{i}"
     title = notebook_title(nb, executed.stem)
+    if provenance is not None:
+        at = _title_cell_index(nb)
+        nb.cells.insert(0 if at is None else at + 1, _provenance_cell(provenance))
     if index_href is not None:
         back = nbformat.v4.new_markdown_cell(f"[&larr; report index]({index_href})")
         back["id"] = "automd-report-index"  # a fixed id: the same notebook gives the same page
@@ -204,9 +252,9 @@ def render_notebook(
     return title
 
 
-def render_page(executed: str | Path, dest: str | Path) -> str:
+def render_page(executed: str | Path, dest: str | Path, provenance: str | None = None) -> str:
     """:func:`render_notebook` for a page in ``OUT/html`` (linking back to ``../index.html``)."""
-    return render_notebook(executed, dest, index_href="../index.html")
+    return render_notebook(executed, dest, index_href="../index.html", provenance=provenance)
 
 
 @dataclass(frozen=True)
@@ -223,7 +271,9 @@ class StoreSummary:
         Runs (selected submissions) and how many of them are valid, over all experiments.
     by_experiment : list of (experiment, runs, valid runs)
     description : str
-        Free-text archive description, if known.
+        Free-text archive description, if known (``archive.yaml`` ``description``).
+    synthetic : tuple of str
+        The synthetic tasks (``store.tasks.synthetic``).
     """
 
     archive: str
@@ -232,6 +282,12 @@ class StoreSummary:
     n_valid: int
     by_experiment: list[tuple[str, int, int]] = field(default_factory=list)
     description: str = ""
+    synthetic: tuple[str, ...] = ()
+
+    @property
+    def provenance(self) -> str:
+        """The line under every page title (:func:`provenance_line`)."""
+        return provenance_line(self.description, self.synthetic)
 
 
 def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
@@ -262,6 +318,7 @@ def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
         n_valid=int(selected["valid"].sum()),
         by_experiment=by_experiment,
         description=description,
+        synthetic=tuple(synthetic_tasks(store)),
     )
 
 
@@ -440,8 +497,9 @@ def build_index(
         f"<style>{_INDEX_CSS}</style></head><body>",
         f"<h1>Auto-MD-bench report: {_e(summary.archive)}</h1>",
     ]
-    if summary.description:
-        parts.append(f"<p>{_e(summary.description)}</p>")
+    parts.append(
+        f'<p class="provenance"><strong>About this archive:</strong> {_e(summary.provenance)}</p>'
+    )
     parts.append(
         "<table><tbody>"
         f"<tr><th>archive</th><td>{_e(summary.archive)}</td></tr>"
@@ -531,7 +589,7 @@ def render_site(
         if result.ok and result.title is not None:  # rendered with its run, or kept from one
             pages.append((result, result.title))
         elif result.ok:
-            pages.append((result, render_page(result.output, page)))
+            pages.append((result, render_page(result.output, page, summary.provenance)))
         else:
             page.unlink(missing_ok=True)  # never leave a previous run's page for a failed notebook
             pages.append((result, None))

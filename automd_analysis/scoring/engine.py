@@ -16,6 +16,7 @@ checksum and unexpected per-file errors are recorded in ``problems.parquet`` and
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
+from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.archive.workspace import open_workspace, resolve_path
 from automd_analysis.errors import DataError, ScoreStoreError
@@ -460,6 +462,7 @@ def score_archive(
             code="store.inside_archive",
             fix="choose an --out directory outside the archive (archives are read-only)",
         )
+    check_writable_dir(out_dir, "--out", code="store.unwritable")
     runs = arch.runs()
     runs, sources, comparison, annotation_problems = _with_annotations(
         runs, arch, ws.annotations, prefer_generated
@@ -470,7 +473,8 @@ def score_archive(
             "data root not found",
             path=root,
             code="data.missing",
-            fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run `automd demo data`)",
+            fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
+            f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
     if bootstrap < 0 or bootstrap == 1:
         raise ScoreStoreError(

@@ -323,9 +323,10 @@ def archive_yaml(name: str, size: str, seed: int, specs: list[RunSpec]) -> str:
     doc = {
         "schema_version": 1,
         "name": name,
-        "description": "Scripted-agent demo archive on the demo tasks: the agents are scripted "
-        "policies that really fit models; no LLM is involved; tokens and timestamps are "
-        "simulated (docs/demo_archive.md).",
+        "description": "Demo archive: the agents aide, aiscientist, codex and autoresearch are "
+        "scripted stand-ins that really fit models, not the real AIDE, AI-Scientist-v2, Codex "
+        "or autoresearch; no LLM is involved (LLM names, tokens and timestamps are simulated; "
+        "docs/demo_archive.md).",
         "experiments": {k: experiments[k] for k in present},
         "roles": {k: k for k in present if k in ("main", "objectives", "llm")},
         "provenance": {
