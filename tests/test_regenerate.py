@@ -561,3 +561,24 @@ def test_a_killed_regenerate_never_leaves_a_notebook_marked_up_to_date(archive, 
     assert "notebook 02_slow: runs (no earlier successful run)" in rerun.stderr
     assert (out / "tables" / "slow_runs.csv").is_file()
     assert not (out / ".automd" / "staging").exists()
+
+
+def test_a_changed_archive_description_reruns_the_pages_that_show_it(archive, scored, tmp_path):
+    """The provenance line under every page title comes from archive.yaml, not from the store, so
+    it is an input of its own: a new description must not leave the old one on reused pages."""
+    copy = tmp_path / "archive"
+    shutil.copytree(archive, copy)
+    notebooks = tmp_path / "nbs"
+    _fine_notebook(notebooks / "01_first.ipynb", "first_runs")
+    out = tmp_path / "out"
+    args = [copy, "--scores", scored, "--no-score", "--notebooks", notebooks, "--out", out]
+    assert _regenerate(*args).returncode == 0
+    assert "Fixture copy" in (out / "html" / "01_first.html").read_text()
+    meta = yaml.safe_load((copy / "archive.yaml").read_text())
+    meta["description"] = "A rewritten description of the same runs."
+    (copy / "archive.yaml").write_text(yaml.safe_dump(meta))
+    again = _regenerate(*args)
+    assert again.returncode == 0, again.stderr
+    assert "notebook 01_first: runs (the archive's description changed)" in again.stderr
+    page = (out / "html" / "01_first.html").read_text()
+    assert "A rewritten description of the same runs." in page and "Fixture copy" not in page

@@ -64,6 +64,7 @@ def test_every_input_changes_the_key_and_is_named(tmp_path):
         ("parameters", {"seed": 1}, "its parameters changed"),
         ("store", "generation:def", "the score store changed"),
         ("masking", "sha", "the masking results changed"),
+        ("provenance", "A new description.", "the archive's description changed"),
         ("package", "new", "the automd-analysis code changed"),
         ("environment", "new", "the Python environment changed"),
     ]:

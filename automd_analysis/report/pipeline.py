@@ -550,7 +550,7 @@ def _masking_fingerprint(p: Pipeline) -> str:
     return file_sha256(path) if path.is_file() else "absent"
 
 
-def _plan(p: Pipeline, paths: list[Path]) -> list[_Planned]:
+def _plan(p: Pipeline, paths: list[Path], provenance: str) -> list[_Planned]:
     """Each notebook's inputs and whether its published outputs are up to date."""
     offered = notebook_parameters(p)
     store = store_fingerprint(p.scores_dir)
@@ -561,7 +561,7 @@ def _plan(p: Pipeline, paths: list[Path]) -> list[_Planned]:
         params = select_parameters(nb, {**offered, "output_dir": str(staging)})
         declared = declared_parameters(nb) or frozenset(params)
         masking = _masking_fingerprint(p) if "masking_results" in declared else None
-        inputs = notebook_inputs(path, params, store, masking)
+        inputs = notebook_inputs(path, params, store, masking, provenance)
         key = notebook_key(inputs)
         stamp = read_stamp(p.out, path.stem)
         planned.append(
@@ -630,8 +630,11 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     into a staging folder, rendered, and published with a new stamp; the log says which and why.
     Afterwards every file of the report that no notebook owns is removed (:func:`sweep`).
     """
+    from automd_analysis.report.site import provenance_line, synthetic_tasks
+
+    provenance = provenance_line(p.meta.description or "", synthetic_tasks(store))
     skipped = _skipped(p, store)
-    planned = _plan(p, [path for path in p.notebook_paths if path not in skipped])
+    planned = _plan(p, [path for path in p.notebook_paths if path not in skipped], provenance)
     todo = [n for n in planned if n.why is not None]
     for n in planned:
         state = f"runs ({n.why})" if n.why else "reused (inputs unchanged)"
@@ -639,9 +642,6 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
           f"skipping {len(skipped)}")  # fmt: skip
     note = _embedding_note(p, store, todo, planned)
-    from automd_analysis.report.site import provenance_line, synthetic_tasks
-
-    provenance = provenance_line(p.meta.description or "", synthetic_tasks(store))
     results, partial = _execute(p, todo, note, provenance)
     for n in planned:
         if n.why is None:

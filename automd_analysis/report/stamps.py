@@ -113,16 +113,22 @@ def store_fingerprint(scores_dir: Path) -> str:
 
 
 def notebook_inputs(
-    source: Path, parameters: Mapping[str, object], store: str, masking: str | None
+    source: Path,
+    parameters: Mapping[str, object],
+    store: str,
+    masking: str | None,
+    provenance: str = "",
 ) -> dict:
     """Everything a notebook's outputs depend on: its source, the parameters it receives, the
-    store's generation, the masking results it reads (``None`` if it reads none) and the code
-    and environment that execute it."""
+    store's generation, the masking results it reads (``None`` if it reads none), the provenance
+    line its page shows (from ``archive.yaml``, not in the store) and the code and environment
+    that execute it."""
     return {
         "notebook": file_sha256(source),
         "parameters": json.loads(json.dumps(dict(parameters), sort_keys=True, default=str)),
         "store": store,
         "masking": masking,
+        "provenance": provenance,
         "package": code_fingerprint(),
         "environment": environment_fingerprint(),
     }
@@ -154,6 +160,7 @@ _WHAT = {
     "parameters": "its parameters changed",
     "store": "the score store changed",
     "masking": "the masking results changed",
+    "provenance": "the archive's description changed",
     "package": "the automd-analysis code changed",
     "environment": "the Python environment changed",
 }
