@@ -168,6 +168,35 @@ def test_regenerate_builds_the_whole_report(two_reports):
 
 
 @pytest.mark.slow
+def test_the_index_leads_with_findings_and_every_link_resolves(two_reports):
+    """Issue 22 item 2: 3-6 headline sentences, each with its interval and a link to its table
+    on its page; every page's table of contents links to sections of that page."""
+    import html as html_lib
+
+    base, _, runs = two_reports
+    assert runs[0].returncode == 0, runs[0].stderr
+    out = base / "first"
+    index = (out / "index.html").read_text()
+    findings = re.search(r'<h2>Findings</h2>\s*<ul class="findings">(.*?)</ul>', index, re.S)
+    assert findings, "the index has no Findings section"
+    items = re.findall(r"<li>(.*?)</li>", findings.group(1), re.S)
+    assert 3 <= len(items) <= 6
+    assert index.index("<h2>Findings</h2>") < index.index("<h2>Analyses</h2>")  # leads
+    for item in items:
+        assert "95% CI" in item, item
+        (href,) = re.findall(r'href="([^"]+)"', item)
+        page, anchor = href.split("#")
+        assert f'id="{anchor}"' in (out / page).read_text(), href
+    for name in NOTEBOOKS:
+        text = (out / "html" / f"{name}.html").read_text()
+        nav = re.search(r'<nav class="automd-contents">(.*?)</nav>', text, re.S)
+        sections = re.findall(r'<h2 id="([^"]+)"', text)
+        assert (nav is not None) == (len(sections) >= 3), name
+        if nav:
+            targets = [html_lib.unescape(t) for t in re.findall(r'href="#([^"]+)"', nav.group(1))]
+            assert targets == [html_lib.unescape(s) for s in sections], name
+
+
 def test_same_archive_twice_gives_byte_identical_tables(two_reports):
     base, _, runs = two_reports
     assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]

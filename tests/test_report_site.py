@@ -356,3 +356,35 @@ def test_index_lists_pipeline_notes_escaped(tmp_path):
     assert "<li>masking test: failed (&lt;script&gt;" in text and "<li>second note</li>" in text
     assert text.index("Pipeline") < text.index("Analyses")
     assert "Pipeline" not in site.build_index(tmp_path, summary, []).read_text()
+
+
+def test_index_headlines_escape_archive_text_and_link_to_the_table():
+    from automd_analysis.report.index_headlines import IndexHeadline
+
+    line = IndexHeadline(
+        "agent `a<b>` scores **0.5** on demo\\_task <script>", "table2_primary_scores"
+    )
+    out = line.html("html/01_primary_scores.html")
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "<code>a&lt;b&gt;</code>" in out and "<strong>0.5</strong>" in out and "demo_task" in out
+    assert out.endswith(
+        '<a href="html/01_primary_scores.html#table-table2_primary_scores">(table)</a>'
+    )
+
+
+def test_a_table_of_contents_only_for_pages_with_three_sections_or_more():
+    from automd_analysis.report.site import with_contents
+
+    def page(n: int) -> str:
+        heads = "".join(
+            f'<h2 id="S-{i}">Section &amp; {i}<a class="anchor-link" href="#S-{i}">¶</a></h2><p>x</p>'
+            for i in range(n)
+        )
+        return f"<h1>T</h1><p>intro</p>{heads}"
+
+    assert with_contents(page(2)) == page(2)
+    out = with_contents(page(3))
+    assert out.index('<nav class="automd-contents">') < out.index('<h2 id="S-0">')
+    assert out.index("<p>intro</p>") < out.index("<nav")
+    assert re.findall(r'<li><a href="#(S-\d)">', out) == ["S-0", "S-1", "S-2"]
+    assert "Section &amp; 1</a>" in out

@@ -247,9 +247,32 @@ def render_notebook(
         exclude_output_prompt=True,
     )
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body = with_contents(body)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(body, encoding="utf-8")
     return title
+
+
+#: A section heading of a rendered page: nbconvert gives each its id and an anchor link.
+_SECTION = re.compile(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', re.S)
+#: Pages with at least this many sections get a table of contents (every page of the demo report
+#: has 3 to 13).
+CONTENTS_MIN_SECTIONS = 3
+
+
+def with_contents(body: str) -> str:
+    """``body`` with a table of contents of its ``<h2>`` sections (links to their anchors) before
+    the first of them, when it has at least :data:`CONTENTS_MIN_SECTIONS`."""
+    sections = _SECTION.findall(body)
+    if len(sections) < CONTENTS_MIN_SECTIONS:
+        return body
+    items = "".join(
+        f'<li><a href="#{anchor}">{re.sub(r"<[^>]+>", "", text).strip()}</a></li>'
+        for anchor, text in sections
+    )  # the anchor and the text are already escaped in the page
+    nav = f'<nav class="automd-contents"><strong>Contents</strong><ol>{items}</ol></nav>\n'
+    at = body.index(f'<h2 id="{sections[0][0]}">')
+    return body[:at] + nav + body[at:]
 
 
 def render_page(executed: str | Path, dest: str | Path, provenance: str | None = None) -> str:
@@ -463,6 +486,23 @@ def _figures_section(figures: dict[str, list[Path]], pages: dict[str, bool]) -> 
     return parts
 
 
+def _findings_section(
+    out_dir: Path, pages: Sequence[tuple[NotebookResult, str | None]]
+) -> list[str]:
+    """The index's "Findings": the headline sentences, each linking to its table on its page."""
+    from automd_analysis.report.index_headlines import index_headlines
+
+    rendered = {result.name for result, title in pages if result.ok and title is not None}
+    items = []
+    for headline in index_headlines(out_dir / "tables"):
+        notebook = TABLES[headline.table].notebook
+        if notebook in rendered:
+            items.append(f"<li>{headline.html(_href('html', notebook + '.html'))}</li>")
+    if not items:
+        return []
+    return ["<h2>Findings</h2>", '<ul class="findings">', *items, "</ul>"]
+
+
 def build_index(
     out_dir: str | Path,
     summary: StoreSummary,
@@ -500,6 +540,7 @@ def build_index(
     parts.append(
         f'<p class="provenance"><strong>About this archive:</strong> {_e(summary.provenance)}</p>'
     )
+    parts.extend(_findings_section(out_dir, pages))
     parts.append(
         "<table><tbody>"
         f"<tr><th>archive</th><td>{_e(summary.archive)}</td></tr>"
