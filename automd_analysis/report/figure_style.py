@@ -10,6 +10,7 @@ text (``text.parse_math`` off). Saving is :func:`automd_analysis.report.figures.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -37,6 +38,9 @@ MIN_FONT_PT = 10.0
 BASELINE_COLOR = "#7f7f7f"
 #: Colour-blind-safe qualitative palette (Okabe-Ito without black and grey).
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+#: The paper's agents, one colour each in every figure (other names: :func:`agent_colors`).
+_AGENT_COLORS = {"aide": _PALETTE[0], "aiscientist": _PALETTE[1], "codex": _PALETTE[2],
+                 "autoresearch": _PALETTE[3]}  # fmt: skip
 
 #: rcParams of every figure of these modules.
 RC = {
@@ -126,8 +130,10 @@ def empty_figure(message: str, width: float = 5.0, height: float = 2.0) -> Figur
 
 
 def agent_colors(agents: Iterable[str]) -> dict[str, str]:
-    """Agent -> colour: a colour-blind-safe palette (Okabe-Ito) in the given order, the simple
-    baseline grey (:data:`BASELINE_COLOR`); repeated names get one colour.
+    """Agent -> colour, the same in every figure: the four paper agents have fixed colours of a
+    colour-blind-safe palette (Okabe-Ito), any other name the palette colour its sha256 picks (the
+    next free one if two names of one figure pick the same), the simple baseline grey
+    (:data:`BASELINE_COLOR`); repeated names get one colour.
 
     See Also
     --------
@@ -141,15 +147,21 @@ def agent_colors(agents: Iterable[str]) -> dict[str, str]:
     Examples
     --------
     >>> agent_colors(["codex", "baseline", "aide", "codex"])
-    {'codex': '#0072B2', 'baseline': '#7f7f7f', 'aide': '#D55E00'}
+    {'codex': '#009E73', 'baseline': '#7f7f7f', 'aide': '#0072B2'}
+    >>> agent_colors(["codex"]) == {"codex": agent_colors(["aide", "codex"])["codex"]}
+    True
     """
-    colors, i = {}, 0
+    colors: dict[str, str] = {}
     for agent in dict.fromkeys(agents):
         if agent == BASELINE_AGENT:
             colors[agent] = BASELINE_COLOR
+        elif agent in _AGENT_COLORS:
+            colors[agent] = _AGENT_COLORS[agent]
         else:
-            colors[agent] = _PALETTE[i % len(_PALETTE)]
-            i += 1
+            start = int(hashlib.sha256(str(agent).encode()).hexdigest(), 16) % len(_PALETTE)
+            taken = set(colors.values())
+            free = [_PALETTE[(start + k) % len(_PALETTE)] for k in range(len(_PALETTE))]
+            colors[agent] = next((c for c in free if c not in taken), free[0])
     return colors
 
 

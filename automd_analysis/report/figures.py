@@ -467,7 +467,9 @@ def figure5(curves: pd.DataFrame) -> Figure:
         if curves.empty:
             return _empty(fig, "no development versions")
         ax = fig.subplots()
-        for agent in _agents(curves["agent"]):
+        agents = _agents(curves["agent"])
+        colors = figure_style.agent_colors(agents)
+        for agent in agents:
             mine = curves.loc[curves["agent"].astype(str) == agent].sort_values("time_min")
             runs = int(mine["n_runs"].iloc[0])
             ax.plot(
@@ -475,6 +477,7 @@ def figure5(curves: pd.DataFrame) -> Figure:
                 mine["mean_score"].to_numpy(float),
                 drawstyle="steps-post",
                 linewidth=1.4,
+                color=colors[agent],
                 label=f"{agent} ({_runs_label(runs)})",
             )
         ax.set_xlabel("Development time (hours)")
