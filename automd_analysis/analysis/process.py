@@ -595,8 +595,8 @@ def spearman_table(
     ...     "auc_over_steps": [1, 2, 3, 4, 1, 2, 3, 4],
     ...     "final_score": [0.1, 0.3, 0.2, 0.4, 0.6, 0.7, 0.9, 0.8]})
     >>> spearman_table(per_run, metrics=["auc_over_steps"])[["rho", "p", "n_tasks", "n_runs"]]
-       rho         p  n_tasks  n_runs
-    0  0.8  0.180556        2       8
+       rho       p  n_tasks  n_runs
+    0  0.8  0.0625        2       8
     """
     require_columns(per_run, ("task", target, *metrics), "per-run process metrics")
     rows = []
@@ -731,8 +731,8 @@ def process_summary(
     ...     "embedding_backend": "none", "final_score": [0.1, 0.3, 0.2, 0.4],
     ...     **{m: [1.0, 2.0, 3.0, 4.0] for m in PROCESS_METRICS}})
     >>> table = process_summary(per_run, n_boot=50)
-    >>> table.loc[0, ["metric", "a", "b", "n_runs"]].tolist()
-    ['exploration_spread', 1.5, 3.5, 4]
+    >>> str(table.loc[0, "metric"]), [float(table.loc[0, c]) for c in ("a", "b", "n_runs")]
+    ('exploration_spread', [1.5, 3.5, 4.0])
     """
     require_columns(per_run, ("agent", "embedding_backend", target, *PROCESS_METRICS), "per-run")
     means = agent_means(per_run, PROCESS_METRICS, n_boot=n_boot, seed=seed, alpha=alpha)

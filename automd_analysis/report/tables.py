@@ -377,12 +377,12 @@ def display_frame(
     --------
     >>> spec = catalog.table("table7_llm").spec
     >>> frame = pd.DataFrame({"llm": ["x"], "penalized_mean": [0.5], "penalized_sd": [0.01],
-    ...     "ece_mean": [0.1], "valid_rate": [1.0], "tokens_m_mean": [2.0],
+    ...     "ece_mean": [0.1], "ece_mean_bc": [0.09], "valid_rate": [1.0], "tokens_m_mean": [2.0],
     ...     "penalized_mean_ci_low": [0.45], "penalized_mean_ci_high": [0.55],
-    ...     "ece_mean_ci_low": [0.08], "ece_mean_ci_high": [0.12]})
+    ...     "ece_mean_bc_ci_low": [0.08], "ece_mean_bc_ci_high": [0.12]})
     >>> text, _ = display_frame(frame, spec, catalog.table("table7_llm").intervals)
-    >>> text.loc[0, ["Penalised score", "ECE"]].tolist()
-    ['0.500 ± 0.010 [0.450, 0.550]', '0.100 [0.080, 0.120]']
+    >>> text.loc[0, ["Penalised score", "ECE", "ECE, bias-corrected"]].tolist()
+    ['0.500 ± 0.010 [0.450, 0.550]', '0.100', '0.090 [0.080, 0.120]']
     """
     if spec is None:
         from automd_analysis.report.presentation import default_display
@@ -654,9 +654,9 @@ def export_table(
     --------
     >>> import tempfile
     >>> frame = pd.DataFrame({"llm": ["x"], "penalized_mean": [0.5], "penalized_sd": [0.01],
-    ...     "ece_mean": [0.1], "valid_rate": [1.0], "tokens_m_mean": [2.0],
+    ...     "ece_mean": [0.1], "ece_mean_bc": [0.09], "valid_rate": [1.0], "tokens_m_mean": [2.0],
     ...     "penalized_mean_ci_low": [0.45], "penalized_mean_ci_high": [0.55],
-    ...     "ece_mean_ci_low": [0.08], "ece_mean_ci_high": [0.12]})
+    ...     "ece_mean_bc_ci_low": [0.08], "ece_mean_bc_ci_high": [0.12]})
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = export_table(frame, "table7_llm", tmp)
     ...     "[0.450, 0.550]" in paths["html"].read_text()
