@@ -58,10 +58,14 @@ def test_without_replicates_the_same_numbers_and_empty_intervals(stores, name, t
     assert not two_stage.has_replicates(bare)
     # a bias-corrected estimate (``<X>_bc``) needs the replicates too
     ci = _interval_columns(name) + [c for c in catalog.table(name).named if c.endswith("_bc")]
+    # and so does "not distinguishable from the best": without them only the best is marked
+    marks = [f"{c}_best" for c in catalog.table(name).best]
     with_ci, without = table(store, seed=3), table(bare)
     assert without.columns.tolist() == with_ci.columns.tolist()
-    pdt.assert_frame_equal(with_ci.drop(columns=ci), without.drop(columns=ci))
+    pdt.assert_frame_equal(with_ci.drop(columns=ci + marks), without.drop(columns=ci + marks))
     assert without[ci].isna().all().all()
+    for column in marks:
+        assert (without[column] <= with_ci[column]).all(), column
 
 
 @pytest.mark.parametrize(("name", "table"), CASES)

@@ -20,6 +20,7 @@ from statsmodels.stats.multitest import multipletests
 
 from automd_analysis.analysis import calibration_practices as calibration
 from automd_analysis.analysis import catalog, llm, primary, shift, uncertainty
+from automd_analysis.analysis.aggregate import best_marks, summarise
 from automd_analysis.analysis.paired_tests import holm_adjust, min_attainable_p, sign_flip_test
 from automd_analysis.analysis.store import ScoreStore, selected_runs
 from automd_analysis.analysis.two_stage import draw_runs, run_matrix
@@ -102,13 +103,15 @@ def test_table3_stage_two_by_hand():
     # a: plug-in (0.1 + 0.2) / 2 = 0.15; ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3),
     #    mean(0.3, 0.1), mean(0.4, 0.1) = 0.2, 0.25, 0.2, 0.25 -> mean 0.225, quartiles 0.2, 0.25
     #    bias-corrected 2 * 0.15 - 0.225 = 0.075, basic interval [0.3 - 0.25, 0.3 - 0.2]
+    #    widened by the bias |0.225 - 0.15| = 0.075 -> [-0.025, 0.175]
     assert ci.loc["a", "all"] == pytest.approx(0.15, abs=1e-12)
     assert ci.loc["a", "classification_bc"] == pytest.approx(0.075, abs=1e-12)
-    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(0.05, abs=1e-12)
-    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.1, abs=1e-12)
+    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(-0.025, abs=1e-12)
+    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.175, abs=1e-12)
     assert math.isnan(ci.loc["a", "survival_bc_ci_low"])  # no survival task
     assert "all_ci_low" not in ci.columns  # the plug-in has no interval
-    # b: only its valid run: plug-in 0.3; 0.2, 0.2, 0.4, 0.4 -> mean 0.3, quartiles 0.2, 0.4
+    # b: only its valid run: plug-in 0.3; 0.2, 0.2, 0.4, 0.4 -> mean 0.3 (no bias), quartiles
+    #    0.2, 0.4, basic interval [0.6 - 0.4, 0.6 - 0.2]
     assert ci.loc["b", "all_bc"] == pytest.approx(0.3, abs=1e-12)
     assert ci.loc["b", "all_bc_ci_low"] == pytest.approx(0.2, abs=1e-12)
     assert ci.loc["b", "all_bc_ci_high"] == pytest.approx(0.4, abs=1e-12)
@@ -264,7 +267,9 @@ def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
     assert not table.equals(other_seed)
     bare = primary.agent_summary(store)  # no replicates: the same numbers, empty intervals
     pd.testing.assert_frame_equal(table.drop(columns=_ci(table)), bare.drop(columns=_ci(bare)))
-    assert bare[_ci(bare)].isna().all().all()
+    assert bare[[c for c in _ci(bare) if "_ci_" in c]].isna().all().all()
+    # without paired draws nothing is "not distinguishable": only the best value is marked
+    assert bare["penalized_mean_best"].sum() == 1
     inside = (table["penalized_mean_ci_low"] <= table["penalized_mean"]) & (
         table["penalized_mean"] <= table["penalized_mean_ci_high"]
     )
@@ -272,7 +277,50 @@ def test_point_estimate_lies_inside_interval_and_rerun_is_identical(rich):
 
 
 def _ci(frame: pd.DataFrame) -> list[str]:
-    return [c for c in frame.columns if "_ci_" in c]
+    """The interval columns and the best marks that come from them."""
+    return [c for c in frame.columns if "_ci_" in c or c.endswith("_best")]
+
+
+def test_best_marks_follow_the_paired_difference_not_the_marginal_intervals():
+    rng = np.random.default_rng(3)
+    shared = rng.normal(0, 0.05, 400)  # the resampled patients every agent's draws share
+    a = np.concatenate([[0.70], 0.70 + shared])
+    # b trails a by 0.01 on every draw: its marginal interval overlaps a's almost entirely,
+    # but the paired difference is -0.01 on every draw and excludes 0
+    b = a - 0.01
+    c = np.concatenate([[0.69], 0.69 + shared + rng.normal(0, 0.02, 400)])  # noisy: a tie
+    baseline = a + 0.2  # never best
+    rows = [{"agent": n, "score": d} for n, d in zip("abc", (a, b, c), strict=True)]
+    rows.append({"agent": "baseline", "score": baseline})
+    out = summarise(
+        rows,
+        {"score": ("score_ci_low", "score_ci_high")},
+        best={"score": "max"},
+        never_best=[False, False, False, True],
+    )
+    assert [r["score_best"] for r in out] == [True, False, True, False]
+    assert out[1]["score_ci_low"] < out[0]["score"] < out[1]["score_ci_high"]
+    # lower is better: the same draws negated mark the same rows
+    rows = [r | {"score": -r["score"]} for r in rows]
+    out = summarise(
+        rows,
+        {"score": ("score_ci_low", "score_ci_high")},
+        best={"score": "min"},
+        never_best=[False, False, False, True],
+    )
+    assert [r["score_best"] for r in out] == [True, False, True, False]
+
+
+def test_best_marks_of_bias_corrected_columns_compare_corrected_values():
+    # a's draws sit 0.03 above its plug-in 0.10 (corrected 0.07); b has no bias (0.08)
+    a = np.array([0.10, 0.13, 0.14, 0.12, 0.13])
+    b = np.array([0.08, 0.08, 0.09, 0.07, 0.08])
+    # plug-ins: b is lower and the paired difference a - b is 0.05 on every draw
+    assert best_marks([a, b], "min", alpha=0.5) == [False, True]
+    # corrected: a is lower; the difference b - a (0.01 corrected) has the interval
+    # [0.01 - 0.03, 0.01 + 0.03], which contains 0: b is not distinguishable from a
+    assert best_marks([a, b], "min", corrected=True, alpha=0.5) == [True, True]
+    assert best_marks([a, b + 0.1], "min", corrected=True, alpha=0.5) == [True, False]
 
 
 # --- stage 1 draws -----------------------------------------------------------------------------

@@ -76,6 +76,8 @@ def _example(declared: Table, agents=("<b>a</b>", "codex")) -> pd.DataFrame:
             row[entry.name] = values[entry.dtype]
             for bound in entry.ci_columns:
                 row[bound] = 0.4 if bound.endswith("low") else 0.6
+            if entry.name in declared.best:
+                row[f"{entry.name}_best"] = True
     return pd.DataFrame([row])
 
 
@@ -97,16 +99,35 @@ def test_every_declaration_renders_its_columns_escaped(tmp_path, name):
         assert ("[0.400, 0.600]" in html) or not shown, column
 
 
+def test_only_columns_with_an_interval_carry_best_marks():
+    # a bold mark says "not distinguishable from the best": it needs the paired draws
+    marked = {n: t.best for n, t in catalog.TABLES.items() if t.best}
+    assert set(marked) == {
+        "table2_primary_scores",
+        "table3_ece",
+        "table4_objectives",
+        "table5_external",
+        "table7_llm",
+    }
+    for name, best in marked.items():
+        table = catalog.table(name)
+        assert set(best) <= set(table.intervals), name
+        assert all(f"{c}_best" in table.named for c in best), name
+    assert "survival" not in marked["table3_ece"]  # the plug-in keeps no interval and no mark
+
+
 def test_declared_interval_columns_follow_the_naming_rule():
     names = {c: t.intervals[c] for t in catalog.TABLES.values() for c in t.intervals}
     assert names["penalized_mean"] == ("penalized_mean_ci_low", "penalized_mean_ci_high")
     assert names["survival"] == ("survival_ci_low", "survival_ci_high")
     assert names["diff_mean"] == ("ci_low", "ci_high")
-    assert catalog.table("table2_primary_scores").named[-4:] == [
+    assert catalog.table("table2_primary_scores").named[-6:] == [
         "penalized_mean_ci_low",
         "penalized_mean_ci_high",
+        "penalized_mean_best",
         "nonpenalized_mean_ci_low",
         "nonpenalized_mean_ci_high",
+        "nonpenalized_mean_best",
     ]
     assert catalog.table("pairwise_comparisons").named[3:6] == ["diff_mean", "ci_low", "ci_high"]
 

@@ -37,8 +37,10 @@ def _table2(ci=True):
     if ci:
         frame["penalized_mean_ci_low"] = [0.53, 0.51, NAN]
         frame["penalized_mean_ci_high"] = [0.59, 0.56, NAN]
+        frame["penalized_mean_best"] = [True, False, False]
         frame["nonpenalized_mean_ci_low"] = [0.5312, NAN, 0.47]
         frame["nonpenalized_mean_ci_high"] = [0.5988, NAN, 0.53]
+        frame["nonpenalized_mean_best"] = [True, False, False]
     return frame
 
 
@@ -68,9 +70,13 @@ def test_without_intervals_the_rendering_is_unchanged():
     empty_ci = _table2().assign(penalized_mean_ci_low=NAN, nonpenalized_mean_ci_low=NAN)
     text, _ = tb.display_frame(empty_ci, SPEC2, TABLE2.intervals)
     pd.testing.assert_frame_equal(text, tb.display_frame(empty_ci, SPEC2)[0])
-    assert tb.rendered(empty_ci, SPEC2, "C.", TABLE2.intervals)[2] == "C."
-    assert tb.rendered(_table2(), SPEC2, "C.", TABLE2.intervals)[2] == f"C. {tb.INTERVAL_NOTE}"
-    assert tb.rendered(_table2(), SPEC2, "C.")[2] == "C."  # no declared intervals
+    assert tb.rendered(empty_ci, SPEC2, "C.", TABLE2.intervals)[2] == f"C. {tb.BEST_NOTE}"
+    assert (
+        tb.rendered(_table2(), SPEC2, "C.", TABLE2.intervals)[2]
+        == f"C. {tb.INTERVAL_NOTE} {tb.BEST_NOTE}"
+    )
+    assert tb.rendered(_table2(), SPEC2, "C.")[2] == f"C. {tb.BEST_NOTE}"  # no declared intervals
+    assert tb.rendered(_table2(ci=False), SPEC2, "C.")[2] == "C."  # no marks: nothing bold
 
 
 def test_pivot_table_puts_the_ratio_interval_inside_the_parentheses():

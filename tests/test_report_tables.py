@@ -119,13 +119,19 @@ def test_bold_best_follows_the_column_direction():
     by_agent = dict(zip(text["agent"], range(len(text)), strict=True))
     assert bold.loc[by_agent["good"], "Penalised score"]  # higher is better
     assert not bold.loc[by_agent["baseline"], "Penalised score"]  # baseline never bold
-    assert bold.loc[by_agent["good"], "Rank (penalised)"]  # rank 1: lower is better
+    assert not bold["Rank (penalised)"].any()  # no interval, no mark
     text, bold = tb.display_frame(
         calibration.ece_by_task_class(store), catalog.table("table3_ece").spec
     )
-    row = text.index[text["agent"] == "calibrated"][0]
-    assert bold.loc[row, "Classification"]  # lower ECE is better
-    assert not bold.loc[text.index[text["agent"] == "good"][0], "Classification"]
+    assert not bold["Classification"].any()  # the plug-in ECE has no interval, no mark
+    # the bias-corrected column is bold where its marks say, and where a value ties the best
+    # at the displayed precision
+    frame = calibration.ece_by_task_class(store).set_index("agent")
+    frame.loc[["good", "calibrated", "flaky"], "classification_bc"] = [0.30, 0.0101, 0.0104]
+    frame.loc[["good", "calibrated", "flaky"], "classification_bc_best"] = [True, True, False]
+    text, bold = tb.display_frame(frame.reset_index(), catalog.table("table3_ece").spec)
+    marked = dict(zip(text["agent"], bold["Classification, bias-corrected"], strict=True))
+    assert marked == {"good": True, "calibrated": True, "flaky": True, "baseline": False}
 
 
 def test_daggers_in_per_task_tables(tmp_path):

@@ -34,6 +34,7 @@ import pandas as pd
 from automd_analysis.precision import comparable, sample_sd
 
 __all__ = [
+    "best_marks",
     "bias_corrected",
     "DISPLAYED_DECIMALS",
     "check_alpha",
@@ -484,18 +485,23 @@ def estimate(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, floa
 
 
 def bias_corrected(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:
-    """``(estimate, ci_low, ci_high)``: the bootstrap bias-corrected value and its basic interval.
+    """``(estimate, ci_low, ci_high)``: the bootstrap bias-corrected value and its interval.
 
-    With θ̂ = column 0 and θ*_b the finite draws (columns 1..B), the bias θ̄* - θ̂ is removed once
-    from the estimate and the interval is the basic (reflected) bootstrap interval:
+    With θ̂ = column 0, θ*_b the finite draws (columns 1..B), their mean θ̄* and quantiles
+    q̂, the estimated bias b̂ = θ̄* - θ̂ is removed once from the estimate, and the interval is
+    symmetric about it:
 
-    .. math:: \\hat\\theta_{bc} = 2\\hat\\theta - \\bar\\theta^*,\\quad
-              [2\\hat\\theta - \\hat q_{1-\\alpha/2},\\; 2\\hat\\theta - \\hat q_{\\alpha/2}]
+    .. math:: \\hat\\theta_{bc} = \\hat\\theta - \\hat b,\\qquad
+              \\hat\\theta_{bc} \\pm \\bigl(\\max(\\hat q_{1-\\alpha/2} - \\bar\\theta^*,\\;
+              \\bar\\theta^* - \\hat q_{\\alpha/2}) + |\\hat b| / 2\\bigr)
 
-    It contains θ̂_bc exactly when the draws' mean lies within their own central 1 - α range
-    (q̂_{α/2} <= θ̄* <= q̂_{1-α/2}), which any bootstrap distribution without an extreme tail
-    satisfies. For the binned ECE, biased upwards (docs/statistics.md, "Bias-corrected ECE").
-    NaN without two finite draws. Parameters and return as :func:`estimate`.
+    The half-width is the longer of the draws' two tails (from their mean to their quantiles),
+    so the interval holds both the basic interval (the sampling error the mirror image of the
+    bootstrap error) and the percentile interval moved to θ̂_bc (the same shape), plus half the
+    estimated bias, an allowance for the error of the bias estimate itself: for a sum of
+    absolute values such as the binned ECE the bootstrap estimates the bias only to within a
+    factor of about two (docs/statistics.md, "Bias-corrected ECE", gives the coverage). It always
+    contains θ̂_bc. NaN without two finite draws. Parameters and return as :func:`estimate`.
 
     See Also
     --------
@@ -506,12 +512,15 @@ def bias_corrected(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float
     .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, sec. 10.6 (bias
        correction) and 13.4. Chapman & Hall.
     .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 2.2.1 and
-       5.2 (basic interval). Cambridge University Press.
+       5.2 (basic and percentile intervals). Cambridge University Press.
 
     Examples
     --------
+    Draws with mean 0.33, 0.03 above the plug-in 0.30, and quartiles 0.315 and 0.345: the
+    estimate is 0.27, the half-width max(0.015, 0.015) + 0.015:
+
     >>> [round(v, 6) for v in bias_corrected(np.array([0.30, 0.30, 0.32, 0.34, 0.36]), alpha=0.5)]
-    [0.27, 0.255, 0.285]
+    [0.27, 0.24, 0.3]
     """
     draws = np.asarray(distribution, dtype=np.float64)[1:]
     finite = draws[np.isfinite(draws)]
@@ -519,16 +528,101 @@ def bias_corrected(distribution: np.ndarray, alpha: float = 0.05) -> tuple[float
     if finite.size < 2 or not math.isfinite(point):
         return math.nan, math.nan, math.nan
     low, high = percentile_interval(distribution, alpha)
-    return 2 * point - float(finite.mean()), 2 * point - high, 2 * point - low
+    mean = float(finite.mean())
+    corrected = 2 * point - mean
+    half = max(high - mean, mean - low) + abs(mean - point) / 2
+    return corrected, corrected - half, corrected + half
+
+
+def best_marks(
+    distributions: Sequence[np.ndarray],
+    direction: str,
+    *,
+    never_best: Sequence[bool] | None = None,
+    corrected: bool = False,
+    alpha: float = 0.05,
+) -> list[bool]:
+    """Which values carry the "best" mark: the best one, and every other one whose paired
+    interval of the difference from it contains 0.
+
+    Row i's estimate θ̂_i is column 0 of its distribution (bias-corrected, :func:`bias_corrected`,
+    with ``corrected``); the best row b has the highest (``"max"``) or lowest (``"min"``) estimate
+    among the rows that may be best. Row i is marked when i = b or when the 1 - α interval of
+    the difference, computed from the paired draws d_i - d_b (column j of every distribution
+    comes from bootstrap iteration j, so the draws share their resampled patients), contains 0:
+
+    .. math:: \\text{best}_i = [i = b] \\lor [\\ell(d_i - d_b) \\le 0 \\le u(d_i - d_b)]
+
+    A mark therefore says "not distinguishable from the best"; a single mark says the best is
+    ahead of every other row. Rows without a finite estimate and ``never_best`` rows (the simple
+    baseline) are never marked.
+
+    Parameters
+    ----------
+    distributions : sequence of arrays of shape (1 + B,)
+        One per row: the observed value, then its bootstrap draws.
+    direction : {"max", "min"}
+    never_best : sequence of bool, optional
+    corrected : bool, default False
+        Compare bias-corrected estimates with their intervals (``<X>_bc`` columns).
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    list of bool
+
+    See Also
+    --------
+    summarise : gives every ``<X>_best`` column of a table this way.
+
+    References
+    ----------
+    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, sec. 16.4 (paired
+       comparisons from one set of bootstrap samples). Chapman & Hall.
+
+    Examples
+    --------
+    Three agents on four paired draws: b's draws always trail a's by 0.1, c's straddle a's.
+
+    >>> a = np.array([0.5, 0.5, 0.6, 0.4, 0.5])
+    >>> best_marks([a, a - 0.1, np.array([0.49, 0.6, 0.5, 0.5, 0.4])], "max", alpha=0.5)
+    [True, False, True]
+    """
+    if direction not in ("max", "min"):
+        raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
+    reduce = bias_corrected if corrected else estimate
+    arrays = [np.asarray(d, dtype=np.float64) for d in distributions]
+    points = np.array([reduce(d, alpha)[0] for d in arrays], dtype=np.float64)
+    skip = np.zeros(len(arrays), bool) if never_best is None else np.asarray(never_best, bool)
+    usable = ~skip & np.isfinite(points)
+    if not usable.any():
+        return [False] * len(arrays)
+    candidates = np.where(usable, points if direction == "max" else -points, -np.inf)
+    best = int(np.argmax(candidates))
+    marks = []
+    for i, d in enumerate(arrays):
+        if not usable[i]:
+            marks.append(False)
+            continue
+        low, high = reduce(d - arrays[best], alpha)[1:]
+        marks.append(i == best or bool(low <= 0.0 <= high))
+    return marks
 
 
 def summarise(
-    rows: Sequence[Mapping], intervals: Mapping[str, tuple[str, str]], alpha: float = 0.05
+    rows: Sequence[Mapping],
+    intervals: Mapping[str, tuple[str, str]],
+    alpha: float = 0.05,
+    *,
+    best: Mapping[str, str] | None = None,
+    groups: Sequence | None = None,
+    never_best: Sequence[bool] | None = None,
 ) -> list[dict]:
     """Table rows from rows of distributions: each column with an interval holds a (1 + B,) array,
     replaced by its column-0 value and followed by its percentile interval (:func:`estimate`); a
-    column named ``<X>_bc`` is the bias-corrected value with its basic interval
-    (:func:`bias_corrected`) instead.
+    column named ``<X>_bc`` is the bias-corrected value with its interval
+    (:func:`bias_corrected`) instead. Each column of ``best`` also gets ``<X>_best``
+    (:func:`best_marks` among the rows of the same group).
 
     Parameters
     ----------
@@ -537,6 +631,12 @@ def summarise(
     intervals : mapping
         Column -> its ``(low, high)`` interval columns (a table declaration's ``intervals``).
     alpha : float, default 0.05
+    best : mapping, optional
+        Column -> ``"max"``/``"min"``: the columns whose best values are marked.
+    groups : sequence, optional
+        Per row, the group within which the best is sought (default: one group).
+    never_best : sequence of bool, optional
+        Rows that are never marked (the simple baseline).
 
     Returns
     -------
@@ -544,7 +644,7 @@ def summarise(
 
     See Also
     --------
-    estimate
+    estimate, best_marks
 
     References
     ----------
@@ -556,8 +656,9 @@ def summarise(
     ...           {"score": ("score_ci_low", "score_ci_high")}, alpha=0.5)
     [{'agent': 'a', 'score': 0.5, 'score_ci_low': 0.45, 'score_ci_high': 0.55}]
     """
+    marks = _best_columns(rows, best or {}, groups, never_best, alpha)
     out = []
-    for row in rows:
+    for i, row in enumerate(rows):
         flat = {}
         for column, value in row.items():
             if column in intervals:
@@ -566,7 +667,31 @@ def summarise(
                 flat |= {column: point, intervals[column][0]: low, intervals[column][1]: high}
             else:
                 flat[column] = value
-        out.append(flat)
+        out.append(flat | {f"{column}_best": m[i] for column, m in marks.items()})
+    return out
+
+
+def _best_columns(rows, best, groups, never_best, alpha) -> dict[str, list[bool]]:
+    """Column -> per-row best mark (:func:`best_marks` within each group)."""
+    keys = [None] * len(rows) if groups is None else list(groups)
+    never = [False] * len(rows) if never_best is None else list(never_best)
+    members: dict = {}
+    for i, key in enumerate(keys):
+        members.setdefault(key, []).append(i)
+    out = {}
+    for column, direction in best.items():
+        marks = [False] * len(rows)
+        for idx in members.values():
+            found = best_marks(
+                [rows[i][column] for i in idx],
+                direction,
+                never_best=[never[i] for i in idx],
+                corrected=column.endswith("_bc"),
+                alpha=alpha,
+            )
+            for i, mark in zip(idx, found, strict=True):
+                marks[i] = mark
+        out[column] = marks
     return out
 
 

@@ -179,7 +179,8 @@ def ece_by_task_class(
     matrix = run_matrix(
         runs, store.replicates, ("agent", "task"), n_boot=n_boot, seed=seed, tag="table3"
     )
-    return TABLE3.frame(summarise(_table3_rows(matrix), TABLE3.intervals, alpha))
+    rows = _table3_rows(matrix)
+    return TABLE3.frame(summarise(rows, TABLE3.intervals, alpha, **TABLE3.best_marks(rows)))
 
 
 def _table3_rows(matrix: RunMatrix) -> list[dict]:

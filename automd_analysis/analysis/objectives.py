@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.aggregate import (
+    best_marks,
     check_alpha,
     mean_over,
     percentile_interval,
@@ -203,15 +205,23 @@ def objective_intervals(
     (True, (0.05, 0.05))
     """
     check_alpha(alpha)
+    return {
+        key: {metric: percentile_interval(d, alpha) for metric, d in metrics.items()}
+        for key, metrics in _mean_distributions(runs, by, n_boot, seed, tag).items()
+    }
+
+
+def _mean_distributions(runs, by, n_boot, seed, tag) -> dict[tuple, dict[str, np.ndarray]]:
+    """Group key -> metric -> the (1 + B,) means of :func:`objective_intervals`."""
     runs = runs.reset_index(drop=True)
     draws = slot_draws(runs, ("agent", "objective"), n_boot, seed, tag)
     valid = runs["valid"].to_numpy(bool)
-    out: dict[tuple, dict[str, tuple[float, float]]] = {}
+    out: dict[tuple, dict[str, np.ndarray]] = {}
     for key, rows in row_groups(runs, list(by)).items():
         out[key] = {}
         for metric in METRICS:
             values = valid_only(pd.to_numeric(runs[metric]).to_numpy(dtype=float), valid)
-            out[key][metric] = percentile_interval(mean_over(values[draws], rows), alpha)
+            out[key][metric] = mean_over(values[draws], rows)
     return out
 
 
@@ -245,14 +255,21 @@ def objective_summary(
         main_experiment=main_experiment,
         objectives_experiment=objectives_experiment,
     )
-    ci = objective_intervals(
-        runs, ["objective"], n_boot=n_boot, seed=seed, alpha=alpha, tag="table4_objectives"
-    )
+    alpha = check_alpha(alpha)
+    means = _mean_distributions(runs, ["objective"], n_boot, seed, "table4_objectives")
+    objectives = _objective_order(runs["objective"])
     rows = []
-    for objective in _objective_order(runs["objective"]):
+    for objective in objectives:
         summary = _metric_summary(runs[runs["objective"] == objective])
         row = {"task": _task_of(runs), "objective": objective, **summary}
-        rows.append(_with_intervals(row, ci[(objective,)]))
+        ci = {m: percentile_interval(d, alpha) for m, d in means[(objective,)].items()}
+        rows.append(_with_intervals(row, ci))
+    for column, direction in TABLE4.best.items():
+        metric = column.removesuffix("_mean")
+        # the observed means of the distributions are the table's: mean over the valid runs
+        marks = best_marks([means[(o,)][metric] for o in objectives], direction, alpha=alpha)
+        for row, mark in zip(rows, marks, strict=True):
+            row[f"{column}_best"] = mark
     return TABLE4.frame(pd.DataFrame(rows, columns=TABLE4.named))
 
 

@@ -213,7 +213,7 @@ def agent_summary(
     """
     alpha = check_alpha(alpha)
     rows = _table2_rows(_matrix(store, experiment, n_boot, seed))
-    return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha))
+    return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha, **TABLE2.best_marks(rows)))
 
 
 def _table2_rows(matrix: RunMatrix) -> list[dict]:

@@ -248,7 +248,7 @@ def external_ratios(
     """
     alpha = check_alpha(alpha)
     rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True))
-    rows = summarise(rows, TABLE5.intervals, alpha)
+    rows = summarise(rows, TABLE5.intervals, alpha, **TABLE5.best_marks(rows))
     return TABLE5.frame([{k: row[k] for k in TABLE5.named} for row in rows])
 
 

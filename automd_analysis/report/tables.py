@@ -39,6 +39,7 @@ from automd_analysis.precision import comparable, comparable_scalar
 
 __all__ = [
     "DAGGERS",
+    "BEST_NOTE",
     "INTERVAL_NOTE",
     "best_mask",
     "csv_text",
@@ -65,6 +66,11 @@ PLUS_MINUS = "\N{PLUS-MINUS SIGN}"
 INTERVAL_NOTE = (
     "Brackets: 95% two-stage bootstrap interval (the runs of each agent redrawn within each task, "
     "then the test patients of each drawn run; the tasks are held fixed)."
+)
+#: Sentence appended to the caption of a table with best marks (``<X>_best`` columns).
+BEST_NOTE = (
+    "Bold: the best value of the column (of the row) and every value not distinguishable from "
+    "it: the 95% interval of its paired bootstrap difference from the best contains 0."
 )
 
 
@@ -204,14 +210,20 @@ def _wide_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.D
     )
     for stat in spec.stats:
         text[stat.title] = [_cell_text(row, stat, spec.decimals) for _, row in df.iterrows()]
-        if stat.direction:
+        marks = f"{stat.mean}_best"
+        if stat.direction and marks in df:
             digits = stat.decimals if stat.decimals is not None else spec.decimals
             shown = df[[stat.mean]].astype(float) * (100.0 if stat.percent else 1.0)
-            mask = best_mask(shown, {stat.mean: stat.direction}, exclude=exclude, decimals=digits)
-            bold[stat.title] = mask[stat.mean].to_numpy()
+            ties = best_mask(shown, {stat.mean: stat.direction}, exclude=exclude, decimals=digits)
+            bold[stat.title] = _marked(df[marks]) | ties[stat.mean].to_numpy()
         else:
             bold[stat.title] = False
     return text, bold
+
+
+def _marked(values) -> np.ndarray:
+    """``<X>_best`` values as booleans (missing: not marked)."""
+    return np.array([v is True or v is np.True_ for v in values], dtype=bool)
 
 
 def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -222,6 +234,8 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
     cols = sorted(cols, key=lambda c: (c in spec.exclude_from_best, str(c).lower(), str(c)))
     text = pd.DataFrame(MISSING, index=range(len(rows)), columns=cols, dtype=object)
     numbers = pd.DataFrame(np.nan, index=range(len(rows)), columns=cols)
+    flags = pd.DataFrame(False, index=range(len(rows)), columns=cols)
+    marks = f"{spec.cell.mean}_best"
     position = {r: i for i, r in enumerate(rows)}
     for _, record in df.iterrows():
         i = position[record[row_key]]
@@ -230,12 +244,15 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
             cell += f" ({format_number(100 * float(record[spec.extra]), 0)}%)"
         text.loc[i, record[col_key]] = cell
         numbers.loc[i, record[col_key]] = record[spec.cell.mean]
+        if marks in df:
+            flags.loc[i, record[col_key]] = bool(_marked([record[marks]])[0])
     bold = pd.DataFrame(False, index=text.index, columns=cols)
-    if spec.direction:
+    if spec.direction and marks in df:
         exclude = [c in spec.exclude_from_best for c in cols]
-        bold = best_mask(
+        ties = best_mask(
             numbers, spec.direction, axis="rows", exclude=exclude, decimals=spec.decimals
         )
+        bold = flags | ties
     title = spec.titles.get(row_key, row_key)
     text.insert(0, title, [str(r) for r in rows])
     bold.insert(0, title, False)
@@ -565,6 +582,8 @@ def rendered(
     if spec is not None and _shown_intervals(df.reset_index(drop=True), spec, intervals or {}):
         caption = f"{caption} {spec.interval_note or INTERVAL_NOTE}".strip()
     text, bold = display_frame(df, spec, intervals)
+    if bool(bold.to_numpy().any()):
+        caption = f"{caption} {BEST_NOTE}".strip()
     return fold_constant_columns(text, bold, caption)
 
 

@@ -35,11 +35,11 @@ TABLE3 = Table(
         caption="ECE by agent and task class (lower is better); runs averaged within task, "
         "tasks weighted equally. Plug-in: the paper's binned ECE (App. F), biased upwards on "
         "finite test sets, so shown without an interval. Bias-corrected: 2 x plug-in minus the "
-        "mean of the two-stage bootstrap replicates, with its 95% basic bootstrap interval. "
-        "Bold: lowest agent value per column.",
+        "mean of the two-stage bootstrap replicates, with its 95% basic bootstrap interval "
+        "widened by the estimated bias.",
         labels=("agent",),
         stats=(
-            *(Stat(_CLASS_TITLES[c], c, direction="min") for c in (*TASK_CLASSES, "all")),
+            *(Stat(_CLASS_TITLES[c], c) for c in (*TASK_CLASSES, "all")),
             *(
                 Stat(f"{_CLASS_TITLES[c]}, bias-corrected", f"{c}_bc", direction="min")
                 for c in (*TASK_CLASSES, "all")
@@ -58,11 +58,9 @@ TABLE13 = Table(
     PER_TASK,
     paper="Table 13",
     spec=TableSpec(
-        caption="ECE by task over valid runs (mean ± SD). † two valid runs; ‡ one valid run. "
-        "Bold: lowest agent value per task.",
+        caption="ECE by task over valid runs (mean ± SD). † two valid runs; ‡ one valid run.",
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
-        direction="min",
     ),
 )
 
@@ -223,10 +221,9 @@ BY_MEASURE = Table(
     spec=TableSpec(
         caption="Calibration of each agent under each measure (valid runs averaged within task, "
         "tasks weighted equally; lower is better: ECE, ICI, |slope - 1|, |intercept|, "
-        "D-calibration X²/n). Bold: best agent under the measure.",
+        "D-calibration X²/n).",
         pivot=("measure", "agent"),
         cell=Stat("value", "value"),
-        direction="min",
     ),
 )
 

@@ -281,10 +281,13 @@ class Table:
         """Columns in CSV order, interval columns included."""
         out: list[Column | PerAgent] = []
         trailing: list[Column] = []
+        marked = self.best
         for column in self.columns:
             out.append(column)
             if isinstance(column, Column) and column.interval:
                 cis = [Column(c) for c in column.ci_columns]
+                if column.name in marked:
+                    cis.append(Column(f"{column.name}_best", "bool"))
                 (out if self.intervals_after else trailing).extend(cis)
         return out + trailing
 
@@ -297,6 +300,38 @@ class Table:
     def intervals(self) -> dict[str, tuple[str, str]]:
         """Column -> its ``(low, high)`` interval columns."""
         return {c.name: c.ci_columns for c in self.columns if isinstance(c, Column) and c.interval}
+
+    @property
+    def best(self) -> dict[str, str]:
+        """Column -> ``"max"``/``"min"``: the columns whose best values are marked, each with a
+        boolean ``<X>_best`` column (:func:`~automd_analysis.analysis.aggregate.best_marks`): the
+        ``direction`` of the display's stats (of its pivot), which only columns with an interval
+        may have."""
+        spec = self.spec
+        if spec is None or callable(spec):
+            return {}
+        if spec.pivot:
+            return {spec.cell.mean: spec.direction} if spec.direction and spec.cell else {}
+        return {s.mean: s.direction for s in spec.stats if s.direction}
+
+    def best_marks(self, rows: Sequence[Mapping]) -> dict:
+        """The ``best``, ``groups`` and ``never_best`` arguments of
+        :func:`~automd_analysis.analysis.aggregate.summarise` for ``rows`` of this table: the best
+        is sought per pivot row (wide tables: among all rows), never among the display's
+        ``exclude_from_best`` agents."""
+        best = self.best
+        if not best:
+            return {}
+        spec = self.spec
+        if spec.pivot:
+            group, label = spec.pivot
+        else:
+            group, label = None, spec.labels[0] if spec.labels else None
+        return {
+            "best": best,
+            "groups": None if group is None else [r[group] for r in rows],
+            "never_best": [label is not None and r[label] in spec.exclude_from_best for r in rows],
+        }
 
     def intervals_in(self, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
         """:attr:`intervals` plus those of the per-agent columns of ``frame``."""

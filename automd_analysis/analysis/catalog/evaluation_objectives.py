@@ -33,7 +33,7 @@ TABLE4 = Table(
     paper="Table 4",
     spec=TableSpec(
         caption="Calibration under the evaluation objectives on one task (mean ± SD over the "
-        "valid runs of all agents). Bold: best value across objectives.",
+        "valid runs of all agents).",
         labels=("task", "objective"),
         stats=(
             Stat("Valid runs", "n_valid", integer=True),

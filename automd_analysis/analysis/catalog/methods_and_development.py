@@ -22,9 +22,9 @@ _RUN_KEY = tuple(
 )
 
 
-def _pct(title: str, column: str, direction: str | None = None) -> Stat:
+def _pct(title: str, column: str) -> Stat:
     # the analyses already report percentages (0-100): print them as they are
-    return Stat(title, column, direction=direction, decimals=0)
+    return Stat(title, column, decimals=0)
 
 
 TABLE6 = Table(
@@ -137,7 +137,7 @@ TABLE18 = Table(
             Stat("Time to first valid version (min)", "time_to_first_valid_min", decimals=0),
             Stat("Run time (min)", "run_time_min", decimals=0),
             _pct("Ended before budget (%)", "ended_before_budget_pct"),
-            _pct("Selected = best (%)", "selected_is_best_pct", "max"),
+            _pct("Selected = best (%)", "selected_is_best_pct"),
             Stat("Reported validation - test", "val_minus_test", decimals=3),
         ),
     ),
@@ -403,7 +403,7 @@ WIN_RATE = Table(
         "the agent's valid submission beats the opponent's, averaged over opponents and tasks.",
         labels=("agent",),
         stats=(
-            Stat("Win-rate", "win_rate", direction="max"),
+            Stat("Win-rate", "win_rate"),
             Stat("Task x opponent terms", "n_comparisons", integer=True),
         ),
     ),

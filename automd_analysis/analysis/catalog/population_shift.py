@@ -17,7 +17,7 @@ TABLE5 = Table(
     paper="Table 5",
     spec=TableSpec(
         caption="Performance under population shift: mean normalised score on the external "
-        "task; parentheses: ratio to the score without the shift. Bold: best agent per task.",
+        "task; parentheses: ratio to the score without the shift.",
         pivot=("task", "agent"),
         cell=Stat("score", "score", interval=False),
         extra="ratio",

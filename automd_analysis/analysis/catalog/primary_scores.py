@@ -68,21 +68,14 @@ TABLE2 = Table(
     paper="Table 2",
     spec=TableSpec(
         caption="Primary task performance: mean ± SD over repetitions (ranks: over tasks). "
-        "Penalised scores count invalid runs as 0. Bold: best agent per column.",
+        "Penalised scores count invalid runs as 0.",
         labels=("agent",),
         stats=(
             _ms("Penalised score", "penalized", "max"),
             _ms("Non-penalised score", "nonpenalized", "max"),
-            Stat(
-                "Valid runs",
-                "valid_rate_mean",
-                "valid_rate_sd",
-                direction="max",
-                percent=True,
-                decimals=0,
-            ),
-            _ms("Rank (penalised)", "rank_penalized", "min", 2),
-            _ms("Rank (non-penalised)", "rank_nonpenalized", "min", 2),
+            Stat("Valid runs", "valid_rate_mean", "valid_rate_sd", percent=True, decimals=0),
+            _ms("Rank (penalised)", "rank_penalized", None, 2),
+            _ms("Rank (non-penalised)", "rank_nonpenalized", None, 2),
         ),
     ),
 )
@@ -169,10 +162,9 @@ TABLE12 = Table(
     paper="Table 12",
     spec=TableSpec(
         caption="Normalised primary score by task over valid runs (mean ± SD). "
-        "† two valid runs; ‡ one valid run. Bold: best agent per task.",
+        "† two valid runs; ‡ one valid run.",
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
-        direction="max",
     ),
 )
 
