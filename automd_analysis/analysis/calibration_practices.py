@@ -136,7 +136,7 @@ def ece_by_task_class(
     it. ``<class>_bc`` is the bootstrap bias-corrected value 2 ECE - mean(ECE*) over the B columns
     of the two-stage bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`: the runs
     of every (agent, task) redrawn, each drawn run's ECE on test resample b) and
-    ``<class>_bc_ci_low/high`` its basic bootstrap interval
+    ``<class>_bc_ci_low/high`` its bootstrap interval
     (:func:`~automd_analysis.analysis.aggregate.bias_corrected`); empty without replicates.
 
     Parameters

@@ -192,7 +192,7 @@ def llm_summary(
     task)) of the penalised score (mean over repetitions of the mean over tasks, invalid = 0).
     ``ece_mean`` (valid runs averaged within task, then tasks equally) is the paper's plug-in
     binned ECE, biased upwards, so it has no interval; ``ece_mean_bc`` is its bootstrap
-    bias-corrected value with the basic interval ``ece_mean_bc_ci_low/high``
+    bias-corrected value with its interval ``ece_mean_bc_ci_low/high``
     (:func:`~automd_analysis.analysis.aggregate.bias_corrected`). Empty intervals (and
     ``ece_mean_bc``) without replicates.
 

@@ -35,8 +35,8 @@ TABLE3 = Table(
         caption="ECE by agent and task class (lower is better); runs averaged within task, "
         "tasks weighted equally. Plug-in: the paper's binned ECE (App. F), biased upwards on "
         "finite test sets, so shown without an interval. Bias-corrected: 2 x plug-in minus the "
-        "mean of the two-stage bootstrap replicates, with its 95% basic bootstrap interval "
-        "widened by the estimated bias.",
+        "mean of the two-stage bootstrap replicates, with its 95% interval (symmetric about it: "
+        "the longer bootstrap tail plus half the estimated bias).",
         labels=("agent",),
         stats=(
             *(Stat(_CLASS_TITLES[c], c) for c in (*TASK_CLASSES, "all")),
@@ -45,7 +45,7 @@ TABLE3 = Table(
                 for c in (*TASK_CLASSES, "all")
             ),
         ),
-        interval_note="Intervals: 95% basic bootstrap intervals of the bias-corrected values "
+        interval_note="Intervals: 95% bootstrap intervals of the bias-corrected values "
         "(runs of every agent and task redrawn, each drawn run's ECE on a shared test "
         "resample).",
     ),
@@ -412,8 +412,8 @@ FIGURES = (
         NOTEBOOK,
         "ECE per agent and task class with 95% intervals.",
         paper="Table 3",
-        caption="Bias-corrected ECE per agent and task class with its 95% basic bootstrap "
-        "interval (two-stage; lower is better). Dashed: the simple baseline.",
+        caption="Bias-corrected ECE per agent and task class with its 95% bootstrap "
+        "interval (two-stage, symmetric about the corrected value; lower is better). Dashed: the simple baseline.",
     ),
     Figure(
         "pairwise_ece",

@@ -24,8 +24,8 @@ TABLE7 = Table(
     spec=TableSpec(
         caption="One agent with several LLMs: penalised score (mean ± SD over repetitions), "
         "ECE averaged across tasks (plug-in: the paper's binned ECE, biased upwards, no "
-        "interval; bias-corrected: 2 x plug-in minus the bootstrap mean, with its 95% basic "
-        "bootstrap interval widened by the estimated bias), valid-run rate and tokens per run (millions).",
+        "interval; bias-corrected: 2 x plug-in minus the bootstrap mean, with its 95% "
+        "bootstrap interval symmetric about it), valid-run rate and tokens per run (millions).",
         labels=("llm",),
         stats=(
             Stat("Penalised score", "penalized_mean", "penalized_sd", direction="max"),
@@ -87,6 +87,6 @@ FIGURES = (
         "Score and ECE per LLM with 95% intervals.",
         paper="Table 7",
         caption="Penalised score and bias-corrected ECE per LLM with 95% two-stage bootstrap "
-        "intervals (ECE: basic interval of the bias-corrected value).",
+        "intervals (ECE: the interval of the bias-corrected value).",
     ),
 )
