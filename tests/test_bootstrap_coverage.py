@@ -76,3 +76,25 @@ def test_ece_interval_coverage():
         lambda d, k: ece(*d, weights=bootstrap_weights(len(d[0]), BOOT, seed=k)),
     )
     assert 0.90 <= cov <= 0.99
+
+
+@pytest.mark.slow
+def test_bias_corrected_ece_interval_covers_the_population_ece_where_the_bias_matters():
+    # nearly calibrated predictions on 500 patients: the plug-in's bias is half the target and
+    # its percentile interval covers about half the time (bench_ece_bias_correction.py)
+    from bench_ece_bias_correction import population_binned_ece, sample
+
+    from automd_analysis.analysis.aggregate import bias_corrected
+
+    truth, hits, plug_in_hits = population_binned_ece(0.9), 0, 0
+    for k in range(SETS):
+        y, p = sample(500, 0.9, np.random.default_rng([11, 500, k]))
+        dist = np.concatenate(
+            [[ece(y, p)], ece(y, p, weights=bootstrap_weights(500, BOOT, seed=k))]
+        )
+        low, high = bias_corrected(dist)[1:]
+        hits += low <= truth <= high
+        low, high = percentile_interval(dist[1:])
+        plug_in_hits += low <= truth <= high
+    assert 0.90 <= hits / SETS <= 0.99
+    assert plug_in_hits / SETS < 0.7  # the case is one where the correction is needed
