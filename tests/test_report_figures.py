@@ -212,7 +212,7 @@ def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
     assert not _bars(panels["b"])  # survival groups have no count bars
     assert panels["b"].get_title() == "b\n(n/group 12)"  # said once for all its quantiles
     # the binary curve in the agent's colour, the survival quantile in a grey of its own
-    [a_curve] = [line for line in a.get_lines() if line.get_gid() == "bins:a"]
+    [a_curve] = [line for line in a.get_lines() if line.get_gid() == "reliability:a"]
     assert a_curve.get_color() == agent_colors(["a"])["a"]
     [b_curve] = [line for line in panels["b"].get_lines() if line.get_gid() == "quantile:0.5:b"]
     assert b_curve.get_color() in GREYS
@@ -222,7 +222,7 @@ def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
         "perfect calibration",
         "bin count (bar height; max in title)",
         "at t = 0.5 quantile of times",
-        "observed per bin (mean over runs)",
+        "observed per bin (agent's colour)",
     ]
 
 
@@ -233,7 +233,7 @@ def test_reliability_figure_of_binary_bins_only_names_diagonal_bars_and_bins():
     assert [t.get_text() for t in legend.get_texts()] == [
         "perfect calibration",
         "bin count (bar height; max in title)",
-        "observed per bin (mean over runs)",
+        "observed per bin (agent's colour)",
     ]
     assert_readable(fig)
 

@@ -156,7 +156,7 @@ def smoothed_calibration_figure(
             kind = str(mine["kind"].iloc[0])
             kinds.add(kind)
             x = mine["x"].to_numpy(float)
-            reference_line(ax, [0, 1], [0, 1], "diagonal", linestyle="--")
+            reference_line(ax, [0, 1], [0, 1], f"diagonal:{agent}", linestyle="--")
             ax.fill_between(
                 x,
                 mine["lo_mean"].to_numpy(float),

@@ -60,8 +60,9 @@ _GROUP_TITLES = {
 #: Practice groups are not agents: a grey and a marker each (figure_style.GREYS, MARKERS).
 _GROUP_COLORS = dict(zip(_GROUP_TITLES, figure_style.GREYS, strict=True))
 _GROUP_MARKERS = dict(zip(_GROUP_TITLES, figure_style.MARKERS, strict=False))
-#: Hatches that tell apart bars of one grey (the k-th series: ``_HATCHES[k // len(GREYS)]``).
-_HATCHES = ("", "//", "..", "xx")
+#: Hatches of bars of non-agent series, with a grey each: the k-th series has
+#: ``GREYS[k % 4]`` and ``_HATCHES[k % 5]`` (20 distinct pairs), its hatch drawn in white.
+_HATCHES = ("", "//", "..", "xx", "\\\\")
 #: Count bars of the reliability diagrams, and the grey standing for "any agent's colour" in a legend.
 _COUNT_COLOR = "#d4d4d4"
 _COUNT_EDGE = "#555555"
@@ -251,8 +252,8 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
     are near-equal by construction; the median group size is in the title). The dashed grey
     diagonal is perfect calibration. Panels are ``columns`` per row, about 4.5 in wide each (at
     most :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` in all), and one legend below
-    them names every drawn series (gids: ``bins:<agent>``, ``quantile:<q>:<agent>``,
-    ``counts:<agent>``, ``reference:diagonal``).
+    them names every drawn series (gids: ``reliability:<agent>``, ``quantile:<q>:<agent>``,
+    ``counts:<agent>:<k>``, ``reference:diagonal:<agent>``).
 
     Parameters
     ----------
@@ -274,7 +275,7 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
         legend: dict[str, object] = {}
         for ax, agent in zip(axes, agents, strict=False):
             mine = bins.loc[bins["agent"] == agent]
-            diagonal = _reference_line(ax, [0, 1], [0, 1], "diagonal", linestyle="--")
+            diagonal = _reference_line(ax, [0, 1], [0, 1], f"diagonal:{agent}", linestyle="--")
             legend.setdefault("perfect calibration", diagonal)
             binary = mine.loc[mine["quantile"].isna()]
             counts_note = ""
@@ -289,14 +290,15 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
                     0.25 * counts / top,
                     width=0.9 * widths,
                     color=_COUNT_COLOR,
-                    gid=f"counts:{agent}",
                 )
+                for k, bar in enumerate(bars):
+                    bar.set_gid(f"counts:{agent}:{k}")
                 counts_note = f"max n = {int(top)}"
                 legend.setdefault("bin count (bar height; max in title)", bars)
             for quantile, part in mine.groupby(mine["quantile"].fillna(-1.0), sort=True):
                 part = part.loc[part["n"] > 0]
                 if quantile < 0:
-                    label, gid = "observed per bin (mean over runs)", f"bins:{agent}"
+                    label, gid = "observed per bin (agent's colour)", f"reliability:{agent}"
                     look = {"color": colors[str(agent)], "marker": "o", "linestyle": "-"}
                 else:
                     label, gid = (
@@ -335,7 +337,7 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
             ax.set_axis_off()
         if any(bins["quantile"].isna()):  # binary curves differ in colour only: one grey entry
             marker = {"marker": "o", "color": _COUNT_EDGE, "markersize": 4}
-            legend.setdefault("observed per bin (mean over runs)", Line2D([], [], **marker))
+            legend.setdefault("observed per bin (agent's colour)", Line2D([], [], **marker))
         figure_style.outside_legend(fig, list(legend.values()), list(legend), ncols=2)
     return fig
 
@@ -390,7 +392,7 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
                     linewidths=0.5,
                     label=_GROUP_TITLES[group].replace("\n", " "),
                     zorder=3,
-                    gid=f"group:{group}",
+                    gid=f"group:{metric}:{group}",
                 )
             if baseline is not None and len(baseline) and np.isfinite(baseline[metric].iloc[0]):
                 ax.axhline(
@@ -398,7 +400,7 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
                     linestyle="--",
                     color="black",
                     label="Simple baseline (mean)",
-                    gid="reference:baseline",
+                    gid=f"reference:baseline:{metric}",
                 )
             ax.set_xticks(range(len(order)), [str(o) for o in order])
             ax.set_xlabel("Objective")
@@ -441,14 +443,6 @@ def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()
         agents = list(dict.fromkeys(data["agent"]))
         colors = figure_style.agent_colors(agents)
         ax = fig.subplots()
-        ax.axhline(
-            100,
-            color="black",
-            linestyle="--",
-            linewidth=0.8,
-            label="100%: no loss",
-            gid="reference:100",
-        )
         step = 0.7 / max(len(agents), 1)
         for i, agent in enumerate(agents):
             mine = data.loc[data["agent"] == agent]
@@ -460,6 +454,15 @@ def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()
                 hi = 100 * mine["ratio_ci_high"].to_numpy(float)
                 keep = np.isfinite(lo) & np.isfinite(hi)
                 ax.vlines(x[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
+        ax.axhline(
+            100,
+            color="black",
+            linestyle="--",
+            linewidth=0.8,
+            label="100%: no loss",
+            gid="reference:100",
+            zorder=1.5,
+        )
         shown = np.concatenate(
             [data["ratio_pct"].to_numpy(float)]
             + [
@@ -650,7 +653,7 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
     """Within-task Spearman correlation of each FML-bench process metric with the final score.
 
     Horizontal bars of rho (x axis -1 to 1) in the metric order of FML-bench Table 4, a grey
-    (and hatch, past four) per dimension named in the legend;
+    and a white hatch per dimension (dimensions are not agents) named in the legend;
     each bar is labelled with its within-task permutation p-value and the tasks and runs behind
     it; the embedding backend behind the exploration metrics is named in the title.
 
@@ -669,12 +672,13 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         dimensions = list(dict.fromkeys(correlations["dimension"].astype(str)))
         greys = figure_style.GREYS
         palette = {d: greys[k % len(greys)] for k, d in enumerate(dimensions)}  # not agents
-        hatches = {d: _HATCHES[(k // len(greys)) % len(_HATCHES)] for k, d in enumerate(dimensions)}
+        hatches = {d: _HATCHES[k % len(_HATCHES)] for k, d in enumerate(dimensions)}
         positions = np.arange(len(correlations))[::-1]
         dims = correlations["dimension"].astype(str)
         bars = ax.barh(positions, np.nan_to_num(rho), color=[palette[d] for d in dims])
         for bar, dimension in zip(bars, dims, strict=True):
             bar.set_hatch(hatches[dimension])
+            bar.set_hatchcolor("white")
             bar.set_edgecolor(greys[0])
             bar.set_linewidth(0.5)
         for y, value, p_value, n_tasks, n_runs in zip(
@@ -704,7 +708,13 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         backends = sorted(set(correlations["embedding_backend"].astype(str)))
         ax.set_title(f"Embeddings: {'; '.join(backends)}")
         handles = [
-            Patch(facecolor=palette[d], hatch=hatches[d], edgecolor=greys[0], label=d)
+            Patch(
+                facecolor=palette[d],
+                hatch=hatches[d],
+                hatchcolor="white",
+                edgecolor=greys[0],
+                label=d,
+            )
             for d in dimensions
         ]
         figure_style.outside_legend(fig, handles, dimensions)

@@ -438,7 +438,9 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
 
     Cells and headers are escaped here (archive strings are untrusted); bold cells get
     ``font-weight: bold`` (HTML) or ``\\textbf`` (LaTeX). The table id is derived from ``name``,
-    so the HTML is reproducible.
+    so the HTML is reproducible. HTML body cells never wrap (``white-space: nowrap`` under the
+    table's id, which outranks a notebook stylesheet's class rules), so an interval such as
+    ``0.60 [0.55, 0.65]`` stays on one line; a wide table scrolls instead.
     """
     escape = html.escape if target == "html" else escape_latex
     flags = bold.to_numpy(dtype=bool)
@@ -452,6 +454,7 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     styler = Styler(cells, uuid=_uuid(name), cell_ids=False)
     styler.hide(axis="index")
     if target == "html":
+        styler.set_table_styles([{"selector": "td", "props": [("white-space", "nowrap")]}])
         css = np.where(bold.to_numpy(), "font-weight: bold", "")
         styler.apply(
             lambda _: pd.DataFrame(css, index=cells.index, columns=cells.columns), axis=None

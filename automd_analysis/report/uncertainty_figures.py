@@ -156,7 +156,7 @@ def forest_plot(
                         linestyle="--",
                         linewidth=1,
                         zorder=0,
-                        gid="reference:baseline",
+                        gid=f"reference:baseline:{est}",
                     )
             if null_value is not None:
                 ax.axvline(
@@ -165,7 +165,7 @@ def forest_plot(
                     linestyle=":",
                     linewidth=1,
                     zorder=0,
-                    gid="reference:null",
+                    gid=f"reference:null:{est}",
                 )
             ax.set_title(title)
             ax.set_xlabel(xlabel)
@@ -178,10 +178,10 @@ def forest_plot(
         ]
         texts = ["estimate", "95% interval"]
         if BASELINE_AGENT in owners and baseline_line:
-            handles.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--"))
+            handles.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--", linewidth=1))
             texts.append("simple baseline")
         if null_value is not None:
-            handles.append(Line2D([], [], color="black", linestyle=":"))
+            handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1))
             texts.append("no change")
         outside_legend(fig, handles, texts)
     return fig

@@ -470,7 +470,7 @@ FIGURES = (
         "Process metrics against the final score.",
         paper="FML-bench",
         caption="Within-task Spearman correlation of each FML-bench process metric with the "
-        "final normalised score (x axis -1 to 1), one grey per dimension (legend), with its "
+        "final normalised score (x axis -1 to 1), a grey and hatch per dimension (legend), with its "
         "within-task permutation p-value "
         "and the tasks and runs behind it; the title names the embedding backend of the "
         "exploration metrics. " + PROCESS_TEST_NOTE,
