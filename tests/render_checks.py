@@ -288,9 +288,10 @@ def last_declaration(page: str, selector: str, prop: str) -> str | None:
 
 
 def wrapping_interval_cells(page: str) -> list[str]:
-    """Interval cells (``x [lo, hi]``) of a page's tables that may break across lines: neither
-    their table (``<table id="T_...">``) has a ``#T_... td { white-space: nowrap }`` rule nor is
-    the page stylesheet's last word on ``.jp-RenderedHTMLCommon td`` ``nowrap``."""
+    """Interval cells of a page's tables that may break inside the interval: a breakable space
+    (not U+00A0) between the cell's first ``(``/``[`` of its ``[low, high]`` and the end, when
+    neither the table (``#T_... td``) nor the page (``.jp-RenderedHTMLCommon td``) is
+    ``white-space: nowrap``."""
     import html as html_lib
 
     page_wide = last_declaration(page, ".jp-RenderedHTMLCommon td", "white-space") == "nowrap"
@@ -298,6 +299,12 @@ def wrapping_interval_cells(page: str) -> list[str]:
     for table_id, body in re.findall(r'<table id="([^"]+)">(.*?)</table>', page, flags=re.S):
         if page_wide or last_declaration(page, f"#{table_id} td", "white-space") == "nowrap":
             continue
-        cells = (html_lib.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S))
-        out.extend(f"{table_id}: {c.strip()!r}" for c in cells if _INTERVAL.search(c))
+        for raw in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S):
+            cell = html_lib.unescape(raw).strip()
+            match = _INTERVAL.search(cell)
+            if match is None:
+                continue
+            opening = [i for i in (cell.find("("), match.start()) if i >= 0]
+            if re.search(r"[ \t\n\r]", cell[min(opening) :]):
+                out.append(f"{table_id}: {cell!r}")
     return out

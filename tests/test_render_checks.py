@@ -143,10 +143,11 @@ def test_interval_cells_wrap_unless_their_table_or_the_page_says_nowrap():
 
     from automd_analysis.report.tables import render_html
 
-    text = pd.DataFrame({"agent": ["a"], "score": ["0.60 [0.55, 0.65]"]})
+    text = pd.DataFrame({"agent": ["a b"], "score": ["0.60 (98% [0.55, 0.65])"]})
     bold = text.astype(bool) & False
     ours = render_html(text, bold, name="t5")
     assert wrapping_interval_cells(f"<html>{ours}</html>") == []
+    assert "<td" in ours and "a b" in ours  # other cells keep their breakable spaces
     bare = '<table id="T_x"><tbody><tr><td>a</td><td>0.60 [0.55, 0.65]</td></tr></tbody></table>'
     assert wrapping_interval_cells(bare) == ["T_x: '0.60 [0.55, 0.65]'"]
     lab = ".jp-RenderedHTMLCommon td,\n.jp-RenderedHTMLCommon th {\n  white-space: normal;\n}\n"

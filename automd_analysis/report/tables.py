@@ -433,20 +433,45 @@ def _uuid(name: str) -> str:
     return "automd_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
+_INTERVAL = re.compile(r"\[[^\[\]]*,[^\[\]]*\]")
+NO_BREAK_SPACE = "\N{NO-BREAK SPACE}"
+
+
+def glue_interval(text: str) -> str:
+    """``text`` with no-break spaces from its first ``(`` or ``[`` on when it holds an interval
+    (``[low, high]``), so a browser can break the line only before the bracketed part.
+
+    Examples
+    --------
+    >>> glue_interval("0.74 (95% [77%, 111%])").replace(NO_BREAK_SPACE, "~")
+    '0.74 (95%~[77%,~111%])'
+    >>> glue_interval("gbdt, linear")
+    'gbdt, linear'
+    """
+    match = _INTERVAL.search(text)
+    if match is None:
+        return text
+    start = min((i for i in (text.find("("), match.start()) if i >= 0), default=match.start())
+    return text[:start] + text[start:].replace(" ", NO_BREAK_SPACE)
+
+
 def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str) -> Styler:
     """A pandas Styler of already-formatted cells, escaped for ``target`` (``html``/``latex``).
 
     Cells and headers are escaped here (archive strings are untrusted); bold cells get
     ``font-weight: bold`` (HTML) or ``\\textbf`` (LaTeX). The table id is derived from ``name``,
-    so the HTML is reproducible. HTML body cells never wrap (``white-space: nowrap`` under the
-    table's id, which outranks a notebook stylesheet's class rules), so an interval such as
-    ``0.60 [0.55, 0.65]`` stays on one line; a wide table scrolls instead.
+    so the HTML is reproducible. In HTML an interval never breaks across lines: from the first
+    bracket of a cell that holds one (``0.60 [0.55, 0.65]``, ``0.74 (95% [77%, 111%])``) its
+    spaces are no-break spaces (:func:`glue_interval`), so a wide table may wrap a cell only
+    between the estimate and its bracket.
     """
     escape = html.escape if target == "html" else escape_latex
     flags = bold.to_numpy(dtype=bool)
     rows = []
     for i, record in enumerate(text.to_numpy(dtype=object)):
         row = [escape(str(value)) for value in record]
+        if target == "html":
+            row = [glue_interval(v) for v in row]
         if target == "latex":
             row = [f"\\textbf{{{v}}}" if flags[i, j] else v for j, v in enumerate(row)]
         rows.append(row)
@@ -454,7 +479,6 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     styler = Styler(cells, uuid=_uuid(name), cell_ids=False)
     styler.hide(axis="index")
     if target == "html":
-        styler.set_table_styles([{"selector": "td", "props": [("white-space", "nowrap")]}])
         css = np.where(bold.to_numpy(), "font-weight: bold", "")
         styler.apply(
             lambda _: pd.DataFrame(css, index=cells.index, columns=cells.columns), axis=None
@@ -662,7 +686,7 @@ def export_table(
     ...     "ece_mean_bc_ci_low": [0.08], "ece_mean_bc_ci_high": [0.12]})
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = export_table(frame, "table7_llm", tmp)
-    ...     "[0.450, 0.550]" in paths["html"].read_text()
+    ...     "[0.450, 0.550]" in paths["html"].read_text().replace(NO_BREAK_SPACE, " ")
     True
     """
     declared = catalog.table(name)
