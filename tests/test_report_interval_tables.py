@@ -109,7 +109,7 @@ def test_export_writes_the_numbers_and_intervals_in_tex_html(tmp_path):
     assert paths["csv"].read_text() == tb.csv_text(frame)
     html, tex = paths["html"].read_text(), paths["tex"].read_text()
     # the interval never breaks across lines: a no-break space inside its brackets
-    assert "0.562 ± 0.010 [0.530,\u00a00.590]" in html and tb.INTERVAL_NOTE in html
+    assert "0.562\u00a0±\u00a00.010 [0.530,\u00a00.590]" in html and tb.INTERVAL_NOTE in html
     assert "[0.530, 0.590]" in tex and r"$\pm$" in tex
     again = tb.export_table(frame, "table2_primary_scores", tmp_path / "a")
     assert {k: p.read_bytes() for k, p in again.items()} == {

@@ -49,8 +49,9 @@ AGENT_PALETTE = _PALETTE
 #: groups, dimensions): told apart by :data:`LINE_STYLES` or :data:`MARKERS` too, and named in the
 #: legend; the k-th series takes ``GREYS[k % 4]``.
 GREYS = ("#222222", "#555555", "#999999", "#c4c4c4")
-#: Line styles of non-agent series drawn as lines, in order (the k-th series: ``LINE_STYLES[k]``).
-LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
+#: Line styles of non-agent series drawn as lines, in order (the k-th series: ``LINE_STYLES[k]``);
+#: plain dashes are left to reference lines (perfect calibration, 100 %, treat none).
+LINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
 #: Markers of non-agent series drawn as points, in order.
 MARKERS = ("o", "s", "^", "D", "v", "P")
 #: The paper's agents, one colour each in every figure (other names: :func:`agent_colors`).

@@ -438,21 +438,42 @@ NO_BREAK_SPACE = "\N{NO-BREAK SPACE}"
 
 
 def glue_interval(text: str) -> str:
-    """``text`` with no-break spaces from its first ``(`` or ``[`` on when it holds an interval
-    (``[low, high]``), so a browser can break the line only before the bracketed part.
+    """``text`` with no-break spaces around ``±`` and from its first ``(`` or ``[`` on when it
+    holds an interval (``[low, high]``), so a browser can break a cell only between a value
+    (``mean ± SD``) and its bracketed interval, never inside either.
 
     Examples
     --------
     >>> glue_interval("0.74 (95% [77%, 111%])").replace(NO_BREAK_SPACE, "~")
     '0.74 (95%~[77%,~111%])'
+    >>> glue_interval("0.56 ± 0.01 [0.53, 0.58]").replace(NO_BREAK_SPACE, "~")
+    '0.56~±~0.01 [0.53,~0.58]'
     >>> glue_interval("gbdt, linear")
     'gbdt, linear'
     """
+    text = text.replace(f" {PLUS_MINUS} ", f"{NO_BREAK_SPACE}{PLUS_MINUS}{NO_BREAK_SPACE}")
     match = _INTERVAL.search(text)
     if match is None:
         return text
     start = min((i for i in (text.find("("), match.start()) if i >= 0), default=match.start())
     return text[:start] + text[start:].replace(" ", NO_BREAK_SPACE)
+
+
+def break_path(text: str) -> str:
+    """An escaped HTML cell with a line-break opportunity (``<wbr>``) after each ``/`` of a long
+    path-like word (a run id ``main/agent/task/rep0``: no spaces, two ``/`` or more), so a wide
+    table of run ids can fit the page instead of being cut; other cells unchanged.
+
+    Examples
+    --------
+    >>> break_path("main/codex/demo_sepsis/rep2")
+    'main/<wbr>codex/<wbr>demo_sepsis/<wbr>rep2'
+    >>> break_path("n/a")
+    'n/a'
+    """
+    if " " in text or text.count("/") < 2:
+        return text
+    return text.replace("/", "/<wbr>")
 
 
 def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str) -> Styler:
@@ -463,7 +484,8 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     so the HTML is reproducible. In HTML an interval never breaks across lines: from the first
     bracket of a cell that holds one (``0.60 [0.55, 0.65]``, ``0.74 (95% [77%, 111%])``) its
     spaces are no-break spaces (:func:`glue_interval`), so a wide table may wrap a cell only
-    between the estimate and its bracket.
+    between the estimate and its bracket; run ids may break after their ``/``
+    (:func:`break_path`).
     """
     escape = html.escape if target == "html" else escape_latex
     flags = bold.to_numpy(dtype=bool)
@@ -471,7 +493,7 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     for i, record in enumerate(text.to_numpy(dtype=object)):
         row = [escape(str(value)) for value in record]
         if target == "html":
-            row = [glue_interval(v) for v in row]
+            row = [break_path(glue_interval(v)) for v in row]
         if target == "latex":
             row = [f"\\textbf{{{v}}}" if flags[i, j] else v for j, v in enumerate(row)]
         rows.append(row)
