@@ -200,7 +200,7 @@ def smoothed_calibration_figure(
             Line2D([], [], color="#999999", linestyle="--"),
         ]
         labels = [
-            "smoothed (mean over valid runs)",
+            "smoothed, mean over valid runs (agent's colour)",
             "pointwise 95% interval of a run",
             "perfect calibration",
         ]
