@@ -151,3 +151,160 @@ def displayed_pt(size_pt: float, width_in: float, width_px: int) -> float:
 
 def read_page(path: Path) -> ReportPage:
     return ReportPage(path.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------
+# figures a reader decodes at once (colours, line styles, legends, synthetic marks) and tables
+# that never wrap an interval: read from the saved SVG and the page HTML
+
+#: gid prefixes of drawn series that are not agents (figure code names them so).
+NON_AGENT_GIDS = ("reference:", "treat_all:", "treat_none:", "quantile:", "group:", "counts:")
+#: gids naming one agent's series: ``<prefix><agent>`` (the agent is the last ``:`` field).
+AGENT_GIDS = ("net_benefit:", "curve:", "reliability:")
+_GROUP_OPEN = re.compile(r'<g id="([^"]+)">')
+_STYLE = re.compile(r'style="([^"]*)"')
+_LEGEND = re.compile(r'<g id="legend_\d+">')
+_TEXT = re.compile(r"<!-- (.*?) -->")
+_INTERVAL = re.compile(r"\[[^\[\]]*,[^\[\]]*\]")
+
+
+def _props(style: str) -> dict[str, str]:
+    pairs = (item.split(":", 1) for item in style.split(";") if ":" in item)
+    return {k.strip(): v.strip().lower() for k, v in pairs}
+
+
+def look(props: dict[str, str]) -> tuple[str, str, tuple[float, ...] | None]:
+    """(stroke, fill, dash pattern relative to its first dash) of an SVG style: how a series
+    looks whatever its line width (matplotlib scales dashes with the width)."""
+    dash = props.get("stroke-dasharray")
+    pattern = None
+    if dash and dash != "none":
+        numbers = [float(x) for x in re.split(r"[ ,]+", dash) if x]
+        pattern = tuple(round(n / numbers[0], 1) for n in numbers)
+    return props.get("stroke", "none"), props.get("fill", "none"), pattern
+
+
+def _alike(a: tuple, b: tuple) -> bool:
+    """Same colours and the same dash pattern (within 0.15 of each relative dash)."""
+    if a[:2] != b[:2] or (a[2] is None) != (b[2] is None):
+        return False
+    if a[2] is None:
+        return True
+    return len(a[2]) == len(b[2]) and all(
+        abs(x - y) <= 0.15 for x, y in zip(a[2], b[2], strict=True)
+    )
+
+
+def svg_series(svg: str) -> dict[str, dict[str, str]]:
+    """gid -> style properties of the first styled element of the artist with that gid."""
+    out = {}
+    for match in _GROUP_OPEN.finditer(svg):
+        style = _STYLE.search(svg, match.end())
+        if style:
+            out.setdefault(match.group(1), _props(style.group(1)))
+    return out
+
+
+def svg_legend_looks(svg: str) -> set[tuple]:
+    """The looks of every handle in the figure's legends (from each legend to the next one or
+    the end of the figure)."""
+    looks = set()
+    starts = [m.start() for m in _LEGEND.finditer(svg)]
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(svg)
+        looks |= {look(_props(m.group(1))) for m in _STYLE.finditer(svg, start, end)}
+    return looks
+
+
+def svg_texts(svg: str) -> list[str]:
+    """Every text matplotlib drew (its comment before the glyphs)."""
+    return [m.group(1) for m in _TEXT.finditer(svg)]
+
+
+def figure_encoding_problems(
+    svg: str, agent_palette, synthetic=(), baseline: str = "baseline"
+) -> list[str]:
+    """What a reader could not decode at once in one saved figure:
+
+    - a series that is not an agent (gid in :data:`NON_AGENT_GIDS`) drawn in an agent colour,
+      or with a look (colour, fill, dash pattern) no legend handle has;
+    - decision curves whose simple baseline, treat-none and treat-all look alike;
+    - a synthetic task's name in a text without the ``†`` after it.
+    """
+    palette = {c.lower() for c in agent_palette}
+    series = svg_series(svg)
+    legend = svg_legend_looks(svg)
+    problems = []
+    for gid, props in series.items():
+        if not gid.startswith(NON_AGENT_GIDS):
+            continue
+        used = {props.get("stroke"), props.get("fill")} & palette
+        if used:
+            problems.append(f"{gid} drawn in agent colour {sorted(used)}")
+        if not any(_alike(look(props), handle) for handle in legend):
+            problems.append(f"{gid} ({look(props)}) has no legend entry")
+    for gid in series:
+        if gid.startswith("treat_none:"):
+            task = gid[len("treat_none:") :]
+            looks = [
+                look(series[g])
+                for g in (f"net_benefit:{task}:{baseline}", gid, f"treat_all:{task}")
+                if g in series
+            ]
+            if len(set(looks)) < len(looks):
+                problems.append(f"{task}: baseline, treat none and treat all look alike {looks}")
+    for text in svg_texts(svg):
+        for task in synthetic:
+            if re.search(rf"(?<![\w]){re.escape(task)}(?![\w\u2020])", text):
+                problems.append(f"synthetic task {task} without \u2020 in {text!r}")
+    return problems
+
+
+def agent_series_colors(svg: str) -> dict[str, set[str]]:
+    """Agent -> stroke colours of its series (gids in :data:`AGENT_GIDS`) in one figure."""
+    out: dict[str, set[str]] = {}
+    for gid, props in svg_series(svg).items():
+        if gid.startswith(AGENT_GIDS) and props.get("stroke", "none") != "none":
+            out.setdefault(gid.rsplit(":", 1)[1], set()).add(props["stroke"])
+    return out
+
+
+_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+
+
+def last_declaration(page: str, selector: str, prop: str) -> str | None:
+    """The value that the last rule listing exactly ``selector`` gives ``prop`` in the page's
+    ``<style>`` blocks (among rules of one specificity the last one wins)."""
+    value = None
+    for sheet in re.findall(r"<style[^>]*>(.*?)</style>", page, flags=re.S | re.I):
+        sheet = re.sub(r"/\*.*?\*/", "", sheet, flags=re.S)
+        for selectors, body in _RULE.findall(sheet):
+            if selector not in (" ".join(s.split()) for s in selectors.split(",")):
+                continue
+            found = re.search(rf"(?<![\w-]){re.escape(prop)}\s*:\s*([\w-]+)", body)
+            if found:
+                value = found.group(1)
+    return value
+
+
+def wrapping_interval_cells(page: str) -> list[str]:
+    """Interval cells of a page's tables that may break inside the interval: a breakable space
+    (not U+00A0) between the cell's first ``(``/``[`` of its ``[low, high]`` and the end, when
+    neither the table (``#T_... td``) nor the page (``.jp-RenderedHTMLCommon td``) is
+    ``white-space: nowrap``."""
+    import html as html_lib
+
+    page_wide = last_declaration(page, ".jp-RenderedHTMLCommon td", "white-space") == "nowrap"
+    out = []
+    for table_id, body in re.findall(r'<table id="([^"]+)">(.*?)</table>', page, flags=re.S):
+        if page_wide or last_declaration(page, f"#{table_id} td", "white-space") == "nowrap":
+            continue
+        for raw in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S):
+            cell = html_lib.unescape(raw).strip()
+            match = _INTERVAL.search(cell)
+            if match is None:
+                continue
+            opening = [i for i in (cell.find("("), match.start()) if i >= 0]
+            if re.search(r"[ \t\n\r]", cell[min(opening) :]):
+                out.append(f"{table_id}: {cell!r}")
+    return out

@@ -424,6 +424,59 @@ def test_every_page_reads_at_the_page_width(two_reports):
 
 
 @pytest.mark.slow
+def test_every_figure_decodes_at_once_and_no_table_wraps_an_interval(two_reports):
+    """Issue 22 items 1 and 6 on the rendered report: in every saved figure no series that is
+    not an agent takes an agent colour or lacks a legend entry, the decision curves' simple
+    baseline, treat-none and treat-all look different, every task label of the fixture (all its
+    tasks are synthetic) carries the mark; each agent has one colour in every figure; no table
+    cell holding an interval can wrap, and the page's own rules win over the notebook
+    stylesheet (tables laid out by content, output areas scroll sideways)."""
+    from render_checks import (
+        agent_series_colors,
+        figure_encoding_problems,
+        last_declaration,
+        wrapping_interval_cells,
+    )
+
+    from automd_analysis.report.figure_style import AGENT_PALETTE
+
+    base, _, runs = two_reports
+    assert runs[0].returncode == 0, runs[0].stderr
+    out = base / "first"
+    synthetic = sorted(p.stem for p in (FIXTURE / "manifests").glob("*.yaml"))
+    problems: list[str] = []
+    colors: dict[str, set[str]] = {}
+    svgs = sorted((out / "figures").glob("*.svg"))
+    for path in svgs:
+        svg = path.read_text()
+        problems += [
+            f"{path.stem}: {p}" for p in figure_encoding_problems(svg, AGENT_PALETTE, synthetic)
+        ]
+        for agent, used in agent_series_colors(svg).items():
+            colors.setdefault(agent, set()).update(used)
+    problems += [f"agent {a} has colours {sorted(c)}" for a, c in colors.items() if len(c) != 1]
+    decision = (out / "figures" / "decision_curves.svg").read_text()
+    assert 'id="treat_none:' in decision and ":baseline" in decision  # the check had material
+    assert len(svgs) >= 20 and len(colors) >= 3
+    labelled = [p for p in svgs if any(f"{t}\u2020" in p.read_text() for t in synthetic)]
+    assert len(labelled) >= 10  # task labels were found (and marked) in many figures
+    n_intervals = 0
+    for name in NOTEBOOKS:
+        page = (out / "html" / f"{name}.html").read_text()
+        problems += [f"{name}: {cell} can wrap" for cell in wrapping_interval_cells(page)]
+        n_intervals += len(re.findall(r"<td[^>]*>[^<]*\[[^<\]]*,[^<\]]*\]", page))
+        for selector, prop, wanted in (
+            (".jp-RenderedHTMLCommon table", "table-layout", "auto"),
+            (".jp-OutputArea-output", "display", "block"),
+            (".jp-OutputArea-output", "overflow-x", "auto"),
+        ):
+            if last_declaration(page, selector, prop) != wanted:
+                problems.append(f"{name}: {selector} {{{prop}}} is not {wanted}")
+    assert n_intervals >= 20  # the pages do show intervals in their tables
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
 def test_notebook_02_skips_figure_2a_with_a_note_without_baseline_runs(archive, tmp_path):
     """A store without simple-baseline runs has no reference ECE: Figure 2a (and its table) is
     skipped with a note, every other section of notebook 02 still renders."""

@@ -52,3 +52,108 @@ def test_report_page_reads_figures_tables_and_collapsed_tables(tmp_path):
     assert (short.header, len(short.rows), short.collapsed) == (["a", "p"], 3, False)
     assert (len(long.rows), long.collapsed) == (30, True)
     assert pd.Series([r[1] for r in long.rows]).eq("0.5").all()
+
+
+def _svg(fig, tmp_path, name="f") -> str:
+    return save_figure(fig, name, tmp_path)["svg"].read_text()
+
+
+def test_encoding_check_flags_agent_colours_missing_legends_and_unmarked_tasks(tmp_path):
+    from matplotlib.lines import Line2D
+    from render_checks import figure_encoding_problems
+
+    from automd_analysis.report.figure_style import AGENT_PALETTE, new_figure, outside_legend
+
+    fig = new_figure(5.0, 3.0)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], color=AGENT_PALETTE[2], gid="quantile:0.5:a")  # codex's green
+    ax.plot([0, 1], [1, 0], color="black", linestyle=":", gid="reference:diagonal")  # no entry
+    ax.set_title("demo_sepsis, demo_sepsis_local\u2020")
+    outside_legend(fig, [Line2D([], [], color=AGENT_PALETTE[2])], ["q=0.5"])
+    problems = figure_encoding_problems(_svg(fig, tmp_path), AGENT_PALETTE, ["demo_sepsis"])
+    assert any("quantile:0.5:a drawn in agent colour" in p for p in problems)
+    assert any("reference:diagonal" in p and "no legend entry" in p for p in problems)
+    assert not any("quantile:0.5:a" in p and "no legend" in p for p in problems)
+    # demo_sepsis is unmarked once; demo_sepsis_local is another task (and is marked)
+    assert [p for p in problems if "synthetic" in p] == [
+        "synthetic task demo_sepsis without \u2020 in 'demo_sepsis, demo_sepsis_local\u2020'"
+    ]
+
+
+def test_encoding_check_flags_a_treat_none_line_that_looks_like_the_baseline(tmp_path):
+    from matplotlib.lines import Line2D
+    from render_checks import figure_encoding_problems
+
+    from automd_analysis.report.figure_style import AGENT_PALETTE, BASELINE_COLOR, new_figure
+
+    fig = new_figure(5.0, 3.0)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0.2, 0.1], color=BASELINE_COLOR, gid="net_benefit:t:baseline")
+    ax.plot([0, 1], [0, 0], color=BASELINE_COLOR, gid="treat_none:t")
+    fig.legend([Line2D([], [], color=BASELINE_COLOR)], ["baseline / treat none"])
+    [problem] = figure_encoding_problems(_svg(fig, tmp_path), AGENT_PALETTE)
+    assert problem.startswith("t: baseline, treat none and treat all look alike")
+
+
+def test_report_figures_decode_at_once(tmp_path):
+    """Reliability (binary and survival), decision curves, Figure 4, the external ratios and
+    the Table 5 forest plot: no agent colour off an agent, a legend entry for every other
+    series, the synthetic mark on every task label."""
+    from render_checks import agent_series_colors, figure_encoding_problems
+    from test_report_calibration_figures import _decision
+    from test_report_figures import _bins
+
+    from automd_analysis.report import calibration_figures, figures, uncertainty_figures
+    from automd_analysis.report.figure_style import AGENT_PALETTE, agent_colors
+
+    table5 = pd.DataFrame(
+        {"agent": ["codex", "aide"], "task": ["t_ext", "t_ext"], "ratio": [0.97, 1.02],
+         "ratio_ci_low": [0.9, 0.95], "ratio_ci_high": [1.05, 1.1]}
+    )  # fmt: skip
+    points = pd.DataFrame(
+        {"objective": ["a", "a", "b"], "auroc": [0.7, 0.72, 0.71], "ece": [0.1, 0.12, 0.08],
+         "group": ["other", "averaged_ranks", "unannotated"]}
+    )  # fmt: skip
+    baseline = pd.DataFrame({"auroc": [0.7], "ece": [0.1]})
+    tasks = ["t", "u"]  # the decision curves' tasks, both synthetic here
+    drawn = {  # name: (figure, its synthetic task labels)
+        "reliability": (figures.reliability_figure(_bins()), []),
+        "decision": (
+            calibration_figures.decision_curve_figure(_decision(), synthetic=tasks),
+            tasks,
+        ),
+        "fig4": (figures.figure4(points, baseline), []),
+        "ratios": (figures.external_ratio_figure(table5, synthetic=["t_ext"]), ["t_ext"]),
+        "forest": (uncertainty_figures.table5_forest(table5, synthetic=["t_ext"]), ["t_ext"]),
+    }
+    for name, (fig, synthetic) in drawn.items():
+        svg = _svg(fig, tmp_path, name)
+        assert figure_encoding_problems(svg, AGENT_PALETTE, synthetic) == [], name
+    unmarked = _svg(uncertainty_figures.table5_forest(table5), tmp_path, "unmarked")
+    assert len(figure_encoding_problems(unmarked, AGENT_PALETTE, ["t_ext"])) == 2  # two rows
+    decision = _svg(drawn["decision"][0], tmp_path, "decision")
+    colors = agent_series_colors(decision)
+    assert colors == {a: {agent_colors([a])[a].lower()} for a in ("aide", "baseline")}
+    # the check sees what it checks: the decision curves have both references and the baseline
+    assert all(f'id="{g}:t"' in decision for g in ("treat_none", "treat_all"))
+
+
+def test_interval_cells_wrap_unless_their_table_or_the_page_says_nowrap():
+    from render_checks import last_declaration, wrapping_interval_cells
+
+    from automd_analysis.report.tables import render_html
+
+    text = pd.DataFrame({"agent": ["a b"], "score": ["0.60 (98% [0.55, 0.65])"]})
+    bold = text.astype(bool) & False
+    ours = render_html(text, bold, name="t5")
+    assert wrapping_interval_cells(f"<html>{ours}</html>") == []
+    assert "<td" in ours and "a b" in ours  # other cells keep their breakable spaces
+    bare = '<table id="T_x"><tbody><tr><td>a</td><td>0.60 [0.55, 0.65]</td></tr></tbody></table>'
+    assert wrapping_interval_cells(bare) == ["T_x: '0.60 [0.55, 0.65]'"]
+    lab = ".jp-RenderedHTMLCommon td,\n.jp-RenderedHTMLCommon th {\n  white-space: normal;\n}\n"
+    ours_css = ".jp-RenderedHTMLCommon th, .jp-RenderedHTMLCommon td { white-space: nowrap; }\n"
+    assert wrapping_interval_cells(f"<style>\n{lab}{ours_css}</style>{bare}") == []
+    assert wrapping_interval_cells(f"<style>\n{ours_css}{lab}</style>{bare}") != []  # lab last
+    css = "<style>.t, .u {\n  table-layout: fixed;\n}\n.t { table-layout: auto; }</style>"
+    assert last_declaration(css, ".t", "table-layout") == "auto"
+    assert last_declaration(css, ".u", "table-layout") == "fixed"

@@ -135,7 +135,7 @@ def test_decision_curves_are_the_data_with_both_references():
     low, high = ax.get_ylim()
     assert low < 0.0 and high > 0.27  # every agent curve and treat-none are in view
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["aide", "baseline", "treat all", "treat none"]
+    assert labels == ["aide", "simple baseline", "treat all (dotted)", "treat none (dashed, 0)"]
     assert_readable(fig)
     empty = cf.decision_curve_figure(curves.iloc[:0])
     assert "no decision curves" in empty.axes[0].texts[0].get_text()

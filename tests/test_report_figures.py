@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 import storebuilder as sb
 from figure_checks import assert_readable
-from matplotlib.colors import to_rgba_array
+from matplotlib.colors import to_hex, to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from automd_analysis.analysis import calibration_practices as calibration
 from automd_analysis.report import figures as fg
+from automd_analysis.report.figure_style import AGENT_PALETTE, GREYS, agent_colors
 
 TESTS = Path(__file__).resolve().parent
 
@@ -210,15 +211,30 @@ def test_reliability_figure_draws_each_agents_bins_counts_and_diagonal():
     assert a.get_title() == "a\n(max n = 40)"  # in the title: never over the bars
     assert not _bars(panels["b"])  # survival groups have no count bars
     assert panels["b"].get_title() == "b\n(n/group 12)"  # said once for all its quantiles
-    # one legend for the figure, naming the survival curves only (a binary panel has one curve)
+    # the binary curve in the agent's colour, the survival quantile in a grey of its own
+    [a_curve] = [line for line in a.get_lines() if line.get_gid() == "reliability:a"]
+    assert a_curve.get_color() == agent_colors(["a"])["a"]
+    [b_curve] = [line for line in panels["b"].get_lines() if line.get_gid() == "quantile:0.5:b"]
+    assert b_curve.get_color() in GREYS
+    # one legend for the figure naming every kind of series drawn
     [legend] = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5"]
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "perfect calibration",
+        "bin count (bar height; max in title)",
+        "at t = 0.5 quantile of times",
+        "observed per bin (agent's colour)",
+    ]
 
 
-def test_reliability_figure_of_binary_bins_only_has_no_legend():
+def test_reliability_figure_of_binary_bins_only_names_diagonal_bars_and_bins():
     bins = _bins().query("agent == 'a'")
     fig = fg.reliability_figure(bins)
-    assert not fig.legends
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "perfect calibration",
+        "bin count (bar height; max in title)",
+        "observed per bin (agent's colour)",
+    ]
     assert_readable(fig)
 
 
@@ -272,8 +288,13 @@ def test_figure4_draws_objective_means_runs_and_the_baseline():
         "Averaged ranks as probabilities",
         "Imbalance handling without recalibration",
         "Other runs",
-        "Simple baseline",
+        "Simple baseline (mean)",
     ]
+    # practice groups are not agents: a grey and a marker each, never an agent colour
+    groups = [c for c in fig.axes[0].collections if (c.get_gid() or "").startswith("group:")]
+    assert len(groups) == 3
+    assert len({tuple(to_rgba_array(c.get_facecolor())[0]) for c in groups}) == 3
+    assert not {to_hex(c.get_facecolor()[0]).upper() for c in groups} & set(AGENT_PALETTE)
 
 
 def test_external_ratio_points_are_the_ratios_in_percent_around_100():
@@ -291,7 +312,8 @@ def test_external_ratio_points_are_the_ratios_in_percent_around_100():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["x_ext", "y_ext"]
     legend = _legend(ax)
-    assert set(legend) == {"a", "b"}
+    assert set(legend) == {"a", "b", "100%: no loss"}
+    del legend["100%: no loss"]
     drawn = set()
     for collection in ax.collections:
         color = tuple(to_rgba_array(collection.get_facecolor())[0][:3])
@@ -537,7 +559,15 @@ def test_reliability_title_gives_the_range_of_survival_group_sizes_once():
     [panel] = [ax for ax in fig.axes if ax.get_title()]
     assert panel.get_title() == "b\n(n/group 12-21)"  # medians 12 and 21, said once
     [legend] = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == ["t at q=0.5", "t at q=0.75"]
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts[-2:] == ["at t = 0.5 quantile of times", "at t = 0.75 quantile of times"]
+    styles = [
+        (line.get_color(), line.get_linestyle(), line.get_marker())
+        for line in panel.get_lines()
+        if (line.get_gid() or "").startswith("quantile:")
+    ]
+    assert len(set(styles)) == 2  # two quantiles: two greys, two line styles, two markers
+    assert all(color in GREYS for color, _, _ in styles)
     assert_readable(fig)
 
 

@@ -114,7 +114,8 @@ def test_export_writes_the_numbers_and_intervals_in_tex_html(tmp_path):
     paths = tb.export_table(frame, "table2_primary_scores", tmp_path / "a")
     assert paths["csv"].read_text() == tb.csv_text(frame)
     html, tex = paths["html"].read_text(), paths["tex"].read_text()
-    assert "0.562 ± 0.010 [0.530, 0.590]" in html and tb.INTERVAL_NOTE in html
+    # the interval never breaks across lines: a no-break space inside its brackets
+    assert "0.562\u00a0±\u00a00.010 [0.530,\u00a00.590]" in html and tb.INTERVAL_NOTE in html
     assert "[0.530, 0.590]" in tex and r"$\pm$" in tex
     again = tb.export_table(frame, "table2_primary_scores", tmp_path / "a")
     assert {k: p.read_bytes() for k, p in again.items()} == {
@@ -165,9 +166,10 @@ def report(tmp_path):
 
 def test_report_table_shows_intervals_and_the_view_is_the_file(report):
     view = report.table(_table2(), "table2_primary_scores")
-    assert "[0.530, 0.590]" in view.html and tb.INTERVAL_NOTE in view.html
+    assert "[0.530,\u00a00.590]" in view.html and tb.INTERVAL_NOTE in view.html  # no break
     assert view.html == view.paths["html"].read_text()
-    assert "[0.530, 0.590]" in view._repr_html_() and tb.INTERVAL_NOTE in view._repr_html_()
+    assert "[0.530,\u00a00.590]" in view._repr_html_()
+    assert tb.INTERVAL_NOTE in view._repr_html_()
     assert "penalized_mean_ci_low" in repr(view)  # the numbers nbval compares include the bounds
 
 
@@ -192,7 +194,7 @@ def test_report_table_uses_the_declared_specs(report):
     )
     view = report.table(pairwise, "pairwise_comparisons")
     assert "Mean difference (A - B)" in view.html and "Agent A" in view.html
-    assert "-0.025 [-0.075, 0.147]" in view.html
+    assert "-0.025 [-0.075,\u00a00.147]" in view.html
     assert nbk.table_spec("power_table") is catalog.table("power_table").spec
     assert nbk.table_spec("table2_primary_scores") is SPEC2
     assert nbk.table_spec("table20_practices_wide") is None  # built from the frame

@@ -139,7 +139,7 @@ def test_daggers_in_per_task_tables(tmp_path):
     paths = tb.export_table(primary.scores_by_task(store), "table12_task_scores", tmp_path)
     html = paths["html"].read_text()
     assert "0.700‡" in html  # flaky: one valid run
-    assert "0.500 ± 0.000†" in html  # two: two valid runs
+    assert "0.500\u00a0±\u00a00.000†" in html  # two: two valid runs (never broken at ±)
     assert r"$^{\ddagger}$" in paths["tex"].read_text()
 
 

@@ -19,6 +19,7 @@ Inputs are the tables of :mod:`automd_analysis.analysis.calibration_measures` (a
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -27,15 +28,17 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from automd_analysis.analysis.calibration_measures import RANKING_MEASURES
-from automd_analysis.analysis.store import agent_order
+from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
 from automd_analysis.report.figure_style import (
     MIN_FONT_PT,
     agent_colors,
     empty_figure,
     new_figure,
     outside_legend,
+    reference_line,
     style,
 )
+from automd_analysis.report.provenance import task_label
 
 __all__ = [
     "add_footnote",
@@ -49,6 +52,10 @@ _AXES = {
     "binary": ("predicted probability", "observed proportion"),
     "survival": ("predicted risk 1 - S(h)", "observed risk (Kaplan-Meier)"),
 }
+#: The decision curves' references: black, told apart from each other and from the (solid grey)
+#: simple baseline by their line style.
+_TREAT_ALL = {"color": "black", "linestyle": ":"}
+_TREAT_NONE = {"color": "black", "linestyle": "--"}
 _MEASURE_LABELS = {
     "ece_10": "ECE 10 bins",
     "ece_15": "ECE 15 bins",
@@ -149,7 +156,7 @@ def smoothed_calibration_figure(
             kind = str(mine["kind"].iloc[0])
             kinds.add(kind)
             x = mine["x"].to_numpy(float)
-            ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=1)
+            reference_line(ax, [0, 1], [0, 1], f"diagonal:{agent}", linestyle="--")
             ax.fill_between(
                 x,
                 mine["lo_mean"].to_numpy(float),
@@ -193,7 +200,7 @@ def smoothed_calibration_figure(
             Line2D([], [], color="#999999", linestyle="--"),
         ]
         labels = [
-            "smoothed (mean over valid runs)",
+            "smoothed, mean over valid runs (agent's colour)",
             "pointwise 95% interval of a run",
             "perfect calibration",
         ]
@@ -212,6 +219,7 @@ def smoothed_calibration_figures(
     *,
     columns: int = 3,
     min_run_share: float = 0.5,
+    synthetic: Iterable[str] = (),
 ) -> dict[str, Figure]:
     """:func:`smoothed_calibration_figure` for every task, titled with the task id.
 
@@ -223,6 +231,9 @@ def smoothed_calibration_figures(
         Reliability bins of all tasks (``task`` column), as published (small cells withheld).
     columns, min_run_share
         As :func:`smoothed_calibration_figure`.
+    synthetic : iterable of str
+        Synthetic tasks: their titles carry
+        :data:`~automd_analysis.report.provenance.SYNTHETIC_MARK`.
 
     Returns
     -------
@@ -245,7 +256,7 @@ def smoothed_calibration_figures(
     >>> sorted(smoothed_calibration_figures(curves))
     ['t', 'u']
     """
-    out = {}
+    out, synthetic = {}, tuple(synthetic)
     for task, rows in curves.groupby("task", sort=True):
         task_bins = None
         if bins is not None and "task" in bins.columns:
@@ -253,18 +264,24 @@ def smoothed_calibration_figures(
         fig = smoothed_calibration_figure(
             rows.reset_index(drop=True), task_bins, columns=columns, min_run_share=min_run_share
         )
-        fig.suptitle(f"Smoothed calibration: {task}")
+        fig.suptitle(f"Smoothed calibration: {task_label(str(task), synthetic)}")
         out[str(task)] = fig
     return out
 
 
-def decision_curve_figure(curves: pd.DataFrame, *, columns: int = 3) -> Figure:
+def decision_curve_figure(
+    curves: pd.DataFrame, *, columns: int = 3, synthetic: Iterable[str] = ()
+) -> Figure:
     """Decision curves: net benefit against the threshold probability, one panel per task.
 
     Net benefit at threshold t of treating the patients with p >= t is
-    NB(t) = TP/n - FP/n x t / (1 - t); one line per agent (mean over its valid runs), treat-all
-    (π - (1 - π) t / (1 - t), dotted) and treat-none (0, grey). The y axis runs from a little
-    below 0 (treat-all falls steeply and is cut there) to a little above the highest curve.
+    NB(t) = TP/n - FP/n x t / (1 - t); one solid line per agent (mean over its valid runs) in
+    its colour (the simple baseline solid grey), treat-all (π - (1 - π) t / (1 - t), dotted black)
+    and treat-none (0, dashed black), all named in the legend. The x axis runs from 0 to the
+    largest threshold of the table; the y axis from 15 % of the drawn range below the lowest agent
+    curve or 0 (treat-all falls steeply and is cut there) to 10 % above the highest curve.
+    Synthetic tasks' panel titles carry
+    :data:`~automd_analysis.report.provenance.SYNTHETIC_MARK`.
 
     Parameters
     ----------
@@ -272,6 +289,8 @@ def decision_curve_figure(curves: pd.DataFrame, *, columns: int = 3) -> Figure:
         :func:`~automd_analysis.analysis.calibration_measures.decision_curves`.
     columns : int, default 3
         Panels per row.
+    synthetic : iterable of str
+        Synthetic tasks (their titles are marked).
 
     Returns
     -------
@@ -300,6 +319,7 @@ def decision_curve_figure(curves: pd.DataFrame, *, columns: int = 3) -> Figure:
         if curves.empty:
             return empty_figure("no decision curves (no valid classification runs)")
         tasks = sorted(set(curves["task"].astype(str)))
+        synthetic = set(synthetic)
         agents = agent_order(curves["agent"].astype(str))
         colors = agent_colors(agents)
         fig, axes = _grid(len(tasks), columns, 3.1, 2.7)
@@ -310,11 +330,19 @@ def decision_curve_figure(curves: pd.DataFrame, *, columns: int = 3) -> Figure:
             ax.plot(
                 t,
                 reference["treat_all"].to_numpy(float),
-                ":",
-                color="black",
+                linestyle=_TREAT_ALL["linestyle"],
+                color=_TREAT_ALL["color"],
+                linewidth=1.2,
                 gid=f"treat_all:{task}",
             )
-            ax.plot(t, np.zeros_like(t), color="#999999", linewidth=1, gid=f"treat_none:{task}")
+            ax.plot(
+                t,
+                np.zeros_like(t),
+                linestyle=_TREAT_NONE["linestyle"],
+                color=_TREAT_NONE["color"],
+                linewidth=1.2,
+                gid=f"treat_none:{task}",
+            )
             highs = [float(np.nanmax(reference["treat_all"].to_numpy(float)))]
             lows = [0.0]
             for agent in agents:
@@ -337,15 +365,19 @@ def decision_curve_figure(curves: pd.DataFrame, *, columns: int = 3) -> Figure:
             span = max(top - bottom, 1e-3)
             ax.set_ylim(bottom - 0.15 * span, top + 0.1 * span)
             ax.set_xlim(0, float(t.max()) if t.size else 1.0)
-            ax.set_title(task)
+            ax.set_title(task_label(task, synthetic))
             ax.set_xlabel("threshold probability")
             ax.set_ylabel("net benefit")
         handles = [Line2D([], [], color=colors[a], linewidth=1.8) for a in agents]
         handles += [
-            Line2D([], [], color="black", linestyle=":"),
-            Line2D([], [], color="#999999"),
+            Line2D([], [], linewidth=1.2, **_TREAT_ALL),
+            Line2D([], [], linewidth=1.2, **_TREAT_NONE),
         ]
-        outside_legend(fig, handles, [*agents, "treat all", "treat none"], ncols=4)
+        labels = ["simple baseline" if a == BASELINE_AGENT else a for a in agents] + [
+            "treat all (dotted)",
+            "treat none (dashed, 0)",
+        ]
+        outside_legend(fig, handles, labels, ncols=4)
     return fig
 
 

@@ -20,7 +20,11 @@ from matplotlib.figure import Figure
 from automd_analysis.analysis.store import BASELINE_AGENT
 
 __all__ = [
+    "AGENT_PALETTE",
     "BASELINE_COLOR",
+    "GREYS",
+    "LINE_STYLES",
+    "MARKERS",
     "MAX_WIDTH_IN",
     "MIN_FONT_PT",
     "RC",
@@ -28,6 +32,7 @@ __all__ = [
     "empty_figure",
     "new_figure",
     "outside_legend",
+    "reference_line",
     "style",
 ]
 
@@ -38,6 +43,17 @@ MIN_FONT_PT = 10.0
 BASELINE_COLOR = "#7f7f7f"
 #: Colour-blind-safe qualitative palette (Okabe-Ito without black and grey).
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+#: Every colour an agent can get (:func:`agent_colors`); series that are not agents never use one.
+AGENT_PALETTE = _PALETTE
+#: Greys, dark to light, of the series that are not agents (time quantiles, stages, practice
+#: groups, dimensions): told apart by :data:`LINE_STYLES` or :data:`MARKERS` too, and named in the
+#: legend; the k-th series takes ``GREYS[k % 4]``.
+GREYS = ("#222222", "#555555", "#999999", "#c4c4c4")
+#: Line styles of non-agent series drawn as lines, in order (the k-th series: ``LINE_STYLES[k]``);
+#: plain dashes are left to reference lines (perfect calibration, 100 %, treat none).
+LINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
+#: Markers of non-agent series drawn as points, in order.
+MARKERS = ("o", "s", "^", "D", "v", "P")
 #: The paper's agents, one colour each in every figure (other names: :func:`agent_colors`).
 _AGENT_COLORS = {"aide": _PALETTE[0], "aiscientist": _PALETTE[1], "codex": _PALETTE[2],
                  "autoresearch": _PALETTE[3]}  # fmt: skip
@@ -167,7 +183,9 @@ def agent_colors(agents: Iterable[str]) -> dict[str, str]:
 
 def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, ncols: int = 4):
     """One legend for the whole figure, below the panels (constrained layout makes room), so it
-    never covers data; ``None`` when there is nothing to list.
+    never covers data; ``None`` when there is nothing to list. At most ``ncols`` columns, fewer
+    when a row of the longest label would not fit the figure's width (about 0.085 in per
+    character at 10 pt, plus 0.6 in for the marker and spacing).
 
     See Also
     --------
@@ -187,10 +205,41 @@ def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, nco
     """
     if not handles:
         return None
+    entry_in = 0.6 + 0.085 * max(len(str(label)) for label in labels)
+    fits = int((fig.get_size_inches()[0] - 0.2) // entry_in)
     return fig.legend(
         handles,
         labels,
         loc="outside lower center",
-        ncols=max(1, min(ncols, len(handles))),
+        ncols=max(1, min(ncols, len(handles), fits)),
         frameon=False,
     )
+
+
+def reference_line(ax, x, y, name: str, *, linestyle: str = "--", color: str = "#999999", **kw):
+    """A reference line that is not an agent's series (perfect calibration, treat none, 100 %):
+    grey or black, never an agent colour, drawn under the data with ``gid`` ``reference:<name>``
+    (a figure's legend names it).
+
+    See Also
+    --------
+    agent_colors, GREYS
+
+    References
+    ----------
+    .. [1] Matplotlib documentation, "Linestyles".
+
+    Examples
+    --------
+    >>> fig = new_figure(4, 3)
+    >>> line = reference_line(fig.subplots(), [0, 1], [0, 1], "diagonal")
+    >>> line.get_gid(), line.get_linestyle(), line.get_color()
+    ('reference:diagonal', '--', '#999999')
+    """
+    if color.lower() in {c.lower() for c in AGENT_PALETTE}:
+        raise ValueError(f"reference line {name!r}: {color} is an agent colour")
+    kw.setdefault("linewidth", 1.0)
+    (line,) = ax.plot(
+        x, y, linestyle=linestyle, color=color, zorder=1.5, gid=f"reference:{name}", **kw
+    )
+    return line

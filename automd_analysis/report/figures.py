@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,10 +27,12 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from automd_analysis._atomic import write_bytes_atomic
 from automd_analysis.report import figure_style
+from automd_analysis.report.provenance import task_label
 
 __all__ = [
     "SVG_HASHSALT",
@@ -55,12 +57,16 @@ _GROUP_TITLES = {
     "other": "Other runs",
     "unannotated": "Not annotated",
 }
-_GROUP_COLORS = {
-    "averaged_ranks": "#d95f02",
-    "imbalance_without_recalibration": "#7570b3",
-    "other": "#1b9e77",
-    "unannotated": "#999999",
-}
+#: Practice groups are not agents: a grey and a marker each (figure_style.GREYS, MARKERS).
+_GROUP_COLORS = dict(zip(_GROUP_TITLES, figure_style.GREYS, strict=True))
+_GROUP_MARKERS = dict(zip(_GROUP_TITLES, figure_style.MARKERS, strict=False))
+#: Hatches of bars of non-agent series, with a grey each: the k-th series has
+#: ``GREYS[k % 4]`` and ``_HATCHES[k % 5]`` (20 distinct pairs), its hatch drawn in white.
+_HATCHES = ("", "//", "..", "xx", "\\\\")
+#: Count bars of the reliability diagrams, and the grey standing for "any agent's colour" in a legend.
+_COUNT_COLOR = "#d4d4d4"
+_COUNT_EDGE = "#555555"
+_reference_line = figure_style.reference_line
 _RC = {"text.parse_math": False, "svg.hashsalt": SVG_HASHSALT, "svg.fonttype": "path"}
 
 
@@ -78,16 +84,13 @@ def _figure(width: float, height: float) -> Figure:
 
 def _legend_below(fig: Figure, ax, *, ncols: int = 4) -> None:
     """Move ``ax``'s legend (e.g. seaborn's hue legend) below the panels, so it covers no data;
-    at most ``ncols`` columns, fewer when a row of the longest label would not fit the figure's
-    width (about 0.085 in per character at 10 pt, plus the marker)."""
+    one entry per label, at most ``ncols`` columns (fewer when they would not fit:
+    :func:`~automd_analysis.report.figure_style.outside_legend`)."""
     handles, labels = ax.get_legend_handles_labels()
+    first = dict(zip(labels, handles, strict=True))  # repeated labels (one per panel): one entry
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    if labels:
-        entry_in = 0.6 + 0.085 * max(len(str(label)) for label in labels)
-        fits = int((fig.get_size_inches()[0] - 0.2) // entry_in)
-        ncols = max(1, min(ncols, fits))
-    figure_style.outside_legend(fig, handles, labels, ncols=ncols)
+    figure_style.outside_legend(fig, list(first.values()), list(first), ncols=ncols)
 
 
 def _jitter(n: int, seed: int, width: float = 0.25) -> np.ndarray:
@@ -141,7 +144,7 @@ def figure2a(decomposition: pd.DataFrame) -> Figure:
             y="share",
             hue="measure",
             errorbar=None,
-            palette=["#bbbbbb", "#d95f02"],
+            palette=[figure_style.GREYS[3], figure_style.GREYS[1]],  # not agents: greys
             ax=ax,
         )
         _bar_intervals(ax, decomposition, ("share_of_runs", "share_of_difference"))
@@ -171,8 +174,9 @@ def _bar_intervals(ax, frame: pd.DataFrame, measures) -> None:
 def figure2b(effect: pd.DataFrame, summary: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 2b: ECE of runs that handle class imbalance, with vs without recalibration.
 
-    Circles are runs (jittered with ``seed``), diamonds the group means, with the 95 % interval
-    of each mean as a black line when ``summary`` gives it.
+    Open grey circles are runs (jittered sideways with ``seed``), black diamonds the group
+    means, with the 95 % interval of each mean as a black line when ``summary`` gives it, named in
+    a legend below the panel. The y axis spans the data.
 
     Parameters
     ----------
@@ -192,31 +196,64 @@ def figure2b(effect: pd.DataFrame, summary: pd.DataFrame | None = None, *, seed:
         for position, flag in enumerate((False, True)):
             values = effect.loc[effect["recalibrated"] == flag, "ece"].to_numpy(float)
             x = position + _jitter(len(values), seed + position)
-            ax.scatter(x, values, s=24, facecolors="none", edgecolors="#444444", linewidths=0.8)
+            ax.scatter(
+                x,
+                values,
+                s=24,
+                facecolors="none",
+                edgecolors="#666666",
+                linewidths=0.8,
+                label="run",
+                gid=f"runs:{position}",
+            )
             if len(values):
-                ax.scatter([position], [values.mean()], marker="D", s=70, color="#d95f02", zorder=3)
+                ax.scatter(
+                    [position],
+                    [values.mean()],
+                    marker="D",
+                    s=70,
+                    color=figure_style.GREYS[0],
+                    zorder=3,
+                    label="group mean",
+                    gid=f"mean:{position}",
+                )
             if summary is not None and "mean_ci_low" in summary.columns:
                 row = summary.loc[summary["recalibrated"] == flag]
                 lo, hi = (
                     row[c].iloc[0] if len(row) else np.nan for c in ("mean_ci_low", "mean_ci_high")
                 )
                 if np.isfinite(lo) and np.isfinite(hi):
-                    ax.vlines(position, lo, hi, color="black", linewidth=1.2, zorder=4)
+                    ax.vlines(
+                        position,
+                        lo,
+                        hi,
+                        color="black",
+                        linewidth=1.2,
+                        zorder=4,
+                        label="95% interval of the mean",
+                    )
         ax.set_xticks([0, 1], labels)
         ax.set_xlim(-0.6, 1.6)
         ax.set_ylabel("ECE")
+        _legend_below(fig, ax, ncols=3)
     return fig
 
 
 def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
     """Reliability diagrams: observed vs mean predicted per bin, one panel per agent.
 
-    Grey bars along the bottom show each bin's count (scaled to a quarter of the panel; the largest
-    count is given under the agent's name in the panel title); the dashed diagonal is perfect
-    calibration. Survival groups are drawn per time quantile (their counts are near-equal by
-    construction; the median group size is in the title). Panels are ``columns`` per row, about
-    4.5 in wide each (at most :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` in all), and
-    one legend below them names the curves.
+    Both axes run from 0 to 1. Binary bins (equal-width, ``lo``-``hi``) are circles joined by a
+    line in the agent's colour (:func:`~automd_analysis.report.figure_style.agent_colors`), one
+    marker per non-empty bin, all of one size; light grey bars along the bottom show each bin's
+    count ``n`` (bar height proportional to ``n``, the largest a quarter of the panel high; that
+    largest count is given under the agent's name in the panel title). Survival groups are drawn
+    per time quantile, each quantile its own grey, line style and marker
+    (:data:`~automd_analysis.report.figure_style.GREYS`, ``LINE_STYLES``, ``MARKERS``; their counts
+    are near-equal by construction; the median group size is in the title). The dashed grey
+    diagonal is perfect calibration. Panels are ``columns`` per row, about 4.5 in wide each (at
+    most :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` in all), and one legend below
+    them names every drawn series (gids: ``reliability:<agent>``, ``quantile:<q>:<agent>``,
+    ``counts:<agent>:<k>``, ``reference:diagonal:<agent>``).
 
     Parameters
     ----------
@@ -229,6 +266,8 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
         if bins.empty:
             return _empty(_figure(4.0, 3.0), "no calibration bins")
         agents = list(dict.fromkeys(bins["agent"]))
+        colors = figure_style.agent_colors(str(a) for a in agents)
+        quantiles = sorted(set(bins["quantile"].dropna().astype(float)))
         ncols = max(1, min(columns, len(agents)))
         nrows = -(-len(agents) // ncols)
         fig = _figure(4.5 * ncols, 3.6 * nrows + 0.5)
@@ -236,7 +275,8 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
         legend: dict[str, object] = {}
         for ax, agent in zip(axes, agents, strict=False):
             mine = bins.loc[bins["agent"] == agent]
-            ax.plot([0, 1], [0, 1], linestyle="--", color="#999999", linewidth=0.8)
+            diagonal = _reference_line(ax, [0, 1], [0, 1], f"diagonal:{agent}", linestyle="--")
+            legend.setdefault("perfect calibration", diagonal)
             binary = mine.loc[mine["quantile"].isna()]
             counts_note = ""
             group_sizes: set[int] = set()
@@ -245,20 +285,42 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
                 top = counts.max() if counts.max() > 0 else 1.0
                 centres = (binary["lo"].to_numpy(float) + binary["hi"].to_numpy(float)) / 2
                 widths = binary["hi"].to_numpy(float) - binary["lo"].to_numpy(float)
-                ax.bar(centres, 0.25 * counts / top, width=0.9 * widths, color="#cccccc")
+                bars = ax.bar(
+                    centres,
+                    0.25 * counts / top,
+                    width=0.9 * widths,
+                    color=_COUNT_COLOR,
+                )
+                for k, bar in enumerate(bars):
+                    bar.set_gid(f"counts:{agent}:{k}")
                 counts_note = f"max n = {int(top)}"
+                legend.setdefault("bin count (bar height; max in title)", bars)
             for quantile, part in mine.groupby(mine["quantile"].fillna(-1.0), sort=True):
                 part = part.loc[part["n"] > 0]
-                label = "bins" if quantile < 0 else f"t at q={quantile:g}"
+                if quantile < 0:
+                    label, gid = "observed per bin (agent's colour)", f"reliability:{agent}"
+                    look = {"color": colors[str(agent)], "marker": "o", "linestyle": "-"}
+                else:
+                    label, gid = (
+                        f"at t = {quantile:g} quantile of times",
+                        f"quantile:{quantile:g}:{agent}",
+                    )
+                    k = quantiles.index(float(quantile))
+                    look = {
+                        "color": figure_style.GREYS[k % len(figure_style.GREYS)],
+                        "marker": figure_style.MARKERS[k % len(figure_style.MARKERS)],
+                        "linestyle": figure_style.LINE_STYLES[k % len(figure_style.LINE_STYLES)],
+                    }
                 if quantile >= 0 and len(part):
                     group_sizes.add(int(part["n"].median()))
                 (line,) = ax.plot(
                     part["mean_pred"],
                     part["observed"],
-                    marker="o",
                     markersize=4,
-                    linewidth=1.0,
+                    linewidth=1.2,
                     label=label,
+                    gid=gid,
+                    **look,
                 )
                 if quantile >= 0:
                     legend.setdefault(label, line)
@@ -273,17 +335,21 @@ def reliability_figure(bins: pd.DataFrame, *, columns: int = 2) -> Figure:
             ax.set_ylabel("Observed")
         for ax in axes[len(agents) :]:
             ax.set_axis_off()
-        # binary bins only: one curve per panel, nothing to tell apart
-        figure_style.outside_legend(fig, list(legend.values()), list(legend))
+        if any(bins["quantile"].isna()):  # binary curves differ in colour only: one grey entry
+            marker = {"marker": "o", "color": _COUNT_EDGE, "markersize": 4}
+            legend.setdefault("observed per bin (agent's colour)", Line2D([], [], **marker))
+        figure_style.outside_legend(fig, list(legend.values()), list(legend), ncols=2)
     return fig
 
 
 def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed: int = 0) -> Figure:
     """Figure 4: AUROC and ECE of valid runs under each evaluation objective.
 
-    Points are runs coloured by calibration-practice group (jittered with ``seed``), short black
-    lines the objective means, dashed lines the simple baseline. The axes span the data (AUROC of
-    runs differ by hundredths around 0.7: an axis from 0 would hide them).
+    Points are runs (jittered sideways with ``seed``), each calibration-practice group its own
+    grey and marker (groups are not agents, so no agent colour), short thick black lines the
+    objective means, dashed black lines the simple baseline; one legend below names them. The y
+    axes span the data (AUROC of runs differ by hundredths around 0.7: an axis from 0 would hide
+    them).
 
     Parameters
     ----------
@@ -319,17 +385,22 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
                 ax.scatter(
                     x,
                     mine[metric],
-                    s=22,
+                    s=26,
                     color=_GROUP_COLORS[group],
+                    marker=_GROUP_MARKERS[group],
+                    edgecolors=figure_style.GREYS[0],
+                    linewidths=0.5,
                     label=_GROUP_TITLES[group].replace("\n", " "),
                     zorder=3,
+                    gid=f"group:{metric}:{group}",
                 )
             if baseline is not None and len(baseline) and np.isfinite(baseline[metric].iloc[0]):
                 ax.axhline(
                     float(baseline[metric].iloc[0]),
                     linestyle="--",
                     color="black",
-                    label="Simple baseline",
+                    label="Simple baseline (mean)",
+                    gid=f"reference:baseline:{metric}",
                 )
             ax.set_xticks(range(len(order)), [str(o) for o in order])
             ax.set_xlabel("Objective")
@@ -342,20 +413,23 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
     return fig
 
 
-def external_ratio_figure(table5: pd.DataFrame) -> Figure:
+def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Ratio of external to internal normalised score per task and agent (Table 5 ratios).
 
     One marker per (task, agent), side by side within a task, with its 95 % interval
     (``ratio_ci_low``/``ratio_ci_high``, when the table has them) as a vertical line in the agent's
     colour; the dashed line is 100 % (no loss on the external population). The axis spans the
-    ratios, their intervals and 100 % with a margin, not 0: the differences of interest are a few
-    percent around 100.
+    ratios, their intervals and 100 % with a margin (10 % of that span, at least 2 points), not 0:
+    the differences of interest are a few percent around 100. Synthetic tasks' tick labels carry
+    :data:`~automd_analysis.report.provenance.SYNTHETIC_MARK`.
 
     Parameters
     ----------
     table5 : DataFrame
         :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``, optionally
         ``ratio_ci_low``, ``ratio_ci_high``).
+    synthetic : iterable of str
+        Synthetic tasks.
     """
     with _style():
         data = table5.loc[np.isfinite(table5["ratio"].astype(float))].copy()
@@ -363,12 +437,12 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
         fig = _figure(max(5.0, 1.1 * len(tasks) + 2.5), 4.2)
         if data.empty:
             return _empty(fig, "no external-validation pairs")
+        synthetic = set(synthetic)
         data["ratio_pct"] = 100 * data["ratio"].astype(float)
         data["agent"] = data["agent"].astype(str)
         agents = list(dict.fromkeys(data["agent"]))
         colors = figure_style.agent_colors(agents)
         ax = fig.subplots()
-        ax.axhline(100, color="black", linestyle="--", linewidth=0.8)
         step = 0.7 / max(len(agents), 1)
         for i, agent in enumerate(agents):
             mine = data.loc[data["agent"] == agent]
@@ -380,6 +454,15 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
                 hi = 100 * mine["ratio_ci_high"].to_numpy(float)
                 keep = np.isfinite(lo) & np.isfinite(hi)
                 ax.vlines(x[keep], lo[keep], hi[keep], color=colors[agent], linewidth=1.2)
+        ax.axhline(
+            100,
+            color="black",
+            linestyle="--",
+            linewidth=0.8,
+            label="100%: no loss",
+            gid="reference:100",
+            zorder=1.5,
+        )
         shown = np.concatenate(
             [data["ratio_pct"].to_numpy(float)]
             + [
@@ -392,7 +475,7 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
         low, high = min(float(shown.min()), 100.0), max(float(shown.max()), 100.0)
         pad = max(2.0, 0.1 * (high - low))
         ax.set_ylim(low - pad, high + pad)
-        ax.set_xticks(range(len(tasks)), tasks)
+        ax.set_xticks(range(len(tasks)), [task_label(t, synthetic) for t in tasks])
         ax.set_xlim(-0.6, len(tasks) - 0.4)
         if len(tasks) > 4:
             ax.tick_params(axis="x", labelrotation=30)
@@ -402,22 +485,28 @@ def external_ratio_figure(table5: pd.DataFrame) -> Figure:
     return fig
 
 
-def subgroup_gap_figure(table14: pd.DataFrame) -> Figure:
+def subgroup_gap_figure(table14: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
 
     One row per ``task group / attribute`` (horizontal, so long labels stay readable), one marker
     per agent within a row (agents side by side) with its 95 % interval as a line in the agent's
     colour when the table has ``gap_mean_ci_low``/``gap_mean_ci_high``, named in one legend below the panel;
-    about 0.4 in per row, so the figure stays compact with many agents.
+    about 0.4 in per row, so the figure stays compact with many agents. The x axis starts at 0.
+    A task group that is a synthetic task's id carries
+    :data:`~automd_analysis.report.provenance.SYNTHETIC_MARK`.
 
     Parameters
     ----------
     table14 : DataFrame
         :func:`automd_analysis.analysis.subgroups.table14`.
+    synthetic : iterable of str
+        Synthetic tasks.
     """
     with _style():
         data = table14.loc[np.isfinite(table14["gap_mean"].astype(float))].copy()
-        data["where"] = data["task_group"].astype(str) + " / " + data["attribute"].astype(str)
+        synthetic = set(synthetic)
+        groups = data["task_group"].astype(str).map(lambda g: task_label(g, synthetic))
+        data["where"] = groups + " / " + data["attribute"].astype(str)
         rows = list(dict.fromkeys(data["where"]))
         fig = _figure(8.0, 0.4 * max(len(rows), 3) + 1.6)
         if data.empty:
@@ -498,7 +587,8 @@ def figure3(shares: pd.DataFrame) -> Figure:
     One panel per agent, stacked (one column, at most
     :data:`automd_analysis.report.figure_style.MAX_WIDTH_IN` wide, so the figure stays legible
     at the page's width however many agents there are); bars are the early, middle and late
-    pairs, named in one legend below the panels; only change types that occur in at least one
+    pairs (light to dark grey: stages are not agents), named in one legend below the panels; the
+    y axes run from 0 to 100 %; only change types that occur in at least one
     annotated sampled pair are drawn (every type stays in the exported table).
 
     Parameters
@@ -535,7 +625,7 @@ def figure3(shares: pd.DataFrame) -> Figure:
                 order=order,
                 hue_order=stages,
                 errorbar=None,
-                palette="Blues",
+                palette=[figure_style.GREYS[k] for k in (3, 2, 0)][: len(stages)],
                 ax=ax,
             )
             sizes = mine.groupby("stage", sort=False)["n_pairs"].first()
@@ -562,7 +652,8 @@ def figure3(shares: pd.DataFrame) -> Figure:
 def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
     """Within-task Spearman correlation of each FML-bench process metric with the final score.
 
-    Horizontal bars of rho in the metric order of FML-bench Table 4, coloured by dimension;
+    Horizontal bars of rho (x axis -1 to 1) in the metric order of FML-bench Table 4, a grey
+    and a white hatch per dimension (dimensions are not agents) named in the legend;
     each bar is labelled with its within-task permutation p-value and the tasks and runs behind
     it; the embedding backend behind the exploration metrics is named in the title.
 
@@ -579,12 +670,17 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
             return _empty(fig, "no defined correlations (too few runs)")
         ax = fig.subplots()
         dimensions = list(dict.fromkeys(correlations["dimension"].astype(str)))
-        palette = dict(
-            zip(dimensions, sns.color_palette("colorblind", len(dimensions)), strict=True)
-        )
+        greys = figure_style.GREYS
+        palette = {d: greys[k % len(greys)] for k, d in enumerate(dimensions)}  # not agents
+        hatches = {d: _HATCHES[k % len(_HATCHES)] for k, d in enumerate(dimensions)}
         positions = np.arange(len(correlations))[::-1]
-        colors = [palette[str(d)] for d in correlations["dimension"]]
-        ax.barh(positions, np.nan_to_num(rho), color=colors)
+        dims = correlations["dimension"].astype(str)
+        bars = ax.barh(positions, np.nan_to_num(rho), color=[palette[d] for d in dims])
+        for bar, dimension in zip(bars, dims, strict=True):
+            bar.set_hatch(hatches[dimension])
+            bar.set_hatchcolor("white")
+            bar.set_edgecolor(greys[0])
+            bar.set_linewidth(0.5)
         for y, value, p_value, n_tasks, n_runs in zip(
             positions,
             rho,
@@ -611,7 +707,16 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
         ax.set_xlabel("within-task Spearman rho with the final normalised score")
         backends = sorted(set(correlations["embedding_backend"].astype(str)))
         ax.set_title(f"Embeddings: {'; '.join(backends)}")
-        handles = [Patch(color=palette[d], label=d) for d in dimensions]
+        handles = [
+            Patch(
+                facecolor=palette[d],
+                hatch=hatches[d],
+                hatchcolor="white",
+                edgecolor=greys[0],
+                label=d,
+            )
+            for d in dimensions
+        ]
         figure_style.outside_legend(fig, handles, dimensions)
     return fig
 

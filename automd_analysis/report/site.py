@@ -62,7 +62,7 @@ SUBDIRS = ("tables", "figures", "notebooks", "html")
 _ALLOWED_TAGS = frozenset(
     {
         *bleach.ALLOWED_TAGS,
-        *("div", "span", "p", "br", "hr", "pre", "code", "sup", "sub", "small", "caption"),
+        *("div", "span", "p", "br", "wbr", "hr", "pre", "code", "sup", "sub", "small", "caption"),
         *("h1", "h2", "h3", "h4", "h5", "h6", "img", "style", "details", "summary"),
         *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "colgroup", "col"),
     }

@@ -450,18 +450,67 @@ def _uuid(name: str) -> str:
     return "automd_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
+_INTERVAL = re.compile(r"\[[^\[\]]*,[^\[\]]*\]")
+NO_BREAK_SPACE = "\N{NO-BREAK SPACE}"
+
+
+def glue_interval(text: str) -> str:
+    """``text`` with no-break spaces around ``±`` and from its first ``(`` or ``[`` on when it
+    holds an interval (``[low, high]``), so a browser can break a cell only between a value
+    (``mean ± SD``) and its bracketed interval, never inside either.
+
+    Examples
+    --------
+    >>> glue_interval("0.74 (95% [77%, 111%])").replace(NO_BREAK_SPACE, "~")
+    '0.74 (95%~[77%,~111%])'
+    >>> glue_interval("0.56 ± 0.01 [0.53, 0.58]").replace(NO_BREAK_SPACE, "~")
+    '0.56~±~0.01 [0.53,~0.58]'
+    >>> glue_interval("gbdt, linear")
+    'gbdt, linear'
+    """
+    text = text.replace(f" {PLUS_MINUS} ", f"{NO_BREAK_SPACE}{PLUS_MINUS}{NO_BREAK_SPACE}")
+    match = _INTERVAL.search(text)
+    if match is None:
+        return text
+    start = min((i for i in (text.find("("), match.start()) if i >= 0), default=match.start())
+    return text[:start] + text[start:].replace(" ", NO_BREAK_SPACE)
+
+
+def break_path(text: str) -> str:
+    """An escaped HTML cell with a line-break opportunity (``<wbr>``) after each ``/`` of a long
+    path-like word (a run id ``main/agent/task/rep0``: no spaces, two ``/`` or more), so a wide
+    table of run ids can fit the page instead of being cut; other cells unchanged.
+
+    Examples
+    --------
+    >>> break_path("main/codex/demo_sepsis/rep2")
+    'main/<wbr>codex/<wbr>demo_sepsis/<wbr>rep2'
+    >>> break_path("n/a")
+    'n/a'
+    """
+    if " " in text or text.count("/") < 2:
+        return text
+    return text.replace("/", "/<wbr>")
+
+
 def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str) -> Styler:
     """A pandas Styler of already-formatted cells, escaped for ``target`` (``html``/``latex``).
 
     Cells and headers are escaped here (archive strings are untrusted); bold cells get
     ``font-weight: bold`` (HTML) or ``\\textbf`` (LaTeX). The table id is derived from ``name``,
-    so the HTML is reproducible.
+    so the HTML is reproducible. In HTML an interval never breaks across lines: from the first
+    bracket of a cell that holds one (``0.60 [0.55, 0.65]``, ``0.74 (95% [77%, 111%])``) its
+    spaces are no-break spaces (:func:`glue_interval`), so a wide table may wrap a cell only
+    between the estimate and its bracket; run ids may break after their ``/``
+    (:func:`break_path`).
     """
     escape = html.escape if target == "html" else escape_latex
     flags = bold.to_numpy(dtype=bool)
     rows = []
     for i, record in enumerate(text.to_numpy(dtype=object)):
         row = [escape(str(value)) for value in record]
+        if target == "html":
+            row = [break_path(glue_interval(v)) for v in row]
         if target == "latex":
             row = [f"\\textbf{{{v}}}" if flags[i, j] else v for j, v in enumerate(row)]
         rows.append(row)
@@ -678,7 +727,7 @@ def export_table(
     ...     "ece_mean_bc_ci_low": [0.08], "ece_mean_bc_ci_high": [0.12]})
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = export_table(frame, "table7_llm", tmp)
-    ...     "[0.450, 0.550]" in paths["html"].read_text()
+    ...     "[0.450, 0.550]" in paths["html"].read_text().replace(NO_BREAK_SPACE, " ")
     True
     """
     declared = catalog.table(name)

@@ -18,7 +18,7 @@ below the panels). The drawn elements carry a ``gid`` naming what they show (``e
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,12 +28,14 @@ from matplotlib.lines import Line2D
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
 from automd_analysis.report.figure_style import (
     BASELINE_COLOR,
+    GREYS,
     agent_colors,
     empty_figure,
     new_figure,
     outside_legend,
     style,
 )
+from automd_analysis.report.provenance import task_label
 
 __all__ = [
     "forest_plot",
@@ -65,6 +67,7 @@ def forest_plot(
     scale: float = 1.0,
     null_value: float | None = None,
     baseline_line: bool = True,
+    agents: bool = True,
 ) -> Figure:
     """Forest plot: each row's estimate (dot) and 95 % interval (line), one panel per quantity.
 
@@ -92,6 +95,9 @@ def forest_plot(
         x position of the dotted reference line (already scaled).
     baseline_line : bool, default True
         Draw the baseline's estimate as a dashed line (one baseline row per panel).
+    agents : bool, default True
+        Whether the rows are agents; ``False`` (e.g. one agent's LLMs): every row is drawn dark
+        grey, so no row takes an agent's colour.
 
     Returns
     -------
@@ -127,7 +133,7 @@ def forest_plot(
         rows = frame.reset_index(drop=True)
         names = [str(v) for v in rows[label]]
         owners = [str(v) for v in rows[color_by or label]]
-        colors = agent_colors(owners)
+        colors = agent_colors(owners) if agents else dict.fromkeys(owners, GREYS[0])
         n = len(rows)
         fig = new_figure(2.2 + 2.6 * len(used), 1.4 + 0.42 * n)
         axes = fig.subplots(1, len(used), sharey=True, squeeze=False)[0]
@@ -144,9 +150,23 @@ def forest_plot(
                     ax.plot([lo, hi], [y, y], color=color, linewidth=2.2, gid=f"interval:{name}")
                 ax.plot([e], [y], "o", color=color, markersize=7, gid=f"estimate:{name}")
                 if owner == BASELINE_AGENT and baseline_line:
-                    ax.axvline(e, color=BASELINE_COLOR, linestyle="--", linewidth=1, zorder=0)
+                    ax.axvline(
+                        e,
+                        color=BASELINE_COLOR,
+                        linestyle="--",
+                        linewidth=1,
+                        zorder=0,
+                        gid=f"reference:baseline:{est}",
+                    )
             if null_value is not None:
-                ax.axvline(null_value, color="black", linestyle=":", linewidth=1, zorder=0)
+                ax.axvline(
+                    null_value,
+                    color="black",
+                    linestyle=":",
+                    linewidth=1,
+                    zorder=0,
+                    gid=f"reference:null:{est}",
+                )
             ax.set_title(title)
             ax.set_xlabel(xlabel)
             ax.grid(axis="y", visible=False)
@@ -158,10 +178,10 @@ def forest_plot(
         ]
         texts = ["estimate", "95% interval"]
         if BASELINE_AGENT in owners and baseline_line:
-            handles.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--"))
+            handles.append(Line2D([], [], color=BASELINE_COLOR, linestyle="--", linewidth=1))
             texts.append("simple baseline")
         if null_value is not None:
-            handles.append(Line2D([], [], color="black", linestyle=":"))
+            handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1))
             texts.append("no change")
         outside_legend(fig, handles, texts)
     return fig
@@ -255,16 +275,19 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     return forest_plot(table3, panels, xlabel="Bias-corrected ECE (lower is better)")
 
 
-def table5_forest(table5: pd.DataFrame) -> Figure:
+def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Forest plot of Table 5: external / internal score ratio (%) per external task and agent.
 
-    One row per (task, agent), labelled ``task: agent``; the dotted line marks 100 % (no loss
-    under the shift).
+    One row per (task, agent), labelled ``task: agent`` (a synthetic task with
+    :data:`~automd_analysis.report.provenance.SYNTHETIC_MARK`); the dotted line marks 100 % (no
+    loss under the shift).
 
     Parameters
     ----------
     table5 : DataFrame
         :func:`~automd_analysis.analysis.shift.external_ratios`.
+    synthetic : iterable of str
+        Synthetic tasks.
 
     Returns
     -------
@@ -288,7 +311,9 @@ def table5_forest(table5: pd.DataFrame) -> Figure:
     """
     if table5.empty:
         return forest_plot(table5, [])
-    rows = table5.assign(_row=table5["task"].astype(str) + ": " + table5["agent"].astype(str))
+    synthetic = set(synthetic)
+    tasks = table5["task"].astype(str).map(lambda t: task_label(t, synthetic))
+    rows = table5.assign(_row=tasks + ": " + table5["agent"].astype(str))
     return forest_plot(
         rows,
         [("External / internal score", "ratio", "ratio_ci_low", "ratio_ci_high")],
@@ -303,6 +328,8 @@ def table5_forest(table5: pd.DataFrame) -> Figure:
 
 def table7_forest(table7: pd.DataFrame) -> Figure:
     """Forest plot of Table 7: penalised score and ECE per LLM with 95 % intervals.
+
+    Rows are one agent's LLMs, not agents: all dark grey.
 
     Parameters
     ----------
@@ -342,6 +369,7 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
             ("ECE, bias-corrected", "ece_mean_bc", "ece_mean_bc_ci_low", "ece_mean_bc_ci_high"),
         ],
         label="llm",
+        agents=False,
     )
 
 

@@ -413,7 +413,9 @@ FIGURES = (
         "ECE per agent and task class with 95% intervals.",
         paper="Table 3",
         caption="Bias-corrected ECE per agent and task class with its 95% bootstrap "
-        "interval (two-stage, symmetric about the corrected value; lower is better). Dashed: the simple baseline.",
+        "interval (two-stage, symmetric about the corrected value; lower is better), one colour "
+        "per agent. Dashed grey: the simple baseline's estimate. Each panel's x axis spans its "
+        "intervals.",
     ),
     Figure(
         "pairwise_ece",
@@ -428,8 +430,9 @@ FIGURES = (
         NOTEBOOK,
         "Where the ECE gap to the baselines sits.",
         paper="Fig. 2a",
-        caption="*Figure 2a.* Share of valid agent runs (grey) and share of the total ECE "
-        "difference from the simple baselines (orange) per practice group, black lines their 95% "
+        caption="*Figure 2a.* Share of valid agent runs (light grey) and share of the total ECE "
+        "difference from the simple baselines (dark grey) per practice group, in %, black lines "
+        "their 95% "
         "intervals (the runs of every agent and of the baseline redrawn within each task, the "
         "test sets held fixed); under each group its number of runs and mean ECE. The footnote "
         "names who produced the codebook answers.",
@@ -440,9 +443,10 @@ FIGURES = (
         "Recalibration after imbalance handling.",
         paper="Fig. 2b",
         caption="*Figure 2b.* ECE of the valid runs that handle class imbalance, without and "
-        "with recalibration: circles are runs (spread sideways to stay apart), diamonds the "
-        "group means, the black lines through them their 95% intervals (runs redrawn within "
-        "each agent and task, the test sets held fixed).",
+        "with recalibration: open grey circles are runs (spread sideways to stay apart), black "
+        "diamonds the group means, the black lines through them their 95% intervals (runs "
+        "redrawn within each agent and task, the test sets held fixed). The y axis spans the "
+        "runs' ECE.",
     ),
     Figure(
         "calibration_measure_ranks",
@@ -456,25 +460,34 @@ FIGURES = (
         "reliability_<task>",
         NOTEBOOK,
         "Reliability diagrams of one task.",
-        caption="Reliability diagrams of `{task}`, one panel per agent: observed against mean "
-        "predicted per bin, each the mean over the agent's valid runs of that run's bin (bars: "
-        "the bin's predictions summed over the runs); dashed: perfect calibration.",
+        caption="Reliability diagrams of `{task}`, one panel per agent, both axes 0 to 1: "
+        "observed against mean predicted per bin, each point the mean over the agent's valid "
+        "runs of that run's bin (markers all one size). Binary tasks: 10 equal-width bins, 0.1 "
+        "wide, circles in the agent's colour; light grey bars along the bottom are the bin's "
+        "predictions summed over the runs (height proportional to the count, the tallest a "
+        "quarter of the panel; its count in the panel title). Survival tasks: one curve per "
+        "time quantile, each its own grey, line style and marker (legend), points the risk "
+        "groups (patients per group in the title). Dashed grey: perfect calibration.",
     ),
     Figure(
         "calibration_curve_<task>",
         NOTEBOOK,
         "Smoothed calibration curves of one task.",
-        caption="Smoothed calibration curves of `{task}`, one panel per agent: the smoothed "
-        "calibration curve of each valid run, averaged over the runs (line), the mean pointwise "
-        "95% interval of a run (band), the 10-bin reliability points computed the same way - "
-        "each run's bins, averaged over the runs (circles) - and perfect calibration (dashed).",
+        caption="Smoothed calibration curves of `{task}`, one panel per agent, both axes 0 to "
+        "1: the smoothed calibration curve of each valid run, averaged over the runs (line, in "
+        "the agent's colour), the mean pointwise 95% interval of a run (band), the 10-bin "
+        "reliability points computed the same way - each run's bins, averaged over the runs "
+        "(open circles) - and perfect calibration (dashed grey). The curve is cut where fewer "
+        "than half of the agent's runs reach.",
     ),
     Figure(
         "decision_curves",
         NOTEBOOK,
         "Decision curves of the classification tasks.",
-        caption="Net benefit against the threshold probability per classification task: one "
-        "line per agent (mean over valid runs), treat all (dotted) and treat none (grey). "
-        "Higher is better; the y axis is cut a little below 0.",
+        caption="Net benefit against the threshold probability (0.01 to 0.5) per classification "
+        "task: one solid line per agent in its colour (mean over valid runs; the simple baseline "
+        "solid grey), treat all (dotted black) and treat none (dashed black, net benefit 0). "
+        "Higher is better; the y axis runs from a little below the lowest agent curve or 0 "
+        "(treat all, which falls steeply, is cut there) to a little above the highest curve.",
     ),
 )

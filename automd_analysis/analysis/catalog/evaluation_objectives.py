@@ -97,7 +97,8 @@ FIGURES = (
         "AUROC and ECE under each stated objective.",
         paper="Fig. 4",
         caption="*Figure 4.* AUROC (left) and ECE (right) of the valid runs under each stated "
-        "objective: short black lines the objective means, points the runs coloured by "
-        "calibration-practice group, the dashed line the simple baseline.",
+        "objective: short thick black lines the objective means, points the runs (spread "
+        "sideways), each calibration-practice group its own grey and marker (legend), the "
+        "dashed black line the simple baseline's mean. The y axes span the data, not 0.",
     ),
 )

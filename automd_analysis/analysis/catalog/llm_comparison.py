@@ -87,6 +87,7 @@ FIGURES = (
         "Score and ECE per LLM with 95% intervals.",
         paper="Table 7",
         caption="Penalised score and bias-corrected ECE per LLM with 95% two-stage bootstrap "
-        "intervals (ECE: the interval of the bias-corrected value).",
+        "intervals (ECE: the interval of the bias-corrected value). The rows are one agent's "
+        "LLMs, not agents, so all are drawn dark grey.",
     ),
 )

@@ -451,8 +451,8 @@ FIGURES = (
         "Mean test score over development time.",
         paper="Fig. 5",
         caption="*Figure 5.* Mean normalised test score of the latest valid version over "
-        "development time, one step curve per agent (number of runs in the legend); 0 before an "
-        "agent's first valid version.",
+        "development time, one step curve per agent in its colour (number of runs in the "
+        "legend); 0 before an agent's first valid version. Both axes start at 0.",
     ),
     Figure(
         "fig3_pair_changes",
@@ -460,8 +460,9 @@ FIGURES = (
         "Change types of version pairs by stage.",
         paper="Fig. 3",
         caption="*Figure 3.* Share of the sampled version pairs with each change type, per agent "
-        "(panels) and stage of development (bars; pairs per stage in each panel title). Only "
-        "change types that occur are drawn; the table has all of them.",
+        "(panels) and stage of development (bars, light to dark grey: early, middle, late; pairs "
+        "per stage in each panel title), y axis 0 to 100%. Only change types that occur are "
+        "drawn; the table has all of them.",
     ),
     Figure(
         "process_spearman",
@@ -469,7 +470,8 @@ FIGURES = (
         "Process metrics against the final score.",
         paper="FML-bench",
         caption="Within-task Spearman correlation of each FML-bench process metric with the "
-        "final normalised score, coloured by dimension, with its within-task permutation p-value "
+        "final normalised score (x axis -1 to 1), a grey and hatch per dimension (legend), with its "
+        "within-task permutation p-value "
         "and the tasks and runs behind it; the title names the embedding backend of the "
         "exploration metrics. " + PROCESS_TEST_NOTE,
     ),

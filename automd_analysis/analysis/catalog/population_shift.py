@@ -50,7 +50,8 @@ FIGURES = (
         "External / internal ratio with 95% intervals.",
         paper="Table 5",
         caption="External / internal score ratio (%) per external task and agent with its 95% "
-        "two-stage bootstrap interval; the dotted line is 100% (no loss under the shift).",
+        "two-stage bootstrap interval, one colour per agent; the dotted black line is 100% (no "
+        "loss under the shift). The x axis spans the intervals.",
     ),
     Figure(
         "external_ratios",
@@ -59,7 +60,7 @@ FIGURES = (
         paper="Table 5",
         caption="External / internal normalised score (%) per external task and agent: the "
         "points are Table 5's ratios, the vertical lines their 95% intervals (two-stage bootstrap "
-        "of Table 5); dashed: 100%, no loss on the external population. The axis spans the "
-        "ratios and their intervals, not 0.",
+        "of Table 5), one colour per agent; dashed black: 100%, no loss on the external "
+        "population. The y axis spans the ratios, their intervals and 100% with a margin, not 0.",
     ),
 )

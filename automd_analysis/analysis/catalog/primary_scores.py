@@ -220,8 +220,8 @@ FIGURES = (
         "Each agent's mean score with its 95% interval.",
         paper="Table 2",
         caption="Mean normalised primary score per agent with its 95% two-stage bootstrap "
-        "interval; left: invalid runs count 0, right: valid runs only. Dashed: the simple "
-        "baseline.",
+        "interval, one colour per agent; left: invalid runs count 0, right: valid runs only. "
+        "Dashed grey: the simple baseline's estimate. Each panel's x axis spans its intervals.",
     ),
     Figure(
         "pairwise_score",

@@ -66,7 +66,8 @@ FIGURES = (
         paper="Table 14",
         caption="Mean gap between the highest- and the lowest-scoring subgroup per task group "
         "and attribute (rows), one point per agent with its 95% interval (runs redrawn within "
-        "each agent and task, each scored on resampled test patients): further right means a "
-        "less even performance across subgroups.",
+        "each agent and task, each scored on resampled test patients), one colour per agent; "
+        "the x axis starts at 0, and further right means a less even performance across "
+        "subgroups.",
     ),
 )
