@@ -52,6 +52,19 @@ TABLE15 = Table(
     "AUROC, Brier and ECE under each stated objective, by agent.",
     (_TASK, Column("agent", "str"), Column("objective", "str"), *_COUNTS, *_METRICS),
     paper="Table 15",
+    spec=TableSpec(
+        caption="Table 4 by agent: calibration under the evaluation objectives on one task "
+        "(mean ± SD over the agent's valid runs).",
+        labels=("task", "agent", "objective"),
+        stats=(
+            Stat("Valid runs", "n_valid", integer=True),
+            _ms("AUROC", "auroc", None),
+            _ms("Brier", "brier", None),
+            _ms("ECE", "ece", None),
+        ),
+        exclude_from_best=(),
+        interval_note=INTERVAL_NOTE,
+    ),
 )
 
 TABLE16 = Table(
