@@ -71,6 +71,9 @@ RC = {
     "legend.fontsize": MIN_FONT_PT,
     "legend.title_fontsize": MIN_FONT_PT,
     "figure.titlesize": MIN_FONT_PT + 2,
+    # titles at the top of their axes, where automatic placement puts them when no x-axis is on
+    # top (none is); automatic placement measures every y tick label of the axes at each draw
+    "axes.titley": 1.0,
     "axes.grid": True,
     "grid.color": "#e5e5e5",
     "grid.linewidth": 0.8,

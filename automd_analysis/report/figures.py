@@ -725,8 +725,8 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     """Write ``<out_dir>/figures/<name>.png`` and ``.svg`` reproducibly.
 
     PNG: Agg at 150 dpi. SVG: glyphs as paths, ids salted with :data:`SVG_HASHSALT`, no ``Date``
-    metadata. Files are written to a temporary name and renamed, so an interrupted save never
-    leaves a truncated figure.
+    metadata, laid out as the PNG was (the layout is computed once). Files are written to a
+    temporary name and renamed, so an interrupted save never leaves a truncated figure.
 
     Returns
     -------
@@ -742,8 +742,22 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     target = Path(out_dir) / "figures"
     paths = {"png": target / f"{name}.png", "svg": target / f"{name}.svg"}
     with matplotlib.rc_context(_RC):
-        for fmt, metadata in (("png", {"Software": None}), ("svg", {"Date": None})):
-            buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, dpi=_DPI, metadata=metadata)
-            write_bytes_atomic(paths[fmt], buffer.getvalue())
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
+        write_bytes_atomic(paths["png"], buffer.getvalue())
+        buffer = io.BytesIO()
+        with _layout_kept(fig):  # the PNG's layout: constrained layout is a third of a draw
+            fig.savefig(buffer, format="svg", dpi=_DPI, metadata={"Date": None})
+        write_bytes_atomic(paths["svg"], buffer.getvalue())
     return paths
+
+
+@contextmanager
+def _layout_kept(fig: Figure) -> Iterator[None]:
+    """Draw ``fig`` with the axes positions of its last draw (its layout engine paused)."""
+    engine = fig.get_layout_engine()
+    fig.set_layout_engine("none")
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
