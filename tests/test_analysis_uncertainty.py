@@ -102,16 +102,16 @@ def test_table3_stage_two_by_hand():
     ci = calibration.ece_by_task_class(store, alpha=0.5).set_index("agent")
     # a: plug-in (0.1 + 0.2) / 2 = 0.15; ECE per iteration = mean(0.1, 0.3), mean(0.2, 0.3),
     #    mean(0.3, 0.1), mean(0.4, 0.1) = 0.2, 0.25, 0.2, 0.25 -> mean 0.225, quartiles 0.2, 0.25
-    #    bias-corrected 2 * 0.15 - 0.225 = 0.075, basic interval [0.3 - 0.25, 0.3 - 0.2]
-    #    widened by the bias |0.225 - 0.15| = 0.075 -> [-0.025, 0.175]
+    #    bias-corrected 2 * 0.15 - 0.225 = 0.075; half-width: the longer tail from the mean
+    #    (0.25 - 0.225 = 0.225 - 0.2 = 0.025) plus half the bias 0.075 / 2 -> 0.075 +- 0.0625
     assert ci.loc["a", "all"] == pytest.approx(0.15, abs=1e-12)
     assert ci.loc["a", "classification_bc"] == pytest.approx(0.075, abs=1e-12)
-    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(-0.025, abs=1e-12)
-    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.175, abs=1e-12)
+    assert ci.loc["a", "classification_bc_ci_low"] == pytest.approx(0.0125, abs=1e-12)
+    assert ci.loc["a", "all_bc_ci_high"] == pytest.approx(0.1375, abs=1e-12)
     assert math.isnan(ci.loc["a", "survival_bc_ci_low"])  # no survival task
     assert "all_ci_low" not in ci.columns  # the plug-in has no interval
     # b: only its valid run: plug-in 0.3; 0.2, 0.2, 0.4, 0.4 -> mean 0.3 (no bias), quartiles
-    #    0.2, 0.4, basic interval [0.6 - 0.4, 0.6 - 0.2]
+    #    0.2, 0.4: both tails 0.1 -> 0.3 +- 0.1
     assert ci.loc["b", "all_bc"] == pytest.approx(0.3, abs=1e-12)
     assert ci.loc["b", "all_bc_ci_low"] == pytest.approx(0.2, abs=1e-12)
     assert ci.loc["b", "all_bc_ci_high"] == pytest.approx(0.4, abs=1e-12)
