@@ -160,6 +160,33 @@ def test_flips_and_agreement(data):
         cm.ranking_agreement(table, "d_calibration")
 
 
+def test_a_flip_needs_both_differences_separated_by_the_runs():
+    # one task, three runs each. Under ece_10 A is below B on every run (separated); under ici
+    # B's mean is below A's, but in one scenario the runs overlap (not separated), in the other
+    # not. Only the separated reversal counts as a flip.
+    def specs(ici_b):
+        return [
+            *[("A", "clf_a", r, True, _m(ece_10=0.01 + 0.001 * r, ici=0.05)) for r in range(3)],
+            *[("B", "clf_a", r, True, _m(ece_10=0.10 + 0.001 * r, ici=v)) for r, v in ici_b],
+        ]
+
+    for ici_b, flips_expected in (
+        (enumerate([0.01, 0.02, 0.03]), 1),  # B below A on every run and every redraw
+        (enumerate([0.001, 0.002, 0.12]), 0),  # mean 0.041 < 0.05, but a redraw can invert it
+    ):
+        runs, measures = _store(specs(ici_b))
+        table = cm.agent_measure_table(measures, runs, ["ece_10", "ici"])
+        assert len(cm.rank_flips(table)) == 1  # as displayed, both scenarios reverse
+        draws = cm.agent_value_draws(measures, runs, ["ece_10", "ici"], n_boot=2000)
+        assert (
+            draws[("ici", "A")][0]
+            == table.set_index(["measure", "agent"]).loc[("ici", "A"), "value"]
+        )
+        assert len(cm.rank_flips(table, draws=draws)) == flips_expected
+        agreement = cm.ranking_agreement(table, draws=draws).set_index("measure")
+        assert agreement.loc["ici", "n_flipped"] == flips_expected
+
+
 def test_flips_against_a_reference_only():
     specs = [
         ("A", "clf_a", 0, True, _m(ece_10=0.1, ici=0.3, cal_slope=1.0)),

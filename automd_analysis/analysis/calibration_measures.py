@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, spearmanr
 
-from automd_analysis.analysis.aggregate import displayed
+from automd_analysis.analysis.aggregate import displayed, percentile_interval
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     BY_MEASURE,
     CORRELATIONS,
@@ -44,6 +44,7 @@ __all__ = [
     "RANKING_MEASURES",
     "RankingMeasure",
     "agent_measure_table",
+    "agent_value_draws",
     "decision_curves",
     "measure_correlations",
     "rank_flips",
@@ -368,14 +369,89 @@ def measure_correlations(
     return CORRELATIONS.frame(pd.DataFrame(rows, columns=CORRELATIONS.named))
 
 
-def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = None) -> pd.DataFrame:
+def agent_value_draws(
+    measures: pd.DataFrame,
+    runs: pd.DataFrame,
+    names: Sequence[str] | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Bootstrap draws of each agent's value under each measure, its valid runs redrawn.
+
+    Column 0 is :func:`agent_measure_table`'s value; in draw b the finite valid runs of every
+    (measure, agent, task) are redrawn with replacement, averaged within the task, and the task
+    means averaged (tasks weighted equally). Tasks and test patients are held fixed: the stored
+    calibration measures have no patient replicates, so the unit of inference is the run.
+
+    Parameters
+    ----------
+    measures, runs : DataFrame
+        See the module docstring.
+    names : sequence of str, optional
+        Subset of :data:`RANKING_MEASURES` names (default: all).
+    n_boot : int, default 1000
+    seed : int, default 0
+
+    Returns
+    -------
+    dict
+        ``(measure, agent)`` -> array of shape (1 + n_boot,).
+
+    See Also
+    --------
+    rank_flips : counts a flip only where both differences' intervals exclude 0.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"run_id": ["a1", "a2"], "agent": "A", "task": "t",
+    ...     "task_kind": "classification", "valid": True, "reference": False})
+    >>> measures = pd.DataFrame({"run_id": ["a1", "a2"], "ece_10": [0.1, 0.3]})
+    >>> d = agent_value_draws(measures, runs, ["ece_10"], n_boot=500)[("ece_10", "A")]
+    >>> float(d[0]), sorted({round(float(v), 6) for v in d[1:]})
+    (0.2, [0.1, 0.2, 0.3])
+    """
+    every = _all_criteria(measures, runs, [m.name for m in _measure_list(names)])
+    every = every.loc[np.isfinite(every["value"].to_numpy(dtype=float))]
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for (measure, agent), rows in every.groupby(["measure", "agent"], sort=True):
+        per_task = []
+        for task, part in rows.groupby("task", sort=True):
+            values = part["value"].to_numpy(dtype=float)
+            rng = np.random.default_rng([seed, *(ord(c) for c in f"{measure}|{agent}|{task}")])
+            draws = values[rng.integers(0, len(values), (n_boot, len(values)))].mean(axis=1)
+            per_task.append(np.concatenate([[values.mean()], draws]))
+        out[(str(measure), str(agent))] = np.mean(per_task, axis=0)
+    return out
+
+
+def _separated(draws, measure: str, x: str, y: str, alpha: float) -> bool:
+    """Whether the interval of value(x) - value(y) under ``measure`` excludes 0."""
+    if draws is None:
+        return True
+    if (measure, x) not in draws or (measure, y) not in draws:
+        return False
+    low, high = percentile_interval(draws[(measure, x)] - draws[(measure, y)], alpha)
+    return bool(np.isfinite(low) and (low > 0 or high < 0))
+
+
+def rank_flips(
+    agent_table: pd.DataFrame,
+    *,
+    reference_measure: str | None = None,
+    draws: dict[tuple[str, str], np.ndarray] | None = None,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """Agent pairs whose order reverses between two measures.
 
     For measures a and b and agents 1 and 2 (non-reference, finite values under both), the pair
     flips when agent 1 is strictly better than agent 2 under one measure and strictly worse under the
     other, compared as displayed (:func:`~automd_analysis.analysis.aggregate.displayed`: 12
-    significant digits, then 3 decimals); a tie under either measure is not a flip. The agent
-    table has no interval of a difference, so the displayed precision is the only tie rule.
+    significant digits, then 3 decimals); a tie under either measure is not a flip. With
+    ``draws`` (:func:`agent_value_draws`) the pair also needs, under each of the two measures, a
+    1 - α percentile interval of the difference value(1) - value(2) that excludes 0: an order the
+    runs cannot separate is not reversed.
 
     Parameters
     ----------
@@ -384,6 +460,9 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     reference_measure : str, optional
         Compare only this measure (e.g. ``"ece_10"``, the paper's) with each other one; default: every
         pair of measures.
+    draws : dict, optional
+        ``(measure, agent)`` -> bootstrap draws of the agent's value (:func:`agent_value_draws`).
+    alpha : float, default 0.05
 
     Returns
     -------
@@ -426,7 +505,9 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
         for x, y in itertools.combinations(agents, 2):
             ax, ay = displayed(values[a][x]), displayed(values[a][y])
             bx, by = displayed(values[b][x]), displayed(values[b][y])
-            if np.sign(ax - ay) * np.sign(bx - by) < 0:
+            if np.sign(ax - ay) * np.sign(bx - by) < 0 and all(
+                _separated(draws, m, x, y, alpha) for m in (a, b)
+            ):
                 rows.append(
                     (
                         a,
@@ -444,12 +525,19 @@ def rank_flips(agent_table: pd.DataFrame, *, reference_measure: str | None = Non
     return RANK_FLIPS.frame(pd.DataFrame(rows, columns=RANK_FLIPS.named))
 
 
-def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_10") -> pd.DataFrame:
+def ranking_agreement(
+    agent_table: pd.DataFrame,
+    reference_measure: str = "ece_10",
+    *,
+    draws: dict[tuple[str, str], np.ndarray] | None = None,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """How far each measure's ranking of the agents agrees with the reference measure's.
 
     Per measure: the rank correlation of its agent values with the reference's (agents with both),
-    the number of agent pairs and of flipped pairs (:func:`rank_flips`), its best agent and whether
-    that is the reference's best agent. The reference's own row has correlation 1 and no flips.
+    the number of agent pairs and of flipped pairs (:func:`rank_flips`, with ``draws`` and
+    ``alpha``), its best agent and whether that is the reference's best agent. The reference's
+    own row has correlation 1 and no flips.
 
     Returns
     -------
@@ -479,7 +567,7 @@ def ranking_agreement(agent_table: pd.DataFrame, reference_measure: str = "ece_1
     ranked = agent_table.loc[agent_table["rank"].notna()]
     if reference_measure not in set(ranked["measure"]):
         raise ValueError(f"measure {reference_measure!r} is not in the agent table")
-    flips = rank_flips(agent_table, reference_measure=reference_measure)
+    flips = rank_flips(agent_table, reference_measure=reference_measure, draws=draws, alpha=alpha)
     ref = ranked.loc[ranked["measure"] == reference_measure].set_index("agent")["value"]
     ref_best = _best(ref)
     order = [m.name for m in RANKING_MEASURES if m.name in set(ranked["measure"])]

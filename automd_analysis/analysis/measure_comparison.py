@@ -144,8 +144,9 @@ def compare_calibration_measures(
     )
     ranked = set(by_measure.loc[by_measure["rank"].notna(), "measure"])
     if REFERENCE_MEASURE in ranked:
-        flips = cm.rank_flips(by_measure, reference_measure=REFERENCE_MEASURE)
-        agreement = cm.ranking_agreement(by_measure, REFERENCE_MEASURE)
+        draws = cm.agent_value_draws(measures, runs)
+        flips = cm.rank_flips(by_measure, reference_measure=REFERENCE_MEASURE, draws=draws)
+        agreement = cm.ranking_agreement(by_measure, REFERENCE_MEASURE, draws=draws)
     else:
         flips = RANK_FLIPS.frame()
         agreement = RANKING_AGREEMENT.frame()
