@@ -228,11 +228,18 @@ def _agreement(flips, best):
 def test_measure_robustness_holds():
     [f] = h.measure_robustness_findings(_agreement([0, 0, 0, 0], ["a", "a", "a", "a"]))
     assert f.text == (
-        "The agents' calibration ranking is the same under all 4 measures (10-bin ECE, 15-bin "
-        "ECE, ICI and calibration slope): the calibration conclusions do not depend on the "
-        "measure."
+        "Against the 10-bin ECE, none of the other 3 measures (15-bin ECE, ICI and calibration "
+        "slope) reverses the order of two agents that their runs separate (a reversal counts "
+        "when the 95% interval of the difference excludes 0 under both measures): the "
+        "calibration conclusions do not depend on the measure."
     )
     assert f.values == {"n_measures": 4, "n_changing": 0}
+    # no separated reversal, but the point values name another best agent: said, not hidden
+    [f] = h.measure_robustness_findings(_agreement([0, 0, 0, 0], ["a", "a", "b", "a"]))
+    assert f.text.endswith(
+        "By the point values alone, the best-calibrated agent is a under 10-bin ECE, 15-bin ECE "
+        "and calibration slope and b under ICI."
+    )
 
 
 def test_measure_robustness_depends_and_names_the_measures():

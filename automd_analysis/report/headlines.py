@@ -1037,8 +1037,10 @@ def measure_robustness_findings(
 
     From :func:`~automd_analysis.analysis.calibration_measures.ranking_agreement` (every measure
     against ``reference``, the paper's 10-bin ECE): the conclusion *holds* when no measure flips the
-    order of any pair of agents (``n_flipped == 0`` everywhere); otherwise the sentence names the
-    measures that flip pairs (how many of how many) and the best agent under each measure. When
+    order of any pair of agents (``n_flipped == 0`` everywhere; a flip needs intervals that
+    separate the pair, :func:`~automd_analysis.analysis.calibration_measures.rank_flips`), and the
+    sentence adds the best agent under each measure when the point values disagree; otherwise it
+    names the measures that flip pairs (how many of how many) and the best agent under each. When
     ``pairwise`` is given and no ECE difference between agents is significant
     (:func:`comparison_findings`), it adds that the reference ranking itself does not separate the
     agents, so a flip may be noise.
@@ -1082,25 +1084,29 @@ def measure_robustness_findings(
             )
         )
         return out
-    names = [_measure_name(m) for m in ranked["measure"]]
+    others = [_measure_name(m) for m in ranked["measure"] if m != reference]
     changing = ranked.loc[ranked["n_flipped"] > 0]
     values = {"n_measures": len(ranked), "n_changing": len(changing)}
+    best: dict[str, list[str]] = {}
+    for r in ranked.to_dict("records"):
+        label = _name(r["best_agent"]) if isinstance(r["best_agent"], str) else "a tie"
+        best.setdefault(label, []).append(_measure_name(r["measure"]))
+    best_text = _and([f"{agent} under {_and(ms)}" for agent, ms in best.items()])
     if changing.empty:
         text = (
-            f"The agents' calibration ranking is the same under all {len(ranked)} measures "
-            f"({_and(names)}): the calibration conclusions do not depend on the measure."
+            f"Against the {_measure_name(reference)}, none of the other {len(others)} measures "
+            f"({_and(others)}) reverses the order of two agents that their runs separate (a "
+            "reversal counts when the 95% interval of the difference excludes 0 under both "
+            "measures): the calibration conclusions do not depend on the measure."
         )
+        if len(best) > 1:
+            text += f" By the point values alone, the best-calibrated agent is {best_text}."
     else:
         parts = [
             f"{_measure_name(r['measure'])} reverses {int(r['n_flipped'])} of "
             f"{_count(int(r['n_pairs']), 'agent pair')}"
             for r in changing.to_dict("records")
         ]
-        best: dict[str, list[str]] = {}
-        for r in ranked.to_dict("records"):
-            label = _name(r["best_agent"]) if isinstance(r["best_agent"], str) else "a tie"
-            best.setdefault(label, []).append(_measure_name(r["measure"]))
-        best_text = _and([f"{agent} under {_and(ms)}" for agent, ms in best.items()])
         text = (
             f"The calibration ranking depends on the measure: against the "
             f"{_measure_name(reference)}, {'; '.join(parts)}; the best-calibrated agent is "
