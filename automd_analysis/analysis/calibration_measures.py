@@ -386,10 +386,8 @@ def agent_value_draws(
 
     Parameters
     ----------
-    measures, runs : DataFrame
-        See the module docstring.
-    names : sequence of str, optional
-        Subset of :data:`RANKING_MEASURES` names (default: all).
+    measures, runs, names
+        As in :func:`agent_measure_table`.
     n_boot : int, default 1000
     seed : int, default 0
 
