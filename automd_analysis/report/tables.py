@@ -724,7 +724,8 @@ def export_table(
     >>> frame = pd.DataFrame({"llm": ["x"], "penalized_mean": [0.5], "penalized_sd": [0.01],
     ...     "ece_mean": [0.1], "ece_mean_bc": [0.09], "valid_rate": [1.0], "tokens_m_mean": [2.0],
     ...     "penalized_mean_ci_low": [0.45], "penalized_mean_ci_high": [0.55],
-    ...     "ece_mean_bc_ci_low": [0.08], "ece_mean_bc_ci_high": [0.12]})
+    ...     "penalized_mean_best": [True], "ece_mean_bc_ci_low": [0.08],
+    ...     "ece_mean_bc_ci_high": [0.12], "ece_mean_bc_best": [True]})
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = export_table(frame, "table7_llm", tmp)
     ...     "[0.450, 0.550]" in paths["html"].read_text().replace(NO_BREAK_SPACE, " ")
