@@ -223,7 +223,11 @@ def _wide_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.D
 
 def _marked(values) -> np.ndarray:
     """``<X>_best`` values as booleans (missing: not marked)."""
-    return np.array([v is True or v is np.True_ for v in values], dtype=bool)
+    return np.array([_is_marked(v) for v in values], dtype=bool)
+
+
+def _is_marked(value) -> bool:
+    return value is True or value is np.True_
 
 
 def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -245,7 +249,7 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
         text.loc[i, record[col_key]] = cell
         numbers.loc[i, record[col_key]] = record[spec.cell.mean]
         if marks in df:
-            flags.loc[i, record[col_key]] = bool(_marked([record[marks]])[0])
+            flags.loc[i, record[col_key]] = _is_marked(record[marks])
     bold = pd.DataFrame(False, index=text.index, columns=cols)
     if spec.direction and marks in df:
         exclude = [c in spec.exclude_from_best for c in cols]
