@@ -23,6 +23,10 @@ import argparse, os, sys, unittest  # the interpreter's own files may be unreada
 import automd_analysis.cli, automd_analysis.importers, automd_analysis.tasks
 import automd_analysis.archive, automd_analysis.importers.study, pandas, yaml, tqdm.auto
 import typer.rich_utils
+try:  # typer >= 0.29 loads click's help option lazily; as nobody a private venv is unreadable
+    import typer._click.decorators
+except ImportError:
+    pass
 from automd_analysis.cli import main
 if os.geteuid() == 0:
     os.setgroups([]); os.setgid({uid}); os.setuid({uid})
