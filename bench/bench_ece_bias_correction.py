@@ -36,7 +36,7 @@ import time
 import numpy as np
 from scipy import integrate, stats
 
-from automd_analysis.analysis.aggregate import bias_corrected, percentile_interval
+from automd_analysis.stats.intervals import bias_corrected, percentile_interval
 from automd_analysis.metrics import bootstrap_weights, ece
 
 A, B, BINS = 2.0, 5.0, 10

@@ -13,11 +13,11 @@ from automd_analysis.analysis import (
     llm,
     primary,
     shift,
-    two_stage,
     uncertainty,
 )
 from automd_analysis.analysis._doc_example import example_store
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.stats import resample as two_stage
 
 
 @pytest.fixture(scope="module")

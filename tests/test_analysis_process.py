@@ -309,6 +309,7 @@ def test_process_metrics_errors(frames):
 def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
     per_run = pd.DataFrame(
         {
+            "agent": "a",
             "task": "t",
             "auc_over_steps": [1, 2, 3, 4, nan],
             "first_improvement_step": [5, 5, 5, 5, 5],  # constant
@@ -317,7 +318,8 @@ def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
     )
     t = spearman_table(per_run, metrics=["auc_over_steps", "first_improvement_step"])
     assert t.columns.tolist() == [
-        "dimension", "metric", "rho", "p", "test", "n_tasks", "n_runs", "embedding_backend"
+        "dimension", "metric", "rho", "p", "p_holm", "test", "n_tasks", "n_runs",
+        "embedding_backend",
     ]  # fmt: skip
     row = t.set_index("metric").loc["auc_over_steps"]
     assert (row["n_tasks"], row["n_runs"]) == (1, 4)
@@ -325,9 +327,10 @@ def test_spearman_table_matches_scipy_and_handles_nan_and_constants():
     # one task: the exact test over the 24 orderings; |rho| >= 0.8 <=> sum d^2 <= 2 (the identity
     # and 3 adjacent swaps) or >= 18 (their reversals): 8 of 24
     assert row["p"] == pytest.approx(8 / 24)
-    assert row["test"] == "within-task permutation of Spearman rho"
+    assert row["test"] == "within agent x task permutation of Spearman rho"
+    assert row["p_holm"] == pytest.approx(8 / 24)  # the constant metric has no p: a family of 1
     const = t.set_index("metric").loc["first_improvement_step"]
-    assert math.isnan(const["rho"]) and math.isnan(const["p"])
+    assert math.isnan(const["rho"]) and math.isnan(const["p"]) and math.isnan(const["p_holm"])
     assert (const["n_tasks"], const["n_runs"]) == (0, 0)
     assert t.loc[0, "dimension"] == "Efficiency"
     assert (t["embedding_backend"] == "none").all()  # no embedding column in this per-run table
@@ -338,6 +341,7 @@ def test_spearman_table_compares_runs_within_their_task():
     Spearman of FML-bench would mix the levels in; the table does not."""
     per_run = pd.DataFrame(
         {
+            "agent": "a",
             "task": ["easy"] * 4 + ["hard"] * 4,
             "token_cost_m": [1.0, 2.0, 3.0, 4.0, 10.0, 20.0, 30.0, 40.0],
             "final_score": [0.90, 0.80, 0.85, 0.70, 0.30, 0.20, 0.25, 0.10],
@@ -356,8 +360,8 @@ def test_process_summary_layout(frames):
     s = process_summary(m, n_boot=200)
     assert s["metric"].tolist() == list(PROCESS_METRICS)
     agent_columns = [f"{a}{x}" for a in "AB" for x in ("", "_ci_low", "_ci_high")]
-    assert list(s.columns) == ["metric", "dimension", *agent_columns, "rho", "p", "test",
-                               "n_tasks", "n_runs", "embedding_backend"]  # fmt: skip
+    assert list(s.columns) == ["metric", "dimension", *agent_columns, "rho", "p", "p_holm",
+                               "test", "n_tasks", "n_runs", "embedding_backend"]  # fmt: skip
     auc = s.set_index("metric").loc["auc_over_steps"]
     assert auc["B"] == pytest.approx((0 + 0.7) / 2)
     assert auc["B_ci_low"] <= auc["B"] <= auc["B_ci_high"]
@@ -377,8 +381,9 @@ def test_agent_means_resample_runs_within_each_task():
     means = agent_means(per_run, ["wall_clock_h"], n_boot=400, seed=1)
     mean, low, high = means["a"]["wall_clock_h"]
     assert mean == pytest.approx(6.0)
-    # a's draws keep two runs on t (1 or 3 each) and two on u (both 10): mean in [5.5, 6.5]
-    assert 5.5 <= low < mean < high <= 6.5
+    # a's runs vary on t only (1 and 3; both 10 on u): one degree of freedom, so the draws of the
+    # mean spread like t with 1 df about 6 (a plain redraw of the runs would stay in [5.5, 6.5])
+    assert low < 5.5 and high > 6.5 and low < mean < high
     assert means["b"]["wall_clock_h"] == (3.5, 3.5, 3.5)  # one run per task: nothing to redraw
     again = agent_means(per_run, ["wall_clock_h"], n_boot=400, seed=1)
     assert again == means
@@ -423,3 +428,29 @@ def test_pairwise_win_rate_hand_values():
     assert wr.loc["C", "win_rate"] == pytest.approx((0.5 + 1) / 2)
     assert wr.loc["C", "n_comparisons"] == 2
     assert "baseline" not in wr.index
+
+
+def test_spearman_table_keeps_its_level_when_an_agent_s_runs_share_an_effect():
+    """Agents with a shared effect on both variables: runs of a long-running agent score higher
+    because of the agent, not within it. The within-cell test must not read that as association
+    (a within-task test rejects such true nulls far above 5 %)."""
+    rng = np.random.default_rng(7)
+    rejections = 0
+    n_studies = 200
+    for _ in range(n_studies):
+        agents = np.repeat(["a", "b", "c", "d"], 15)
+        tasks = np.tile(np.repeat(["t1", "t2", "t3", "t4", "t5"], 3), 4)
+        effect = dict(zip("abcd", rng.normal(0, 1.0, 4), strict=True))
+        shared = np.array([effect[a] for a in agents])
+        per_run = pd.DataFrame(
+            {
+                "agent": agents,
+                "task": tasks,
+                "token_cost_m": shared + rng.normal(0, 1, agents.size),
+                "final_score": shared + rng.normal(0, 1, agents.size),
+            }
+        )
+        row = spearman_table(per_run, metrics=["token_cost_m"], n_permutations=199).iloc[0]
+        rejections += row["p"] < 0.05
+    # 5 % nominal; binomial SD at 200 studies 1.5 points: 2 SD above is 8 %
+    assert rejections / n_studies <= 0.08

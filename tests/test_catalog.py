@@ -121,13 +121,17 @@ def test_declared_interval_columns_follow_the_naming_rule():
     assert names["penalized_mean"] == ("penalized_mean_ci_low", "penalized_mean_ci_high")
     assert names["survival"] == ("survival_ci_low", "survival_ci_high")
     assert names["diff_mean"] == ("ci_low", "ci_high")
-    assert catalog.table("table2_primary_scores").named[-6:] == [
+    assert catalog.table("table2_primary_scores").named[-10:] == [
         "penalized_mean_ci_low",
         "penalized_mean_ci_high",
         "penalized_mean_best",
         "nonpenalized_mean_ci_low",
         "nonpenalized_mean_ci_high",
         "nonpenalized_mean_best",
+        "rank_penalized_mean_ci_low",
+        "rank_penalized_mean_ci_high",
+        "rank_nonpenalized_mean_ci_low",
+        "rank_nonpenalized_mean_ci_high",
     ]
     assert catalog.table("pairwise_comparisons").named[3:6] == ["diff_mean", "ci_low", "ci_high"]
 
@@ -189,6 +193,7 @@ def test_per_agent_columns_keep_their_place():
             **{f"{a}{s}": [1.0] for a in ("zed", "aide") for s in ("", "_ci_low", "_ci_high")},
             "rho": [0.1],
             "p": [0.5],
+            "p_holm": [0.5],
             "test": ["t"],
             "n_tasks": [2],
             "n_runs": [3],
@@ -196,7 +201,7 @@ def test_per_agent_columns_keep_their_place():
         }
     )
     shuffled = ["rho", "zed_ci_high", "metric", "zed", "aide_ci_low", "aide", "zed_ci_low",
-                "test", "dimension", "p", "n_runs", "aide_ci_high", "n_tasks",
+                "test", "dimension", "p", "n_runs", "aide_ci_high", "n_tasks", "p_holm",
                 "embedding_backend"]  # fmt: skip
     out = declared.frame(frame[shuffled])  # the agents in their order of appearance
     assert out.columns.tolist() == frame.columns.tolist()

@@ -5,7 +5,7 @@ ones included; nothing is imported). Layers, lowest first - a module may import 
 lower ones only:
 
     metrics < base (schema, errors, _atomic, precision, ...) < data (tasks, submissions, archive)
-    < inputs (importers, annotate) < scoring < masking < analysis < report < cli
+    < inputs (importers, annotate) < scoring < masking < stats < analysis < report < cli
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inputs", ("importers", "annotate")),
     ("scoring", ("scoring",)),
     ("masking", ("masking",)),
+    ("stats", ("stats",)),
     ("analysis", ("analysis",)),
     ("report", ("report",)),
     ("cli", ("cli", "__main__")),

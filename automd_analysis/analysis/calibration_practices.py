@@ -31,16 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    mean_over,
-    per_cell,
-    per_task_summary,
-    percentile_interval,
-    row_groups,
-    summarise,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     FIG2A,
     FIG2B,
@@ -60,8 +50,16 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import RunMatrix, run_matrix, slot_draws
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.stats.intervals import check_alpha, estimate, summarise
+from automd_analysis.stats.resample import RunDraws, resample, run_draws
+from automd_analysis.stats.rules import (
+    mean_over,
+    per_cell,
+    per_task_summary,
+    row_groups,
+    valid_only,
+)
 
 __all__ = [
     "GROUP_AVERAGED_RANKS",
@@ -134,10 +132,10 @@ def ece_by_task_class(
     ``classification``, ``sequential``, ``all``) are what App. F and Table 3 report; they carry no
     interval, because the binned ECE is biased upwards and its percentile interval can lie above
     it. ``<class>_bc`` is the bootstrap bias-corrected value 2 ECE - mean(ECE*) over the B columns
-    of the two-stage bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`: the runs
+    of the two-stage bootstrap (:func:`~automd_analysis.stats.resample.run_draws`: the runs
     of every (agent, task) redrawn, each drawn run's ECE on test resample b) and
     ``<class>_bc_ci_low/high`` its bootstrap interval
-    (:func:`~automd_analysis.analysis.aggregate.bias_corrected`); empty without replicates.
+    (:func:`~automd_analysis.stats.intervals.bias_corrected`); empty without replicates.
 
     Parameters
     ----------
@@ -158,7 +156,7 @@ def ece_by_task_class(
     See Also
     --------
     ece_by_task : the per-task values (Table 13).
-    automd_analysis.analysis.aggregate : the aggregation rules.
+    automd_analysis.stats.rules : the aggregation rules.
 
     References
     ----------
@@ -176,22 +174,22 @@ def ece_by_task_class(
     """
     alpha = check_alpha(alpha)
     runs = selected_runs(store, experiment)
-    matrix = run_matrix(
+    matrix = run_draws(
         runs, store.replicates, ("agent", "task"), n_boot=n_boot, seed=seed, tag="table3"
     )
     rows = _table3_rows(matrix)
     return TABLE3.frame(summarise(rows, TABLE3.intervals, alpha, **TABLE3.best_marks(rows)))
 
 
-def _table3_rows(matrix: RunMatrix) -> list[dict]:
+def _table3_rows(matrix: RunDraws) -> list[dict]:
     """Table 3's rows, every value in every matrix column."""
-    cells = row_groups(matrix.runs, ["agent", "task"])
+    cells = row_groups(matrix.units, ["agent", "task"])
     per_task = per_cell(valid_only(matrix.ece, matrix.valid), list(cells.values()))
-    kinds = matrix.runs.drop_duplicates("task").set_index("task")["task_kind"]
+    kinds = matrix.units.drop_duplicates("task").set_index("task")["task_kind"]
     cell_agent = np.array([k[0] for k in cells])
     cell_kind = np.array([kinds[k[1]] for k in cells])
     rows = []
-    for agent in agent_order(matrix.runs["agent"]):
+    for agent in agent_order(matrix.units["agent"]):
         row: dict = {"agent": agent}
         for kind in (*TASK_CLASSES, "all"):
             mask = cell_agent == agent
@@ -302,6 +300,17 @@ def _slot_runs(store: ScoreStore, experiment: str) -> pd.DataFrame:
     return runs
 
 
+def _run_draws(runs: pd.DataFrame, n_boot: int, seed: int, tag: str):
+    """The runs redrawn within every (agent, task) (``source``: each drawn run brings its own ECE
+    and practice group, so no residual is widened), validity held fixed, the test sets held fixed
+    (the stored ECE replicates are biased upwards on small test sets, which would move a ratio of
+    sums of differences in ways that are not sampling variation)."""
+    units = runs.assign(valid=runs["valid"].to_numpy(bool) & runs["ece"].notna().to_numpy())
+    return resample(
+        units, ("agent", "task"), n_boot=n_boot, seed=seed, tag=tag, model_validity=False
+    )
+
+
 def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(whole != 0, part / np.where(whole != 0, whole, 1.0), np.nan)
@@ -331,7 +340,7 @@ def ece_decomposition(
               d_r = \\mathrm{ECE}_r - \\mathrm{ECE}_{ref}(t(r))
 
     The three shares and means get 95 % percentile intervals from ``n_boot`` draws of the runs
-    (stage 1 of the two-stage bootstrap, :func:`~automd_analysis.analysis.two_stage.slot_draws`):
+    (:func:`~automd_analysis.stats.resample.resample`, validity and test sets held fixed):
     every (agent, task)'s runs - the baseline's included, so ``ECE_ref`` is redrawn too - are
     redrawn with replacement, each drawn run brings its validity, ECE and practice group, and the
     decomposition is recomputed. The test sets are held fixed.
@@ -374,14 +383,14 @@ def ece_decomposition(
     missing = set(runs.loc[in_v, "task"]) - set(runs.loc[reference, "task"])
     if missing:
         raise _missing_baseline(missing)
-    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "fig2a_ece_decomposition")
-    ece = valid_only(runs["ece"].to_numpy(float), runs["valid"].to_numpy(bool))[draws]
+    draws = _run_draws(runs, n_boot, seed, "fig2a_ece_decomposition")
+    ece = np.where(draws.valid, runs["ece"].to_numpy(float)[draws.source], np.nan)
     ref = np.full(ece.shape, np.nan)
     baseline = runs["reference"].to_numpy(bool)
     for rows in row_groups(runs, ["task"]).values():
         ref[rows] = mean_over(ece, rows[baseline[rows]])
-    member = in_v[draws]
-    group = runs["v_group"].to_numpy(object)[draws]
+    member = in_v[draws.source] & draws.valid
+    group = draws.take("v_group")
     d = np.where(member, ece - ref, 0.0)
     undefined = (member & ~np.isfinite(d)).any(
         axis=0
@@ -467,14 +476,15 @@ def recalibration_summary(
     runs = _slot_runs(store, experiment)
     eligible = (runs["v_group"].notna() & _recalibration_eligible(runs, "v_")).to_numpy()
     recalibrated = (runs["v_recalibration"] == "yes").to_numpy()
-    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "fig2b_recalibration_summary")
+    draws = _run_draws(runs, n_boot, seed, "fig2b_recalibration_summary")
     ece = runs["ece"].to_numpy(float)
+    drawn = np.where(draws.valid, ece[draws.source], np.nan)
     rows = []
     for flag in (False, True):
         mine = eligible & (recalibrated == flag)
         mean, sd = mean_sd(ece[mine])
-        values = np.where(mine, ece, np.nan)[draws]
-        low, high = percentile_interval(mean_over(values, np.arange(len(runs))), alpha)
+        values = np.where(mine[draws.source], drawn, np.nan)
+        low, high = estimate(mean_over(values, np.arange(len(runs))), alpha)[1:]
         rows.append(
             {
                 "recalibrated": flag,

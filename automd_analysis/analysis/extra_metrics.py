@@ -4,9 +4,9 @@
 For a user metric m, ``value(a, class)`` = mean over the class's tasks of the mean of m over agent
 a's valid runs on the task (runs where m could not be computed are left out, like invalid runs;
 tasks without such a run are left out), ``all`` weighting every task equally - the rule of the ECE
-tables (Table 3, :mod:`~automd_analysis.analysis.aggregate`). Point value and interval come from
+tables (Table 3, :mod:`~automd_analysis.stats.rules`). Point value and interval come from
 one run x replicate matrix (column 0 the observed values, column b the two-stage bootstrap
-iteration b, as :class:`~automd_analysis.analysis.two_stage.RunMatrix`): the runs of every
+iteration b, as :class:`~automd_analysis.stats.resample.RunDraws`): the runs of every
 (agent, task) cell are redrawn with replacement and each drawn run contributes m on test resample
 b, read from the store's per-run replicates (computed on the same resample weights as the built-in
 metrics, so agents on a task are compared on the same patients).
@@ -17,14 +17,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    mean_over,
-    per_cell,
-    row_groups,
-    summarise,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.primary_scores import EXTRA_METRICS, TASK_GROUPS
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -32,7 +24,9 @@ from automd_analysis.analysis.store import (
     agent_order,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import draw_runs
+from automd_analysis.stats.intervals import check_alpha, summarise
+from automd_analysis.stats.resample import resample
+from automd_analysis.stats.rules import mean_over, per_cell, row_groups, valid_only
 
 __all__ = ["extra_metrics_by_agent"]
 
@@ -52,17 +46,11 @@ def _matrix(runs: pd.DataFrame, rows: pd.DataFrame, n_boot, seed: int, name: str
     for i, run_id in enumerate(mine["run_id"]):
         if usable[i] and len(by_run.at[run_id, "replicates"]) == n_rep:
             stored[i, :n_rep] = np.asarray(by_run.at[run_id, "replicates"], dtype=float)
-    draws = np.arange(len(mine), dtype=np.int64)[:, None]
-    if n_rep and len(mine):
-        b = n_rep if n_boot is None else int(n_boot)
-        drawn = draw_runs(mine, ("agent", "task"), b, seed, f"extra_metrics:{name}").T
-        draws = np.hstack([draws, drawn])
-    values = np.empty(draws.shape)
-    values[:, 0] = observed
-    if draws.shape[1] > 1:
-        columns = np.arange(draws.shape[1] - 1) % n_rep
-        values[:, 1:] = stored[draws[:, 1:], columns[None, :]]
-    return mine, usable, valid_only(values, usable[draws])
+    b = 0 if not (n_rep and len(mine)) else (n_rep if n_boot is None else int(n_boot))
+    units = mine.assign(valid=usable)
+    draws = resample(units, ("agent", "task"), n_boot=b, seed=seed, tag=f"extra_metrics:{name}")
+    values = draws.values(observed, stored[:, :n_rep] if n_rep else None)
+    return mine, usable, valid_only(values, draws.valid)
 
 
 def extra_metrics_by_agent(

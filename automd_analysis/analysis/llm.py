@@ -20,17 +20,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    mean_over,
-    over_repetitions,
-    penalized,
-    per_cell,
-    per_repetition,
-    row_groups,
-    summarise,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -39,8 +28,18 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.stats.intervals import check_alpha, summarise
+from automd_analysis.stats.resample import RunDraws, run_draws
+from automd_analysis.stats.rules import (
+    mean_over,
+    over_repetitions,
+    penalized,
+    per_cell,
+    per_repetition,
+    row_groups,
+    valid_only,
+)
 
 __all__ = [
     "llm_runs",
@@ -104,10 +103,10 @@ def llm_runs(
     return runs.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 
 
-def _llm_rows(matrix: RunMatrix) -> list[dict]:
+def _llm_rows(matrix: RunDraws) -> list[dict]:
     """One row per LLM (default first, then alphabetically): the Table 22 columns, with the
     penalised score and ECE in every column of the run x replicate matrix (cells: LLM x task)."""
-    runs = matrix.runs
+    runs = matrix.units
     reps = runs["rep"].to_numpy()
     scores = penalized(matrix.score, matrix.valid)
     cells = row_groups(runs, ["llm", "task"])
@@ -143,8 +142,8 @@ def _llm_rows(matrix: RunMatrix) -> list[dict]:
     return out
 
 
-def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunMatrix:
-    return run_matrix(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
+def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunDraws:
+    return run_draws(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
 
 
 def llm_summary_detail(
@@ -188,12 +187,12 @@ def llm_summary(
     ``penalized_mean/sd``, ``ece_mean`` and ``tokens_m_mean`` as :func:`llm_summary_detail`;
     ``valid_rate`` is the mean over repetitions of the per-repetition share of valid runs.
     ``penalized_mean_ci_low/high`` is the 1 - ``alpha`` percentile interval over the B columns of
-    the two-stage bootstrap (:func:`~automd_analysis.analysis.two_stage.run_matrix`, cells = (LLM,
+    the two-stage bootstrap (:func:`~automd_analysis.stats.resample.run_draws`, cells = (LLM,
     task)) of the penalised score (mean over repetitions of the mean over tasks, invalid = 0).
     ``ece_mean`` (valid runs averaged within task, then tasks equally) is the paper's plug-in
     binned ECE, biased upwards, so it has no interval; ``ece_mean_bc`` is its bootstrap
     bias-corrected value with its interval ``ece_mean_bc_ci_low/high``
-    (:func:`~automd_analysis.analysis.aggregate.bias_corrected`). Empty intervals (and
+    (:func:`~automd_analysis.stats.intervals.bias_corrected`). Empty intervals (and
     ``ece_mean_bc``) without replicates.
 
     Parameters
@@ -220,7 +219,7 @@ def llm_summary(
     See Also
     --------
     llm_summary_detail : the counts and SDs.
-    automd_analysis.analysis.aggregate : the aggregation rules.
+    automd_analysis.stats.rules : the aggregation rules.
 
     References
     ----------

@@ -23,14 +23,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import (
-    best_marks,
-    check_alpha,
-    mean_over,
-    percentile_interval,
-    row_groups,
-    valid_only,
-)
 from automd_analysis.analysis.calibration_practices import (
     GROUP_AVERAGED_RANKS,
     GROUP_IMBALANCE_NO_RECAL,
@@ -44,8 +36,10 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import slot_draws
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.stats.intervals import best_marks, check_alpha, estimate
+from automd_analysis.stats.resample import resample
+from automd_analysis.stats.rules import mean_over, row_groups, valid_only
 
 __all__ = [
     "METRICS",
@@ -159,11 +153,11 @@ def objective_intervals(
 ) -> dict[tuple, dict[str, tuple[float, float]]]:
     """Bootstrap interval of each metric's mean over the valid runs of every group ``by``.
 
-    Iteration b redraws the runs of every (agent, objective) with replacement
-    (:func:`~automd_analysis.analysis.two_stage.draw_runs`, seeded by ``(seed, tag)``), the drawn
-    runs fill the original slots and the group mean is taken over the drawn valid runs
-    (:func:`~automd_analysis.analysis.aggregate.valid_only`); the interval is the percentile
-    interval of the ``n_boot`` means. The task and its test set are fixed.
+    Draw b redraws the runs of every (agent, objective) (:func:`~automd_analysis.stats.resample.
+    resample`, seeded by ``(seed, tag)``: validity, and residuals around each cell's mean widened
+    for the few runs per cell) and the group mean is taken over the drawn valid slots
+    (:func:`~automd_analysis.stats.rules.valid_only`); the interval is that of
+    :func:`~automd_analysis.stats.intervals.estimate`. The task and its test set are fixed.
 
     .. math:: \\bar m_g = \\frac{1}{|V_g|} \\sum_{r \\in V_g} m_r, \\qquad
               [\\hat q_{\\alpha/2}, \\hat q_{1-\\alpha/2}] \\text{ of } \\bar m_g^{*}
@@ -187,7 +181,7 @@ def objective_intervals(
 
     See Also
     --------
-    automd_analysis.analysis.aggregate.percentile_interval
+    automd_analysis.stats.intervals.estimate
 
     References
     ----------
@@ -206,7 +200,7 @@ def objective_intervals(
     """
     check_alpha(alpha)
     return {
-        key: {metric: percentile_interval(d, alpha) for metric, d in metrics.items()}
+        key: {metric: estimate(d, alpha)[1:] for metric, d in metrics.items()}
         for key, metrics in _mean_distributions(runs, by, n_boot, seed, tag).items()
     }
 
@@ -214,14 +208,17 @@ def objective_intervals(
 def _mean_distributions(runs, by, n_boot, seed, tag) -> dict[tuple, dict[str, np.ndarray]]:
     """Group key -> metric -> the (1 + B,) means of :func:`objective_intervals`."""
     runs = runs.reset_index(drop=True)
-    draws = slot_draws(runs, ("agent", "objective"), n_boot, seed, tag)
-    valid = runs["valid"].to_numpy(bool)
+    draws = resample(runs, ("agent", "objective"), n_boot=n_boot, seed=seed, tag=tag)
+    values = {
+        m: valid_only(
+            draws.values(pd.to_numeric(runs[m]).to_numpy(dtype=float), bounds=(0.0, 1.0)),
+            draws.valid,
+        )
+        for m in METRICS
+    }
     out: dict[tuple, dict[str, np.ndarray]] = {}
     for key, rows in row_groups(runs, list(by)).items():
-        out[key] = {}
-        for metric in METRICS:
-            values = valid_only(pd.to_numeric(runs[metric]).to_numpy(dtype=float), valid)
-            out[key][metric] = mean_over(values[draws], rows)
+        out[key] = {metric: mean_over(values[metric], rows) for metric in METRICS}
     return out
 
 
@@ -262,7 +259,7 @@ def objective_summary(
     for objective in objectives:
         summary = _metric_summary(runs[runs["objective"] == objective])
         row = {"task": _task_of(runs), "objective": objective, **summary}
-        ci = {m: percentile_interval(d, alpha) for m, d in means[(objective,)].items()}
+        ci = {m: estimate(d, alpha)[1:] for m, d in means[(objective,)].items()}
         rows.append(_with_intervals(row, ci))
     for column, direction in TABLE4.best.items():
         metric = column.removesuffix("_mean")

@@ -3,10 +3,10 @@
 Every function takes a :class:`~automd_analysis.analysis.store.ScoreStore` and returns the tidy
 DataFrame its table declares (:mod:`automd_analysis.analysis.catalog.primary_scores`); it uses the
 selected submission of each run of the main experiment (``experiment``). Table 2 is computed once
-from the run x replicate matrix of :mod:`automd_analysis.analysis.two_stage`: the point values are
+from the run x replicate matrix of :mod:`automd_analysis.stats.resample`: the point values are
 its column 0, the intervals the percentiles of the other columns.
 
-Aggregation rules (paper App. E, implemented in :mod:`automd_analysis.analysis.aggregate`;
+Aggregation rules (paper App. E, implemented in :mod:`automd_analysis.stats.rules`;
 docs/tables.md, docs/decisions.md item 19):
 
 - **Penalised** score: an invalid run scores 0; for each (agent, repetition) the normalised scores
@@ -31,19 +31,6 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import submissions
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    displayed,
-    mean_over,
-    over_repetitions,
-    penalized,
-    per_cell,
-    per_repetition,
-    per_task_summary,
-    row_groups,
-    summarise,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.primary_scores import (
     COVERAGE,
     INVALID,
@@ -59,7 +46,20 @@ from automd_analysis.analysis.store import (
     selected_runs,
     skipped_runs,
 )
-from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
+from automd_analysis.stats.intervals import check_alpha, summarise
+from automd_analysis.stats.ranks import mean_rank_draws
+from automd_analysis.stats.resample import RunDraws, run_draws
+from automd_analysis.stats.rules import (
+    displayed,
+    mean_over,
+    over_repetitions,
+    penalized,
+    per_cell,
+    per_repetition,
+    per_task_summary,
+    row_groups,
+    valid_only,
+)
 
 __all__ = [
     "agent_summary",
@@ -77,14 +77,14 @@ __all__ = [
 _CELLS = ("agent", "task")
 
 
-def _matrix(store: ScoreStore, experiment: str, n_boot, seed: int) -> RunMatrix:
+def _matrix(store: ScoreStore, experiment: str, n_boot, seed: int) -> RunDraws:
     runs = selected_runs(store, experiment)
-    return run_matrix(runs, store.replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table2")
+    return run_draws(runs, store.replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table2")
 
 
-def _cell_means(matrix: RunMatrix) -> pd.DataFrame:
+def _cell_means(matrix: RunDraws) -> pd.DataFrame:
     """Per (task, agent): run counts and the observed penalised / non-penalised mean score."""
-    runs = matrix.runs
+    runs = matrix.units
     cells = row_groups(runs, ["task", "agent"])
     groups = list(cells.values())
     observed = matrix.score[:, :1], matrix.valid[:, :1]
@@ -108,7 +108,7 @@ def task_means(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     runs with invalid = 0), ``nonpenalized`` (mean over valid runs; NaN when none is valid).
     Sorted by task, then agent.
     """
-    observed = run_matrix(selected_runs(store, experiment), None, _CELLS, tag="table2")
+    observed = run_draws(selected_runs(store, experiment), None, _CELLS, tag="table2")
     return _cell_means(observed)
 
 
@@ -164,7 +164,7 @@ def agent_summary(
       (:func:`rank_table`); NaN for the simple baseline (never ranked).
     - ``penalized_mean_ci_low/high``, ``nonpenalized_mean_ci_low/high``: the 1 - ``alpha`` percentile
       interval of the same two means over the B columns of the two-stage bootstrap
-      (:func:`~automd_analysis.analysis.two_stage.run_matrix`: in column b the runs of every
+      (:func:`~automd_analysis.stats.resample.run_draws`: in column b the runs of every
       (agent, task) are redrawn and each drawn run scores its test resample b),
 
       .. math:: P_b = \\frac{1}{K} \\sum_k \\frac{1}{|T_k|} \\sum_{t \\in T_k} s'^{(b)}_{t,k}
@@ -197,7 +197,7 @@ def agent_summary(
 
     See Also
     --------
-    automd_analysis.analysis.aggregate : the aggregation rules.
+    automd_analysis.stats.rules : the aggregation rules.
 
     References
     ----------
@@ -216,15 +216,16 @@ def agent_summary(
     return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha, **TABLE2.best_marks(rows)))
 
 
-def _table2_rows(matrix: RunMatrix) -> list[dict]:
+def _table2_rows(matrix: RunDraws) -> list[dict]:
     """Table 2's rows; the columns with an interval hold their value in every matrix column."""
-    runs = matrix.runs
+    runs = matrix.units
     reps = runs["rep"].to_numpy()
     scores = penalized(matrix.score, matrix.valid)
     valid_scores = valid_only(matrix.score, matrix.valid)
     cells = row_groups(runs, _CELLS)
     cell_agent = np.array([k[0] for k in cells])
     task_values = per_cell(valid_scores, list(cells.values()))
+    rank_draws = _rank_draws(runs, cells, scores, valid_scores)
     ranks = _ranks(_cell_means(matrix))
     rows = []
     for agent in agent_order(runs["agent"]):
@@ -235,6 +236,7 @@ def _table2_rows(matrix: RunMatrix) -> list[dict]:
         rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
         rank_pen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_penalized"])
         rank_nonpen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_nonpenalized"])
+        none = np.full(matrix.n_boot + 1, np.nan)
         rows.append(
             {
                 "agent": agent,
@@ -244,13 +246,27 @@ def _table2_rows(matrix: RunMatrix) -> list[dict]:
                 "nonpenalized_sd": mean_sd(nonpen_rep)[1] if all_valid else math.nan,
                 "valid_rate_mean": mean_sd(rate)[0],
                 "valid_rate_sd": mean_sd(rate)[1],
-                "rank_penalized_mean": rank_pen[0],
+                "rank_penalized_mean": rank_draws["penalized"].get(agent, none),
                 "rank_penalized_sd": rank_pen[1],
-                "rank_nonpenalized_mean": rank_nonpen[0],
+                "rank_nonpenalized_mean": rank_draws["nonpenalized"].get(agent, none),
                 "rank_nonpenalized_sd": rank_nonpen[1],
             }
         )
     return rows
+
+
+def _rank_draws(runs: pd.DataFrame, cells: Mapping, scores, valid_scores) -> dict[str, dict]:
+    """Per convention, each ranked agent's mean rank over tasks in every column: the per-task
+    means of the draws ranked among the agents (the simple baseline is never ranked)."""
+    reference = runs["reference"].to_numpy(bool)
+    keys = [k for k, rows in cells.items() if not reference[rows].any()]
+    groups = [cells[k] for k in keys]
+    tasks = [k[1] for k in keys]
+    agents = [k[0] for k in keys]
+    return {
+        "penalized": mean_rank_draws(per_cell(scores, groups), tasks, agents),
+        "nonpenalized": mean_rank_draws(per_cell(valid_scores, groups), tasks, agents),
+    }
 
 
 def run_overview(store: ScoreStore) -> pd.DataFrame:

@@ -69,7 +69,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import check_alpha, estimate, mean_over, row_groups
 from automd_analysis.analysis.catalog.methods_and_development import (
     PROCESS_SPEARMAN,
     PROCESS_TABLE4,
@@ -77,9 +76,6 @@ from automd_analysis.analysis.catalog.methods_and_development import (
 from automd_analysis.analysis.development import filter_runs, selected_rows, version_rows
 from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.analysis.stratified_tests import TEST_NAME as STRATIFIED_TEST
-from automd_analysis.analysis.stratified_tests import within_task_spearman
-from automd_analysis.analysis.two_stage import slot_draws
 from automd_analysis.archive.version_pairs import (
     as_bool,
     chronological,
@@ -89,6 +85,12 @@ from automd_analysis.archive.version_pairs import (
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 from automd_analysis.schema import RUN_KEY
+from automd_analysis.stats.correlation import TEST_NAME as STRATIFIED_TEST
+from automd_analysis.stats.correlation import within_cell_spearman
+from automd_analysis.stats.intervals import check_alpha, estimate
+from automd_analysis.stats.multiplicity import holm_adjust
+from automd_analysis.stats.resample import resample
+from automd_analysis.stats.rules import mean_over, row_groups
 from automd_analysis.tasks import NULL_SCORES, Metric
 
 __all__ = [
@@ -549,33 +551,38 @@ def spearman_table(
     n_permutations: int = 9999,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Within-task Spearman correlation of each metric with the final score, and its test.
+    """Within-cell Spearman correlation of each metric with the final score, and its test.
 
-    FML-bench Table 4 pools all runs; runs of one task are not independent, and a pooled
-    correlation also reads between-task differences (easier tasks, other cost scales) as
-    association. Here, for each metric, runs where the metric or the target is NaN are dropped
-    (e.g. runs that never improved have no first-improvement step), Spearman's rho is computed
-    within every task with at least three such runs and neither column constant, and the tasks
-    are combined by their run-weighted mean; the two-sided p-value is the within-task
-    permutation test of :func:`~automd_analysis.analysis.stratified_tests.within_task_spearman`.
+    FML-bench Table 4 pools all runs; runs are not independent units: runs of one task share its
+    difficulty, and runs of one agent share its policy, so a pooled correlation reads differences
+    between tasks or between agents as association (with agent effects on both variables, a test
+    within tasks alone rejects a true null 13-41 % of the time: docs/statistics.md). Here, for each
+    metric, runs where the metric or the target is NaN are dropped (e.g. runs that never improved
+    have no first-improvement step), Spearman's rho is computed within every cell (an agent's runs
+    on one task) with at least three such runs and neither column constant, and the cells are
+    combined by their run-weighted mean; the two-sided p-value is the within-cell permutation test
+    of :func:`~automd_analysis.stats.correlation.within_cell_spearman`, and ``p_holm`` its Holm
+    adjustment over the metrics of the table (:func:`~automd_analysis.stats.multiplicity.
+    holm_adjust`).
 
-    .. math:: \\bar\\rho_w = \\sum_t n_t \\rho_t / \\sum_t n_t
+    .. math:: \\bar\\rho_w = \\sum_c n_c \\rho_c / \\sum_c n_c
 
     Parameters
     ----------
     per_run : DataFrame
-        :func:`process_metrics` rows (``task``, the metrics, the target, ``embedding_backend``).
+        :func:`process_metrics` rows (``agent``, ``task``, the metrics, the target,
+        ``embedding_backend``).
     target : str, default "final_score"
     metrics : sequence of str, default :data:`PROCESS_METRICS`
     n_permutations : int, default 9999
-        Within-task permutations of the test (all of them when there are fewer).
+        Within-cell permutations of the test (all of them when there are fewer).
     seed : int, default 0
 
     Returns
     -------
     DataFrame
-        ``dimension, metric, rho, p, test, n_tasks, n_runs, embedding_backend`` in the order of
-        ``metrics``: ``rho`` and ``p`` NaN without a task with a defined correlation;
+        ``dimension, metric, rho, p, p_holm, test, n_tasks, n_runs, embedding_backend`` in the
+        order of ``metrics``: ``rho`` and ``p`` NaN without a cell with a defined correlation;
         ``n_tasks``/``n_runs`` the tasks and runs behind ``rho``; ``test`` names the test;
         ``embedding_backend`` the backend(s) behind the exploration metrics.
 
@@ -591,34 +598,40 @@ def spearman_table(
 
     Examples
     --------
-    >>> per_run = pd.DataFrame({"task": ["a"] * 4 + ["b"] * 4,
+    >>> per_run = pd.DataFrame({"agent": "a", "task": ["a"] * 4 + ["b"] * 4,
     ...     "auc_over_steps": [1, 2, 3, 4, 1, 2, 3, 4],
     ...     "final_score": [0.1, 0.3, 0.2, 0.4, 0.6, 0.7, 0.9, 0.8]})
     >>> spearman_table(per_run, metrics=["auc_over_steps"])[["rho", "p", "n_tasks", "n_runs"]]
        rho       p  n_tasks  n_runs
     0  0.8  0.0625        2       8
     """
-    require_columns(per_run, ("task", target, *metrics), "per-run process metrics")
+    require_columns(per_run, ("agent", "task", target, *metrics), "per-run process metrics")
     rows = []
     y = pd.to_numeric(per_run[target], errors="coerce").to_numpy(dtype=float)
     tasks = per_run["task"].astype(str).to_numpy()
+    cells = (per_run["agent"].astype(str) + "\x1f" + per_run["task"].astype(str)).to_numpy()
     for metric in metrics:
         x = pd.to_numeric(per_run[metric], errors="coerce").to_numpy(dtype=float)
-        result = within_task_spearman(
-            x, y, tasks, n_permutations=n_permutations, seed=seed, tag=f"{metric}~{target}"
+        result = within_cell_spearman(
+            x, y, cells, n_permutations=n_permutations, seed=seed, tag=f"{metric}~{target}"
         )
+        used = np.isin(cells, list(result.cells))
         rows.append(
             {
                 "dimension": METRIC_DIMENSIONS.get(metric, ""),
                 "metric": metric,
                 "rho": result.rho,
                 "p": result.p_value,
+                "p_holm": np.nan,
                 "test": STRATIFIED_TEST,
-                "n_tasks": result.n_tasks,
+                "n_tasks": int(np.unique(tasks[used]).size),
                 "n_runs": result.n_runs,
                 "embedding_backend": _backends(per_run),
             }
         )
+    adjusted = holm_adjust([r["p"] for r in rows]) if rows else []
+    for row, p in zip(rows, adjusted, strict=True):
+        row["p_holm"] = float(p)
     return PROCESS_SPEARMAN.frame(pd.DataFrame(rows, columns=PROCESS_SPEARMAN.named))
 
 
@@ -633,13 +646,13 @@ def agent_means(
     """Per agent and metric: the mean over the agent's runs and its bootstrap interval.
 
     The mean skips runs without a value (NaN). Its interval redraws the runs of every (agent,
-    task) with replacement (:func:`~automd_analysis.analysis.two_stage.draw_runs`: an agent keeps
-    its number of runs on every task, so the interval respects the tasks and treats them as
-    fixed) and takes the percentile interval of the ``n_boot`` means. The process metrics are
-    properties of the runs, not of a test set, so there is no second (test-patient) stage.
+    task) (:func:`~automd_analysis.stats.resample.resample`: residuals around each cell's mean,
+    widened for the few runs per cell; an agent keeps its number of runs on every task, so the
+    interval treats the tasks as fixed) and takes the interval of
+    :func:`~automd_analysis.stats.intervals.estimate`. The process metrics are properties of the
+    runs, not of a test set, so there is no test-patient stage.
 
-    .. math:: \\bar m_a = \\frac{1}{|R_a|} \\sum_{r \\in R_a} m_r, \\qquad
-              [\\hat q_{\\alpha/2}, \\hat q_{1-\\alpha/2}] \\text{ of } \\bar m_a^{*}
+    .. math:: \\bar m_a = \\frac{1}{|R_a|} \\sum_{r \\in R_a} m_r
 
     Parameters
     ----------
@@ -657,7 +670,7 @@ def agent_means(
 
     See Also
     --------
-    automd_analysis.analysis.aggregate.estimate : the point value and percentile interval.
+    automd_analysis.stats.intervals.estimate : the point value and percentile interval.
 
     References
     ----------
@@ -675,13 +688,22 @@ def agent_means(
     require_columns(per_run, ("agent", "task", *metrics), "per-run process metrics")
     check_alpha(alpha)
     runs = per_run.reset_index(drop=True)
-    draws = slot_draws(runs, ("agent", "task"), n_boot, seed, "process_metrics_table4")
+    units = runs[["agent", "task"]]
+    draws = resample(
+        units,
+        ("agent", "task"),
+        n_boot=n_boot,
+        seed=seed,
+        tag="process_metrics_table4",
+        model_validity=False,
+    )
+    values = {
+        m: draws.values(pd.to_numeric(runs[m], errors="coerce").to_numpy(dtype=float))
+        for m in metrics
+    }
     out: dict[str, dict[str, tuple[float, float, float]]] = {}
     for agent, rows in row_groups(runs, ["agent"]).items():
-        out[str(agent[0])] = {}
-        for metric in metrics:
-            values = pd.to_numeric(runs[metric], errors="coerce").to_numpy(dtype=float)
-            out[str(agent[0])][metric] = estimate(mean_over(values[draws], rows), alpha)
+        out[str(agent[0])] = {m: estimate(mean_over(values[m], rows), alpha) for m in metrics}
     return out
 
 
@@ -697,7 +719,7 @@ def process_summary(
     """FML-bench Table 4 layout: per-agent means with intervals, then the within-task correlation.
 
     One row per metric of :data:`PROCESS_METRICS`: each agent's mean (:func:`agent_means`, with
-    its interval in ``<agent>_ci_low/high``), then ``rho``, ``p``, ``test``, ``n_tasks``,
+    its interval in ``<agent>_ci_low/high``), then ``rho``, ``p``, ``p_holm``, ``test``, ``n_tasks``,
     ``n_runs`` of :func:`spearman_table` and the embedding backend(s) behind the exploration
     metrics.
 
@@ -714,7 +736,7 @@ def process_summary(
     Returns
     -------
     DataFrame
-        ``metric, dimension, <agent>, <agent>_ci_low, <agent>_ci_high, ..., rho, p, test,
+        ``metric, dimension, <agent>, <agent>_ci_low, <agent>_ci_high, ..., rho, p, p_holm, test,
         n_tasks, n_runs, embedding_backend``.
 
     See Also
@@ -744,7 +766,7 @@ def process_summary(
         for agent, values in means.items():
             mean, low, high = values[metric]
             row |= {agent: mean, f"{agent}_ci_low": low, f"{agent}_ci_high": high}
-        row |= {c: corr.at[metric, c] for c in ("rho", "p", "test", "n_tasks", "n_runs")}
+        row |= {c: corr.at[metric, c] for c in ("rho", "p", "p_holm", "test", "n_tasks", "n_runs")}
         rows.append(row | {"embedding_backend": _backends(per_run)})
     return PROCESS_TABLE4.frame(rows)
 

@@ -15,12 +15,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    mean_over,
-    summarise,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -29,7 +23,9 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import RunMatrix, run_matrix
+from automd_analysis.stats.intervals import check_alpha, summarise
+from automd_analysis.stats.resample import RunDraws, resample, run_draws
+from automd_analysis.stats.rules import mean_over, valid_only
 
 __all__ = [
     "external_pairs",
@@ -39,8 +35,8 @@ __all__ = [
     "table5_detail",
 ]
 
-#: Cells of the two-stage bootstrap: an agent's runs on one task (an external run's draw brings
-#: its internal partner of the same repetition with it).
+#: Cells of the resampler: an agent's runs on one task (for the ratios, its (external run,
+#: internal partner of the same repetition) pairs).
 _CELLS = ("agent", "task")
 
 
@@ -99,23 +95,22 @@ def external_pairs(
     )
 
 
-def _matrix(store: ScoreStore, experiment: str, *, seed: int, n_boot, draws: bool) -> RunMatrix:
+def _matrix(store: ScoreStore, experiment: str, *, seed: int, n_boot, draws: bool) -> RunDraws:
     runs = selected_runs(store, experiment).reset_index(drop=True)
     replicates = store.replicates if draws else None
-    return run_matrix(runs, replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table5")
+    return run_draws(
+        runs, replicates, _CELLS, n_boot=n_boot, seed=seed, tag="table5", model_validity=False
+    )
 
 
-def _table5_rows(matrix: RunMatrix) -> list[dict]:
-    """Table 5's rows with their supporting counts; ``score`` and ``ratio`` in every matrix
-    column."""
-    runs = matrix.runs
+def _partners(runs: pd.DataFrame) -> np.ndarray:
+    """The internal run (same agent and repetition) of every external run, else -1."""
     external = (runs["validation"] == "external") & runs["internal_counterpart"].notna()
-    # the internal run of each external run (same agent and repetition), or -1
     row_of = {
         (a, t, r): i
         for i, (a, t, r) in enumerate(zip(runs["agent"], runs["task"], runs["rep"], strict=True))
     }
-    partner = np.array(
+    return np.array(
         [
             row_of.get((a, c, r), -1) if e else -1
             for a, c, r, e in zip(
@@ -124,36 +119,58 @@ def _table5_rows(matrix: RunMatrix) -> list[dict]:
         ],
         dtype=np.int64,
     )
+
+
+def _pair_ratios(matrix: RunDraws, seed: int) -> np.ndarray:
+    """Every agent's (external run, internal partner) pair as one unit of the resampler: its ratio
+    s_ext / s_int (usable pairs: both valid, s_int > 0) in every column, NaN elsewhere."""
+    runs = matrix.units
+    partner = _partners(runs)
+    has = (partner >= 0) & ~runs["reference"].to_numpy(bool)
     valid = runs["valid"].to_numpy(bool)
+    other = np.where(has, partner, 0)
+
+    def ratio(ext: np.ndarray, internal: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.nan_to_num(internal) > 0, ext / internal, np.nan)
+
+    score = runs["score"].to_numpy(float)
+    usable = has & valid & valid[other]
+    observed = np.where(usable, ratio(score, score[other]), np.nan)
+    pairs = runs.assign(valid=usable & np.isfinite(observed))
+    stored = matrix.stored("score")
+    reps = None if stored is None else ratio(stored, stored[other])
+    draws = resample(
+        pairs, _CELLS, n_boot=matrix.n_boot, seed=seed, tag="table5_pairs", model_validity=False
+    )
+    return draws.values(observed, reps)
+
+
+def _table5_rows(matrix: RunDraws, seed: int = 0) -> list[dict]:
+    """Table 5's rows with their supporting counts; ``score`` and ``ratio`` in every column."""
+    runs = matrix.units
+    external = (runs["validation"] == "external") & runs["internal_counterpart"].notna()
+    scores = valid_only(matrix.score, matrix.valid)
+    ratios = _pair_ratios(matrix, seed)
     rows = []
     for (task, internal_task), group in runs.loc[external].groupby(
         ["task", "internal_counterpart"], sort=True
     ):
         for agent in agent_order(group["agent"]):
             ext_rows = group.index[group["agent"] == agent].to_numpy()
-            ext_draws = matrix.draws[ext_rows]
-            s_ext = valid_only(matrix.read("score", ext_draws), valid[ext_draws])
-            score = mean_over(s_ext, slice(None))
+            score = mean_over(scores, ext_rows)
             int_rows = np.flatnonzero(
                 (runs["agent"] == agent).to_numpy() & (runs["task"] == internal_task).to_numpy()
             )
-            int_draws = matrix.draws[int_rows]
-            s_int_runs = valid_only(matrix.read("score", int_draws), valid[int_draws])
-            internal = mean_over(s_int_runs, slice(None))
+            internal = mean_over(scores, int_rows)
             if bool(runs.loc[ext_rows, "reference"].any()):
                 # the simple baseline pairs nothing: mean external / mean internal score
                 with np.errstate(invalid="ignore", divide="ignore"):
                     ratio = np.where(internal > 0, score / internal, np.nan)
-                n_pairs = int(np.isfinite(s_ext[:, 0]).sum())
+                n_pairs = int(np.isfinite(scores[ext_rows, 0]).sum())
             else:
-                part = partner[ext_draws]  # the internal run paired with each drawn external run
-                has = part >= 0
-                paired = matrix.read("score", np.where(has, part, 0))
-                s_int = np.where(has, valid_only(paired, valid[np.where(has, part, 0)]), np.nan)
-                usable = np.isfinite(s_ext) & np.isfinite(s_int) & (np.nan_to_num(s_int) > 0)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    ratio = mean_over(np.where(usable, s_ext / s_int, np.nan), slice(None))
-                n_pairs = int(usable[:, 0].sum())
+                ratio = mean_over(ratios, ext_rows)
+                n_pairs = int(np.isfinite(ratios[ext_rows, 0]).sum())
             rows.append(
                 {
                     "agent": agent,
@@ -161,8 +178,8 @@ def _table5_rows(matrix: RunMatrix) -> list[dict]:
                     "internal_task": internal_task,
                     "score": score,
                     "ratio": ratio,
-                    "score_sd": mean_sd(s_ext[:, 0])[1],
-                    "n_valid": int(np.isfinite(s_ext[:, 0]).sum()),
+                    "score_sd": mean_sd(scores[ext_rows, 0])[1],
+                    "n_valid": int(np.isfinite(scores[ext_rows, 0]).sum()),
                     "n_pairs": n_pairs,
                     "internal_score": internal[0],
                 }
@@ -202,9 +219,9 @@ def external_ratios(
     ``score`` and ``ratio`` follow the module docstring (:func:`external_ratios_detail` has the
     counts); ``score_ci_low/high`` and ``ratio_ci_low/high`` are their 1 - ``alpha`` percentile
     intervals over the B columns of the two-stage bootstrap
-    (:func:`~automd_analysis.analysis.two_stage.run_matrix`): an agent's (external run, internal
-    run of the same repetition) pairs are redrawn together and both runs read their tasks' test
-    resample b,
+    (:func:`~automd_analysis.stats.resample.resample`, validity held fixed): an agent's (external
+    run, internal run of the same repetition) pairs are the units redrawn within each task, both
+    runs of a pair reading their tasks' test resample b,
 
     .. math:: ratio_b = \\operatorname{mean}_{usable\\ drawn\\ pairs} s^{(b)}_{ext} / s^{(b)}_{int}
 
@@ -230,7 +247,7 @@ def external_ratios(
     See Also
     --------
     external_pairs : the (external, internal) run pairs.
-    automd_analysis.analysis.aggregate : the aggregation rules.
+    automd_analysis.stats.rules : the aggregation rules.
 
     References
     ----------
@@ -247,7 +264,7 @@ def external_ratios(
     True
     """
     alpha = check_alpha(alpha)
-    rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True))
+    rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True), seed)
     rows = summarise(rows, TABLE5.intervals, alpha, **TABLE5.best_marks(rows))
     return TABLE5.frame([{k: row[k] for k in TABLE5.named} for row in rows])
 

@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from automd_analysis.analysis.aggregate import penalized
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import sample_sd
 from automd_analysis.schema import (
@@ -43,6 +42,7 @@ from automd_analysis.schema import (
     STORE_SCHEMA_VERSION,
     key_columns,
 )
+from automd_analysis.stats.rules import penalized
 
 __all__ = [
     "BASELINE_AGENT",

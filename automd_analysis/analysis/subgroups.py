@@ -12,7 +12,7 @@ alphabetically first group). The simple baseline's subgroup scores are first ave
 repetitions, per group; its lowest group and gap come from those averages.
 
 Intervals of the mean gaps (``gap_mean_ci_low``, ``gap_mean_ci_high``) come from the two-stage bootstrap of
-:mod:`automd_analysis.analysis.two_stage`: in iteration b the runs of every (agent, task) are
+:mod:`automd_analysis.stats.resample`: in iteration b the runs of every (agent, task) are
 redrawn (the baseline's repetitions of every task), and each drawn run brings its gap on test
 resample b - the gap recomputed from its groups' scores on the run's resample b restricted to each
 group (``subgroup_replicates.parquet``), the same patients for every run of the task.
@@ -27,7 +27,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.aggregate import check_alpha, mean_over, nanmean, percentile_interval
 from automd_analysis.analysis.catalog.subgroups import CHECKS, RESULTS, TABLE14
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -37,9 +36,11 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import REPLICATES_FIX, slot_draws
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
+from automd_analysis.stats.intervals import check_alpha, estimate
+from automd_analysis.stats.resample import REPLICATES_FIX, resample
+from automd_analysis.stats.rules import mean_over, nanmean
 
 __all__ = [
     "ALL_AGENTS",
@@ -208,10 +209,11 @@ def _agent_gap_draws(
             for key in zip(rows["run_id"], rows["attribute"], strict=True)
         ]
     )
-    draws = slot_draws(rows, ("run_agent", "task", "attribute"), n_rep, seed, "table14_agents")
-    out = per_run[draws, np.arange(1 + n_rep)[None, :]]
-    out[:, 0] = rows["gap"].to_numpy(float)
-    return out
+    draws = resample(
+        rows[["run_agent", "task", "attribute"]], ("run_agent", "task", "attribute"),
+        n_boot=n_rep, seed=seed, tag="table14_agents", model_validity=False,
+    )  # fmt: skip
+    return draws.values(rows["gap"].to_numpy(float), per_run[:, 1:], bounds=(0.0, 1.0))
 
 
 def _baseline_gap_draws(
@@ -224,7 +226,9 @@ def _baseline_gap_draws(
         return {}
     runs = ref.drop_duplicates("run_id")[["run_id", "task"]].sort_values("run_id")
     runs = runs.reset_index(drop=True)
-    draws = slot_draws(runs, ("task",), n_rep, seed, "table14_baseline")[:, 1:]
+    draws = resample(
+        runs, ("task",), n_boot=n_rep, seed=seed, tag="table14_baseline", model_validity=False
+    ).source[:, 1:]
     out = {}
     for (task, attribute), mine in ref.groupby(["task", "attribute"], sort=True):
         slots = np.flatnonzero((runs["task"] == task).to_numpy())
@@ -318,7 +322,7 @@ def subgroup_gaps(
             base = [ref_lowest.get((t, attribute)) for t in runs["task"]]
             compared = [(low, b) for low, b in zip(runs["lowest_group"], base, strict=True) if b]
             same = sum(low == b for low, b in compared) / len(compared) if compared else math.nan
-            ci = percentile_interval(mean_over(agent_draws, runs.index.to_numpy()), alpha)
+            ci = estimate(mean_over(agent_draws, runs.index.to_numpy()), alpha)[1:]
             rows.append(
                 (
                     task_group,
@@ -345,7 +349,7 @@ def subgroup_gaps(
             ci = (math.nan, math.nan)
             if drawn and all(d is not None for d in drawn):
                 over_tasks = nanmean(np.vstack(drawn), axis=0)
-                ci = percentile_interval(np.concatenate([[gap_mean], over_tasks]), alpha)
+                ci = estimate(np.concatenate([[gap_mean], over_tasks]), alpha)[1:]
             rows.append(
                 (
                     task_group,

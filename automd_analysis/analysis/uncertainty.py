@@ -8,9 +8,9 @@ significant, and :func:`comparison_sentences` words the comparisons for the "At 
 
 Both read the score store and its bootstrap replicates (``store.replicates``): the differences
 and their intervals come from one run x replicate matrix
-(:func:`~automd_analysis.analysis.two_stage.run_matrix`: column 0 the observed runs, the other
+(:func:`~automd_analysis.stats.resample.run_draws`: column 0 the observed runs, the other
 columns the two-stage draws, both agents of a pair on the same resampled patients), aggregated
-with the rules of :mod:`automd_analysis.analysis.aggregate`. A store without replicates gives both
+with the rules of :mod:`automd_analysis.stats.rules`. A store without replicates gives both
 tables with their columns and no rows.
 """
 
@@ -26,32 +26,31 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from automd_analysis.analysis.aggregate import (
-    check_alpha,
-    mean_over,
-    nanmean,
-    penalized,
-    per_cell,
-    percentile_interval,
-    percentile_p_value,
-    row_groups,
-    valid_only,
-)
 from automd_analysis.analysis.catalog.primary_scores import PAIRWISE, POWER
-from automd_analysis.analysis.paired_tests import holm_adjust, sign_flip_test
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
     selected_runs,
 )
-from automd_analysis.analysis.two_stage import (
-    RunMatrix,
+from automd_analysis.precision import comparable
+from automd_analysis.stats.intervals import check_alpha, estimate, p_value
+from automd_analysis.stats.multiplicity import holm_adjust
+from automd_analysis.stats.paired import sign_flip_test
+from automd_analysis.stats.resample import (
+    RunDraws,
     has_replicates,
     replicate_matrix,
-    run_matrix,
+    run_draws,
 )
-from automd_analysis.precision import comparable
+from automd_analysis.stats.rules import (
+    mean_over,
+    nanmean,
+    penalized,
+    per_cell,
+    row_groups,
+    valid_only,
+)
 
 __all__ = [
     "MEASURES",
@@ -110,14 +109,14 @@ def pairwise_comparisons(
       (both agents' runs redrawn within each task, and in iteration b both read test resample b of
       the task: the patients are shared, so the interval is paired).
     - ``p_value``: the test inversion of that interval
-      (:func:`~automd_analysis.analysis.aggregate.percentile_p_value`, same replicates), so
+      (:func:`~automd_analysis.stats.intervals.p_value`, same replicates), so
       ``p_value < alpha`` exactly when the interval excludes 0; ``p_holm``: Holm-adjusted over
       the pairs of the same measure (one family per measure).
 
     *Across tasks* (does it generalise to other tasks? tasks as the units):
 
     - ``tasks_p_value``: two-sided sign-flip randomisation test of the d_t
-      (:func:`~automd_analysis.analysis.paired_tests.sign_flip_test`); ``tasks_p_holm``:
+      (:func:`~automd_analysis.stats.paired.sign_flip_test`); ``tasks_p_holm``:
       Holm-adjusted over the pairs of the same measure.
     - ``n_tasks`` = T; ``tasks_a_better`` = tasks where A is strictly better (higher score, lower
       ECE).
@@ -171,7 +170,7 @@ def pairwise_comparisons(
     if not has_replicates(store):
         return PAIRWISE.frame()
     runs = _compared_runs(store, experiment, agents)
-    matrix = run_matrix(
+    matrix = run_draws(
         runs, store.replicates, ("agent", "task"), n_boot=n_boot, seed=seed, tag="pairwise"
     )
     rows = []
@@ -179,11 +178,11 @@ def pairwise_comparisons(
         higher_better = MEASURES[measure]
         block = []
         for a, b, d, diff_b in pairs:
-            low, high = percentile_interval(diff_b, alpha)
+            low, high = estimate(diff_b, alpha)[1:]
             better = int(np.sum(d > 0)) if higher_better else int(np.sum(d < 0))
             block.append(
                 [a, b, measure, float(d.mean()) if d.size else math.nan, low, high,
-                 percentile_p_value(diff_b, alpha), math.nan, int(d.size), better,
+                 p_value(diff_b, alpha), math.nan, int(d.size), better,
                  sign_flip_test(d) if d.size else math.nan, math.nan]
             )  # fmt: skip
         for p_col, holm_col in ((6, 7), (10, 11)):
@@ -194,17 +193,17 @@ def pairwise_comparisons(
     return PAIRWISE.frame(pd.DataFrame(rows, columns=PAIRWISE.named))
 
 
-def _pairwise_distributions(matrix: RunMatrix) -> dict[str, list]:
+def _pairwise_distributions(matrix: RunDraws) -> dict[str, list]:
     """Per measure: (agent_a, agent_b, observed per-task differences, mean difference in every
     column of the matrix)."""
-    names = agent_order(matrix.runs["agent"])
-    cells = row_groups(matrix.runs, ["agent", "task"])
+    names = agent_order(matrix.units["agent"])
+    cells = row_groups(matrix.units, ["agent", "task"])
     col = {k: j for j, k in enumerate(cells)}
     out = {}
     for measure in MEASURES:
         values = matrix.score if measure == "score" else matrix.ece
         task_values = per_cell(_run_values(values, matrix.valid, measure), list(cells.values()))
-        observed = _task_table(matrix.runs, task_values[:, 0], cells)
+        observed = _task_table(matrix.units, task_values[:, 0], cells)
         pairs = []
         for a, b in itertools.combinations(names, 2):
             both = observed[[a, b]].dropna()
@@ -405,7 +404,7 @@ def comparison_sentence(row, alpha: float = 0.05, level: float = 0.95) -> str:
     See Also
     --------
     pairwise_comparisons : the rows.
-    automd_analysis.analysis.paired_tests.min_attainable_p : why few tasks cannot reach p < alpha.
+    automd_analysis.stats.paired.min_attainable_p : why few tasks cannot reach p < alpha.
 
     Examples
     --------

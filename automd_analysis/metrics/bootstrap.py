@@ -39,6 +39,7 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "BootstrapResult",
     "bca_interval",
+    "bias_corrected_interval",
     "bootstrap_ci",
     "bootstrap_indices",
     "bootstrap_weights",
@@ -129,6 +130,75 @@ def percentile_interval(replicates, alpha: float = 0.05) -> tuple[float, float]:
         return math.nan, math.nan
     low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
     return float(low), float(high)
+
+
+def bias_corrected_interval(
+    estimate: float, replicates, alpha: float = 0.05, *, lower: float | None = None
+) -> tuple[float, float, float]:
+    """Bootstrap bias-corrected estimate and its symmetric interval: ``(corrected, low, high)``.
+
+    With θ̂ the estimate, θ*_b the finite replicates, their mean θ̄* and percentile quantiles
+    q̂, the estimated bias b̂ = θ̄* - θ̂ is removed once and the interval is symmetric about the
+    corrected value:
+
+    .. math:: \\hat\\theta_{bc} = 2\\hat\\theta - \\bar\\theta^*,\\qquad
+              \\hat\\theta_{bc} \\pm \\bigl(\\max(\\hat q_{1-\\alpha/2} - \\bar\\theta^*,\\;
+              \\bar\\theta^* - \\hat q_{\\alpha/2}) + |\\hat b| / 2\\bigr)
+
+    The half-width is the longer of the replicates' two tails from their mean (so the interval
+    holds both the basic interval and the percentile interval moved to θ̂_bc) plus half the
+    estimated bias, an allowance for the error of the bias estimate itself, which for a sum of
+    absolute values such as the binned ECE is only good to within a factor of about two. With
+    ``lower`` (0 for an ECE), the estimate and both ends are raised to it: a quantity that cannot
+    be negative never gets a negative estimate or interval end. The interval always contains the
+    corrected value.
+
+    Parameters
+    ----------
+    estimate : float
+        The plug-in estimate θ̂.
+    replicates : array-like of float, shape (B,)
+    alpha : float, default 0.05
+    lower : float, optional
+        The quantity's lower bound.
+
+    Returns
+    -------
+    (corrected, low, high) : tuple of float
+        NaN with fewer than two finite replicates or a non-finite estimate.
+
+    See Also
+    --------
+    percentile_interval : the plug-in estimate's interval.
+
+    References
+    ----------
+    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, sec. 10.6 and 13.4.
+    Chapman & Hall.
+
+    Examples
+    --------
+    Replicates with mean 0.33, 0.03 above the estimate 0.30, quartiles 0.315 and 0.345: the
+    corrected value is 0.27, the half-width max(0.015, 0.015) + 0.015:
+
+    >>> [round(v, 6) for v in bias_corrected_interval(0.30, [0.30, 0.32, 0.34, 0.36], 0.5)]
+    [0.27, 0.24, 0.3]
+    >>> bias_corrected_interval(0.01, [0.02, 0.04, 0.05, 0.05], 0.5, lower=0.0)[:2]
+    (0.0, 0.0)
+    """
+    alpha = check_alpha(alpha)
+    finite = _finite(replicates)
+    point = float(estimate)
+    if finite.size < 2 or not math.isfinite(point):
+        return math.nan, math.nan, math.nan
+    low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
+    mean = float(finite.mean())
+    corrected = 2 * point - mean
+    half = max(float(high) - mean, mean - float(low)) + abs(mean - point) / 2
+    out = (corrected, corrected - half, corrected + half)
+    if lower is not None:
+        out = tuple(max(float(lower), v) for v in out)
+    return float(out[0]), float(out[1]), float(out[2])
 
 
 def bca_interval(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from automd_analysis.analysis import catalog
 from automd_analysis.analysis.annotation_provenance import provenance_text
-from automd_analysis.analysis.two_stage import n_replicates
+from automd_analysis.stats.resample import n_replicates
 
 __all__ = [
     "DISPLAY_WIDTH_PX",
@@ -444,7 +444,7 @@ def interval_status(store, seed: int = 0) -> IntervalStatus:
 
     See Also
     --------
-    automd_analysis.analysis.two_stage.n_replicates
+    automd_analysis.stats.resample.n_replicates
 
     References
     ----------

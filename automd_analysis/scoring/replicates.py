@@ -327,11 +327,11 @@ def replicates_frame(run_id: str, result: RunReplicates) -> pd.DataFrame:
     """The tidy rows of one run: ``run_id``, ``replicate`` (0-based), ``score``, ``ece``.
 
     Concatenate the frames of every valid selected run to get the store's ``replicates`` table
-    (read by :func:`automd_analysis.analysis.two_stage.run_matrix`).
+    (read by :func:`automd_analysis.stats.resample.run_draws`).
 
     See Also
     --------
-    automd_analysis.analysis.two_stage.run_matrix : reads these rows.
+    automd_analysis.stats.resample.run_draws : reads these rows.
 
     Examples
     --------

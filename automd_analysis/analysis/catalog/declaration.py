@@ -304,7 +304,7 @@ class Table:
     @property
     def best(self) -> dict[str, str]:
         """Column -> ``"max"``/``"min"``: the columns whose best values are marked, each with a
-        boolean ``<X>_best`` column (:func:`~automd_analysis.analysis.aggregate.best_marks`): the
+        boolean ``<X>_best`` column (:func:`~automd_analysis.stats.intervals.best_marks`): the
         ``direction`` of the display's stats (of its pivot), which only columns with an interval
         may have."""
         spec = self.spec
@@ -316,7 +316,7 @@ class Table:
 
     def best_marks(self, rows: Sequence[Mapping]) -> dict:
         """The ``best``, ``groups`` and ``never_best`` arguments of
-        :func:`~automd_analysis.analysis.aggregate.summarise` for ``rows`` of this table: the best
+        :func:`~automd_analysis.stats.intervals.summarise` for ``rows`` of this table: the best
         is sought per pivot row (wide tables: among all rows), never among the display's
         ``exclude_from_best`` agents."""
         best = self.best

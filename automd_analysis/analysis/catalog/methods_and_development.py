@@ -302,6 +302,7 @@ MASKING_RUNS = Table(
 _PROCESS_TEST = (
     Column("rho"),
     Column("p"),
+    Column("p_holm"),
     Column("test", "str"),
     Column("n_tasks", "int"),
     Column("n_runs", "int"),
@@ -311,9 +312,11 @@ _PROCESS_TEST = (
 #: How the process tables' correlation and test are computed (captions of the table and figure).
 PROCESS_TEST_NOTE = (
     "rho: Spearman correlation with the final normalised score (invalid submissions count 0) "
-    "within each task, averaged over the tasks weighted by their runs; p: two-sided permutation "
-    "test permuting the scores among the runs of each task (the unit is the run within its task, "
-    "the tasks are held fixed); tasks and runs: those with a defined within-task correlation."
+    "within each agent's runs on one task, averaged over these cells weighted by their runs; "
+    "p: two-sided permutation test permuting the scores among the runs of each cell (the unit is "
+    "the run within its agent and task: differences between agents and between tasks do not "
+    "enter); Holm p: adjusted over the table's metrics; tasks and runs: those with a defined "
+    "within-cell correlation."
 )
 
 
@@ -329,6 +332,7 @@ def _process_table4_spec(frame) -> TableSpec:
             *(Stat(str(a), str(a)) for a in agents),
             Stat("rho", "rho", interval=False),
             Stat("p", "p", p_value=True),
+            Stat("Holm p", "p_holm", p_value=True),
             Stat("Tasks", "n_tasks", integer=True),
             Stat("Runs", "n_runs", integer=True),
         ),
@@ -344,7 +348,7 @@ PROCESS_AGENTS = PerAgent(interval=True)
 PROCESS_TABLE4 = Table(
     "process_metrics_table4",
     NOTEBOOK,
-    "Process metrics per agent and their within-task correlation with the score.",
+    "Process metrics per agent and their within-cell correlation with the score.",
     (Column("metric", "str"), Column("dimension", "str"), PROCESS_AGENTS, *_PROCESS_TEST),
     paper="FML-bench Table 4",
     spec=_process_table4_spec,
@@ -353,7 +357,7 @@ PROCESS_TABLE4 = Table(
 PROCESS_SPEARMAN = Table(
     "process_spearman",
     NOTEBOOK,
-    "Within-task Spearman correlation of each process metric with the final score.",
+    "Within-cell (agent x task) Spearman correlation of each process metric with the final score.",
     (Column("dimension", "str"), Column("metric", "str"), *_PROCESS_TEST),
     paper="FML-bench",
 )

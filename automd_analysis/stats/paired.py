@@ -1,4 +1,4 @@
-"""Paired tests across tasks and multiplicity correction for agent comparisons.
+"""The paired test across tasks of the agent comparisons.
 
 Agents are compared task by task: on task t, d_t = (agent A's mean over its runs) - (agent B's).
 The test asks whether the mean of d_t over tasks differs from 0 more than sign noise would make it:
@@ -8,8 +8,8 @@ The exact two-sided p-value is the share of the 2^T sign patterns whose |Σ ±d_
 observed |Σ d_t| (Fisher's randomisation test for paired data). Why this test (and not Wilcoxon
 or a t-test) is explained in ``docs/statistics.md``.
 
-P-values of several agent pairs are adjusted with Holm's step-down method, which controls the
-family-wise error rate under any dependence between the tests.
+P-values of several agent pairs are adjusted with Holm's step-down method
+(:func:`automd_analysis.stats.multiplicity.holm_adjust`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = ["holm_adjust", "min_attainable_p", "sign_flip_test"]
+__all__ = ["min_attainable_p", "sign_flip_test"]
 
 #: Up to this many tasks every sign pattern is enumerated (2^20 patterns); beyond, a seeded
 #: Monte Carlo sample of patterns is used.
@@ -71,7 +71,7 @@ def sign_flip_test(differences, seed: int = 0) -> float:
 
     See Also
     --------
-    holm_adjust : multiplicity correction over agent pairs.
+    automd_analysis.stats.multiplicity.holm_adjust : multiplicity correction over agent pairs.
     scipy.stats.permutation_test : the general permutation test.
 
     References
@@ -137,53 +137,3 @@ def min_attainable_p(differences) -> float:
     d = _differences(differences)
     k = int(np.count_nonzero(d))
     return 1.0 if k == 0 else min(1.0, 2.0 / 2.0**k)
-
-
-def holm_adjust(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error rate control).
-
-    Sorting the m finite p-values p_(1) <= ... <= p_(m),
-
-    .. math:: \\tilde p_{(i)} = \\min\\Bigl(1, \\max_{j \\le i} (m - j + 1)\\, p_{(j)}\\Bigr)
-
-    and each adjusted value is returned at its original position; NaN p-values are not part of the
-    family and stay NaN. Equal to ``statsmodels.stats.multitest.multipletests(p, method="holm")``.
-
-    Parameters
-    ----------
-    p_values : array-like of float
-
-    Returns
-    -------
-    numpy.ndarray of float
-
-    See Also
-    --------
-    sign_flip_test : the per-pair test.
-
-    References
-    ----------
-    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
-    of Statistics 6(2), 65-70.
-
-    Examples
-    --------
-    >>> holm_adjust([0.01, 0.04, 0.03, float("nan")]).tolist()
-    [0.03, 0.06, 0.06, nan]
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError(f"p_values must be one-dimensional, got shape {p.shape}.")
-    finite = np.flatnonzero(np.isfinite(p))
-    bad = (p[finite] < 0) | (p[finite] > 1)
-    if bad.any():
-        i = int(finite[np.flatnonzero(bad)[0]])
-        raise ValueError(f"p_values must lie in [0, 1]; p_values[{i}] is {p[i]!r}.")
-    out = np.full(p.shape, np.nan)
-    m = finite.size
-    if m == 0:
-        return out
-    order = finite[np.argsort(p[finite], kind="stable")]
-    scaled = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
-    return out

@@ -1,5 +1,5 @@
-"""Within-task Spearman correlation and its permutation test: scipy references, brute force,
-invariances (between-task differences never enter) and the properties of a permutation p-value."""
+"""Within-cell Spearman correlation and its permutation test: scipy references, brute force,
+invariances (between-cell differences never enter) and the properties of a permutation p-value."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from automd_analysis.analysis.stratified_tests import within_task_spearman
+from automd_analysis.stats.correlation import within_cell_spearman as within_task_spearman
 
 
 def _brute_force(x, y, tasks):
@@ -45,7 +45,7 @@ def test_single_task_is_scipy_spearman_and_its_exact_permutation_p():
     rho, p, total = _brute_force(x, y, np.array(["t"] * 6))
     assert result.exact and result.n_permutations == total == 720
     assert result.p_value == pytest.approx(p, abs=1e-12)
-    assert (result.n_tasks, result.n_runs) == (1, 6)
+    assert (result.n_cells, result.n_runs) == (1, 6)
 
 
 def test_two_tasks_against_brute_force_with_ties():
@@ -120,10 +120,10 @@ def test_unusable_tasks_and_missing_values_are_left_out():
     tasks = np.array(["a"] * 4 + ["b"] * 2 + ["c"] * 4 + ["d"] * 2)
     result = within_task_spearman(x, y, tasks)
     # b: 2 runs; c: x constant once the NaN pair is dropped; d: one finite pair
-    assert (result.n_tasks, result.n_runs) == (1, 4)
+    assert (result.n_cells, result.n_runs) == (1, 4)
     assert result.rho == pytest.approx(stats.spearmanr(x[:4], y[:4]).statistic)
     none = within_task_spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0], ["a"] * 3)
-    assert math.isnan(none.rho) and math.isnan(none.p_value) and none.n_tasks == 0
+    assert math.isnan(none.rho) and math.isnan(none.p_value) and none.n_cells == 0
 
 
 def test_bad_input():
@@ -156,7 +156,7 @@ def test_between_task_differences_never_enter(x, y, offsets):
         return
     assert moved.rho == pytest.approx(base.rho, abs=1e-9)
     assert moved.p_value == base.p_value
-    assert (moved.n_tasks, moved.n_runs) == (base.n_tasks, base.n_runs)
+    assert (moved.n_cells, moved.n_runs) == (base.n_cells, base.n_runs)
     assert 0 < base.p_value <= 1 and -1 <= base.rho <= 1
     swapped = within_task_spearman(y, x, tasks, n_permutations=50, seed=2)
     assert swapped.rho == pytest.approx(base.rho, abs=1e-9)  # symmetric statistic
