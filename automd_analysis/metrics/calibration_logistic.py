@@ -451,7 +451,7 @@ def _cluster_se(info: np.ndarray, scores: np.ndarray, n: int, g: int, k: int) ->
     return np.sqrt(np.diag(cov))
 
 
-def spiegelhalter_z(y_true, y_prob) -> SpiegelhalterResult:
+def spiegelhalter_z(y_true, y_prob, *, groups=None) -> SpiegelhalterResult:
     """Spiegelhalter's z test of calibration of binary probabilities.
 
     .. math::
@@ -463,12 +463,23 @@ def spiegelhalter_z(y_true, y_prob) -> SpiegelhalterResult:
     p-value is two-sided, 2 Phi(-|z|). A prediction of exactly 0 or 1 adds nothing to the variance;
     its miss, if any, still adds to the numerator.
 
+    With ``groups`` (sequential tasks: the patient of every hour) the rows of one group are not
+    independent, and the variance is the cluster-robust one of the score sums
+    S_g = Σ_{i∈g} (y_i - p_i)(1 - 2p_i), as for the calibration slope and intercept
+    (:func:`calibration_intercept_slope`):
+
+    .. math:: z = \\frac{\\sum_g S_g}{\\sqrt{\\tfrac{G}{G-1} \\sum_g S_g^2}}
+
+    (needs at least two groups).
+
     Parameters
     ----------
     y_true : array-like of shape (n,)
         Binary outcomes (0/1 or bool).
     y_prob : array-like of shape (n,)
         Predicted probabilities in [0, 1].
+    groups : array-like of shape (n,), optional
+        Cluster label of every row.
 
     Returns
     -------
@@ -500,6 +511,9 @@ def spiegelhalter_z(y_true, y_prob) -> SpiegelhalterResult:
     >>> res = spiegelhalter_z([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4])
     >>> round(res.z, 4), round(res.p_value, 4)
     (-1.005, 0.3149)
+    >>> res = spiegelhalter_z([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], groups=["a", "a", "b", "b"])
+    >>> round(res.z, 4)  # sums -0.24 (a) and -0.16 (b): z = -0.40 / sqrt(2 x 0.0832)
+    -0.9806
     """
     from scipy.special import log_ndtr
 
@@ -508,7 +522,12 @@ def spiegelhalter_z(y_true, y_prob) -> SpiegelhalterResult:
     check_same_length(y_true=y, y_prob=p)
     c = 1.0 - 2.0 * p
     num = float(np.sum((y - p) * c))
-    var = float(np.sum(c * c * p * (1.0 - p)))
+    if groups is None:
+        var = float(np.sum(c * c * p * (1.0 - p)))
+    else:
+        cluster, n_clusters = _cluster_index(groups, len(y))
+        sums = np.bincount(cluster, (y - p) * c, minlength=n_clusters)
+        var = n_clusters / (n_clusters - 1) * float(sums @ sums) if n_clusters > 1 else 0.0
     if not var > 0.0:
         nan = warn_undefined(
             "Spiegelhalter's z",

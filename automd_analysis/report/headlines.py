@@ -11,9 +11,7 @@ Archive-provided names (agents, LLMs, tasks, groups) are escaped for Markdown an
 
 from __future__ import annotations
 
-import html
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -22,6 +20,7 @@ import pandas as pd
 from automd_analysis.analysis.store import BASELINE_AGENT
 from automd_analysis.precision import comparable
 from automd_analysis.report.presentation import format_p_value
+from automd_analysis.stats import wording
 
 __all__ = [
     "Finding",
@@ -35,12 +34,7 @@ __all__ = [
     "subgroup_findings",
 ]
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-
-
-def _name(value: object) -> str:
-    """An archive string, safe inside Markdown (and the HTML it becomes)."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=True))
+_name = wording.name
 
 
 def _f(value: float, decimals: int = 3) -> str:
@@ -253,6 +247,53 @@ def primary_findings(
 # 02 calibration
 
 
+def _pair_row(pairwise: pd.DataFrame | None, measure: str, x: str, y: str) -> Mapping | None:
+    """The pairwise row of agents x and y (either order) for ``measure``, oriented x - y."""
+    if pairwise is None or pairwise.empty:
+        return None
+    mine = pairwise.loc[pairwise["measure"] == measure]
+    for a, b, sign in ((x, y, 1.0), (y, x, -1.0)):
+        hit = mine.loc[(mine["agent_a"] == a) & (mine["agent_b"] == b)]
+        if len(hit):
+            row = hit.iloc[0].to_dict()
+            if sign < 0:
+                row["diff_mean"], row["ci_low"], row["ci_high"] = (
+                    -row["diff_mean"], -row["ci_high"], -row["ci_low"],
+                )  # fmt: skip
+            return row
+    return None
+
+
+def _baseline_separation(pairwise: pd.DataFrame | None, base: float, alpha: float) -> str:
+    """``"; 2 of 4 agents differ from the simple baseline's 0.045 (paired test, ...)"``: how many
+    agents' ECE the paired test separates from the baseline's, never a range of ratios that the
+    intervals do not support."""
+    if pairwise is None or pairwise.empty or math.isnan(base):
+        return ""
+    mine = pairwise.loc[pairwise["measure"] == "ece"]
+    with_base = mine.loc[(mine["agent_a"] == BASELINE_AGENT) | (mine["agent_b"] == BASELINE_AGENT)]
+    if with_base.empty:
+        return ""
+    separated = int((with_base["p_holm"].fillna(1.0) < alpha).sum())
+    return (
+        f"; the ECE of {separated} of {len(with_base)} agents differs from the simple baseline's "
+        f"{_f(base)} on these tasks (paired bootstrap test, Holm-adjusted p < {alpha:g})"
+    )
+
+
+def _score_gap(pairwise: pd.DataFrame | None, scores) -> str:
+    """The penalised-score gap between the lowest and highest agent, with the paired interval of
+    that difference (without it, nothing is said about the gap)."""
+    row = _pair_row(pairwise, "score", scores[2], scores[0])
+    if row is None:
+        return ""
+    interval = _ci(float(row["ci_low"]), float(row["ci_high"]))
+    return (
+        f"; their penalised scores differ by {_f(float(row['diff_mean']))} between "
+        f"{_name(scores[2])} and {_name(scores[0])}" + (f" ({interval})" if interval else "")
+    )
+
+
 def calibration_findings(
     table2: pd.DataFrame,
     table3: pd.DataFrame,
@@ -267,8 +308,9 @@ def calibration_findings(
 
     - ``ece_spread``: the agents' lowest and highest bias-corrected mean ECE over all tasks
       (Table 3 ``all_bc`` with its 95 % interval ``all_bc_ci_low/high``; the plug-in ``all``,
-      named so and without an interval, when the store had no replicates), those as
-      multiples of the baseline's ECE, and the agents' penalised-score spread (Table 2);
+      named so and without an interval, when the store had no replicates), with ``pairwise``
+      how many agents the paired test separates from the simple baseline's ECE, and the
+      penalised-score gap between the lowest and highest agent with its paired interval;
     - with ``pairwise``, :func:`comparison_findings` of ECE;
     - ``group_<name>``: for the averaged-ranks and imbalance-without-recalibration groups of the
       ECE decomposition (Figure 2a), their share of valid runs and of the total ECE difference;
@@ -303,7 +345,7 @@ def calibration_findings(
     >>> pw = pd.DataFrame(columns=["agent_a", "agent_b", "measure", "p_holm"])
     >>> for f in calibration_findings(t2, t3, pw, has_replicates=False):
     ...     print(f.text)
-    Over all tasks, the agents' bias-corrected mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150); their penalised scores lie within 0.010 of each other.
+    Over all tasks, the agents' bias-corrected mean ECE ranges from 0.050 (a; 95% CI 0.040 to 0.060) to 0.120 (b; 95% CI 0.100 to 0.150).
     The score store has no bootstrap replicates, so the report cannot say whether any two agents differ on calibration (ECE); re-score the archive with `automd score ARCHIVE --bootstrap 1000`.
     """
     out = Findings()
@@ -321,10 +363,8 @@ def calibration_findings(
             f"to {_end(table3, hi_name, hi, *cols)}"
         )
         values = {"score_spread": spread, "ece_low": lo, "ece_high": hi, "baseline_ece": base}
-        if not math.isnan(base) and base > 0:
-            text += f", {_f(lo / base, 1)}x to {_f(hi / base, 1)}x the simple baseline's {_f(base)}"
-            values.update(ratio_low=lo / base, ratio_high=hi / base)
-        text += f"; their penalised scores lie within {_f(spread)} of each other."
+        text += _baseline_separation(pairwise, base, alpha)
+        text += _score_gap(pairwise, scores) + "."
         out.append(Finding("ece_spread", text, values))
     if pairwise is not None:
         out.extend(comparison_findings(pairwise, "ece", alpha=alpha, has_replicates=has_replicates))
@@ -563,9 +603,10 @@ def subgroup_findings(table14: pd.DataFrame, checks: pd.DataFrame | None = None)
 def llm_findings(table7: pd.DataFrame) -> Findings:
     """Headlines of notebook 06 (paper Table 7).
 
-    - ``llm_spread``: with one agent and several LLMs, the spread of penalised mean scores next to
-      the lowest and highest bias-corrected mean ECE with their intervals (``ece_mean_bc``; the
-      plug-in ``ece_mean``, named so, without replicates) and their ratio.
+    - ``llm_spread``: with one agent and several LLMs, the lowest and highest penalised mean score
+      and bias-corrected mean ECE, each with its interval (``ece_mean_bc``; the plug-in
+      ``ece_mean``, named so, without replicates); no gap or ratio is claimed, since Table 7 has
+      no paired comparison of LLMs.
     """
     out = Findings()
     table = table7.reset_index(drop=True)
@@ -578,22 +619,19 @@ def llm_findings(table7: pd.DataFrame) -> Findings:
     spread = scores[3] - scores[1]
     lo_name, lo, hi_name, hi = ece
 
-    def end(name: str, value: float) -> str:
-        ci = _row_ci(table, name, "llm", f"{column}_ci_low", f"{column}_ci_high")
+    def end(name: str, value: float, col: str) -> str:
+        ci = _row_ci(table, name, "llm", f"{col}_ci_low", f"{col}_ci_high")
         return f"{_f(value)} ({_name(name)}{'; ' + ci if ci else ''})"
 
     kind = "bias-corrected mean ECE" if bc else "mean ECE (plug-in)"
     text = (
-        f"Across {len(table)} LLMs the penalised scores lie within {_f(spread)} of each other "
-        f"({_f(scores[1])} to {_f(scores[3])}), while {kind} ranges from {end(lo_name, lo)} "
-        f"to {end(hi_name, hi)}"
+        f"Across {len(table)} LLMs the penalised scores range from "
+        f"{end(scores[0], scores[1], 'penalized_mean')} to "
+        f"{end(scores[2], scores[3], 'penalized_mean')}, and the {kind} from "
+        f"{end(lo_name, lo, column)} to {end(hi_name, hi, column)} (no paired test between "
+        "LLMs: the intervals are each LLM's own)."
     )
     values = {"score_spread": spread, "ece_low": lo, "ece_high": hi}
-    if lo > 0:
-        text += f", a factor of {_f(hi / lo, 1)}."
-        values["ece_ratio"] = hi / lo
-    else:
-        text += "."
     out.append(Finding("llm_spread", text, values))
     return out
 
@@ -806,18 +844,13 @@ def combine(*groups: Iterable[Finding]) -> Findings:
 # --------------------------------------------------------------------------------------------------
 # Uncertainty: which differences are significant (notebooks 01 and 02)
 
-_MEASURE_WORDS = {"score": "the primary score", "ece": "calibration (ECE)"}
 _NO_REPLICATES = (
     "The score store has no bootstrap replicates, so the report cannot say whether any two agents "
     "differ on {words}; re-score the archive with `automd score ARCHIVE --bootstrap 1000`."
 )
 
 
-def _ci(low: float, high: float) -> str:
-    """``"95% CI 0.278 to 0.424"``; empty when the interval is missing."""
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return ""
-    return f"95% CI {_f(low)} to {_f(high)}"
+_ci = wording.ci
 
 
 def _row_ci(frame: pd.DataFrame, label: str, key: str, low: str, high: str) -> str:
@@ -861,12 +894,6 @@ def _pair_words(row: Mapping) -> str:
     return f"{_name(row['agent_a'])} and {_name(row['agent_b'])}"
 
 
-def _too_few_tasks(n_tasks: int, alpha: float) -> bool:
-    """Whether a two-sided sign-flip test over ``n_tasks`` differences cannot reach p < alpha
-    (its smallest p-value is 2 / 2^n)."""
-    return n_tasks == 0 or 2.0 / 2.0**n_tasks >= alpha
-
-
 def comparison_findings(
     pairwise: pd.DataFrame,
     measure: str = "score",
@@ -882,7 +909,7 @@ def comparison_findings(
     these T tasks") and adds the across-tasks question (the sign-flip test, ``tasks_p_holm``).
 
     - ``diff_<measure>_<a>_<b>``: one finding per significant pair
-      (:func:`~automd_analysis.analysis.uncertainty.comparison_sentence`: who is better, the mean
+      (:func:`~automd_analysis.stats.wording.comparison_sentence`: who is better, the mean
       difference with its 95 % interval, on how many tasks, the adjusted p-value);
     - ``no_separation_<measure>``: one finding for all other pairs, saying that the data cannot
       separate them on these tasks (no adjusted p-value below ``alpha``), the across-tasks
@@ -904,7 +931,7 @@ def comparison_findings(
 
     See Also
     --------
-    automd_analysis.analysis.uncertainty.comparison_sentences : one sentence per pair.
+    automd_analysis.stats.wording.comparison_sentences : one sentence per pair.
     primary_findings, calibration_findings : notebooks 01/02.
 
     References
@@ -920,9 +947,7 @@ def comparison_findings(
     >>> print(comparison_findings(rows)[0].text)
     The data cannot separate a and b on the primary score on these 3 tasks: mean difference +0.020 (95% CI -0.010 to 0.050), Holm-adjusted p = 0.250; across tasks (tasks as the sample): a better on 3 of 3 tasks, sign-flip Holm-adjusted p = 0.250; with 3 tasks no paired test across tasks can reach p < 0.05.
     """
-    from automd_analysis.analysis.uncertainty import comparison_sentence
-
-    words = _MEASURE_WORDS.get(measure, _name(measure))
+    words = wording.MEASURE_WORDS.get(measure, _name(measure))
     out = Findings()
     mine = pairwise.loc[pairwise["measure"] == measure] if len(pairwise) else pairwise
     if mine.empty:
@@ -944,7 +969,7 @@ def comparison_findings(
         out.append(
             Finding(
                 f"diff_{measure}_{row['agent_a']}_{row['agent_b']}",
-                comparison_sentence(row, alpha),
+                wording.comparison_sentence(row, alpha),
                 {
                     "diff_mean": float(row["diff_mean"]),
                     "ci_low": float(row["ci_low"]),
@@ -956,7 +981,7 @@ def comparison_findings(
     if not rest:
         return out
     if len(rest) == 1:
-        text = comparison_sentence(rest[0], alpha)
+        text = wording.comparison_sentence(rest[0], alpha)
     else:
         names = [_pair_words(r) for r in rest]
         tasks = sorted({int(r["n_tasks"]) for r in rest})
@@ -986,8 +1011,8 @@ def comparison_findings(
                 f"; across tasks (tasks as the sample) the sign-flip Holm-adjusted p-values are "
                 f"{_f(min(across))} to {_f(max(across))}"
             )
-        if all(_too_few_tasks(t, alpha) for t in tasks):
-            needed = int(math.floor(math.log2(2.0 / alpha))) + 1
+        if all(wording.too_few_tasks(t, alpha) for t in tasks):
+            needed = wording.tasks_needed(alpha)
             text += (
                 f"; with {shown} tasks no paired test across tasks can reach p < {alpha:g} "
                 f"(at least {needed} tasks are needed)"

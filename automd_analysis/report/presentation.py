@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.precision import comparable_scalar
+from automd_analysis.stats import wording
 
 __all__ = [
     "LONG_TABLE_ROWS",
@@ -86,11 +87,9 @@ def _fixed(value: float, decimals: int) -> str:
 
 
 def format_p_value(p) -> str:
-    """A p-value for reading: three decimals, scientific notation below 0.001.
-
-    ``p`` in [0.001, 1] is printed as ``f"{p:.3f}"``; ``0 < p < 0.001`` as ``f"{p:.1e}"`` (two
-    significant digits), so a p-value of 1.35e-43 never reads as ``0.000``; exactly 0 prints
-    ``0``; a missing value ``–``.
+    """A p-value for reading: :func:`automd_analysis.stats.wording.p_value` (three decimals,
+    ``< 0.001`` below 0.001: the report's p-values are never 0, and an exponent would only suggest
+    a precision the resampling does not have); a missing value ``–``.
 
     Parameters
     ----------
@@ -107,23 +106,18 @@ def format_p_value(p) -> str:
     References
     ----------
     .. [1] American Medical Association (2020). AMA Manual of Style, 11th ed., sec. 19.5 (report
-       P values to three decimals; smaller values as P < .001 or in exponential form).
+       P values to three decimals; smaller values as P < .001).
 
     Examples
     --------
     >>> format_p_value(1.36e-43), format_p_value(0.0123), format_p_value(0.00099)
-    ('1.4e-43', '0.012', '9.9e-04')
+    ('< 0.001', '0.012', '< 0.001')
     >>> format_p_value(float("nan"))
     '–'
     """
     if _is_missing(p):
         return _MISSING
-    p = float(p)
-    if p == 0:
-        return "0"
-    if abs(p) < 1e-3:
-        return f"{p:.1e}"
-    return _fixed(p, 3)
+    return wording.p_value(float(p))
 
 
 def _round_for_reading(token: str) -> str:

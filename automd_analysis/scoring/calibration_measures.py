@@ -20,7 +20,8 @@ column                                     classification / sequential      surv
 ``citl_difference``                        mean y - mean p                  1 - KM(h) - mean(1 - S(h))
 ``ici``, ``e50``, ``e90``, ``emax``        loess of y on p                  loess of KM pseudo-values
                                                                             on 1 - S(h)
-``spiegelhalter_z``, ``spiegelhalter_p``   yes                              nan
+``spiegelhalter_z``, ``spiegelhalter_p``   yes (sequential: patients as     nan
+                                          clusters)
 ``brier*``                                 Brier and its decomposition      nan
 ``prevalence``, ``net_benefit_p*``         event rate, decision curve       nan
 ``dcal_*``                                 nan                              D-calibration, 10 bins
@@ -156,7 +157,7 @@ def _binary(out: dict, w: _Collect, y, p, groups) -> None:
     out["citl_difference"] = float(np.mean(y) - np.mean(p))
     res = w(metrics.ici, y, p)
     out.update({k: getattr(res, k) for k in ("ici", "e50", "e90", "emax")})
-    sp = w(metrics.spiegelhalter_z, y, p)
+    sp = w(metrics.spiegelhalter_z, y, p, groups=groups)
     out["spiegelhalter_z"], out["spiegelhalter_p"] = sp.z, sp.p_value
     dec = w(metrics.brier_decomposition, y, p, 10)
     out["brier"] = dec.brier

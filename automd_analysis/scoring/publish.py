@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from automd_analysis import __version__
 from automd_analysis._atomic import make_temp_dir
 from automd_analysis.archive import Run
+from automd_analysis.metrics.bootstrap import bias_corrected_interval
 from automd_analysis.schema import SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
 
@@ -274,8 +275,8 @@ _NON_FLOAT = frozenset(
 
 def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict]:
     """Rows a selected valid submission adds: subgroups (and their bootstrap replicates),
-    reliability bins, calibration measures and curve, bootstrap replicates (and its percentile intervals on the ``scores`` row), the
-    user metrics; returns the problems of the user metrics."""
+    reliability bins, calibration measures and curve, bootstrap replicates (and, on the ``scores``
+    row, the score's interval and the bias-corrected ECE with its interval), the user metrics; returns the problems of the user metrics."""
     for sg in details["subgroups"]:
         tables["subgroups"].append(key | {"task_kind": row["task_kind"]} | sg)
     for sg in details.get("subgroup_replicates") or []:
@@ -292,8 +293,23 @@ def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict
         tables["calibration_curves"].append(key | _nullable(point))
     boot = details.get("bootstrap")
     if boot:
-        for name in ("score_ci_low", "score_ci_high", "ece_ci_low", "ece_ci_high"):
-            row[name] = _nan(boot.get(name))
+        low, high, score = (
+            _nan(boot.get("score_ci_low")),
+            _nan(boot.get("score_ci_high")),
+            _nan(row.get("score")),
+        )
+        if math.isfinite(score) and math.isfinite(low):  # an interval holds its estimate
+            low, high = min(low, score), max(high, score)
+        row["score_ci_low"], row["score_ci_high"] = low, high
+        # the plug-in ECE's percentile interval sits above the ECE on small test sets (the
+        # replicates are biased upwards): the store publishes the bias-corrected ECE instead, with
+        # the interval that belongs to it (docs/statistics.md, "Bias-corrected ECE")
+        row["ece_bc"], row["ece_bc_ci_low"], row["ece_bc_ci_high"] = bias_corrected_interval(
+            _nan(row.get("ece")),
+            [_nan(v) for v in boot["ece"]],
+            float(boot.get("alpha", 0.05)),
+            lower=0.0,
+        )
         run_id = key["run_id"]
         for i, (score, ece) in enumerate(zip(boot["score"], boot["ece"], strict=True)):
             tables["replicates"].append(

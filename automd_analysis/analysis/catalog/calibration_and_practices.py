@@ -423,7 +423,8 @@ FIGURES = (
         "ECE difference of every pair of agents.",
         caption="Row agent's ECE reduction over the column agent (column minus row mean "
         "per-task ECE; blue: the row agent is better calibrated) with the Holm-adjusted "
-        "p-value; `*` and a black frame mark p < 0.05.",
+        "p-value of the paired bootstrap test on these tasks; `*` and a black frame mark "
+        "p < 0.05.",
     ),
     Figure(
         "fig2a_ece_decomposition",

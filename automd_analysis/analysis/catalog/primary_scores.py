@@ -97,9 +97,10 @@ PAIRWISE = Table(
     spec=TableSpec(
         caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
         "difference: mean over the common tasks of A's per-task mean minus B's (score: invalid "
-        "runs count 0; ECE: valid runs). On these tasks (tasks fixed, runs and test patients "
-        "resampled): the interval and p, its test inversion from the same bootstrap replicates "
-        "(p < 0.05 exactly when the interval excludes 0). Across tasks (tasks as the units: does "
+        "runs count 0; ECE: valid runs). On these tasks (tasks fixed; each agent's runs, their "
+        "validity and the test patients resampled): the interval and p, the paired bootstrap "
+        "test that inverts it (p < 0.05 exactly when the interval excludes 0; never below "
+        "1/(B + 1), shown < 0.001). Across tasks (tasks as the units: does "
         "it generalise?): two-sided sign-flip test of the per-task differences. Holm: adjusted "
         "over the agent pairs of each measure (one family per measure and question). Tasks A "
         "better: higher score, lower ECE.",
