@@ -205,8 +205,34 @@ def test_calibration_findings_do_not_contrast_without_evidence():
     text = found[0].text
     assert " but " not in text
     assert "0.050 (aide; 95% CI 0.040 to 0.060) to 0.120 (codex; 95% CI 0.100 to 0.150)" in text
-    assert "1.2x to 3.0x the simple baseline's 0.040" in text
+    # a multiple of the baseline is not claimed; without baseline pairs nothing is said of it
+    assert "x the simple baseline" not in text and "baseline" not in text
     assert found[1].text.startswith("aide is better calibrated than codex")
+
+
+def test_calibration_findings_claim_only_what_the_paired_intervals_support():
+    t3 = pd.DataFrame(
+        {
+            "agent": ["aide", "codex", "baseline"],
+            "all": [0.05, 0.12, 0.04],
+            "all_ci_low": [0.04, 0.10, 0.03],
+            "all_ci_high": [0.06, 0.15, 0.05],
+        }
+    )
+    pw = pd.DataFrame(
+        [
+            _pair("aide", "codex", "ece", diff=-0.07, holm=0.001, better=14),
+            _pair("aide", "baseline", "ece", diff=0.01, holm=0.40, better=8),
+            _pair("codex", "baseline", "ece", diff=0.08, holm=0.001, better=15),
+            _pair("aide", "codex", "score", diff=0.01, holm=0.60, better=8),
+        ]
+    )
+    text = h.calibration_findings(_table2(), t3, pw)[0].text
+    # one of the two agents is separated from the baseline: said as a count, never as a range
+    assert "the ECE of 1 of 2 agents differs from the simple baseline's 0.040" in text
+    assert "x the simple baseline" not in text
+    # the score gap comes with the paired interval of that very difference
+    assert "their penalised scores differ by" in text and "95% CI" in text.split("differ by")[1]
 
 
 def _agreement(flips, best):

@@ -749,12 +749,12 @@ def process_summary(
 
     Examples
     --------
-    >>> per_run = pd.DataFrame({"agent": ["a", "a", "b", "b"], "task": "t",
-    ...     "embedding_backend": "none", "final_score": [0.1, 0.3, 0.2, 0.4],
-    ...     **{m: [1.0, 2.0, 3.0, 4.0] for m in PROCESS_METRICS}})
+    >>> per_run = pd.DataFrame({"agent": ["a"] * 3 + ["b"] * 3, "task": "t",
+    ...     "embedding_backend": "none", "final_score": [0.1, 0.3, 0.2, 0.4, 0.6, 0.5],
+    ...     **{m: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] for m in PROCESS_METRICS}})
     >>> table = process_summary(per_run, n_boot=50)
     >>> str(table.loc[0, "metric"]), [float(table.loc[0, c]) for c in ("a", "b", "n_runs")]
-    ('exploration_spread', [1.5, 3.5, 4.0])
+    ('exploration_spread', [2.0, 5.0, 6.0])
     """
     require_columns(per_run, ("agent", "embedding_backend", target, *PROCESS_METRICS), "per-run")
     means = agent_means(per_run, PROCESS_METRICS, n_boot=n_boot, seed=seed, alpha=alpha)

@@ -324,7 +324,7 @@ def default_display(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     ...     "n_mean": [498.0], "p_holm": [1.36e-43]})
     >>> text, _ = default_display(frame)
     >>> text.iloc[0].to_dict()
-    {'agent': 'a', 'AUROC (mean ± SD)': '0.812 ± 0.012', 'n_mean': '498', 'p_holm': '1.4e-43'}
+    {'agent': 'a', 'AUROC (mean ± SD)': '0.812 ± 0.012', 'n_mean': '498', 'p_holm': '< 0.001'}
     """
     frame = df.reset_index(drop=True)
     pairs = _pairs(list(map(str, frame.columns)))

@@ -238,7 +238,7 @@ def p_value(distribution: np.ndarray, alpha: float = 0.05) -> float:
     --------
     >>> p_value(np.array([0.5, *range(-9, 91)]))  # 0 at quantile 9/99
     0.18181818181818182
-    >>> p_value(np.array([2.0, 1.0, 2.0, 3.0]))  # every draw above 0: 1 / (B + 1)
+    >>> p_value(np.array([2.0, 1.0, 2.0, 3.0]), alpha=0.5)  # every draw above 0: 1 / (B + 1)
     0.25
     """
     alpha = check_alpha(alpha)

@@ -331,7 +331,9 @@ class Draws:
         for c, rows in enumerate(self._members):
             if rows.size:
                 means[c] = _finite_mean(x[rows])
-        stretch_cell, stretch_pool, group_mean = self._stretch(x0, means)
+        stretch_cell, stretch_pool, group_mean = self._stretch(
+            x0, means, x if replicates is not None else None
+        )
         src = self.source[:, 1:]
         b = np.arange(self.n_boot)[None, :]
         residual = x[src, b] - means[self._cell[src], b]
@@ -347,8 +349,8 @@ class Draws:
         out[:, 1:] = drawn
         return out
 
-    def _stretch(self, x0: np.ndarray, means: np.ndarray):
-        """Per cell and per group (pooled): k = sqrt(n / (n - df_lost)) sqrt(f_b); per group the
+    def _stretch(self, x0: np.ndarray, means: np.ndarray, x: np.ndarray | None):
+        """Per cell and per group (pooled): k = sqrt(n / (n - df_lost)) sqrt(rho f_b); per group the
         mean of its cells' means (for imputed slots)."""
         n_groups = self._uniforms.shape[0]
         cell_k = np.zeros((len(self._members), self.n_boot))
@@ -356,7 +358,9 @@ class Draws:
         group_mean = np.full((n_groups, self.n_boot), np.nan)
         for g in range(n_groups):
             cells = [c for c in np.flatnonzero(self._group == g) if self._members[c].size]
-            f = np.sqrt(_variance_draws(x0, [self._members[c] for c in cells], self._uniforms[g]))
+            members = [self._members[c] for c in cells]
+            f = np.sqrt(_variance_draws(x0, members, self._uniforms[g]))
+            f *= np.sqrt(_run_share(x0, members, means[cells], x))
             for c in cells:
                 n_c = self._members[c].size
                 cell_k[c] = np.sqrt(n_c / (n_c - 1)) * f if n_c > 1 else 0.0
@@ -365,6 +369,35 @@ class Draws:
                 pool_k[g] = np.sqrt(total / (total - len(cells))) * f if total > len(cells) else 0.0
                 group_mean[g] = _finite_mean(means[cells])
         return cell_k, pool_k, group_mean
+
+
+def _run_share(x0, members, means, x) -> float:
+    """rho: the share of the runs' spread within a cell that is run-to-run variation rather than
+    each run's own test-set noise.
+
+    A run's observed value carries its own test-set noise (the part not shared with the other runs
+    of its task); the draws add that noise again through the cell's mean on test resample b. So the
+    residuals are shrunk by rho = max(0, 1 - s_test^2 / s^2), pooled over the group's cells:
+    s^2 the runs' sample variance, s_test^2 how much a run's residual moves across the test
+    resamples (each run's variance over b of x_r(b) - m_c(b), times n / (n - 1)). 1 without
+    replicates (the test set held fixed)."""
+    if x is None:
+        return 1.0
+    spread = noise = 0.0
+    for rows, mean in zip(members, means, strict=True):
+        values = x0[rows]
+        if rows.size < 2 or not np.isfinite(values).all():
+            continue
+        residual = x[rows] - mean[None, :]
+        with np.errstate(invalid="ignore"):
+            moved = np.nanvar(residual, axis=1)
+        if not np.isfinite(moved).all():
+            continue
+        spread += (rows.size - 1) * float(np.var(values, ddof=1))
+        noise += float(moved.sum())
+    if spread <= 0:
+        return 1.0
+    return max(0.0, 1.0 - noise / spread)
 
 
 def _finite_mean(values: np.ndarray) -> np.ndarray:
