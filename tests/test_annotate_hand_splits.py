@@ -405,3 +405,21 @@ def test_property_masks_by_time_need_two_sides(column, op, both):
         assert value == ("single_holdout",) and first in lines
     else:
         assert (value, lines) == (("none",), [])
+
+
+@pytest.mark.parametrize(
+    ("line", "design"),
+    [
+        ("a, b = df[:{big}], df[{big}:]", "none"),
+        ("a, b = df[df.date < {big}], df[df.date >= {big}]", "none"),
+        ("p = np.random.permutation(9)\na, b = p[:{big}], p[{big}:]", "single_holdout"),
+        ("a = np.array_split(df, {big})\nb = np.random.randint(0, {big}, 9)", "none"),
+        ("m = LogisticRegression(C={big}).fit(df[['a']], df['y'])", "none"),
+    ],
+)
+def test_integer_literals_without_a_decimal_repr_are_read(line, design):
+    """A hexadecimal literal of 16,000 bits parses, but has no decimal ``repr`` (Python >= 3.11
+    refuses more than 4,300 digits): it is read as an unknown number, never a crash."""
+    big = "0x" + "f" * 4000
+    body = line.format(big=big) + "\nm = LogisticRegression().fit(df[['a']], df['y'])"
+    assert _validation(body)[0] == (design,)

@@ -41,6 +41,7 @@ __all__ = [
     "offset_cut",
     "random_fold_ids",
     "shape",
+    "short_repr",
     "time_column",
 ]
 
@@ -142,6 +143,20 @@ def _named(name: str | None) -> bool:
     return bool(name) and bool(TIME_COLUMN.search(name)) and not DURATION_COLUMN.match(name)
 
 
+def short_repr(value) -> str:
+    """At most 40 characters of ``repr(value)``; never fails (an integer literal of thousands of
+    digits has no decimal ``repr`` in Python >= 3.11).
+
+    Examples
+    --------
+    >>> short_repr(2**20000)[:12], short_repr("date")
+    ('<int of 200', "'date'")
+    """
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"<int of {value.bit_length()} bits>"
+    return repr(value)[:40]
+
+
 def shape(node: ast.AST, limit: int = 64) -> tuple | None:
     """A small expression's structure, for comparing two occurrences (``None`` if it is large)."""
     out: list = []
@@ -150,7 +165,7 @@ def shape(node: ast.AST, limit: int = 64) -> tuple | None:
         n = todo.pop()
         if len(out) >= limit:
             return None
-        const = repr(n.value)[:40] if isinstance(n, ast.Constant) else None
+        const = short_repr(n.value) if isinstance(n, ast.Constant) else None
         out.append((type(n).__name__, getattr(n, "id", None), getattr(n, "attr", None), const))
         todo.extend(reversed(list(ast.iter_child_nodes(n))))
     return tuple(out)
@@ -189,7 +204,7 @@ def _side(op: ast.cmpop, col_left: bool, const) -> tuple | None:
         if not col_left:
             side = "after" if side == "before" else "before"
         return (side,)
-    shown = repr(const)[:40] if const is not NO else None
+    shown = short_repr(const) if const is not NO else None
     if kind in (ast.Eq, ast.In):
         return ("in", shown)
     if kind in (ast.NotEq, ast.NotIn):

@@ -64,6 +64,7 @@ _MAX_STEPS = 400_000
 #: deeper code reads as unknown, far below the interpreter's recursion limit.
 _MAX_NEST = 250
 _LOOP_ITERATIONS = 3
+_MAX_INT_BITS = 64
 _BUILTINS = frozenset(
     _words(
         "len range list tuple sorted reversed set frozenset zip enumerate sum max min abs round float "
@@ -886,6 +887,8 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
             if _FILE_EXT.search(v):
                 return Value(frozenset({("fname", v.lower())}), const=v)
             return Value(const=v)
+        if isinstance(v, int) and v.bit_length() > _MAX_INT_BITS:
+            return EMPTY  # thousands of digits: no constant worth propagating (nor printable)
         if isinstance(v, bool | int | float) or v is None:
             return Value(const=v)
         return EMPTY
