@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.hand_splits import (
     MIN_LITERAL_CUT,
-    drawn_rows,
     is_cut,
     random_fold_ids,
+    selected_rows,
     time_column,
 )
 from automd_analysis.annotate.practices import TaskFacts
@@ -217,6 +217,14 @@ CASES = {
         "none",
         None,
     ),
+    "masks_by_time_stored_as_a_feature": (
+        'df.loc[df.date < "2019-01-01", "period"] = 0\n'
+        'df.loc[df.date >= "2019-01-01", "period"] = 1\n'
+        'df["post"] = np.where(df.date >= "2019-01-01", 1, 0)\n'
+        'm = LogisticRegression().fit(df[["a", "period", "post"]], df["y"])',
+        "none",
+        None,
+    ),
     "split_not_reaching_a_fit": (
         "head, tail = df.iloc[:8000], df.iloc[8000:]\nprint(len(head), len(tail))\n"
         + FIT.format(rows="df"),
@@ -337,13 +345,16 @@ def test_cut_points_and_fold_ids():
     assert random_fold_ids("normal", consts, {}) is None
 
 
-def test_drawn_rows_needs_a_selector_not_the_data_itself():
+def test_selected_rows_needs_a_selector_not_the_data_itself():
     rand = ("randval", "norep", 7)
     mask = Value(frozenset({rand}))
-    assert drawn_rows(Value(), mask) == {("rand", "norep", 7)}
-    assert drawn_rows(mask, mask) == set()
+    assert selected_rows(Value(), mask) == {("rand", "norep", 7)}
+    assert selected_rows(mask, mask) == set()
     stored = Value(frozenset({("randmask", "norep", 7)}))
-    assert drawn_rows(stored, stored) == {("rand", "norep", 7)}
+    assert selected_rows(stored, stored) == {("rand", "norep", 7)}
+    by_time = Value(frozenset({("tmask", 4)}))
+    assert selected_rows(Value(), by_time) == {("split", ("single_holdout",), 4)}
+    assert selected_rows(by_time, by_time) == set()  # a stored period column selecting rows
 
 
 # --------------------------------------------------------------------------------- property

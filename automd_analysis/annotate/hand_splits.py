@@ -36,7 +36,7 @@ __all__ = [
     "ROW_SELECTORS",
     "TIME_COLUMN",
     "HandSplits",
-    "drawn_rows",
+    "selected_rows",
     "is_cut",
     "offset_cut",
     "random_fold_ids",
@@ -68,22 +68,27 @@ def _int(c) -> bool:
     return isinstance(c, int) and not isinstance(c, bool)
 
 
-def drawn_rows(base: Value, index: Value) -> set:
-    """Labels an index or mask gives the rows it selects: random numbers that select rows (and
-    were not drawn as the data itself) become rows drawn at random.
+def selected_rows(base: Value, index: Value) -> set:
+    """Labels an index or mask gives the rows of ``base`` it selects: random numbers that select
+    rows become rows drawn at random, a mask by time one side of a split - unless the numbers or
+    the mask came with the data itself (a column of it).
 
     Examples
     --------
     >>> mask = Value(frozenset({("randval", "norep", 3)}))
-    >>> sorted(drawn_rows(Value(), mask))
+    >>> sorted(selected_rows(Value(), mask))
     [('rand', 'norep', 3)]
-    >>> drawn_rows(mask, mask)  # synthetic data filtered by its own values
+    >>> selected_rows(mask, mask)  # synthetic data filtered by its own values
     set()
+    >>> sorted(selected_rows(Value(), Value(frozenset({("tmask", 5)}))))
+    [('split', ('single_holdout',), 5)]
     """
     out = set()
     for lab in index.labels:
-        if (lab[0] == "randval" and lab not in base.labels) or lab[0] == "randmask":
+        if lab[0] == "randmask" or (lab[0] == "randval" and lab not in base.labels):
             out.add(("rand", *lab[1:]))
+        elif lab[0] == "tmask" and lab not in base.labels:
+            out.add(("split", _HOLDOUT, lab[1]))
     return out
 
 
@@ -303,7 +308,8 @@ class HandSplits:
     # masks by time ---------------------------------------------------------------------------
 
     def time_mask(self, node: ast.Compare, values, frame) -> set:
-        """Labels of ``col < cutoff`` (``>``, ``==``, ``!=``, ``in``) on a time-like column."""
+        """Labels of ``col < cutoff`` (``>``, ``==``, ``!=``, ``in``) on a time-like column: a
+        mask by time, a split only where it selects rows (not stored as a feature)."""
         if len(node.ops) != 1:
             return set()
         left, right = node.left, node.comparators[0]
@@ -321,7 +327,7 @@ class HandSplits:
         e = self.eid(frame, node)
         self.time_masks[e] = (key, side)
         self.split_candidates[e] = (_HOLDOUT, ("time", key))
-        return {("split", _HOLDOUT, e), ("tmask", e)}
+        return {("tmask", e)}  # one side of a split once it selects rows (selected_rows)
 
     def invert_time_mask(self, value: Value) -> None:
         """``~mask`` of a mask by time: the other side of the same column."""

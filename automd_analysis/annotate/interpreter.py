@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
-from automd_analysis.annotate.hand_splits import HandSplits, drawn_rows, offset_cut
+from automd_analysis.annotate.hand_splits import HandSplits, offset_cut, selected_rows
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
     column_labels,
@@ -995,7 +995,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
             ):
                 return base.items[key].with_labels(base.labels & split_labels(base))
         labels = {lab for lab in base.labels if lab[0] not in ("lib", "module", "class", "func")}
-        labels |= index_labels(idx) | drawn_rows(base, idx)
+        labels |= index_labels(idx) | selected_rows(base, idx)
         if isinstance(key, str):
             labels |= column_labels(key, self, frame, node)
         return Value(frozenset(labels))

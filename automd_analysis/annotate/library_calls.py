@@ -12,7 +12,7 @@ import ast
 
 from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
-from automd_analysis.annotate.hand_splits import ROW_SELECTORS, drawn_rows, random_fold_ids
+from automd_analysis.annotate.hand_splits import ROW_SELECTORS, random_fold_ids, selected_rows
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
     PERSIST,
@@ -860,7 +860,7 @@ def _selecting(base: Value, args, first: int) -> list[Value]:
     random."""
     out = list(args)
     for i in range(first, len(out)):
-        drawn = drawn_rows(base, out[i])
+        drawn = selected_rows(base, out[i])
         if drawn:
             out[i] = out[i].with_labels(drawn)
     return out
