@@ -76,6 +76,26 @@ def test_annotate_code_with_a_task_applies_eligibility(tmp_path):
     assert answers["class_imbalance_handling"] == "na"
 
 
+@pytest.mark.parametrize(
+    ("case", "script", "split"),
+    [
+        ("codex_xgb_main_systemexit", "train_xgb.py", "train_test_split("),
+        ("aide_lgbm_temporal_earlystop", "solution.py", "is_recent = "),
+    ],
+)
+def test_annotate_code_reads_real_code_shapes(case, script, split):
+    """Issue 33: ``main()`` behind ``raise SystemExit(main())`` and a temporal hold-out by a date
+    mask were read as no validation; the evidence now cites the split."""
+    path = CORPUS / case / script
+    res = automd("annotate", "code", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    answers = {a["field"]: a for a in json.loads(res.stdout)[path.as_posix()]}
+    lines = path.read_text().splitlines()
+    assert answers["validation_design"]["value"] == ["single_holdout"]
+    assert split in lines[answers["validation_design"]["line"] - 1]
+    assert answers["model_families"]["value"] == ["gbdt"]
+
+
 def test_bad_input_exits_2_without_a_traceback(tmp_path):
     res = automd("annotate", "code", str(tmp_path / "missing.py"))
     assert res.returncode == 2 and "Traceback" not in res.stderr

@@ -27,7 +27,7 @@ from automd_analysis.annotate.practices import Finding
 __all__ = ["CACHE_FORMAT", "RULES_VERSION", "AnnotationCache", "code_key", "forensics_key"]
 
 #: Version of the analyser's rules; part of every key (bump when an answer can change).
-RULES_VERSION = 2
+RULES_VERSION = 3
 #: Layout of an entry.
 CACHE_FORMAT = 2
 

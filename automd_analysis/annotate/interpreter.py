@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
+from automd_analysis.annotate.hand_splits import HandSplits, offset_cut, selected_rows
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
     column_labels,
@@ -49,6 +50,7 @@ from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.library_calls import LibraryCalls
 from automd_analysis.annotate.parsing import MAX_NESTING, parse_code, prune_deep
 from automd_analysis.annotate.rule_calls import RuleCalls
+from automd_analysis.annotate.statement_forms import StatementForms
 from automd_analysis.annotate.trace import ModelSite, SourceFile, Trace
 from automd_analysis.annotate.values import EMPTY, NO, NONE, Value, join
 
@@ -62,6 +64,7 @@ _MAX_STEPS = 400_000
 #: deeper code reads as unknown, far below the interpreter's recursion limit.
 _MAX_NEST = 250
 _LOOP_ITERATIONS = 3
+_MAX_INT_BITS = 64
 _BUILTINS = frozenset(
     _words(
         "len range list tuple sorted reversed set frozenset zip enumerate sum max min abs round float "
@@ -152,18 +155,8 @@ def module_names(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _shape(node: ast.AST, limit: int = 64) -> tuple | None:
-    """A small expression's structure, for comparing two occurrences (``None`` if it is large)."""
-    out: list = []
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if len(out) >= limit:
-            return None
-        const = repr(n.value)[:40] if isinstance(n, ast.Constant) else None
-        out.append((type(n).__name__, getattr(n, "id", None), getattr(n, "attr", None), const))
-        todo.extend(reversed(list(ast.iter_child_nodes(n))))
-    return tuple(out)
+def _fraction(c) -> bool:
+    return isinstance(c, float) and 0 < c < 1
 
 
 def _column_of(target: ast.expr) -> int | None:
@@ -232,7 +225,7 @@ def analyse_program(
     return interp.run(range(len(files)) if entries is None else entries)
 
 
-class _Interpreter(LibraryCalls, RuleCalls):
+class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
     def __init__(self, files: Sequence[SourceFile], parsed=None):
         self.trace = Trace(files=[f.path for f in files])
         self.modules: list[_Module] = []
@@ -290,6 +283,7 @@ class _Interpreter(LibraryCalls, RuleCalls):
                     if self.modules[i].tree is not None:
                         self._run_module(i, as_main=True)
                 self._run_unreached()
+                self.finish_hand_splits()
             except _Budget:
                 self.trace.notes.append("analysis stopped: step budget exceeded")
                 break
@@ -321,7 +315,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
         self.steps = 0
         self.nest = 0
         self.call_inputs: dict[int, set] = {}
-        self.half_slices: dict[tuple, dict[str, int]] = {}
+        self.start_hand_splits()
+        self.start_statement_forms()
 
     def _run_module(self, index: int, as_main: bool) -> _Module:
         mod = self.modules[index]
@@ -335,6 +330,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
         if self._enter(frame, mod.tree):
             try:
                 self._block(mod.tree.body, frame)
+                if as_main:
+                    self.run_entry_points()
             finally:
                 self.nest -= 1
         mod.state = "done"
@@ -349,8 +346,6 @@ class _Interpreter(LibraryCalls, RuleCalls):
                 if fid in self.called:
                     continue
                 f = self.funcs[fid]
-                if isinstance(f.node, ast.Lambda):
-                    continue
                 args = []
                 if f.cls is not None:
                     args = [Value(frozenset({("obj", f.cls)}))]
@@ -471,6 +466,7 @@ class _Interpreter(LibraryCalls, RuleCalls):
             ast.Global: self._s_global,
             ast.Nonlocal: self._s_global,
             ast.Match: self._s_match,
+            **self.statement_form_handlers(),
         }
 
     def _block(self, stmts: list[ast.stmt], frame: _Frame) -> None:
@@ -596,6 +592,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
         if node.handlers:
             bodies = [node.orelse]
             for h in node.handlers:
+                if h.type is not None:
+                    self.expr(h.type, frame)
                 if h.name:
                     frame.env[h.name] = EMPTY
                 bodies.append(h.body)
@@ -606,6 +604,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
 
     def _s_match(self, node: ast.Match, frame: _Frame) -> None:
         self.expr(node.subject, frame)
+        for case in node.cases:
+            self.guard(case, frame)
         self._branch(frame, [c.body for c in node.cases] + [[]])
 
     def _s_global(self, node, frame: _Frame) -> None:
@@ -614,7 +614,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
 
     def _s_def(self, node, frame: _Frame) -> None:
         fid = self.define_function(node, frame)
-        self.assign_name(node.name, Value(frozenset({("func", fid)})), frame)
+        fv = self.decorate(node, Value(frozenset({("func", fid)})), frame)
+        self.assign_name(node.name, fv, frame)
 
     def define_function(self, node, frame: _Frame, cls: int | None = None) -> int:
         args = node.args
@@ -639,6 +640,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
 
     def _s_class(self, node: ast.ClassDef, frame: _Frame) -> None:
         bases = [self.expr(b, frame) for b in node.bases]
+        for k in node.keywords:
+            self.expr(k.value, frame)
         cid = self.class_ids.get(id(node))
         if cid is None:
             cid = len(self.classes)
@@ -662,12 +665,16 @@ class _Interpreter(LibraryCalls, RuleCalls):
         ]
         for stmt in node.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                for dec in stmt.decorator_list:
+                    self.expr(dec, body_frame)
                 cls.methods[stmt.name] = self.define_function(stmt, frame, cid)
             else:
                 self._block([stmt], body_frame)
         for name, v in body_frame.env.items():
             cls.attrs[name] = v
-        self.assign_name(node.name, Value(frozenset({("class", cid)})), frame)
+        self.assign_name(
+            node.name, self.decorate(node, Value(frozenset({("class", cid)})), frame), frame
+        )
 
     def lineage(self, cid: int):
         """Class ``cid`` and its local base classes, depth-first (iterative: a chain of
@@ -851,13 +858,13 @@ class _Interpreter(LibraryCalls, RuleCalls):
             ast.GeneratorExp: self._e_comprehension,
             ast.DictComp: self._e_comprehension,
             ast.JoinedStr: self._e_joinedstr,
-            ast.FormattedValue: lambda n, f: self.expr(n.value, f),
+            ast.FormattedValue: self._e_formatted,
             ast.Starred: lambda n, f: self.expr(n.value, f),
             ast.NamedExpr: self._e_namedexpr,
             ast.Await: lambda n, f: self.expr(n.value, f),
             ast.Yield: self._e_yield,
             ast.YieldFrom: self._e_yield,
-            ast.Slice: lambda n, f: EMPTY,
+            ast.Slice: self._e_slice,
         }
 
     def expr(self, node: ast.expr | None, frame: _Frame) -> Value:
@@ -880,6 +887,8 @@ class _Interpreter(LibraryCalls, RuleCalls):
             if _FILE_EXT.search(v):
                 return Value(frozenset({("fname", v.lower())}), const=v)
             return Value(const=v)
+        if isinstance(v, int) and v.bit_length() > _MAX_INT_BITS:
+            return EMPTY  # thousands of digits: no constant worth propagating (nor printable)
         if isinstance(v, bool | int | float) or v is None:
             return Value(const=v)
         return EMPTY
@@ -893,6 +902,18 @@ class _Interpreter(LibraryCalls, RuleCalls):
             else:
                 self.expr(part, frame)
         return Value(frozenset(labels))
+
+    def _e_formatted(self, node: ast.FormattedValue, frame: _Frame) -> Value:
+        if node.format_spec is not None:
+            self.expr(node.format_spec, frame)
+        return self.expr(node.value, frame)
+
+    def _e_slice(self, node: ast.Slice, frame: _Frame) -> Value:
+        """A slice inside a tuple index (``a[:k, 1:]``): its bounds are walked, it is no key."""
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                self.expr(part, frame)
+        return EMPTY
 
     def _e_namedexpr(self, node: ast.NamedExpr, frame: _Frame) -> Value:
         v = self.expr(node.value, frame)
@@ -952,9 +973,15 @@ class _Interpreter(LibraryCalls, RuleCalls):
 
     def _e_subscript(self, node: ast.Subscript, frame: _Frame) -> Value:
         base = self.expr(node.value, frame)
-        idx = self.expr(node.slice, frame)
-        if isinstance(node.slice, ast.Slice):
-            base = self._half_slice(node, base, frame)
+        sl = node.slice
+        if isinstance(sl, ast.Slice):
+            bounds = [
+                EMPTY if b is None else self.expr(b, frame) for b in (sl.lower, sl.upper, sl.step)
+            ]
+            base = self.slice_split(node, base, bounds, frame)
+            idx = EMPTY
+        else:
+            idx = self.expr(sl, frame)
         key = idx.const
         if key is not NO:
             found = base.key(key)
@@ -968,33 +995,10 @@ class _Interpreter(LibraryCalls, RuleCalls):
             ):
                 return base.items[key].with_labels(base.labels & split_labels(base))
         labels = {lab for lab in base.labels if lab[0] not in ("lib", "module", "class", "func")}
-        labels |= index_labels(idx)
+        labels |= index_labels(idx) | selected_rows(base, idx)
         if isinstance(key, str):
             labels |= column_labels(key, self, frame, node)
         return Value(frozenset(labels))
-
-    def _half_slice(self, node: ast.Subscript, base: Value, frame: _Frame) -> Value:
-        """``a[:k]`` and ``a[k:]`` of a permutation (or with ``k`` a fraction of a length): a
-        hand-made holdout split (both halves seen, with the same bound)."""
-        sl = node.slice
-        if sl.step is not None or (sl.lower is None) == (sl.upper is None):
-            return base
-        bound = sl.upper if sl.lower is None else sl.lower
-        k = self.expr(bound, frame)
-        if not (base.has("perm") or k.has("frac")):
-            return base
-        shapes = _shape(node.value), _shape(bound)
-        if None in shapes:
-            return base
-        e = self.eid(frame, node)
-        key = (frame.module.index, *shapes)
-        sides = self.half_slices.setdefault(key, {})
-        sides["head" if sl.lower is None else "tail"] = e
-        if len(sides) < 2:
-            return base
-        for side in sides.values():
-            self.event("validation", "single_holdout", side)
-        return base.with_labels({("split", ("single_holdout",), e)})
 
     def _e_sequence(self, node, frame: _Frame) -> Value:
         values = [self.expr(e, frame) for e in node.elts]
@@ -1066,8 +1070,10 @@ class _Interpreter(LibraryCalls, RuleCalls):
                     return Value(const=-v.const)
             except Exception:
                 return EMPTY
-        if isinstance(node.op, ast.Invert | ast.Not) and v.has("event"):
-            return Value(v.labels | {("censind",)})
+        if isinstance(node.op, ast.Invert | ast.Not):
+            self.invert_time_mask(v)
+            if v.has("event"):
+                return Value(v.labels | {("censind",)})
         return v.plain()
 
     def _e_boolop(self, node: ast.BoolOp, frame: _Frame) -> Value:
@@ -1092,7 +1098,15 @@ class _Interpreter(LibraryCalls, RuleCalls):
         labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS or lab[0] == "model"}
         op = node.ops[0]
         consts = [v.const for v in rights if v.const is not NO]
-        if isinstance(op, ast.Eq | ast.NotEq) and any(c in (0, 1) for c in consts):
+        labels |= self.time_mask(node, values, frame)
+        if left.has("randval") and any(_fraction(c) for c in consts):
+            # rng.random(n) < 0.8: a mask of rows drawn at random, wherever it is stored
+            labels |= {("randmask", *lab[1:]) for lab in left.of("randval")}
+        if (
+            isinstance(op, ast.Eq | ast.NotEq)
+            and any(c in (0, 1) for c in consts)
+            and not left.has("randval")
+        ):
             labels.add(("classcond",))
             if left.has("event") and (
                 (isinstance(op, ast.Eq) and 0 in consts)
@@ -1125,7 +1139,7 @@ class _Interpreter(LibraryCalls, RuleCalls):
         if folded is not NO:
             return Value(const=folded)
         labels = set(left.labels | right.labels)
-        labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS}
+        labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS} | offset_cut(op, left, right)
         lsrc, rsrc = set(left.of("src")), set(right.of("src"))
         if isinstance(op, ast.Add) and lsrc and rsrc and lsrc != rsrc:
             labels.add(self.mark("blend", frame, node))
@@ -1203,8 +1217,10 @@ class _Interpreter(LibraryCalls, RuleCalls):
         func = node.func
         if isinstance(func, ast.Attribute):
             recv = self.expr(func.value, frame)
+            self.call_handed_functions(recv, args, kwargs, node, frame)
             return self.call_method(node, frame, recv, func.attr, args, kwargs, func.value)
         fv = self.expr(func, frame)
+        self.call_handed_functions(fv, args, kwargs, node, frame)
         return self.call_value(node, frame, fv, args, kwargs)
 
     def call_value(self, node, frame, fv: Value, args, kwargs) -> Value:

@@ -12,14 +12,15 @@ import re
 
 from automd_analysis.annotate import library as lib
 from automd_analysis.annotate.call_rules import SAMPLE_WEIGHT_KEYWORDS
+from automd_analysis.annotate.hand_splits import FOLD_COLUMN
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.values import NO, Value, join
 
 #: Labels that follow the rows selected by an index, a mask or a ``where`` condition.
 INDEX_PASS = frozenset(
     _words(
-        "rand classcond split site sitemask demo forcedevent survext event dur resampled known foldid "
-        "horizon durle durgt censind ones"
+        "rand randval randmask classcond split site sitemask demo forcedevent survext event dur "
+        "resampled known foldid horizon durle durgt censind ones"
     )
 )
 #: Labels that survive a model's ``predict`` (provenance, not the shape of the numbers).
@@ -119,6 +120,8 @@ def column_labels(name: str, interp, frame, node) -> frozenset:
         out.add(("site", interp.eid(frame, node)))
     if lib.DEMOGRAPHIC_COLUMN.match(name):
         out.add(("demo", interp.eid(frame, node)))
+    if FOLD_COLUMN.match(name):
+        out.add(("foldid", None))  # precomputed fold ids
     return frozenset(out)
 
 

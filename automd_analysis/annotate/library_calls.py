@@ -12,6 +12,7 @@ import ast
 
 from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate import library as lib
+from automd_analysis.annotate.hand_splits import ROW_SELECTORS, random_fold_ids, selected_rows
 from automd_analysis.annotate.labels import (
     OBJECT_TAGS,
     PERSIST,
@@ -41,6 +42,8 @@ class LibraryCalls:
     def call_library(self, qual: str, args, kwargs, node, frame) -> Value:
         key = lib.symbol_key(qual)
         root, name = key
+        if name in ROW_SELECTORS and args:
+            args = _selecting(args[0], args, 1)
         everything = [*args, *kwargs.values()]
         rules = cr.call_rules(qual)
         if rules:
@@ -304,6 +307,12 @@ class LibraryCalls:
             return data_union(everything).with_labels(
                 {("rand", "rep" if rep else "norep", self.eid(frame, node))}
             )
+        if name in ("split", "array_split") and root == "numpy":
+            parts = self.split_sections(args, kwargs, frame, node)
+            if parts is not None:
+                return parts
+        if name == "searchsorted":
+            return data_union(everything).with_labels({("cut",)})
         if name in ("savetxt", "save") and root == "numpy":
             self.trace.sinks.append((join(args[1:2]), first, self.eid(frame, node)))
             return EMPTY
@@ -369,17 +378,25 @@ class LibraryCalls:
         return out
 
     def _random(self, name, args, kwargs, frame, node) -> Value:
+        """Random numbers: generated values (``randval``, rows drawn at random only once they
+        select rows), fold ids, a permutation, or elements drawn from the rows themselves."""
         everything = [*args, *kwargs.values()]
         e = self.eid(frame, node)
-        if name == "choice":
-            replace = kwargs.get("replace") or (args[2] if len(args) > 2 else None)
-            rep = replace is None or replace.const is not False
-            return data_union(everything).with_labels({("rand", "rep" if rep else "norep", e)})
         if name in ("permutation", "randperm"):
             return data_union(everything).with_labels({("perm",)})
         if name in ("shuffle", "seed", "default_rng"):
             return data_union(everything)
-        return data_union(everything).with_labels({("rand", "norep", e)})
+        k = random_fold_ids(name, args, kwargs)
+        if k is not None:
+            return Value(frozenset({("foldid", k)}))
+        kind = "norep"
+        if name == "choice":
+            replace = kwargs.get("replace") or (args[2] if len(args) > 2 else None)
+            kind = "rep" if replace is None or replace.const is not False else "norep"
+            population = data_labels(args[0]) if args else set()
+            if population:  # elements drawn from the rows (or their indices): a selection
+                return data_union(everything).with_labels({("rand", kind, e)})
+        return data_union(everything).with_labels({("randval", kind, e)})
 
     def _argsort(self, value: Value, frame, node) -> Value:
         if value.has("argsort"):
@@ -575,6 +592,7 @@ class LibraryCalls:
         labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS}
         m.fit_labels |= labels
         self.apply_keyword_rules("fit", mid, kwargs, node, frame)
+        self.note_fitted_splits(labels)
         if any(lab[0] == "sw" for lab in labels):
             m.imbalance.setdefault("class_weight", set()).add(e)
         for lab in labels:
@@ -645,6 +663,10 @@ class LibraryCalls:
         return Value(frozenset(labels))
 
     def _data_method(self, recv: Value, name, args, kwargs, node, frame, recv_node) -> Value:
+        if name in ROW_SELECTORS:
+            args = _selecting(recv, args, 0)
+        if name == "searchsorted":
+            return data_union([recv, *args]).with_labels({("cut",)})
         everything = [*args, *kwargs.values()]
         ruled = self.apply_method_rules(name, recv, args, kwargs, node, frame)
         if ruled is not None:
@@ -830,3 +852,15 @@ class LibraryCalls:
         ):
             return Value(out.labels, None, recv.keys)
         return out
+
+
+def _selecting(base: Value, args, first: int) -> list[Value]:
+    """The arguments of a call that selects rows of ``base`` by an index (``Subset(ds, idx)``,
+    ``df.take(idx)``; indices from argument ``first`` on): random indices select rows drawn at
+    random."""
+    out = list(args)
+    for i in range(first, len(out)):
+        drawn = selected_rows(base, out[i])
+        if drawn:
+            out[i] = out[i].with_labels(drawn)
+    return out
