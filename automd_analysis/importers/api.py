@@ -216,6 +216,7 @@ class ImportReport:
                     "started_at": r.started_at.isoformat(),
                     "ended_at": r.ended_at.isoformat(),
                     "nodes": len(r.nodes),
+                    "steps": r.steps,
                     "versions": [v.node_id for v in r.versions]
                     + (["final"] if r.final_file is not None else []),
                     "files_bound": len(r.versions),

@@ -20,7 +20,7 @@ __all__ = ["MARKS", "MAX_LOOKED_AT", "nearby_logs"]
 
 #: Sub-folders of SOURCE looked into at most.
 MAX_LOOKED_AT = 200
-_STAGE = re.compile(r"^stage_\d+_.+_\d+_.+$")
+_STAGE = re.compile(r"^stage_\d+_.+_\d+_.+\Z", re.DOTALL)  # sub-stage names are free text
 
 
 def _entries(path: Path) -> dict[str, str]:
