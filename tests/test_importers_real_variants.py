@@ -9,6 +9,8 @@ verdicts and the messages (``llm_unknown``, cut-short journals, the summary's un
 from __future__ import annotations
 
 import json
+import os
+from datetime import datetime
 from pathlib import Path
 
 import importer_sources as S
@@ -185,3 +187,53 @@ def test_every_variant_is_covered_by_the_fatal_and_recorded_catalogue(tmp_path):
         assert code == 0, out
         assert {p["code"] for p in out["runs"][0]["problems"]} <= set(RECORDED)
     assert not set(FATAL) & set(RECORDED)
+
+
+# --- 3. durations bounded by what the log proves ---------------------------------------------------
+
+
+def _touch(path: Path, minutes: float) -> None:
+    os.utime(path, (S.T0 + 60 * minutes, S.T0 + 60 * minutes))
+
+
+def _autoresearch_without_rollout(root: Path) -> Path:
+    src = S.build_autoresearch(root)
+    S.write(src / "program.md", "keep or revert\n")
+    S.write(src / "data" / "train.csv", "a,b\n1,2\n")
+    for rel, minutes in [("program.md", -20_000), ("data/train.csv", -150_000), ("train.py", 0),
+                         ("journal.md", 100), ("results.tsv", 170), ("submission.csv", 180)]:  # fmt: skip
+        _touch(src / rel, minutes)
+    return src
+
+
+def test_file_times_come_only_from_what_the_run_wrote(tmp_path):
+    src = _autoresearch_without_rollout(tmp_path / "work")
+    run, read = imported("autoresearch", src, tmp_path / "dest", "--llm", "m")
+    assert (read.ended_at - read.started_at).total_seconds() / 60 == 180  # not 150,180
+    (flag,) = [p for p in run["problems"] if p["code"] == "import.time_from_mtime"]
+    assert "files the run wrote (train.py, submission.csv)" in flag["message"]
+
+
+def test_file_times_spanning_more_than_the_budget_do_not_time_the_run(tmp_path):
+    src = _autoresearch_without_rollout(tmp_path / "work")
+    _touch(src / "submission.csv", 150_294)
+    run, read = imported("autoresearch", src, tmp_path / "dest", "--llm", "m",
+                         "--budget-minutes", "720")  # fmt: skip
+    assert read.ended_at.timestamp() == S.T0 + 60 * 150_294
+    assert (read.ended_at - read.started_at).total_seconds() / 60 == 720
+    (flag,) = [p for p in run["problems"] if p["code"] == "import.time_from_mtime"]
+    assert "they span 150,294 min, more than the 720 min budget" in flag["message"]
+
+
+def test_snapshot_times_stay_inside_the_rollouts_span_and_are_flagged(tmp_path):
+    src = S.build_codex(tmp_path / "run")  # the rollout spans 09:00 - 10:00 on 2026-05-01
+    for step, when in [(1, "2026-05-01T09:30:00+00:00"), (2, "2027-01-01T00:00:00+00:00")]:
+        snap = S.write(src / "submission_history" / f"{step:04d}" / "submission.csv", S.SUBMISSION)
+        stamp = datetime.fromisoformat(when).timestamp()
+        os.utime(snap, (stamp, stamp))
+    run, read = imported("codex", src, tmp_path / "dest", "--predictions",
+                         "submission_history/{step:04d}/submission.csv")  # fmt: skip
+    created = [read.version(v).created_at.isoformat() for v in ("step-0001", "step-0002")]
+    assert created == ["2026-05-01T09:30:00+00:00", "2026-05-01T10:00:00+00:00"]
+    (flag,) = [p for p in run["problems"] if p["code"] == "import.time_from_mtime"]
+    assert "2 prediction file(s)" in flag["message"] and "1 lay outside it" in flag["message"]

@@ -26,7 +26,6 @@ from automd_analysis.importers._common import (
     finite_or_none,
     first_line,
     malformed,
-    mtime_utc,
     require_task,
     too_many_nodes,
 )
@@ -36,7 +35,11 @@ from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError
 from automd_analysis.importers.rollouts import read_rollouts
-from automd_analysis.importers.workdir import linear_steps_from_files, times_from_files
+from automd_analysis.importers.workdir import (
+    linear_steps_from_files,
+    times_from_files,
+    times_in_span,
+)
 
 __all__ = ["parse_results_tsv", "read_autoresearch"]
 
@@ -235,7 +238,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     if summary.first is not None:
         start, end = summary.first, summary.last
     else:
-        start, end = times_from_files(source, problems)
+        start, end = times_from_files(source, problems, opts.budget_minutes)
     if tsv:
         data = source.read_bytes(tsv, source.limits.log_bytes, what="results.tsv")
         if data.count(b"\n") > min(source.limits.max_lines, source.limits.max_nodes + 1):
@@ -243,15 +246,13 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         text = source.read_text(tsv, source.limits.log_bytes, what="results.tsv")
         nodes = parse_results_tsv(text, tsv, problems)
         binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
-        bound = []
-        for n in nodes:
-            rel = binding.files.get(n.node_id)
-            if rel is None:
-                bound.append(n)
-                continue
-            created = min(max(mtime_utc(source, rel), start), end)
-            bound.append(replace(n, prediction=rel, created_at=created))
-        nodes = bound
+        times = times_in_span(source, sorted(set(binding.files.values())), start, end, problems)
+        nodes = [
+            replace(n, prediction=rel, created_at=times[rel])
+            if (rel := binding.files.get(n.node_id)) is not None
+            else n
+            for n in nodes
+        ]
     else:
         nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
     run = assemble_rollout_run(

@@ -87,7 +87,7 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
                 fix="SOURCE must be the Codex run directory that holds sessions/ and/or "
                 "submission.csv",
             )
-        start, end = times_from_files(source, problems)
+        start, end = times_from_files(source, problems, opts.budget_minutes)
     else:
         start, end = summary.first, summary.last
     nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
