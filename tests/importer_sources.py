@@ -249,6 +249,8 @@ VARIANTS = {
         lambda root: build_autoresearch(root, RESULTS_TSV_GIT_COMMIT),
     ),
 }
+#: Every format and every variant: name -> (format, builder).
+ALL_SOURCES = {**{fmt: (fmt, build) for fmt, build in BUILDERS.items()}, **VARIANTS}
 
 
 def try_import(fmt: str, source: Path, dest: Path, **options):

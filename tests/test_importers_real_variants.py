@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tarfile
 from datetime import datetime
 from pathlib import Path
 
@@ -237,3 +239,23 @@ def test_snapshot_times_stay_inside_the_rollouts_span_and_are_flagged(tmp_path):
     assert created == ["2026-05-01T09:30:00+00:00", "2026-05-01T10:00:00+00:00"]
     (flag,) = [p for p in run["problems"] if p["code"] == "import.time_from_mtime"]
     assert "2 prediction file(s)" in flag["message"] and "1 lay outside it" in flag["message"]
+
+
+# --- 4. hints name paths that exist ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", sorted(S.ALL_SOURCES))
+def test_packed_source_hint_names_the_file_and_its_member_folder(tmp_path, variant):
+    fmt, build = S.ALL_SOURCES[variant]
+    run_dir = build(tmp_path / "rep0" / "logs")
+    packed = tmp_path / "rep0.tar.gz"
+    with tarfile.open(packed, "w:gz") as tf:
+        tf.add(tmp_path / "rep0", arcname="rep0")
+    shutil.rmtree(run_dir.parent)
+    code, out = cli_import(fmt, packed, tmp_path / "dest", "--llm", "m")
+    err = out["error"]
+    assert code == 2 and err["code"] == "import.journal_missing", err
+    assert err["path"] == str(packed) and Path(err["path"]).is_file()
+    assert "1 folder(s) inside rep0.tar.gz" in err["message"] and "rep0/logs" in err["message"]
+    assert err["fix"].startswith(f"extract {packed} and pass its folder rep0/logs as SOURCE")
+    assert "automd-import-" not in json.dumps(out)  # the deleted temporary folder is never named
