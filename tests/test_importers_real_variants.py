@@ -259,3 +259,28 @@ def test_packed_source_hint_names_the_file_and_its_member_folder(tmp_path, varia
     assert "1 folder(s) inside rep0.tar.gz" in err["message"] and "rep0/logs" in err["message"]
     assert err["fix"].startswith(f"extract {packed} and pass its folder rep0/logs as SOURCE")
     assert "automd-import-" not in json.dumps(out)  # the deleted temporary folder is never named
+
+
+# --- 6. hostile sources: the verdict blames the source ---------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["/".join(["d" * 199] * 30) + "/algo.py", "a/" * 2100 + "b.py"])
+def test_snapshot_key_too_long_for_a_path_is_the_sources_fault(tmp_path, key):
+    src = S.build_fmlbench(tmp_path / "20260601_101500", snapshots={1: {key: "x = 1\n",
+                                                                        "algo.py": "y = 2\n"}})  # fmt: skip
+    run, read = imported("fmlbench", src, tmp_path / "dest")
+    (skipped,) = [p for p in run["problems"] if p["code"] == "import.code_file_skipped"]
+    assert "longer than 1024 bytes" in skipped["message"]
+    assert read.read_text("code/step-0001/algo.py") == "y = 2\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["results.tsv", "RESULTS.tsv", "journal.md"])
+def test_fifo_loop_log_is_not_a_file(tmp_path, name):
+    src = S.build_autoresearch(tmp_path / "work")
+    (src / "results.tsv").unlink()
+    (src / "journal.md").unlink()
+    os.mkfifo(src / name)
+    code, out = cli_import("autoresearch", src, tmp_path / "dest", "--llm", "m")
+    assert code == 2 and out["error"]["code"] == "import.not_a_file"
+    assert out["error"]["path"] == name and not (tmp_path / "dest").exists()

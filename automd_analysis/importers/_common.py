@@ -87,7 +87,7 @@ def out_of_range(msg: str, where: str, location: str | None = None) -> SourceErr
 
 
 def symlinked_dir(name: str, what: str) -> SourceError:
-    """``import.unsafe_path`` for a directory of SOURCE that is a symlink."""
+    """``import.unsafe_path`` for an entry of SOURCE (a folder, a log) that is a symlink."""
     return SourceError(
         f"{what} {name!r} is a symlink",
         path=name,

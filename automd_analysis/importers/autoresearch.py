@@ -27,6 +27,7 @@ from automd_analysis.importers._common import (
     first_line,
     malformed,
     require_task,
+    symlinked_dir,
     too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
@@ -48,11 +49,23 @@ LOG_FILES = ("results.tsv", "journal.md", "program.md", "run.log")
 
 
 def log_files(source: SourceDir) -> dict[str, str]:
-    """``{lower-case name: name in SOURCE}`` of the top-level log files (``PROGRAM.md`` too)."""
+    """``{lower-case name: name in SOURCE}`` of the top-level log files (``PROGRAM.md`` too); one
+    that is a symlink (``import.unsafe_path``) or not a regular file, such as a FIFO
+    (``import.not_a_file``, never opened), is refused."""
     out = {}
     for name, kind in source.listdir(""):
-        if kind == "file" and name.lower() in LOG_FILES:
-            out.setdefault(name.lower(), name)
+        if name.lower() not in LOG_FILES:
+            continue
+        if kind == "link":
+            raise symlinked_dir(name, "log file")
+        if kind != "file":
+            raise SourceError(
+                f"log file {name!r} is not a regular file (a FIFO, device, socket or folder)",
+                path=name,
+                code="import.not_a_file",
+                fix="replace it by a regular file (a copy of the log)",
+            )
+        out.setdefault(name.lower(), name)
     return out
 
 

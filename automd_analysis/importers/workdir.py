@@ -26,6 +26,7 @@ from automd_analysis.importers._common import (
     too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.code_files import MAX_PATH
 from automd_analysis.importers.model import ImportedNode
 from automd_analysis.importers.predictions import Binding, bind_nodes, scan_steps
 from automd_analysis.importers.problems import SourceError, problem
@@ -69,6 +70,9 @@ def scripts(source: SourceDir, problems: list) -> tuple[tuple[str, str], ...]:
     for rel in sorted((f for f in files if f.endswith(".py")), key=lambda f: (f.count("/"), f)):
         if not all(_PART.match(p) for p in rel.split("/")):
             _skipped(problems, rel, "has a name that is not a plain file name")
+            continue
+        if len(rel.encode()) > MAX_PATH:
+            _skipped(problems, rel[:80] + "...", f"has a path longer than {MAX_PATH} bytes")
             continue
         if len(out) >= MAX_SCRIPTS:
             beyond.append(rel)
