@@ -284,3 +284,22 @@ def test_fifo_loop_log_is_not_a_file(tmp_path, name):
     code, out = cli_import("autoresearch", src, tmp_path / "dest", "--llm", "m")
     assert code == 2 and out["error"]["code"] == "import.not_a_file"
     assert out["error"]["path"] == name and not (tmp_path / "dest").exists()
+
+
+# --- 7. every command takes --data and --manifests (README) ----------------------------------------
+
+
+def test_every_command_takes_data_and_manifests():
+    from cli_tree import command_at, command_paths
+
+    for path in command_paths():
+        opts = {o for p in command_at(path).params for o in getattr(p, "opts", [])}
+        assert {"--data", "--manifests"} <= opts, path
+
+
+def test_annotate_code_accepts_data(tmp_path):
+    script = S.write(tmp_path / "train.py", "from sklearn.linear_model import LogisticRegression\n")
+    res = runner.invoke(app, ["annotate", "code", str(script), "--json", "--data",
+                              str(tmp_path / "data"), "--manifests", str(MANIFESTS)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert str(script.as_posix()) in json.loads(res.stdout)

@@ -59,6 +59,16 @@ ManifestsOpt = typer.Option(
     "--manifests",
     help="Manifest directory (default: $AUTOMD_MANIFESTS or <repo>/data_manifests).",
 )
+# A command that reads no task data (or no manifest) still takes the option, so that every command
+# takes --data and --manifests (README): it is accepted and not read.
+DataOptUnread = typer.Option(
+    None, "--data", help="Data root: not read by this command (accepted, as by every command)."
+)
+ManifestsOptUnread = typer.Option(
+    None,
+    "--manifests",
+    help="Manifest directory: not read by this command (accepted, as by every command).",
+)
 
 
 def typed(path: Path | None) -> Path | None:

@@ -84,9 +84,10 @@ def compare_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     manifests: Path | None = ManifestsOpt,
+    data: Path | None = DataOpt,
 ) -> None:
     """Compare alarms at retained hours; exit 1 when a real-time-rule violation is flagged."""
-    task = get_task(task_id, manifests=manifests)
+    task = get_task(task_id, data=data, manifests=manifests)
     if task.manifest.kind.value != "sequential":
         raise MaskingError(
             f"task {task.id!r} is a {task.manifest.kind.value} task; the masking test applies to "
