@@ -303,3 +303,13 @@ def test_annotate_code_accepts_data(tmp_path):
                               str(tmp_path / "data"), "--manifests", str(MANIFESTS)])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert str(script.as_posix()) in json.loads(res.stdout)
+
+
+def test_sub_stage_folder_name_that_is_not_utf8_is_recorded_not_dropped(tmp_path):
+    src = S.build_ais_free_text(tmp_path / "0-run")
+    odd = os.fsencode(src) + b"/stage_2_baseline_tuning_2_Fine \xff Tuning"
+    os.rename(os.fsencode(src / S.AIS_FREE_TEXT_STAGE), odd)
+    run, _read = imported("aiscientist-v2", src, tmp_path / "dest")
+    assert run["incomplete"] and "import.stage_journal_invalid" in codes(run)
+    (inc,) = [p for p in run["problems"] if p["code"] == "run.incomplete"]
+    assert "not valid Unicode" in inc["message"] and "\ufffd" in inc["details"]["stage"]

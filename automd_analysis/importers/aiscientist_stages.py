@@ -28,6 +28,7 @@ from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.aide import parse_journal
 from automd_analysis.importers.labels import display_label, safe_folder_names
 from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.text import has_surrogates
 
 __all__ = ["LAST_MAIN_STAGE", "STAGE_DIR", "StageJournals", "find_stages", "read_stage_journals"]
 
@@ -48,14 +49,16 @@ UNREADABLE = frozenset(
 
 
 def incomplete(problems: list, stage: str, why: str) -> None:
-    """Record ``run.incomplete`` for ``stage`` (once per stage)."""
-    if not any(p.code == "run.incomplete" and p.details.get("stage") == stage for p in problems):
+    """Record ``run.incomplete`` for ``stage`` (once per stage; ``details["stage"]`` is its
+    label)."""
+    label = display_label(stage)
+    if not any(p.code == "run.incomplete" and p.details.get("stage") == label for p in problems):
         problems.append(
             problem(
                 "run.incomplete",
-                f"the run is incomplete: sub-stage {display_label(stage)} {why}",
-                path=stage,
-                stage=stage,
+                f"the run is incomplete: sub-stage {label} {why}",
+                path=label,
+                stage=label,
             )
         )
 
@@ -75,6 +78,17 @@ def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int,
             continue
         if kind == "link":
             raise symlinked_dir(name, "stage directory")
+        if kind == "other" and has_surrogates(name):  # listed, but no path can name it
+            problems.append(
+                problem(
+                    "import.stage_journal_invalid",
+                    f"sub-stage folder {display_label(name)} has a name that is not valid "
+                    "Unicode (not UTF-8); it cannot be read safely and is skipped",
+                    fix="rename the folder (UTF-8) if its journal matters",
+                )
+            )
+            incomplete(problems, name, "has a folder name that is not valid Unicode")
+            continue
         if kind != "dir":
             continue
         order = (int(m.group(1)), int(m.group(3)))
