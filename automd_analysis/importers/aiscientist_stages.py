@@ -118,7 +118,8 @@ def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int,
 
 def _stage_journal_dirs(source: SourceDir, name: str) -> list[str]:
     """``[name]`` when the folder holds ``journal.json``, else the folders below it (up to
-    :data:`NESTED_LEVELS` levels) that do: a sub-stage name with ``/`` in it."""
+    :data:`NESTED_LEVELS` levels, symlinks not followed) that do: a sub-stage name with ``/`` in
+    it."""
     level, found = [name], []
     for depth in range(NESTED_LEVELS + 1):
         deeper = []
@@ -126,11 +127,7 @@ def _stage_journal_dirs(source: SourceDir, name: str) -> list[str]:
             if source.exists(f"{rel}/journal.json"):
                 found.append(rel)
             elif depth < NESTED_LEVELS:
-                for sub, kind in source.listdir(rel):
-                    if kind == "link":
-                        raise symlinked_dir(f"{rel}/{sub}", "stage directory")
-                    if kind == "dir":
-                        deeper.append(f"{rel}/{sub}")
+                deeper += [f"{rel}/{sub}" for sub, kind in source.listdir(rel) if kind == "dir"]
         if found or not deeper:
             return found
         level = deeper[: source.limits.max_entries]
