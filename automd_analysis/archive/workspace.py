@@ -67,8 +67,27 @@ def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path 
 
 
 def store_key(archive: str | Path) -> str:
-    """The 8 hex digits that key an archive's default score store: the start of the SHA-256 of
-    its resolved absolute path (the same archive, the same key, on every run).
+    """The 8 hex digits that key an archive's default score store.
+
+    Parameters
+    ----------
+    archive : str or Path
+        The archive directory (it need not exist).
+
+    Returns
+    -------
+    str
+        ``sha256(str(Path(archive).resolve()))[:8]``: the same archive gives the same key on
+        every run and from every working directory; another path (two archives of one name, a
+        moved copy) gives another key.
+
+    See Also
+    --------
+    default_store
+
+    References
+    ----------
+    docs/score_store.md, "Where the store lives".
 
     Examples
     --------
