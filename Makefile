@@ -29,8 +29,8 @@ demo: install
 	$(BIN)/automd demo data
 	$(BIN)/automd demo archive
 	$(BIN)/automd annotate runs_archive/demo --out annotations/demo --jobs $(JOBS)
-	$(BIN)/automd regenerate runs_archive/demo --out reports --jobs $(JOBS) --annotations annotations/demo \
-	  --masking --allow-code-execution
+	$(BIN)/automd regenerate runs_archive/demo --out reports --scores scores/demo --jobs $(JOBS) \
+	  --annotations annotations/demo --masking --allow-code-execution
 	@echo "Report: reports/index.html"
 
 ## all tests: lint, format check, unit/property/reference/integration tests, the docstring examples

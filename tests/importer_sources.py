@@ -23,6 +23,8 @@ AIS_STAGES = (
     "stage_1_initial_implementation_1_preliminary",
     "stage_4_ablation_studies_1_first_attempt",
 )
+#: A sub-stage named by AI-Scientist-v2's LLM, as real public runs name them (free text: spaces).
+AIS_FREE_TEXT_STAGE = "stage_2_baseline_tuning_2_Hyperparameter Fine-Tuning"
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -115,6 +117,17 @@ def build_ais(root: Path, stages: dict[str, list[dict] | str] | None = None, *,
     return root
 
 
+def build_ais_free_text(root: Path, sub_name: str = "Hyperparameter Fine-Tuning") -> Path:
+    """``logs/0-run`` of a finished run whose stage-2 sub-stage folder carries the LLM's free-text
+    name (``stage_2_baseline_tuning_2_<sub_name>``; a ``/`` in it makes nested folders, as
+    ``save_run``'s ``mkdir(parents=True)`` does)."""
+    return build_ais(root, {
+        AIS_STAGES[0]: [ais_node(0), ais_node(1)],
+        f"stage_2_baseline_tuning_2_{sub_name}": [ais_node(1), ais_node(2)],
+        AIS_STAGES[1]: [ais_node(2), ais_node(3), ais_node(4, is_seed_agg_node=True, exec_time=0.0)],
+    })  # fmt: skip
+
+
 def rollout_line(ts: str, kind: str, payload: dict) -> str:
     return dumps({"timestamp": ts, "type": kind, "payload": payload})
 
@@ -152,6 +165,16 @@ RESULTS_TSV = (
     "commit\troc_auc\tmemory_gb\tstatus\tdescription\n"
     "6370aa9\t0.786498\t5.3\tkeep\tbaseline\n"
     "226390c\t0.000000\t0.0\tcrash\tOOM\n"
+)
+
+
+#: The ``git_commit`` variant: its own statuses ``ok``, ``failed`` (empty metric) and ``partial``.
+RESULTS_TSV_GIT_COMMIT = (
+    "git_commit\tval_auc\tmemory_gb\tstatus\tdescription\n"
+    "6370aa9\t0.781000\t5.3\tok\tbaseline\n"
+    "226390c\t\t0.0\tfailed\tOOM\n"
+    "fc3c800\t0.779000\t7.9\tpartial\thit the time limit\n"
+    "a1b2c3d\t0.790000\t5.1\tok\tmore features\n"
 )
 
 
@@ -217,6 +240,17 @@ BUILDERS = {
     "fmlbench": build_fmlbench,
     "mlebench": build_mlebench,
 }
+
+#: Format variants met in real runs (docs/importing.md lists them): name -> (format, builder).
+VARIANTS = {
+    "aiscientist-v2 free-text sub-stage": ("aiscientist-v2", build_ais_free_text),
+    "autoresearch git_commit": (
+        "autoresearch",
+        lambda root: build_autoresearch(root, RESULTS_TSV_GIT_COMMIT),
+    ),
+}
+#: Every format and every variant: name -> (format, builder).
+ALL_SOURCES = {**{fmt: (fmt, build) for fmt, build in BUILDERS.items()}, **VARIANTS}
 
 
 def try_import(fmt: str, source: Path, dest: Path, **options):

@@ -121,11 +121,21 @@ def test_fuzz_aide(journal, config):
     _run("aide", lambda d: S.build_aide(d, journal=journal, config=config or "x: 1\n"))
 
 
+#: Sub-stage folder names: AI-Scientist-v2's LLM names sub-stages, so any text (a ``/`` makes
+#: nested folders, as its ``save_run`` does).
+STAGE_NAMES = st.one_of(
+    st.just(S.AIS_STAGES[1]),
+    st.just(S.AIS_FREE_TEXT_STAGE),
+    TEXT.filter(lambda t: "\x00" not in t and t not in (".", "..") and len(t.encode(
+        "utf-8", "surrogateescape")) < 200).map(lambda t: "stage_4_ablation_studies_1_" + t),
+)  # fmt: skip
+
+
 @FUZZ
-@given(aide_journal(ais=True), aide_journal(ais=True), NAMES)
-def test_fuzz_aiscientist_v2(stage1, stage4, best):
-    stages = {S.AIS_STAGES[0]: stage1, S.AIS_STAGES[1]: stage4}
-    _run("aiscientist-v2", lambda d: S.build_ais(d, stages, best={S.AIS_STAGES[1]: best}))
+@given(aide_journal(ais=True), aide_journal(ais=True), NAMES, STAGE_NAMES)
+def test_fuzz_aiscientist_v2(stage1, stage4, best, stage4_name):
+    stages = {S.AIS_STAGES[0]: stage1, stage4_name: stage4}
+    _run("aiscientist-v2", lambda d: S.build_ais(d, stages, best={stage4_name: best}))
 
 
 @st.composite
@@ -157,10 +167,11 @@ def test_fuzz_codex(text, script):
 
 @FUZZ
 @given(st.lists(st.lists(st.one_of(TEXT, NUMBERS.map(str), st.sampled_from(
-    ["keep", "discard", "crash", "0.5", "nan", "1e999"])), min_size=5, max_size=5),
-    max_size=4), rollout_text())  # fmt: skip
-def test_fuzz_autoresearch(rows, text):
-    header = "commit\troc_auc\tmemory_gb\tstatus\tdescription\n"
+    ["keep", "discard", "crash", "ok", "failed", "partial", "0.5", "nan", "1e999", ""])),
+    min_size=5, max_size=5), max_size=4), rollout_text(),
+    st.sampled_from(["commit", "git_commit", "\ufeffgit_commit", "Commit"]))  # fmt: skip
+def test_fuzz_autoresearch(rows, text, commit):
+    header = f"{commit}\troc_auc\tmemory_gb\tstatus\tdescription\n"
     body = "".join("\t".join(c.replace("\t", " ").replace("\n", " ") for c in r) + "\n"
                    for r in rows)  # fmt: skip
     _run("autoresearch", lambda d: S.build_autoresearch(d, header + body, rollout_text=text),

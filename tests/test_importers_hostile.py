@@ -692,10 +692,11 @@ def test_packed_source_caps_and_corruption(tmp_path):
 # --- SOURCE one level off ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", sorted(S.BUILDERS))
+@pytest.mark.parametrize("variant", sorted(S.ALL_SOURCES))
 @pytest.mark.parametrize("off", ["above", "below"])
-def test_source_one_level_off_names_the_log_directory(tmp_path, fmt, off):
-    run_dir = S.BUILDERS[fmt](tmp_path / "study" / "run1")
+def test_source_one_level_off_names_the_log_directory(tmp_path, variant, off):
+    fmt, build = S.ALL_SOURCES[variant]
+    run_dir = build(tmp_path / "study" / "run1")
     if off == "above":
         given = tmp_path / "study"
     else:

@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from automd_analysis.archive.workspace import store_key
 from automd_analysis.errors import ArchiveError, ScoreStoreError
 from automd_analysis.report import notebook as nbk
 from automd_analysis.tasks import REPO_ROOT
@@ -71,7 +72,8 @@ def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
     archive = _archive(tmp_path / "arch", name="no-such-store-xyz")
     with pytest.raises(ScoreStoreError) as info:
         nbk.open_report(archive=archive, output_dir=tmp_path / "out")
-    assert info.value.path == REPO_ROOT / "scores" / "no-such-store-xyz"
+    key = store_key(archive)  # the name, keyed by the archive's path (issue 33)
+    assert info.value.path == REPO_ROOT / "scores" / f"no-such-store-xyz-{key}"
     assert "automd score" in info.value.fix
 
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from automd_analysis.archive.workspace import open_workspace, resolve_path
+from automd_analysis.archive import workspace
+from automd_analysis.archive.workspace import open_workspace, resolve_path, store_key
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import REPO_ROOT, data_root, manifest_dir
 
@@ -40,7 +41,8 @@ def test_every_default_is_taken_from_the_one_root(tmp_path, no_env):
     ws = open_workspace("runs/dir-name", root=tmp_path)
     assert ws.archive == tmp_path / "runs" / "dir-name"
     assert ws.archive_name == "archive-name"
-    assert ws.scores == tmp_path / "scores" / "archive-name"  # the name in archive.yaml
+    key = store_key(tmp_path / "runs" / "dir-name")
+    assert ws.scores == tmp_path / "scores" / f"archive-name-{key}"  # archive.yaml's name + key
     assert ws.embeddings == ws.scores / "embeddings"
     assert (ws.data, ws.manifests) == (tmp_path / "data", tmp_path / "data_manifests")
     assert ws.out == tmp_path / "reports"
@@ -78,7 +80,8 @@ def test_environment_variables_name_data_and_manifests(tmp_path, monkeypatch):
 
 def test_the_default_root_is_the_repository(no_env):
     ws = open_workspace(archive_name="demo", archive="runs_archive/demo")
-    assert ws.root == REPO_ROOT and ws.scores == REPO_ROOT / "scores" / "demo"
+    key = store_key(REPO_ROOT / "runs_archive" / "demo")
+    assert ws.root == REPO_ROOT and ws.scores == REPO_ROOT / "scores" / f"demo-{key}"
     assert (ws.data, ws.manifests) == (data_root(), manifest_dir())
     assert resolve_path("x") == REPO_ROOT / "x"
 
@@ -108,6 +111,56 @@ def test_the_command_line_and_the_pipeline_use_the_same_defaults(tmp_path, monke
     assert result.exit_code == 0, result.output
     p = seen["p"]
     assert p.archive == archive.resolve()  # typed paths are relative to the working directory
-    assert p.scores_dir == REPO_ROOT / "scores" / "wsname"  # defaults: the project root
+    assert p.scores_dir == REPO_ROOT / "scores" / f"wsname-{store_key(archive)}"  # project root
     assert p.out == REPO_ROOT / "reports"
     assert p.embedding_cache == p.scores_dir / "embeddings"
+
+
+# --- the default store is keyed by the archive's identity (issue 33) ------------------------------
+
+
+def _score(archive: Path) -> str:
+    from automd_analysis.cli import app
+
+    result = CliRunner().invoke(app, ["score", str(archive), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def repo_root(tmp_path, monkeypatch, no_env):
+    """The project root of every default: a temporary folder (nothing lands in the checkout)."""
+    monkeypatch.setattr(workspace, "REPO_ROOT", tmp_path)
+    (tmp_path / "data").mkdir()
+    return tmp_path
+
+
+def test_two_archives_of_one_name_never_share_a_store(repo_root):
+    a = _archive(repo_root / "study1" / "archive", "archive")
+    b = _archive(repo_root / "study2" / "archive", "archive")
+    out_a, out_b = _score(a), _score(b)
+    store_a = repo_root / "scores" / f"archive-{store_key(a)}"
+    store_b = repo_root / "scores" / f"archive-{store_key(b)}"
+    assert store_a != store_b and f"-> {store_a}" in out_a and f"-> {store_b}" in out_b
+    assert (store_a / "store.json").exists() and (store_b / "store.json").exists()
+    assert not (repo_root / "scores" / "archive").exists()
+    assert f"-> {store_a}" in _score(repo_root / "study1" / ".." / "study1" / "archive")  # stable
+
+
+def test_an_old_layout_store_is_reported_and_its_caches_taken(repo_root):
+    arch = _archive(repo_root / "runs" / "demo", "demo")
+    old = repo_root / "scores" / "demo"
+    entry = old / "cache" / "ab" / ("ab" + "0" * 62 + ".json")
+    entry.parent.mkdir(parents=True)
+    entry.write_text("{}")
+    (old / "store.json").write_text("{}")
+    (old / "masking.parquet").write_bytes(b"PAR1")
+    assert open_workspace(arch).legacy_scores == old
+    out = _score(arch)
+    new = repo_root / "scores" / f"demo-{store_key(arch)}"
+    assert (new / "cache" / "ab" / entry.name).read_text() == "{}"
+    assert "note: " in out and "took 1 score-cache entries" in out
+    assert "masking.parquet" in out and f"--scores/--out {old}" in out
+    assert (old / "masking.parquet").exists() and (old / "store.json").exists()  # left alone
+    assert open_workspace(arch).legacy_scores is None  # the archive's own store exists now
+    assert "note:" not in _score(arch)

@@ -12,18 +12,24 @@ folders by the same rules:
   root-relative;
 - data: the given directory, else ``$AUTOMD_DATA``, else ``<root>/data``;
 - manifests: the given directory, else ``$AUTOMD_MANIFESTS``, else ``<root>/data_manifests``;
-- score store: the given directory, else ``<root>/scores/<archive name>`` (the name in
-  ``archive.yaml``, read only for this default);
+- score store: the given directory, else ``<root>/scores/<archive name>-<key>`` (the name in
+  ``archive.yaml``, read only for this default, and :func:`store_key`: 8 hex digits of the
+  SHA-256 of the archive's resolved path), so that two archives with the same name never share
+  a store, and one archive finds its store again on every run. A store of the old layout,
+  ``<root>/scores/<archive name>`` (from before the key), is not used by default: it is named in
+  :attr:`Workspace.legacy_scores`, for the commands to report and to take its caches from;
 - report: the given directory, else ``<root>/reports``; a notebook run by hand writes to
   ``<root>/build/notebooks/<notebook>`` (:meth:`Workspace.hand_run_dir`);
 - embedding cache: ``<score store>/embeddings``; annotations: only when given.
 
-Nothing is created or checked for existence here; the stage that reads a folder reports a missing
-one with its own error.
+Nothing is created here, and only the score stores are looked at (whether the archive's own store
+and an old-layout one exist); the stage that reads a folder reports a missing one with its own
+error.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +38,11 @@ from automd_analysis.tasks import REPO_ROOT, data_root, manifest_dir
 __all__ = [
     "HAND_RUN_DIR",
     "Workspace",
+    "default_store",
+    "is_store",
     "open_workspace",
     "resolve_path",
+    "store_key",
 ]
 
 #: Where a notebook run by hand (no ``output_dir``) writes, relative to the root.
@@ -57,6 +66,59 @@ def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path 
     return p if p.is_absolute() else Path(root) / p
 
 
+def store_key(archive: str | Path) -> str:
+    """The 8 hex digits that key an archive's default score store.
+
+    Parameters
+    ----------
+    archive : str or Path
+        The archive directory (it need not exist).
+
+    Returns
+    -------
+    str
+        ``sha256(str(Path(archive).resolve()))[:8]``: the same archive gives the same key on
+        every run and from every working directory; another path (two archives of one name, a
+        moved copy) gives another key.
+
+    See Also
+    --------
+    default_store
+
+    References
+    ----------
+    docs/score_store.md, "Where the store lives".
+
+    Examples
+    --------
+    >>> store_key("/project/runs/demo") == store_key("/project/runs/../runs/demo")
+    True
+    >>> store_key("/project/runs/demo") != store_key("/elsewhere/runs/demo")
+    True
+    >>> len(store_key("/project/runs/demo"))
+    8
+    """
+    path = str(Path(archive).expanduser().resolve())
+    return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def default_store(root: str | Path, archive: str | Path, name: str) -> Path:
+    """``<root>/scores/<name>-<store_key(archive)>``: the default score store of an archive.
+
+    Examples
+    --------
+    >>> p = default_store("/project", "/project/runs/demo", "demo")
+    >>> p.parent, p.name == "demo-" + store_key("/project/runs/demo")
+    (PosixPath('/project/scores'), True)
+    """
+    return Path(root) / "scores" / f"{name}-{store_key(archive)}"
+
+
+def is_store(path: Path) -> bool:
+    """Whether ``path`` holds a score store (its ``store.json`` or its score cache)."""
+    return (path / "store.json").exists() or (path / "cache").is_dir()
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The resolved folders of one analysis (build it with :func:`open_workspace`).
@@ -77,6 +139,10 @@ class Workspace:
         Output directory of ``automd annotate``, when given.
     out : Path
         The report directory.
+    legacy_scores : Path or None
+        ``<root>/scores/<archive name>``, the default store of the layout before stores were
+        keyed by the archive, when it holds a store and ``scores`` is the archive's default
+        store and holds none yet (``automd score`` takes its caches and says so).
     """
 
     root: Path
@@ -87,6 +153,7 @@ class Workspace:
     scores: Path | None
     annotations: Path | None
     out: Path
+    legacy_scores: Path | None = None
 
     def resolve(self, path: str | Path | None) -> Path | None:
         """A path given later (a notebook parameter, an option) by the workspace's rule."""
@@ -137,9 +204,12 @@ def open_workspace(
     Examples
     --------
     >>> ws = open_workspace("runs/demo", root="/project", archive_name="demo")
-    >>> ws.archive, ws.scores, ws.out, ws.embeddings
-    (PosixPath('/project/runs/demo'), PosixPath('/project/scores/demo'), \
-PosixPath('/project/reports'), PosixPath('/project/scores/demo/embeddings'))
+    >>> ws.archive, ws.out
+    (PosixPath('/project/runs/demo'), PosixPath('/project/reports'))
+    >>> ws.scores == Path("/project/scores") / f"demo-{store_key('/project/runs/demo')}"
+    True
+    >>> ws.embeddings == ws.scores / "embeddings"
+    True
     """
     base = Path(root) if root is not None else REPO_ROOT
     archive_path = resolve_path(archive, base)
@@ -149,7 +219,12 @@ PosixPath('/project/reports'), PosixPath('/project/scores/demo/embeddings'))
             from automd_analysis.archive.reader import open_archive
 
             archive_name = open_archive(archive_path).meta.name
-        store = base / "scores" / archive_name
+        store = default_store(base, archive_path, archive_name)
+    legacy = None
+    if archive_path is not None and archive_name is not None and store is not None:
+        old = base / "scores" / archive_name
+        if store == default_store(base, archive_path, archive_name) and not is_store(store):
+            legacy = old if is_store(old) else None
     return Workspace(
         root=base,
         archive=archive_path,
@@ -159,4 +234,5 @@ PosixPath('/project/reports'), PosixPath('/project/scores/demo/embeddings'))
         scores=store,
         annotations=resolve_path(annotations, base),
         out=resolve_path(out, base) or base / "reports",
+        legacy_scores=legacy,
     )

@@ -59,6 +59,16 @@ ManifestsOpt = typer.Option(
     "--manifests",
     help="Manifest directory (default: $AUTOMD_MANIFESTS or <repo>/data_manifests).",
 )
+# A command that reads no task data (or no manifest) still takes the option, so that every command
+# takes --data and --manifests (README): it is accepted and not read.
+DataOptUnread = typer.Option(
+    None, "--data", help="Data root: not read by this command (accepted, as by every command)."
+)
+ManifestsOptUnread = typer.Option(
+    None,
+    "--manifests",
+    help="Manifest directory: not read by this command (accepted, as by every command).",
+)
 
 
 def typed(path: Path | None) -> Path | None:
@@ -66,3 +76,17 @@ def typed(path: Path | None) -> Path | None:
     shell command reads it); the defaults of the other folders come from the project root
     (:mod:`automd_analysis.archive.workspace`)."""
     return None if path is None else Path(path).expanduser().resolve()
+
+
+def note_legacy_store(workspace) -> None:
+    """Tell the user (stderr) when the archive's own score store holds nothing yet but a store of
+    the old layout, named after the archive only, does (:mod:`automd_analysis.archive.workspace`)."""
+    if workspace.legacy_scores is None:
+        return
+    typer.echo(
+        f"note: this archive's score store is {workspace.scores}, which holds no store yet; "
+        f"{workspace.legacy_scores} is a store of the old layout (named after the archive only, "
+        "so it may belong to another archive of that name): run `automd score` (it takes that "
+        f"store's caches), or pass --scores {workspace.legacy_scores} to use it as it is",
+        err=True,
+    )

@@ -32,7 +32,14 @@ from automd_analysis.annotate.runs import (
 )
 from automd_analysis.annotate.sources import read_loose_file
 from automd_analysis.archive import open_archive
-from automd_analysis.cli._apps import HELP_SETTINGS, DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import (
+    HELP_SETTINGS,
+    DataOpt,
+    DataOptUnread,
+    ManifestsOpt,
+    ManifestsOptUnread,
+    app,
+)
 from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
 
 _MAX_LISTED = 10
@@ -126,6 +133,7 @@ def annotate_code_command(
         None, "--task", help="Task id: fields that do not apply to it are 'na'."
     ),
     manifests: Path | None = ManifestsOpt,
+    data: Path | None = DataOptUnread,
 ) -> None:
     """The codebook answers for loose scripts, each file run as the script.
 
@@ -175,6 +183,8 @@ def annotate_agreement_command(
     include_reference: bool = typer.Option(
         True, "--include-reference/--agents-only", help="Include the simple-baseline runs."
     ),
+    data: Path | None = DataOptUnread,
+    manifests: Path | None = ManifestsOptUnread,
 ) -> None:
     """Agreement of generated annotations with the archive's own (kappa, precision/recall)."""
     if out is not None:

@@ -47,7 +47,7 @@ def _run_lines(runs: list[dict], indent: str = "  ") -> list[str]:
         lines += [
             f"{indent}run {r['run_id']}{' (replaced)' if r['replaced'] else ''}"
             + (" - INCOMPLETE" if r.get("incomplete") else ""),
-            f"{indent}  llm {r['llm']}, {r['search']} search, {r['nodes']} node(s)/step(s), "
+            f"{indent}  llm {r['llm']}, {r['search']} search, {_steps(r)}, "
             f"{len(r['versions'])} version(s); files bound: {r['files_bound']} ({r['binding']})",
             f"{indent}  selected {sel['selected_version'] or 'nothing'} by {sel['rule']}"
             + (
@@ -62,6 +62,17 @@ def _run_lines(runs: list[dict], indent: str = "  ") -> list[str]:
         if len(r["problems"]) > _MAX_LISTED:
             lines.append(f"{indent}  ... {len(r['problems']) - _MAX_LISTED} more in journal.md")
     return lines
+
+
+def _steps(run: dict) -> str:
+    """The run's size in the unit ``run.json`` counts: its development steps."""
+    steps, nodes = run.get("steps"), run["nodes"]
+    if steps is None:
+        return "no step list in run.json" + (f" ({nodes} snapshot(s))" if nodes else "")
+    extra = nodes - steps
+    return f"{steps} step(s) in run.json" + (
+        f" (+{extra} seed-aggregation node{'s' if extra > 1 else ''}, not a step)" if extra else ""
+    )
 
 
 def format_study(study: dict) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from automd_analysis._atomic import check_writable_dir
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, typed
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, note_legacy_store, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import (
     FLAG_THRESHOLD,
@@ -84,9 +84,10 @@ def compare_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     manifests: Path | None = ManifestsOpt,
+    data: Path | None = DataOpt,
 ) -> None:
     """Compare alarms at retained hours; exit 1 when a real-time-rule violation is flagged."""
-    task = get_task(task_id, manifests=manifests)
+    task = get_task(task_id, data=data, manifests=manifests)
     if task.manifest.kind.value != "sequential":
         raise MaskingError(
             f"task {task.id!r} is a {task.manifest.kind.value} task; the masking test applies to "
@@ -128,7 +129,7 @@ def run_command(
         "--scores",
         "--out",
         help="Score-store directory: read for validity, masking.parquet is written into it "
-        "(default: <repo>/scores/<archive name>).",
+        "(default: <repo>/scores/<archive name>-<key of its path>).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the masked test files."),
     agents: list[str] | None = typer.Option(
@@ -202,6 +203,7 @@ def run_command(
         archive_name=meta.name,
     )
     archive, data, manifests, scores_dir = ws.archive, ws.data, ws.manifests, ws.scores
+    note_legacy_store(ws)
     check_writable_dir(scores_dir, "--scores", code="masking.out_unwritable")
     store = load_store(scores_dir)
     limits = SandboxLimits(

@@ -3,12 +3,13 @@ print what it did. Stage progress goes to stderr; the summary to stdout."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, typed
+from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, note_legacy_store, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
@@ -50,7 +51,9 @@ def regenerate_command(
         2, "--jobs", "-j", min=1, help="Parallel scoring processes/notebooks."
     ),
     scores: Path | None = typer.Option(
-        None, "--scores", help="Score-store directory (default: <repo>/scores/<archive name>)."
+        None,
+        "--scores",
+        help="Score-store directory (default: <repo>/scores/<archive name>-<key of its path>).",
     ),
     notebooks: Path | None = typer.Option(
         None, "--notebooks", help="Notebook directory (default: the repository's notebooks/)."
@@ -127,6 +130,11 @@ def regenerate_command(
     """
     from automd_analysis.report.pipeline import RegenerateConfig, regenerate
 
+    if no_score and scores is None:
+        from automd_analysis.archive.workspace import open_workspace
+
+        with contextlib.suppress(AutomdError):  # the pipeline reports a bad archive itself
+            note_legacy_store(open_workspace(typed(archive)))
     config = RegenerateConfig(
         archive=typed(archive),
         out=typed(out),
@@ -165,6 +173,8 @@ def regenerate_command(
                 else ""
             )
         )
+        for note in sc.notes:
+            typer.echo(f"Note: {note}")
     for note in result.notes:
         typer.echo(note[0].upper() + note[1:])
     for nb in result.notebooks:

@@ -31,6 +31,7 @@ def format_summary(s: ScoreSummary) -> str:
         f"  problems:      {len(s.problems)} (problems.parquet)",
         f"  time:          {s.seconds:.1f} s",
     ]
+    lines += [f"  note: {n}" for n in s.notes]
     for p in s.problems[:_MAX_LISTED]:
         where = p["run_id"] or p["path"] or "archive"
         lines.append(f"    - {p['code']} [{p['effect']}] {where}: {p['message']}")
@@ -49,7 +50,9 @@ def score(
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     out: Path | None = typer.Option(
-        None, "--out", help="Score store directory (default: <repo>/scores/<archive name>)."
+        None,
+        "--out",
+        help="Score store directory (default: <repo>/scores/<archive name>-<key of its path>).",
     ),
     jobs: int = typer.Option(
         _default_jobs(), "--jobs", "-j", min=1, help="Local worker processes."

@@ -87,7 +87,7 @@ def out_of_range(msg: str, where: str, location: str | None = None) -> SourceErr
 
 
 def symlinked_dir(name: str, what: str) -> SourceError:
-    """``import.unsafe_path`` for a directory of SOURCE that is a symlink."""
+    """``import.unsafe_path`` for an entry of SOURCE (a folder, a log) that is a symlink."""
     return SourceError(
         f"{what} {name!r} is a symlink",
         path=name,
@@ -284,11 +284,13 @@ def llm_name(value: Any) -> str | None:
     return name[:200] or None
 
 
-def resolve_llm(given: str | None, logged: list[str], problems: list, where: str) -> str:
+def resolve_llm(given: str | None, logged: list[str], problems: list, where: str | None, *,
+                looked_in: str | None = None) -> str:  # fmt: skip
     """``--llm`` if given, else the last LLM the log names (a change is recorded).
 
-    ``import.llm_unknown`` says where the LLM was looked for: ``where`` and, when a YAML config
-    was not read (a recorded ``import.yaml_*`` problem), that config and why.
+    ``import.llm_unknown`` says where the LLM was looked for: ``looked_in`` (default ``where``,
+    the SOURCE-relative file the error names) and, when a YAML config was not read (a recorded
+    ``import.yaml_*`` problem), that config and why.
     """
     names = [n for n in (llm_name(v) for v in logged) if n]
     if given:
@@ -297,7 +299,7 @@ def resolve_llm(given: str | None, logged: list[str], problems: list, where: str
         unread = [p for p in problems if p.code in ("import.yaml_unsafe", "import.yaml_invalid")]
         why = "".join(f"; {p.path} could not be read ({p.message})" for p in unread)
         raise SourceError(
-            f"the log does not name the LLM (looked in {where}{why})",
+            f"the log does not name the LLM (looked in {looked_in or where}{why})",
             path=where,
             code="import.llm_unknown",
             fix="pass --llm NAME",
@@ -313,6 +315,26 @@ def resolve_llm(given: str | None, logged: list[str], problems: list, where: str
             )
         )
     return names[-1]
+
+
+def config_llm_place(source: SourceDir, configs: list[str]) -> tuple[str | None, str]:
+    """``(path, description)`` of the YAML configs an LLM name was looked for in
+    (``agent.code.model``): the last one that exists, and the files named, or said absent.
+
+    >>> import tempfile, pathlib
+    >>> config_llm_place(SourceDir(tempfile.mkdtemp()), ["config.yaml"])
+    (None, 'agent.code.model of config.yaml, which is absent')
+    """
+    present = [c for c in configs if source.is_file(c, what="YAML config")]
+    if not present:
+        names = ", ".join(configs[:3]) + (f" and {len(configs) - 3} more" if len(configs) > 3
+                                          else "")  # fmt: skip
+        return (
+            None,
+            f"agent.code.model of {names}, which {'is' if len(configs) == 1 else 'are'} absent",
+        )
+    names = ", ".join(present[:3]) + (f" and {len(present) - 3} more" if len(present) > 3 else "")
+    return present[-1], f"agent.code.model of {names}"
 
 
 def resolve_tokens(

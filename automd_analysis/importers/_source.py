@@ -31,7 +31,15 @@ from automd_analysis.importers.json_bounds import json_shape
 from automd_analysis.importers.problems import SourceError
 from automd_analysis.importers.text import has_surrogates
 
-__all__ = ["Limits", "SourceDir", "check_json_shape", "check_relative", "os_error", "parse_json"]
+__all__ = [
+    "Limits",
+    "SourceDir",
+    "check_json_shape",
+    "check_relative",
+    "is_cut_short",
+    "os_error",
+    "parse_json",
+]
 
 
 @dataclass(frozen=True)
@@ -563,6 +571,23 @@ def check_json_shape(data: bytes, rel: str, what: str, limits: Limits, *,
         )
 
 
+def is_cut_short(exc: json.JSONDecodeError) -> bool:
+    """Whether a JSON syntax error is the text ending too early (a file cut short while it was
+    written), not a wrong character inside it.
+
+    >>> def err(text):
+    ...     try:
+    ...         json.loads(text)
+    ...     except json.JSONDecodeError as exc:
+    ...         return exc
+    >>> is_cut_short(err('{"nodes": [{"code": "imp')), is_cut_short(err('{"a": 1,\\n'))
+    (True, True)
+    >>> is_cut_short(err('{"a": 1} x')), is_cut_short(err('{"a": tru}'))
+    (False, False)
+    """
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())
+
+
 def parse_json(data: bytes | str, rel: str, what: str, limits: Limits | None = None, *,
                checked: bool = False) -> Any:  # fmt: skip
     """Parse JSON (after :func:`check_json_shape` unless ``checked``), turning syntax errors into
@@ -574,6 +599,18 @@ def parse_json(data: bytes | str, rel: str, what: str, limits: Limits | None = N
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if is_cut_short(exc):
+            raise SourceError(
+                f"{what} {rel!r} is cut short: its text ends ({len(exc.doc)} characters) before "
+                f"the JSON is complete (the value at line {exc.lineno}, column {exc.colno} is "
+                "unfinished)",
+                path=rel,
+                location=f"line {exc.lineno}, column {exc.colno}",
+                code="import.malformed",
+                fix="the file was still being written when the run stopped or was copied; copy "
+                "it again from the finished run if there is one",
+                details={"cut_short": True},
+            ) from None
         raise SourceError(
             f"{what} {rel!r} is not valid JSON: {exc.msg}",
             path=rel,

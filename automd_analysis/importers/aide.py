@@ -25,6 +25,7 @@ from automd_analysis.importers._common import (
     bounded_seconds,
     check_node_id,
     clean_text,
+    config_llm_place,
     copy_if_present,
     dig,
     epoch_time,
@@ -301,7 +302,9 @@ def read_aide_run(
         )
     nodes = aide_nodes(raw, n2p, journal_rel, problems)
     config = read_yaml_config(source, f"{prefix}config.yaml", problems)
-    llm = resolve_llm(opts.llm, [dig(config, "agent", "code", "model")], problems, journal_rel)
+    where, looked_in = config_llm_place(source, [f"{prefix}config.yaml"])
+    llm = resolve_llm(opts.llm, [dig(config, "agent", "code", "model")], problems, where,
+                      looked_in=looked_in)  # fmt: skip
     binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
     if harness_binding:
         known = {n.node_id for n in nodes}

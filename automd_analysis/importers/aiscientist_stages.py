@@ -26,14 +26,19 @@ from automd_analysis.importers._common import (
 )
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.aide import parse_journal
+from automd_analysis.importers.labels import display_label, safe_folder_names
 from automd_analysis.importers.problems import SourceError, problem
+from automd_analysis.importers.text import has_surrogates
 
 __all__ = ["LAST_MAIN_STAGE", "STAGE_DIR", "StageJournals", "find_stages", "read_stage_journals"]
 
-#: ``stage_<main>_<main name>_<sub>_<sub name>`` (AgentManager's sub-stage directories).
-STAGE_DIR = re.compile(r"^stage_(\d{1,6})_(.+?)_(\d{1,6})_(.+)$")
+#: ``stage_<main>_<main name>_<sub>_<sub name>`` (AgentManager's sub-stage directories; the sub-stage
+#: name is free text, any character).
+STAGE_DIR = re.compile(r"^stage_(\d{1,6})_(.+?)_(\d{1,6})_(.+)\Z", re.DOTALL)
 #: AgentManager's last main stage (``ablation_studies``).
 LAST_MAIN_STAGE = 4
+#: Folder levels below a sub-stage's first folder searched for its journal (a ``/`` in the name).
+NESTED_LEVELS = 3
 STAGE_LOG_FILES = ("journal.json", "config.yaml", "best_node_id.txt", "tree_data.json")
 #: Reasons a stage journal is skipped rather than the run refused (hostile paths and ids stay
 #: fatal).
@@ -44,21 +49,28 @@ UNREADABLE = frozenset(
 
 
 def incomplete(problems: list, stage: str, why: str) -> None:
-    """Record ``run.incomplete`` for ``stage`` (once per stage)."""
-    if not any(p.code == "run.incomplete" and p.details.get("stage") == stage for p in problems):
+    """Record ``run.incomplete`` for ``stage`` (once per stage; ``details["stage"]`` is its
+    label)."""
+    label = display_label(stage)
+    if not any(p.code == "run.incomplete" and p.details.get("stage") == label for p in problems):
         problems.append(
             problem(
                 "run.incomplete",
-                f"the run is incomplete: sub-stage {stage} {why}",
-                path=stage,
-                stage=stage,
+                f"the run is incomplete: sub-stage {label} {why}",
+                path=label,
+                stage=label,
             )
         )
 
 
 def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int, int]]]:
     """The sub-stage directories with a journal, in (main, sub) order; one without a journal is
-    recorded (``import.stage_journal_missing``, ``run.incomplete``) and left out."""
+    recorded (``import.stage_journal_missing``, ``run.incomplete``) and left out.
+
+    A sub-stage's name is free text (AI-Scientist-v2's LLM names sub-stages): it is read as it
+    is, and a name with a ``/`` (which ``save_run`` turns into nested folders) is found below its
+    first folder, up to :data:`NESTED_LEVELS` levels deep.
+    """
     out = []
     for name, kind in source.listdir(""):
         m = STAGE_DIR.match(name)
@@ -66,29 +78,60 @@ def find_stages(source: SourceDir, problems: list) -> list[tuple[str, tuple[int,
             continue
         if kind == "link":
             raise symlinked_dir(name, "stage directory")
+        if kind == "other" and has_surrogates(name):  # listed, but no path can name it
+            problems.append(
+                problem(
+                    "import.stage_journal_invalid",
+                    f"sub-stage folder {display_label(name)} has a name that is not valid "
+                    "Unicode (not UTF-8); it cannot be read safely and is skipped",
+                    fix="rename the folder (UTF-8) if its journal matters",
+                )
+            )
+            incomplete(problems, name, "has a folder name that is not valid Unicode")
+            continue
         if kind != "dir":
             continue
-        check_node_id(name, "stage directory", name)
+        order = (int(m.group(1)), int(m.group(3)))
         try:
-            has_journal = source.exists(f"{name}/journal.json")
+            found = _stage_journal_dirs(source, name)
         except SourceError as exc:
             if exc.code != "import.unreadable":
                 raise
-            out.append((name, (int(m.group(1)), int(m.group(3)))))  # read_stage_journals records
+            out.append((name, order))  # read_stage_journals records
             continue
-        if not has_journal:
+        if not found:
+            label = display_label(name)
             problems.append(
                 problem(
                     "import.stage_journal_missing",
-                    f"sub-stage {name} has no journal.json; its nodes are unknown and it is skipped",
+                    f"sub-stage {label} has no journal.json; its nodes are unknown and it is "
+                    "skipped",
                     path=name,
                     fix="nothing to do: selection continues with the other sub-stages",
                 )
             )
             incomplete(problems, name, "has no journal.json")
             continue
-        out.append((name, (int(m.group(1)), int(m.group(3)))))
+        out += [(rel, order) for rel in found]
     return sorted(out, key=lambda s: (s[1], s[0]))
+
+
+def _stage_journal_dirs(source: SourceDir, name: str) -> list[str]:
+    """``[name]`` when the folder holds ``journal.json``, else the folders below it (up to
+    :data:`NESTED_LEVELS` levels, symlinks not followed) that do: a sub-stage name with ``/`` in
+    it."""
+    level, found = [name], []
+    for depth in range(NESTED_LEVELS + 1):
+        deeper = []
+        for rel in level:
+            if source.exists(f"{rel}/journal.json"):
+                found.append(rel)
+            elif depth < NESTED_LEVELS:
+                deeper += [f"{rel}/{sub}" for sub, kind in source.listdir(rel) if kind == "dir"]
+        if found or not deeper:
+            return found
+        level = deeper[: source.limits.max_entries]
+    return found
 
 
 @dataclass
@@ -103,6 +146,9 @@ class StageJournals:
     best_ids: dict[str, str | None] = field(default_factory=dict)  # best_node_id.txt per stage
     raw_logs: dict[str, str] = field(default_factory=dict)
     llm_names: list = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)  # the config.yaml files looked in
+    labels: dict[str, str] = field(default_factory=dict)  # sub-stage -> its printable label
+    log_folders: dict[str, str] = field(default_factory=dict)  # renamed ones: sub-stage -> folder
 
 
 def read_stage_journals(
@@ -115,6 +161,7 @@ def read_stage_journals(
     out = StageJournals()
     failures: list[SourceError] = []
     total = 0
+    log_dirs = safe_folder_names(name for name, _order in stages)
     for name, order in stages:
         where = f"{name}/journal.json"
         try:
@@ -128,18 +175,27 @@ def read_stage_journals(
             problems.append(
                 problem(
                     "import.stage_journal_invalid",
-                    f"sub-stage {name}: {exc.message} [{exc.code}]; it is skipped",
+                    f"sub-stage {display_label(name)}: {exc.message} [{exc.code}]; it is skipped",
                     path=where,
                     location=exc.location,
                     fix="nothing to do unless you have an intact copy of the journal",
                 )
             )
-            incomplete(problems, name, f"has a journal that cannot be read ({exc.code})")
+            why = (
+                "has a journal that is cut short (it was being written when the run stopped or "
+                "was copied)"
+                if exc.details.get("cut_short")
+                else f"has a journal that cannot be read ({exc.code})"
+            )
+            incomplete(problems, name, why)
             continue
         total += len(raw)
         if total > source.limits.max_nodes:
             raise too_many_nodes(total, source.limits.max_nodes, where)
         out.stages.append((name, order))
+        out.labels[name] = display_label(name)
+        if log_dirs[name] != name:
+            out.log_folders[name] = log_dirs[name]
         out.stage_nodes[name] = [n["id"] for n in raw]
         for n in raw:
             if n["id"] not in out.raw_by_id:
@@ -149,8 +205,9 @@ def read_stage_journals(
             out.parent_of.setdefault(child, parent)
         out.best_ids[name] = _best_node_id(source, name, problems)
         config = read_yaml_config(source, f"{name}/config.yaml", problems)
+        out.configs.append(f"{name}/config.yaml")
         out.llm_names.append(dig(config, "agent", "code", "model"))
-        out.raw_logs.update(_stage_raw_logs(source, name))
+        out.raw_logs.update(_stage_raw_logs(source, name, log_dirs[name]))
     if not out.stages and failures:
         raise failures[0]
     for fname, kind in source.listdir(""):
@@ -161,10 +218,14 @@ def read_stage_journals(
 
 def check_finished(journals: StageJournals, problems: list) -> None:
     """Record ``run.incomplete`` when the latest readable sub-stage shows that the run stopped
-    before AgentManager finished its last main stage."""
+    before AgentManager finished its last main stage. When a sub-stage at least as late was
+    skipped (no journal, or one cut short), the run got that far: its own ``run.incomplete``
+    says why, and nothing is claimed about where the run stopped."""
     if not journals.stages:
         return
-    name, (main, _sub) = journals.stages[-1]
+    name, (main, sub) = journals.stages[-1]
+    if any(order >= (main, sub) for order in _skipped_orders(problems)):
+        return
     ids = journals.stage_nodes[name]
     has_agg = any(journals.raw_by_id[i].get("is_seed_agg_node") is True for i in ids)
     if main < LAST_MAIN_STAGE:
@@ -183,17 +244,29 @@ def check_finished(journals: StageJournals, problems: list) -> None:
         )
 
 
-def _stage_raw_logs(source: SourceDir, name: str) -> dict[str, str]:
-    """The log files of one sub-stage to copy into the archive (archive path -> source path)."""
-    logs = copy_if_present(source, [f"{name}/{f}" for f in STAGE_LOG_FILES])
+def _skipped_orders(problems: list) -> list[tuple[int, int]]:
+    """``(main, sub)`` of the sub-stages recorded as incomplete (skipped) so far."""
+    out = []
+    for p in problems:
+        m = STAGE_DIR.match(str(p.details.get("stage", ""))) if p.code == "run.incomplete" else None
+        if m:
+            out.append((int(m.group(1)), int(m.group(3))))
+    return out
+
+
+def _stage_raw_logs(source: SourceDir, name: str, folder: str) -> dict[str, str]:
+    """The log files of sub-stage ``name`` to copy into the archive (archive path below
+    ``logs/`` -> SOURCE path); they go to ``folder``, the sub-stage's safe archive folder."""
+    found = [f"{name}/{f}" for f in STAGE_LOG_FILES]
     for fname, kind in source.listdir(name):
         if kind == "file" and fname.startswith("best_solution_") and fname.endswith(".py"):
-            logs[f"{name}/{fname}"] = f"{name}/{fname}"
+            found.append(f"{name}/{fname}")
     if source.is_dir(f"{name}/notes"):
         for fname, kind in source.listdir(f"{name}/notes"):
             if kind == "file" and fname.endswith(".json"):
-                logs[f"{name}/notes/{fname}"] = f"{name}/notes/{fname}"
-    return logs
+                found.append(f"{name}/notes/{fname}")
+    logs = copy_if_present(source, found)
+    return {folder + dest[len(name) :]: rel for dest, rel in logs.items()}
 
 
 def _best_node_id(source: SourceDir, stage: str, problems: list) -> str | None:
@@ -202,7 +275,7 @@ def _best_node_id(source: SourceDir, stage: str, problems: list) -> str | None:
         problems.append(
             problem(
                 "import.best_node_missing",
-                f"{stage} has no best_node_id.txt; the metric rule decides",
+                f"{display_label(stage)} has no best_node_id.txt; the metric rule decides",
                 path=rel,
             )
         )

@@ -29,6 +29,7 @@ from automd_analysis.importers._common import (
     ImportOptions,
     assemble,
     clean_text,
+    config_llm_place,
     final_default,
     finite_or_none,
     first_line,
@@ -208,31 +209,33 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     started = min(node_times(n, "journal.json", [])[0] for n in journals.raw_by_id.values())
     ended = max(n.created_at for n in nodes)
     final_code, final_note = _final_code(stage_cands, by_id)
-    llm = resolve_llm(opts.llm, [x for x in journals.llm_names if x], problems, stages[-1][0])
+    where, looked_in = config_llm_place(source, journals.configs)
+    llm = resolve_llm(opts.llm, [x for x in journals.llm_names if x], problems, where,
+                      looked_in=looked_in)  # fmt: skip
     tokens = resolve_tokens(opts.tokens, None, problems, "the AI-Scientist-v2 tree search")
-    return [
-        assemble(
-            fmt="aiscientist-v2",
-            source=source,
-            opts=opts,
-            task=task,
-            rep=opts.rep,
-            llm=llm,
-            search="tree",
-            nodes=nodes,
-            selection=selection,
-            binding=binding,
-            final_rel=final_rel,
-            started_at=started,
-            ended_at=ended,
-            tokens=tokens,
-            raw_logs=journals.raw_logs,
-            problems=problems,
-            final_code=final_code,
-            final_code_note=final_note,
-            final_created_at=ended,
-        )
-    ]
+    run = assemble(
+        fmt="aiscientist-v2",
+        source=source,
+        opts=opts,
+        task=task,
+        rep=opts.rep,
+        llm=llm,
+        search="tree",
+        nodes=nodes,
+        selection=selection,
+        binding=binding,
+        final_rel=final_rel,
+        started_at=started,
+        ended_at=ended,
+        tokens=tokens,
+        raw_logs=journals.raw_logs,
+        problems=problems,
+        final_code=final_code,
+        final_code_note=final_note,
+        final_created_at=ended,
+    )
+    run.log_folders.update(journals.log_folders)
+    return [run]
 
 
 def _final_code(stage_cands: list[StageCandidates], by_id: dict[str, ImportedNode]):
@@ -303,7 +306,7 @@ def _imported_node(n: dict, ordinal: int, is_step: bool, journals: StageJournals
         ordinal=ordinal,
         log_step=n["step"],
         parent=parent,
-        stage=journals.first_stage[nid],
+        stage=journals.labels[journals.first_stage[nid]],
         buggy=n.get("is_buggy") is True,
         metric=parse_metric(n.get("metric"), problems, f"metric of node {nid}", where),
         created_at=node_times(n, where, problems)[1],
@@ -334,7 +337,8 @@ def _stage_candidates(
             problems.append(
                 problem(
                     "import.best_node_missing",
-                    f"{name}/best_node_id.txt names {best}, which is not in the stage's journal",
+                    f"{journals.labels[name]}/best_node_id.txt names {best}, which is not in the "
+                    "stage's journal",
                     path=f"{name}/best_node_id.txt",
                 )
             )
@@ -342,11 +346,13 @@ def _stage_candidates(
             problems.append(
                 problem(
                     "import.best_node_buggy",
-                    f"{name}: the saved best node {best} is marked buggy; the metric rule decides",
+                    f"{journals.labels[name]}: the saved best node {best} is marked buggy; the "
+                    "metric rule decides",
                     path=f"{name}/best_node_id.txt",
                 )
             )
         out.append(
-            StageCandidates(name, order, best, tuple(cand(i) for i in journals.stage_nodes[name]))
-        )
+            StageCandidates(journals.labels[name], order, best,
+                            tuple(cand(i) for i in journals.stage_nodes[name]))
+        )  # fmt: skip
     return out

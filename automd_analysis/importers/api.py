@@ -216,6 +216,7 @@ class ImportReport:
                     "started_at": r.started_at.isoformat(),
                     "ended_at": r.ended_at.isoformat(),
                     "nodes": len(r.nodes),
+                    "steps": r.steps,
                     "versions": [v.node_id for v in r.versions]
                     + (["final"] if r.final_file is not None else []),
                     "files_bound": len(r.versions),
@@ -247,11 +248,30 @@ class ImportReport:
         }
 
 
-def _with_hint(exc: SourceError, fmt: str, source: SourceDir) -> SourceError:
-    """``import.journal_missing`` naming the directory one level off that holds the log."""
-    mark, found = nearby_logs(fmt, source.root)
+def _with_hint(exc: SourceError, fmt: str, source: SourceDir,
+               packed: tuple[Path, str] | None = None) -> SourceError:  # fmt: skip
+    """``import.journal_missing`` naming the directory one level off that holds the log; for a
+    packed SOURCE (``packed`` = the file and SOURCE's member path in it), the folders inside the
+    file, by their member paths (the unpacked copy is gone when the error is read)."""
+    mark, found = nearby_logs(fmt, source.root, above=packed is None)
     if not found:
         return exc
+    if packed is not None:
+        file, member = packed
+        names = [f"{member}/{p.name}" if member else p.name for p in found]
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        return SourceError(
+            f"{exc.message}; {len(names)} folder(s) inside {file.name} hold {mark}: {shown}",
+            path=file,
+            location=exc.location,
+            code=exc.code,
+            fix=f"extract {file} and pass its folder {names[0]} as SOURCE (or pack that folder "
+            "alone)"
+            if len(names) == 1
+            else f"extract {file} and pass one of those folders as SOURCE, or import them all "
+            "with --layout (docs/importing.md)",
+            details={**exc.details, "packed_file": str(file), "log_directories": names},
+        )
     if found[0] == source.root.parent:
         hint, fix = f"the folder one level above SOURCE holds {mark}: {found[0]}", found[0]
     else:
@@ -268,6 +288,27 @@ def _with_hint(exc: SourceError, fmt: str, source: SourceDir) -> SourceError:
         else "pass one of them as SOURCE, or import them all with --layout (docs/importing.md)",
         details={**exc.details, "log_directories": [str(p) for p in found]},
     )
+
+
+def _in_packed(exc: AutomdError, root: Path, file: Path, member: str) -> AutomdError:
+    """``exc`` with every path inside the unpacked copy ``root`` (deleted when the import ends)
+    named by the packed ``file`` instead: ``path`` becomes the file, and the copy's absolute path
+    in the texts becomes the member path inside it."""
+    tmp = str(root)
+    inside = f"{file.name}:{member}" if member else f"{file.name}:"
+
+    def fix_text(text):
+        return text.replace(tmp, inside) if isinstance(text, str) else text
+
+    path = exc.path
+    if path is not None and Path(path).is_absolute() and Path(path).is_relative_to(root):
+        path = file
+    details = {k: fix_text(v) if not isinstance(v, list) else [fix_text(x) for x in v]
+               for k, v in exc.details.items()}  # fmt: skip
+    if path is exc.path and details == exc.details and tmp not in f"{exc.message}{exc.fix}":
+        return exc
+    return type(exc)(fix_text(exc.message), path=path, location=exc.location,
+                     fix=fix_text(exc.fix), code=exc.code, details=details)  # fmt: skip
 
 
 def import_source(
@@ -336,9 +377,13 @@ def import_source(
         )
     given = Path(source)
     if is_packed(given):
-        with unpacked(given, opts.limits) as (root, name):
+        with unpacked(given, opts.limits) as (root, name, member):
             src = SourceDir(root, opts.limits, name=name)
-            return _import(fmt, src, given, archive, opts, replace_existing, manifests, data)
+            try:
+                return _import(fmt, src, given, archive, opts, replace_existing, manifests, data,
+                               packed=(given.resolve(), member))  # fmt: skip
+            except AutomdError as exc:
+                raise _in_packed(exc, root, given.resolve(), member) from None
     return _import(fmt, SourceDir(given, opts.limits), given, archive, opts, replace_existing,
                    manifests, data)  # fmt: skip
 
@@ -353,13 +398,14 @@ def _tokens_in_source(src: SourceDir, opts: ImportOptions) -> ImportOptions:
     return replace(opts, tokens=parse_tokens(raw, rel))
 
 
-def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data):
+def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data,
+            packed: tuple[Path, str] | None = None):  # fmt: skip
     opts = _tokens_in_source(src, opts)
     try:
         runs = _formats()[fmt](src, opts)
     except SourceError as exc:
         if exc.code == "import.journal_missing":
-            raise _with_hint(exc, fmt, src) from None
+            raise _with_hint(exc, fmt, src, packed) from None
         raise
     _check_tasks(runs, None if manifests is None else Path(manifests),
                  None if data is None else Path(data))  # fmt: skip

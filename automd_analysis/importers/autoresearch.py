@@ -3,7 +3,8 @@
 SOURCE is the loop's work directory: the final ``submission.csv``, the agent's free-text
 ``journal.md`` (the Auto-MD-bench program) and/or a karpathy-style ``results.tsv`` (tab-separated,
 header ``commit<TAB><metric><TAB>memory_gb<TAB>status<TAB>description``, ``status`` one of
-``keep``, ``discard``, ``crash``), and optionally the Codex session rollouts under
+``keep``, ``discard``, ``crash``; or its variant with a ``git_commit`` column and the statuses
+``ok``, ``failed``, ``partial``: :data:`STATUSES`), and optionally the Codex session rollouts under
 ``sessions/**/rollout-*.jsonl`` (times, LLM, tokens; see :mod:`.rollouts`). ``journal.md`` is free
 text and is copied, not parsed; the log files are found whatever their case (``PROGRAM.md``).
 Without a rollout, the run's times are the files' modification times. The code bound to the final
@@ -25,8 +26,8 @@ from automd_analysis.importers._common import (
     finite_or_none,
     first_line,
     malformed,
-    mtime_utc,
     require_task,
+    symlinked_dir,
     too_many_nodes,
 )
 from automd_analysis.importers._source import SourceDir
@@ -35,7 +36,11 @@ from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError
 from automd_analysis.importers.rollouts import read_rollouts
-from automd_analysis.importers.workdir import linear_steps_from_files, times_from_files
+from automd_analysis.importers.workdir import (
+    linear_steps_from_files,
+    times_from_files,
+    times_in_span,
+)
 
 __all__ = ["parse_results_tsv", "read_autoresearch"]
 
@@ -44,12 +49,71 @@ LOG_FILES = ("results.tsv", "journal.md", "program.md", "run.log")
 
 
 def log_files(source: SourceDir) -> dict[str, str]:
-    """``{lower-case name: name in SOURCE}`` of the top-level log files (``PROGRAM.md`` too)."""
+    """``{lower-case name: name in SOURCE}`` of the top-level log files (``PROGRAM.md`` too); one
+    that is a symlink (``import.unsafe_path``) or not a regular file, such as a FIFO
+    (``import.not_a_file``, never opened), is refused."""
     out = {}
     for name, kind in source.listdir(""):
-        if kind == "file" and name.lower() in LOG_FILES:
-            out.setdefault(name.lower(), name)
+        if name.lower() not in LOG_FILES:
+            continue
+        if kind == "link":
+            raise symlinked_dir(name, "log file")
+        if kind != "file":
+            raise SourceError(
+                f"log file {name!r} is not a regular file (a FIFO, device, socket or folder)",
+                path=name,
+                code="import.not_a_file",
+                fix="replace it by a regular file (a copy of the log)",
+            )
+        out.setdefault(name.lower(), name)
     return out
+
+
+#: ``results.tsv`` statuses -> whether the experiment ran to a result (``ok`` in ``run.json``) and
+#: whether its metric column holds that result. karpathy/autoresearch's ``program.md``: ``keep``
+#: (improved, kept), ``discard`` (ran, not better, reverted) and ``crash`` (did not run; the metric
+#: is a ``0.000000`` placeholder). Its ``git_commit`` variant: ``ok`` (ran), ``failed`` (did not run;
+#: placeholder) and ``partial`` (stopped before it finished, e.g. at the time limit: its number is
+#: not a finished validation result, so the step is not ok, as AIDE marks a timed-out node buggy;
+#: the number is kept as reported).
+STATUSES: dict[str, tuple[bool, bool]] = {
+    "keep": (True, True),
+    "discard": (True, True),
+    "crash": (False, False),
+    "ok": (True, True),
+    "failed": (False, False),
+    "partial": (False, True),
+}
+#: Names of the column holding the experiment's git commit.
+COMMIT_COLUMNS = ("commit", "git_commit")
+#: Columns that are not the metric (the metric is the first column not named here).
+NOT_METRIC = frozenset({*COMMIT_COLUMNS, "memory_gb", "status", "description"})
+#: Metric cells that mean "no value" (a failed row may leave the cell empty).
+_EMPTY = frozenset({"", "-", "na", "n/a", "none", "null"})
+
+
+def _columns(header: list[str], where: str) -> tuple[int, int, int, int | None]:
+    """Indices of the commit, metric, status and (optional) description columns."""
+    commit = next((i for i, h in enumerate(header) if h in COMMIT_COLUMNS), None)
+    metric = next((i for i, h in enumerate(header) if h not in NOT_METRIC), None)
+    if commit is None or "status" not in header or metric is None:
+        raise malformed(
+            "results.tsv header must name a commit column ('commit' or 'git_commit'), a metric "
+            f"column and 'status'; it is {header!r}",
+            where,
+            "row 1",
+        )
+    desc = header.index("description") if "description" in header else None
+    return commit, metric, header.index("status"), desc
+
+
+def _metric(cell: str, name: str, loc: str, where: str, problems: list) -> float | None:
+    if cell.strip().lower() in _EMPTY:
+        return None
+    try:
+        return finite_or_none(float(cell), problems, f"{name} of {loc}", where)
+    except ValueError:
+        raise malformed(f"{name} {cell!r} is not a number", where, loc) from None
 
 
 def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNode]:
@@ -65,12 +129,15 @@ def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNod
     -------
     list of ImportedNode
         ``step-NNNN`` per row (1-based); ``metric.kind`` is the metric column's name and the
-        direction is unknown (the file does not say); ``crash`` rows are buggy with no metric.
+        direction is unknown (the file does not say). A row's status decides (:data:`STATUSES`):
+        ``keep``, ``discard``, ``ok`` are ok steps with their metric; ``crash``, ``failed`` are
+        buggy with no metric (the cell is a placeholder); ``partial`` is buggy with its metric as
+        reported.
 
     Raises
     ------
     SourceError
-        ``import.malformed`` (no ``commit``/``status`` column, a row with the wrong number of
+        ``import.malformed`` (no commit/metric/``status`` column, a row with the wrong number of
         fields, an unknown status, a metric that is not a number).
 
     See Also
@@ -87,6 +154,9 @@ def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNod
     >>> tsv += "a1b2c3d\\t0.786\\t5.3\\tkeep\\tbaseline\\nb2c3d4e\\t0.000\\t0.0\\tcrash\\tOOM\\n"
     >>> [(n.node_id, n.buggy, n.metric.value) for n in parse_results_tsv(tsv, "r.tsv", [])]
     [('step-0001', False, 0.786), ('step-0002', True, None)]
+    >>> tsv = "git_commit\\tval_auc\\tstatus\\n1a2b3c4\\t0.81\\tok\\n2b3c4d5\\t0.77\\tpartial\\n"
+    >>> [(n.buggy, n.metric.value) for n in parse_results_tsv(tsv, "r.tsv", [])]
+    [(False, 0.81), (True, 0.77)]
     """
     try:
         rows = [r for r in csv.reader(io.StringIO(text), delimiter="\t")
@@ -96,26 +166,21 @@ def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNod
     if not rows:
         raise malformed("results.tsv is empty", where)
     header = [h.strip() for h in rows[0]]
-    if len(header) < 3 or header[0] != "commit" or "status" not in header:
-        raise malformed("results.tsv header must start with 'commit' and have 'status'", where)
-    metric_name = header[1]
-    i_status = header.index("status")
-    i_desc = header.index("description") if "description" in header else None
+    header[0] = header[0].lstrip("\ufeff")
+    i_commit, i_metric, i_status, i_desc = _columns([h.lower() for h in header], where)
+    metric_name = header[i_metric]
     out = []
     for n, row in enumerate(rows[1:], start=1):
         loc = f"row {n + 1}"
         if len(row) != len(header):
             raise malformed(f"row has {len(row)} fields, the header {len(header)}", where, loc)
         status = row[i_status].strip().lower()
-        if status not in ("keep", "discard", "crash"):
-            raise malformed(f"status {row[i_status]!r} is not keep/discard/crash", where, loc)
-        value = None
-        if status != "crash":
-            try:
-                value = finite_or_none(float(row[1]), problems, f"{metric_name} of {loc}", where)
-            except ValueError:
-                raise malformed(f"{metric_name} {row[1]!r} is not a number", where, loc) from None
-        desc = f"{row[0].strip()} {status.upper()}"
+        if status not in STATUSES:
+            raise malformed(f"status {row[i_status]!r} is not one of {', '.join(STATUSES)}",
+                            where, loc)  # fmt: skip
+        ran, has_value = STATUSES[status]
+        value = _metric(row[i_metric], metric_name, loc, where, problems) if has_value else None
+        desc = f"{row[i_commit].strip()} {status.upper()}"
         if i_desc is not None:
             desc += f": {first_line(row[i_desc])}"
         out.append(
@@ -123,7 +188,7 @@ def parse_results_tsv(text: str, where: str, problems: list) -> list[ImportedNod
                 f"step-{n:04d}",
                 n,
                 log_step=n,
-                buggy=status == "crash",
+                buggy=not ran,
                 metric=Metric(value, None, metric_name),
                 description=desc,
             )
@@ -186,7 +251,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     if summary.first is not None:
         start, end = summary.first, summary.last
     else:
-        start, end = times_from_files(source, problems)
+        start, end = times_from_files(source, problems, opts.budget_minutes)
     if tsv:
         data = source.read_bytes(tsv, source.limits.log_bytes, what="results.tsv")
         if data.count(b"\n") > min(source.limits.max_lines, source.limits.max_nodes + 1):
@@ -194,15 +259,13 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         text = source.read_text(tsv, source.limits.log_bytes, what="results.tsv")
         nodes = parse_results_tsv(text, tsv, problems)
         binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
-        bound = []
-        for n in nodes:
-            rel = binding.files.get(n.node_id)
-            if rel is None:
-                bound.append(n)
-                continue
-            created = min(max(mtime_utc(source, rel), start), end)
-            bound.append(replace(n, prediction=rel, created_at=created))
-        nodes = bound
+        times = times_in_span(source, sorted(set(binding.files.values())), start, end, problems)
+        nodes = [
+            replace(n, prediction=rel, created_at=times[rel])
+            if (rel := binding.files.get(n.node_id)) is not None
+            else n
+            for n in nodes
+        ]
     else:
         nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
     run = assemble_rollout_run(

@@ -6,7 +6,9 @@ in the archive: absolute paths and ``..`` keep their last component, characters 
 ``[A-Za-z0-9_.-/]`` become ``_``, a leading dot becomes ``_``. A name is then left out, and
 recorded (``import.code_file_skipped``), when a component is longer than 200 characters, when it
 repeats a name already taken, or when it would need a taken file as a folder (``a.py`` and
-``a.py/b.py``) or a taken folder as a file; the first name in sorted order wins.
+``a.py/b.py``) or a taken folder as a file, or when the whole name is longer than 1024 bytes
+(the path in the archive must stay below the system's limit; a name too long is the log's
+fault, never DEST's); the first name in sorted order wins.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from collections.abc import Iterable
 
 from automd_analysis.importers.problems import problem
 
-__all__ = ["MAX_PART", "safe_code_files", "safe_code_name"]
+__all__ = ["MAX_PART", "MAX_PATH", "safe_code_files", "safe_code_name"]
 
 #: Longest path component written (file systems allow 255 bytes).
 MAX_PART = 200
+#: Longest relative path written below ``code/<version>/`` (the whole path, DEST included, must
+#: stay below the system's 4096 bytes).
+MAX_PATH = 1024
 _CODE_NAME = re.compile(r"[^A-Za-z0-9_.\-/]")
 
 
@@ -82,6 +87,8 @@ def safe_code_files(items: Iterable[tuple[str, str]], problems: list, where: str
         why = None
         if any(len(p.encode()) > MAX_PART for p in parts):
             why = f"has a path component longer than {MAX_PART} bytes"
+        elif len(raw.encode()) > MAX_PATH:
+            why = f"has a path longer than {MAX_PATH} bytes"
         elif raw in taken_files or raw in taken_dirs:
             why = "repeats a file or folder name already taken"
         elif dirs & taken_files:

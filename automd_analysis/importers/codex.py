@@ -87,7 +87,7 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
                 fix="SOURCE must be the Codex run directory that holds sessions/ and/or "
                 "submission.csv",
             )
-        start, end = times_from_files(source, problems)
+        start, end = times_from_files(source, problems, opts.budget_minutes)
     else:
         start, end = summary.first, summary.last
     nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
@@ -156,8 +156,15 @@ def assemble_rollout_run(
     """
     if binding.final is not None:
         final_rel = binding.final
-    where = "the rollouts' turn_context records" if summary.first else "SOURCE (no rollout)"
-    llm = resolve_llm(opts.llm, summary.models, problems, where)
+    if summary.first is not None:
+        where = summary.files[-1] if summary.files else None
+        looked_in = "the turn_context records of the rollouts"
+    else:
+        where, looked_in = (
+            None,
+            "SOURCE, which holds no session rollout (sessions/**/rollout-*.jsonl)",
+        )
+    llm = resolve_llm(opts.llm, summary.models, problems, where, looked_in=looked_in)
     tokens = resolve_tokens(opts.tokens, summary.tokens, problems, tokens_from)
     raw_logs = {rel: rel for rel in summary.files}
     raw_logs.update(other_logs or {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from automd_analysis.importers.labels import display_label
 from automd_analysis.importers.model import FINAL_VERSION, ImportedNode, ImportedRun
 
 __all__ = ["render_journal"]
@@ -71,6 +72,14 @@ def render_journal(run: ImportedRun) -> str:
         f"Imported by `automd import {run.format}` from `{run.source_name}`. Raw logs are under "
         "`logs/`, unparsed.",
         "",
+    ]
+    if run.log_folders:
+        lines += [
+            f"- the logs of `{display_label(src)}` are under `logs/{folder}/` (its name is not a "
+            "safe archive folder name)"
+            for src, folder in sorted(run.log_folders.items())
+        ] + [""]
+    lines += [
         "## Selection",
         "",
         f"Rule `{run.selection.rule}` selected "

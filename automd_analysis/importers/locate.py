@@ -20,7 +20,7 @@ __all__ = ["MARKS", "MAX_LOOKED_AT", "nearby_logs"]
 
 #: Sub-folders of SOURCE looked into at most.
 MAX_LOOKED_AT = 200
-_STAGE = re.compile(r"^stage_\d+_.+_\d+_.+$")
+_STAGE = re.compile(r"^stage_\d+_.+_\d+_.+\Z", re.DOTALL)  # sub-stage names are free text
 
 
 def _entries(path: Path) -> dict[str, str]:
@@ -68,7 +68,7 @@ MARKS: dict[str, tuple[str, Callable[[dict[str, str]], bool]]] = {
 }
 
 
-def nearby_logs(fmt: str, source: Path) -> tuple[str, list[Path]]:
+def nearby_logs(fmt: str, source: Path, *, above: bool = True) -> tuple[str, list[Path]]:
     """The directories one level above or below ``source`` that hold ``fmt``'s log.
 
     Parameters
@@ -77,6 +77,9 @@ def nearby_logs(fmt: str, source: Path) -> tuple[str, list[Path]]:
         A format name of :data:`MARKS`.
     source : Path
         The SOURCE that held no log.
+    above : bool
+        Also look at ``source``'s parent (not for a packed SOURCE: its parent is a temporary
+        folder, not the user's).
 
     Returns
     -------
@@ -109,7 +112,7 @@ def nearby_logs(fmt: str, source: Path) -> tuple[str, list[Path]]:
     source = Path(source)
     found: list[Path] = []
     parent = source.parent
-    if parent != source and holds(_entries(parent)):
+    if above and parent != source and holds(_entries(parent)):
         found.append(parent)
     children = sorted(n for n, k in _entries(source).items() if k == "dir")[:MAX_LOOKED_AT]
     found += [source / n for n in children if holds(_entries(source / n))]

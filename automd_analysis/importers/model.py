@@ -146,7 +146,9 @@ class ImportedRun:
 
     ``selected_version`` is a node id, :data:`FINAL_VERSION` or ``None`` (no submission: the run
     is invalid). ``raw_logs`` maps archive paths (below ``logs/``) to SOURCE-relative paths, copied
-    unparsed; ``log_texts`` holds logs read from outside SOURCE (``--rollout``), written as read.
+    unparsed; ``log_texts`` holds logs read from outside SOURCE (``--rollout``), written as read;
+    ``log_folders`` names the SOURCE folders whose logs go under another archive folder (a
+    free-text name that is not a safe archive name, :mod:`.labels`).
     ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code bound to it
     (the agent's own best solution, or the scripts beside the file) and ``final_code_note`` says
     where that code came from. ``problems`` are recorded (non-fatal) problems; a ``run.incomplete``
@@ -176,6 +178,7 @@ class ImportedRun:
     final_code_note: str = ""
     raw_logs: dict[str, str] = field(default_factory=dict)
     log_texts: dict[str, str] = field(default_factory=dict)
+    log_folders: dict[str, str] = field(default_factory=dict)
     binding: str = "none"
     problems: list[AutomdError] = field(default_factory=list)
     steps_in_run_json: bool = True
@@ -189,6 +192,13 @@ class ImportedRun:
     def incomplete(self) -> bool:
         """Part of the run is missing or unreadable, or the run stopped inside a stage."""
         return any(p.code == "run.incomplete" for p in self.problems)
+
+    @property
+    def steps(self) -> int | None:
+        """How many development steps ``run.json`` ``steps`` lists (``None``: no step list)."""
+        if not (self.steps_in_run_json and self.nodes):
+            return None
+        return sum(n.is_step for n in self.nodes)
 
     @property
     def versions(self) -> list[ImportedNode]:

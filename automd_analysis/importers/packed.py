@@ -163,8 +163,9 @@ def _untar(unpacker: _Unpacker, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def unpacked(path: str | Path, limits: Limits | None = None) -> Iterator[tuple[Path, str]]:
-    """Unpack the archive file ``path`` safely; yield ``(directory to use as SOURCE, name)``.
+def unpacked(path: str | Path, limits: Limits | None = None) -> Iterator[tuple[Path, str, str]]:
+    """Unpack the archive file ``path`` safely; yield ``(directory to use as SOURCE, name,
+    member)``.
 
     Parameters
     ----------
@@ -179,6 +180,9 @@ def unpacked(path: str | Path, limits: Limits | None = None) -> Iterator[tuple[P
         the block ends.
     name : str
         The name SOURCE goes by: that folder's name, else the file's name without its suffix.
+    member : str
+        That folder's path inside the file (``""``: the file's top level), for messages: the
+        directory is gone when the block ends, so messages name the file and this member path.
 
     Raises
     ------
@@ -202,9 +206,9 @@ def unpacked(path: str | Path, limits: Limits | None = None) -> Iterator[tuple[P
     ...     data = b"{}"
     ...     info = tarfile.TarInfo("0-exp/journal.json"); info.size = len(data)
     ...     tf.addfile(info, io.BytesIO(data))
-    >>> with unpacked(d / "run.tar.gz") as (src, name):
-    ...     print(name, sorted(p.name for p in src.iterdir()))
-    0-exp ['journal.json']
+    >>> with unpacked(d / "run.tar.gz") as (src, name, member):
+    ...     print(name, member, sorted(p.name for p in src.iterdir()))
+    0-exp 0-exp ['journal.json']
     """
     path = Path(path)
     tmp = Path(tempfile.mkdtemp(prefix="automd-import-"))
@@ -222,8 +226,8 @@ def unpacked(path: str | Path, limits: Limits | None = None) -> Iterator[tuple[P
             raise _refuse(path, f"it cannot be read ({type(exc).__name__}: {exc})") from None
         entries = list(tmp.iterdir())
         if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
-            yield entries[0], entries[0].name
+            yield entries[0], entries[0].name, entries[0].name
         else:
-            yield tmp, packed_name(path)
+            yield tmp, packed_name(path), ""
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

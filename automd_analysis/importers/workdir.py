@@ -6,7 +6,9 @@ the prediction-file snapshots a harness saved in it.
   snapshots, environments or caches. Symlinks, special files, names that are not plain file names
   and files over the code cap are left out and recorded (``import.code_file_skipped``).
 - :func:`times_from_files` gives the run's start and end when no log holds times: the earliest and
-  latest modification time of the files in SOURCE (recorded, ``import.time_from_mtime``).
+  latest modification time of the files the run wrote, at most the run's budget apart (recorded,
+  ``import.time_from_mtime``); :func:`times_in_span` keeps a file's time inside the span a log
+  proves.
 - :func:`linear_steps_from_files` turns ``{step}`` snapshots (found by listing) or a map keyed by
   step numbers into versions ``step-NNNN``.
 """
@@ -14,15 +16,32 @@ the prediction-file snapshots a harness saved in it.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from automd_analysis.importers._common import ImportOptions, clean_text, mtime_utc, too_many_nodes
+from automd_analysis.importers._common import (
+    ImportOptions,
+    clean_text,
+    iso,
+    mtime_utc,
+    too_many_nodes,
+)
 from automd_analysis.importers._source import SourceDir
+from automd_analysis.importers.code_files import MAX_PATH
 from automd_analysis.importers.model import ImportedNode
 from automd_analysis.importers.predictions import Binding, bind_nodes, scan_steps
 from automd_analysis.importers.problems import SourceError, problem
 
-__all__ = ["MAX_SCRIPTS", "NOT_CODE_DIRS", "linear_steps_from_files", "scripts", "times_from_files"]
+__all__ = [
+    "LOOP_LOGS",
+    "MAX_SCRIPTS",
+    "NOT_CODE_DIRS",
+    "SNAPSHOT_DIRS",
+    "linear_steps_from_files",
+    "run_written_files",
+    "scripts",
+    "times_from_files",
+    "times_in_span",
+]
 
 #: Most scripts bound to one version.
 MAX_SCRIPTS = 200
@@ -32,6 +51,10 @@ NOT_CODE_DIRS = frozenset(
      "__pycache__", "venv", "env", "site-packages", "node_modules", "build", "dist", "data",
      "input", "inputs", "datasets"}
 )  # fmt: skip
+#: Logs a linear agent's loop writes while it runs (matched whatever their case).
+LOOP_LOGS = frozenset({"results.tsv", "run.log", "journal.md"})
+#: Folders where a harness keeps the prediction-file snapshots of a linear run.
+SNAPSHOT_DIRS = frozenset({"node_predictions", "submission_history", "step_predictions"})
 _PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
 _STEP_KEY = re.compile(r"^-?\d{1,15}$")
 
@@ -47,6 +70,9 @@ def scripts(source: SourceDir, problems: list) -> tuple[tuple[str, str], ...]:
     for rel in sorted((f for f in files if f.endswith(".py")), key=lambda f: (f.count("/"), f)):
         if not all(_PART.match(p) for p in rel.split("/")):
             _skipped(problems, rel, "has a name that is not a plain file name")
+            continue
+        if len(rel.encode()) > MAX_PATH:
+            _skipped(problems, rel[:80] + "...", f"has a path longer than {MAX_PATH} bytes")
             continue
         if len(out) >= MAX_SCRIPTS:
             beyond.append(rel)
@@ -97,9 +123,39 @@ def _skipped(problems: list, rel: str, why: str) -> None:
     )
 
 
-def times_from_files(source: SourceDir, problems: list) -> tuple[datetime, datetime]:
-    """The earliest and latest modification time of the files in SOURCE (recorded)."""
-    files, _others = _walk(source, problems)
+def run_written_files(source: SourceDir, problems: list) -> list[str]:
+    """The files of SOURCE the run itself wrote while it ran: the loop's logs
+    (:data:`LOOP_LOGS`, any case), ``submission.csv``, prediction snapshots
+    (:data:`SNAPSHOT_DIRS`) and the scripts; not its inputs (``program.md``, data folders, a
+    README)."""
+    files, _others = _walk(source, problems, skip_dirs=NOT_CODE_DIRS - SNAPSHOT_DIRS,
+                           skip_hidden=True)  # fmt: skip
+    return [
+        rel
+        for rel in files
+        if rel.lower() in LOOP_LOGS
+        or rel == "submission.csv"
+        or rel.split("/", 1)[0] in SNAPSHOT_DIRS
+        or rel.endswith(".py")
+    ]
+
+
+def times_from_files(source: SourceDir, problems: list,
+                     budget_minutes: float) -> tuple[datetime, datetime]:  # fmt: skip
+    """The run's start and end when no log holds times: the earliest and latest modification
+    time of the files the run wrote (:func:`run_written_files`; every file of SOURCE when there
+    is none), recorded (``import.time_from_mtime``).
+
+    A file's time proves only when it was last written, so the span is bounded by the run's
+    budget: files spanning more than ``budget_minutes`` were touched before or after the run
+    (a copied or re-packed folder keeps old times), and the start is then the end minus the
+    budget (recorded with the span found).
+    """
+    files = run_written_files(source, problems)
+    which = "files the run wrote"
+    if not files:
+        files, _others = _walk(source, problems)
+        which = "files in SOURCE"
     if not files:
         raise SourceError(
             "SOURCE holds no file",
@@ -107,16 +163,62 @@ def times_from_files(source: SourceDir, problems: list) -> tuple[datetime, datet
             code="import.empty_run",
             fix="point SOURCE at the run's directory",
         )
-    stamps = [mtime_utc(source, r) for r in files]
+    stamps = sorted((mtime_utc(source, r), r) for r in files)
+    (start, first), (end, last) = stamps[0], stamps[-1]
+    msg = (
+        f"no timestamped log: the run's start and end are the earliest and latest modification "
+        f"times of the {len(files)} {which} ({first}, {last})"
+    )
+    budget = timedelta(minutes=budget_minutes)
+    if len(files) > 1 and (end - start).total_seconds() < 1:
+        msg += (
+            "; they all carry the same time (a copy or checkout that reset file times), so "
+            "they do not time the run"
+        )
+    if end - start > budget:
+        minutes = (end - start).total_seconds() / 60
+        msg += (
+            f"; they span {minutes:,.0f} min, more than the {budget_minutes:g} min budget, so "
+            "they do not time the run (files touched before or after it): the start is taken as "
+            "the end minus the budget"
+        )
+        start = end - budget
     problems.append(
         problem(
             "import.time_from_mtime",
-            f"no timestamped log; the run's start and end are the earliest and latest "
-            f"modification times of the {len(files)} files in SOURCE",
-            fix="include the session rollouts (sessions/**/rollout-*.jsonl) in SOURCE",
+            msg,
+            fix="include the session rollouts (sessions/**/rollout-*.jsonl) in SOURCE: they "
+            "time the run",
         )
     )
-    return min(stamps), max(stamps)
+    return start, end
+
+
+def times_in_span(source: SourceDir, rels: list[str], start: datetime, end: datetime,
+                  problems: list) -> dict[str, datetime]:  # fmt: skip
+    """Each file's modification time, used as its time only inside the log's span ``[start,
+    end]`` (a time outside it becomes the nearest end); recorded (``import.time_from_mtime``)
+    when there is any file."""
+    out, outside = {}, 0
+    for rel in rels:
+        when = mtime_utc(source, rel)
+        out[rel] = min(max(when, start), end)
+        outside += out[rel] != when
+    if rels:
+        problems.append(
+            problem(
+                "import.time_from_mtime",
+                f"the times of {len(rels)} prediction file(s) are their modification times, "
+                f"kept inside the run's span {iso(start)} - {iso(end)}"
+                + (
+                    f" ({outside} lay outside it and were moved to its nearest end)"
+                    if outside
+                    else ""
+                ),  # fmt: skip
+                path=rels[0],
+            )
+        )
+    return out
 
 
 def linear_steps_from_files(
@@ -138,8 +240,9 @@ def linear_steps_from_files(
     if len(found) > source.limits.max_nodes:
         raise too_many_nodes(len(found), source.limits.max_nodes, spec.text)
     nodes = []
+    times = times_in_span(source, [rel for _step, rel in found], start, end, problems)
     for ordinal, (step, rel) in enumerate(found, start=1):
-        created = min(max(mtime_utc(source, rel), start), end)
+        created = times[rel]
         vid = f"step-{ordinal:04d}"
         nodes.append(
             ImportedNode(

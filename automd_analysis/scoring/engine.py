@@ -31,6 +31,7 @@ from automd_analysis.errors import DataError, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
+from automd_analysis.scoring.legacy_store import adopt_legacy_store
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
@@ -77,6 +78,9 @@ class ScoreSummary:
     timings : dict
         Wall-clock seconds of the phases ``plan`` (read archive, check task data, hash files),
         ``score`` (metric work) and ``publish`` (build and write the tables).
+    notes : list of str
+        What the user should know about the store itself (a store of the old layout met and
+        its caches taken: :mod:`~automd_analysis.scoring.legacy_store`).
     """
 
     out_dir: Path
@@ -94,6 +98,7 @@ class ScoreSummary:
     n_errors: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _rel(path, root: Path) -> str | None:
@@ -397,9 +402,11 @@ def score_archive(
         The runs archive (``docs/archive.md``). Relative paths (here and below) are taken from
         the project root (:mod:`automd_analysis.archive.workspace`).
     out : path, optional
-        Score store directory; default ``<root>/scores/<archive name>``
-        (:mod:`automd_analysis.archive.workspace`; a relative path is taken from the project
-        root). The cache lives in ``<out>/cache``. It may not lie inside the archive.
+        Score store directory; default ``<root>/scores/<archive name>-<key>``, the key made
+        from the archive's path (:mod:`automd_analysis.archive.workspace`; a relative path is
+        taken from the project root). The cache lives in ``<out>/cache``. It may not lie inside
+        the archive. A default store scored for the first time takes the caches of a store of
+        the old layout, ``<root>/scores/<archive name>``, and says so (``notes``).
     data, manifests : path, optional
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS`` / the
         repository's ``data`` and ``data_manifests``).
@@ -463,6 +470,7 @@ def score_archive(
             fix="choose an --out directory outside the archive (archives are read-only)",
         )
     check_writable_dir(out_dir, "--out", code="store.unwritable")
+    notes = [] if ws.legacy_scores is None else adopt_legacy_store(ws.legacy_scores, out_dir)
     runs = arch.runs()
     runs, sources, comparison, annotation_problems = _with_annotations(
         runs, arch, ws.annotations, prefer_generated
@@ -495,7 +503,7 @@ def score_archive(
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
-    summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs))
+    summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs), notes=notes)
     t_plan = time.perf_counter()
     specs = tuple(u.spec for u in users)
     entries, errors, task_errors = _score_missing(
