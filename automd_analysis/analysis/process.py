@@ -63,8 +63,8 @@ paper's indicator); ``WR(A)`` averages over opponents and tasks where both ran.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
