@@ -122,6 +122,9 @@ def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | N
     against the task's submission columns when its data is available (recorded problems)."""
     from automd_analysis.tasks import Task, data_root, load_manifest, manifest_dir, read_time_grid
 
+    runs = [r for r in runs if r.process_task is None]  # process-only: no manifest, no file
+    if not runs:
+        return
     directory = manifest_dir(manifests)
     if not directory.is_dir():
         if manifests is not None:
@@ -355,6 +358,8 @@ def _tokens_in_source(src: SourceDir, opts: ImportOptions) -> ImportOptions:
 
 def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data):
     opts = _tokens_in_source(src, opts)
+    if manifests is not None:
+        opts = replace(opts, manifests=Path(manifests))
     try:
         runs = _formats()[fmt](src, opts)
     except SourceError as exc:
