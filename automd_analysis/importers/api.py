@@ -221,7 +221,10 @@ class ImportReport:
                     "nodes": len(r.nodes),
                     "versions": [v.node_id for v in r.versions]
                     + (["final"] if r.final_file is not None else []),
-                    "files_bound": len(r.versions),
+                    "files_bound": sum(v.prediction is not None for v in r.versions),
+                    "process_task": None
+                    if r.process_task is None
+                    else r.process_task.model_dump(mode="json"),
                     "binding": r.binding,
                     "selection": {
                         "rule": r.selection.rule,
