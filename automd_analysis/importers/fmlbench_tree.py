@@ -48,14 +48,16 @@ def _set_aside(name: str) -> bool:
     return name.startswith("_") or name.endswith("_deprecated")
 
 
-def _dirs(path: Path, rel: str, cap: int, skipped: list) -> list[tuple[str, str]]:
-    """``(name, rel)`` of the sub-folders of ``path``; links and odd names are skipped."""
+def _dirs(path: Path, rel: str, cap: int, skipped: list, *,
+          names: bool = True) -> list[tuple[str, str]]:  # fmt: skip
+    """``(name, rel)`` of the sub-folders of ``path``; symlinks are skipped, and (``names``)
+    folders whose name an archive cannot hold (agent and task names)."""
     out = []
     for name, kind in list_entries(path, cap):
         child = f"{rel}/{name}" if rel else name
         if kind == "link":
             skipped.append((child, "a symlink"))
-        elif kind == "dir" and not NAME_PATTERN.match(name):
+        elif kind == "dir" and names and not NAME_PATTERN.match(name):
             skipped.append((child, "its name is not allowed in an archive"))
         elif kind == "dir":
             out.append((name, child))
@@ -117,7 +119,8 @@ def find_fmlbench_runs(root: str | Path, max_entries: int = 200_000, *, agent: s
             if task is not None and task_name != task:
                 continue
             rep = first_rep
-            for run_name, run_rel in _dirs(root / task_rel, task_rel, max_entries, skipped):
+            for run_name, run_rel in _dirs(root / task_rel, task_rel, max_entries, skipped,
+                                           names=False):  # fmt: skip
                 names = {n for n, _ in list_entries(root / run_rel, max_entries)}
                 if _set_aside(run_name):
                     skipped.append((run_rel, "set aside (FML-bench's own scoring skips it)"))
