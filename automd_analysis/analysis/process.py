@@ -1,18 +1,21 @@
-"""FML-bench process-level metrics on Auto-MD-bench runs (FML-bench section 3.4 and App. E).
+"""FML-bench process-level metrics (FML-bench section 3.4 and App. E), on Auto-MD-bench runs and on
+FML-bench's own (process-only) tasks.
 
 Per run, from the score store: its development steps (``steps.parquet``), versions
-(``scores.parquet``), run record (``runs.parquet``) and, for the exploration metrics, each
-version's code text (``code.parquet``, published by the scorer from the archive):
+(``scores.parquet``; for a process-only task, its steps), run record (``runs.parquet``), the task's
+improvement scale (``tasks.parquet``) and, for the exploration metrics, each version's code text
+(``code.parquet``, published by the scorer from the archive):
 
 ========================  =====================================================================
 metric                    definition (T = the run's number of development steps)
 ========================  =====================================================================
 auc_over_steps            (1/T) sum_t P_best(t), P_best(t) = max(0, max_{s<=t} p_val(s))
 first_improvement_step    first t with p_val(t) > 0; NaN if none
-best_improvement_step     first t whose reported validation score equals the run's best (exact
-                          float equality; ties -> the first); NaN without any score
+best_improvement_step     first t whose reported validation value is the run's best in the
+                          metric's direction (max, or min for a loss; exact float equality;
+                          ties -> the first); NaN without any value
 late_gain_fraction        (P_best(T) - P_best(floor(T/2))) / P_best(T), P_best(0) = 0; NaN when
-                          P_best(T) = 0
+                          P_best(T) <= 1e-12
 valid_step_ratio          #valid steps / T
 val_test_gap              p_val(selected) - p_test(selected) (signed); val_test_gap_abs = |.|
 token_cost_m              tokens_total / 1e6
@@ -26,17 +29,24 @@ opportunity_density       phi_opp = sum_{k in P} imp_k / (sum_{k in P} d_k / d_m
 ========================  =====================================================================
 
 **Normalised validation improvement.** FML-bench normalises a validation metric against the task's
-untouched baseline code. Our tasks have no baseline code; the natural zero is the null predictions,
-so ``p_val = clip((v - m0) / (1 - m0), 0, 1)`` - the paper's eq. (1) applied to the agent's
-reported validation score ``v`` with the task's null score ``m0`` (0.5 for AUROC and C^td, 0
-otherwise). ``p_test`` is the score store's normalised test score of the same file.
+untouched baseline code, in the metric's direction: ``p_val = max(0, s (f(v) - f(b)) / |p_best -
+p_worst|)`` (:func:`improvement_over_baseline`; ``s = -1`` for a loss, ``f`` the task's transform).
+A process-only task (FML-bench's own; :class:`~automd_analysis.tasks.ProcessTask`) takes ``b``,
+the range and ``f`` from its declaration; without a known range, AUC-over-steps and opportunity
+density are NaN and first improvement and late gain use the unscaled ``s (f(v) - f(b))``. Our
+medical tasks have no baseline code; the natural zero is the null predictions, so ``p_val =
+clip((v - m0) / (1 - m0), 0, 1)`` - the paper's eq. (1) applied to the agent's reported validation
+score ``v`` with the task's null score ``m0`` (0.5 for AUROC and C^td, 0 otherwise); every medical
+primary metric is higher-is-better. ``p_test`` is the score store's normalised test score of the
+same file; a process-only task has none (val-test gap and final score NaN).
 
 **Steps.** A step enters the validation trajectory when ``ok`` and its reported score is finite.
 A step is *valid* (valid-step ratio) when ``ok`` and, if it wrote a prediction file, that file
-passed the submission checks (the analogue of FML-bench's "task-specific constraint violation").
-Step indices are 1-based positions in the run's step order.
+passed the submission checks (the analogue of FML-bench's "task-specific constraint violation");
+in a process-only task, when ``ok``. Step indices are 1-based positions in the run's step order.
 
-**Where we follow the paper, not FML-bench's released code** (docs/decisions.md item 7):
+**Where we follow the paper, not FML-bench's released code** (docs/decisions.md items 7 and
+60, which list every difference from its ``compute_agent_metrics.py``):
 best-improvement step takes the *first* step reaching the best (the code takes the last);
 late-gain uses ``P_best(floor(T/2))`` with ``P_best(0) = 0``, so ``T = 1`` gives 1 when the only
 step improved (the code's index wraps and gives 0); first improvement uses ``> 0`` (the code uses
@@ -93,9 +103,11 @@ from automd_analysis.schema import RUN_KEY
 from automd_analysis.tasks import NULL_SCORES, PROCESS_KIND, Metric
 
 __all__ = [
+    "LATE_GAIN_MIN_TOTAL",
     "METRIC_DIMENSIONS",
     "PROCESS_METRICS",
     "UNIQUENESS_THRESHOLD",
+    "TrajectoryScale",
     "agent_means",
     "auc_over_steps",
     "best_improvement_step",
@@ -105,6 +117,7 @@ __all__ = [
     "exploration_spread",
     "exploration_uniqueness",
     "first_improvement_step",
+    "improvement_over_baseline",
     "late_gain_fraction",
     "normalised_improvement",
     "opportunity_density",
