@@ -237,3 +237,32 @@ def test_regenerate_gives_the_process_tables(study, tmp_path):
     assert got[("aide", "Causality_causalml", 1)]["token_cost_m"] == ""  # absent tokens
     assert float(got[("aide", "Causality_causalml", 0)]["token_cost_m"]) > 0
     assert (tmp_path / "report" / "tables" / "process_metrics_table4.csv").is_file()
+
+
+def test_hostile_tree_entries_are_skipped_or_fail_alone(tmp_path):
+    """Symlinks are never followed, names an archive cannot hold are skipped, and a run whose
+    summary.json is a link or a FIFO fails alone with its reason code."""
+    results = tmp_path / "results"
+    good = write_run(results, RUNS[2])
+    task_dir = good.parent
+    (task_dir / "20990101_000000").symlink_to(good, target_is_directory=True)
+    write_run(results, FmlRun("bad agent", "Fairness_fairlearn", "20260601_101500", 0.2, (0.1,)))
+    linked = task_dir / "20260602_000000"
+    linked.mkdir()
+    (linked / "summary.json").symlink_to(good / "summary.json")
+    fifo = task_dir / "20260603_000000"
+    fifo.mkdir()
+    os.mkfifo(fifo / "summary.json")
+    code, report, _ = automd("import", "fmlbench", results, "--archive", tmp_path / "a",
+                             "--no-progress")  # fmt: skip
+    assert code == 1 and report["imported"] == 1
+    skipped = {s["source"]: s["why"] for s in report["skipped"]}
+    assert skipped["autoresearch/Fairness_fairlearn/20990101_000000"] == "a symlink"
+    assert "not allowed" in skipped["bad agent"]
+    failed = {s["source"]: s["error"]["code"] for s in report["sources"] if not s["ok"]}
+    assert failed == {
+        "autoresearch/Fairness_fairlearn/20260602_000000": "import.unsafe_path",
+        "autoresearch/Fairness_fairlearn/20260603_000000": "import.not_a_file",
+    }
+    (run,) = open_archive(tmp_path / "a").runs()
+    assert run.rep == 0 and run.task == "Fairness_fairlearn"

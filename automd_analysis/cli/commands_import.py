@@ -126,8 +126,8 @@ def import_command(
     tokens: str | None = typer.Option(
         None,
         "--tokens",
-        help='JSON {"prompt": int, "completion": int, "total": int} (with --layout: a file '
-        "name inside each SOURCE).",
+        help='JSON {"prompt": int, "completion": int, "total": int} (with --layout or an '
+        "FML-bench results tree: a file name inside each run's SOURCE).",
     ),
     budget_minutes: float = typer.Option(
         720.0, "--budget-minutes", min=0.001, help="Time budget of the run (paper: 720)."
@@ -154,6 +154,8 @@ def import_command(
     from automd_analysis.importers import ImportOptions, parse_predictions, read_tokens_file
 
     try:
+        tree = layout is None and fmt is SourceFormat.fmlbench and _is_results_tree(source)
+        many = layout is not None or tree  # --tokens names a file inside each run
         opts = ImportOptions(
             agent=agent or "",
             task=task,
@@ -161,8 +163,8 @@ def import_command(
             rep=rep or 0,
             llm=llm,
             predictions=parse_predictions(predictions),
-            tokens=None if tokens is None or layout else read_tokens_file(Path(tokens)),
-            tokens_in_source=tokens if tokens is not None and layout else None,
+            tokens=None if tokens is None or many else read_tokens_file(Path(tokens)),
+            tokens_in_source=tokens if tokens is not None and many else None,
             budget_minutes=budget_minutes,
             rollout=None if rollout is None else Path(rollout),
         )
@@ -170,7 +172,7 @@ def import_command(
             code = _study(fmt.value, source, archive, opts, layout, agent, task, rep, replace,
                           manifests, data, as_json, progress)  # fmt: skip
             raise typer.Exit(code)
-        if fmt is SourceFormat.fmlbench and _is_results_tree(source):
+        if tree:
             code = _fmlbench_results(source, archive, opts, agent, task, rep, replace, manifests,
                                      data, as_json, progress)  # fmt: skip
             raise typer.Exit(code)
