@@ -9,10 +9,15 @@ or null, ``primary_metric``, ``token_usage``, ``step_duration_seconds`` and ``me
 agents: ``node_id``, ``parent_id``). Code snapshots are ``step_snapshots/step_NNNN_code.json``
 (``{file path: content}``).
 
-FML-bench timestamps carry no zone: the start is the run directory's ``YYYYmmdd_HHMMSS`` name,
-taken as UTC (recorded), the end is the start plus ``total_duration_seconds``, and each step ends
-at the start plus the cumulative ``step_duration_seconds``. Selection:
-:func:`~.selection.earliest_best_val_metric_step`.
+FML-bench timestamps carry no zone: the start is the run directory's ``YYYYmmdd_HHMMSS`` name
+(with or without the ``_<uuid8>`` suffix some agents add), taken as UTC (recorded), the end is the
+start plus ``total_duration_seconds``, and each step ends at the start plus the cumulative
+``step_duration_seconds``. Selection: :func:`~.selection.earliest_best_val_metric_step`.
+
+A task without a manifest, imported without ``--predictions``, is a *process-only* task
+(FML-bench's own tasks): its declaration (metric, direction, baseline, FML-bench's range;
+:mod:`.fmlbench_tasks`) goes into ``archive.yaml``, every step becomes a version holding its code
+and no prediction file, and nothing is scored. :mod:`.fmlbench_tree` imports a whole results tree.
 """
 
 from __future__ import annotations
@@ -159,7 +164,8 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     list of ImportedRun
         Steps ``step-NNNN`` (``NNNN = step_id``); ``ok`` = ``val_result.success``; tree when the
         steps' metadata name parents (AIDE-style agents), else linear; tokens from
-        ``token_usage`` (source ``agent_log``), per step in ``meta.json``.
+        ``token_usage`` (source ``agent_log``; absent without ``total_tokens``), per step in
+        ``meta.json``; ``process_task`` set when the task has no manifest (see the module).
 
     Raises
     ------
