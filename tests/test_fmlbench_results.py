@@ -266,3 +266,20 @@ def test_hostile_tree_entries_are_skipped_or_fail_alone(tmp_path):
     }
     (run,) = open_archive(tmp_path / "a").runs()
     assert run.rep == 0 and run.task == "Fairness_fairlearn"
+
+
+def test_a_run_whose_every_step_failed_selects_nothing_and_says_why(tmp_path):
+    run = write_run(tmp_path / "results", FmlRun("aide", "Causality_causalml", "20260601_101500",
+                                                 0.8, (None, None)))  # fmt: skip
+    code, report, _ = automd("import", "fmlbench", run, "--archive", tmp_path / "a", "--agent",
+                             "aide", "--task", "Causality_causalml")  # fmt: skip
+    assert code == 0
+    (got,) = report["runs"]
+    assert got["selection"]["selected_version"] is None
+    assert got["selection"]["reasons"] == [
+        "the run has no finite best_val_metric",
+        "a process-only run has no final file: nothing is selected",
+    ]
+    assert "import.final_file_missing" not in {p["code"] for p in got["problems"]}
+    (arch_run,) = open_archive(tmp_path / "a").runs()
+    assert [s.ok for s in arch_run.steps] == [False, False] and len(arch_run.versions) == 2

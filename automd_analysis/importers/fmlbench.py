@@ -395,8 +395,10 @@ def _select(nodes: list[ImportedNode], summary: dict, problems: list, *, process
                    has_file=process_only or n.prediction is not None) for n in nodes),
         best,
     )  # fmt: skip
-    if process_only and selection.use_final_file:
-        selection = replace(selection, use_final_file=False)
+    if process_only and selection.use_final_file:  # no final file to fall back on
+        reasons = [r.replace("; the final file is used", "") for r in selection.reasons]
+        reasons.append("a process-only run has no final file: nothing is selected")
+        selection = replace(selection, use_final_file=False, reasons=tuple(reasons))
     if not selection.use_final_file or best is None:
         pass
     elif not any(
