@@ -284,7 +284,8 @@ def _read_summary(source: SourceDir) -> dict:
             "looked for FML-bench's summary.json in SOURCE and found none",
             path=source.root,
             code="import.journal_missing",
-            fix="SOURCE must be the FML-bench run directory that holds summary.json",
+            fix="SOURCE must be the FML-bench run directory that holds summary.json, or "
+            "FML-bench's whole results/ folder (<agent>/<task>/<run>/; --agent keeps one agent)",
         )
     summary = source.read_json(SUMMARY, what="FML-bench summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
