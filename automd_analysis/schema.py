@@ -336,6 +336,12 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("access", _STR),
             ("synthetic", _BOOL),
             ("manifest_sha256", _STR),
+            # the scale of the process metrics' normalised improvement (docs/score_store.md)
+            ("higher_is_better", _BOOL),
+            ("baseline_value", _F64),
+            ("value_transform", _STR),
+            ("best_value", _F64),
+            ("worst_value", _F64),
         ]
     ),
     "problems": _schema(

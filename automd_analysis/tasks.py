@@ -453,6 +453,99 @@ def get_task(
     return Task(load_manifest(path), data_root(data))
 
 
+def has_manifest(task_id: str, manifests: str | Path | None = None) -> bool:
+    """Whether the manifest directory (resolved as :func:`manifest_dir`) holds ``<task_id>.yaml``."""
+    return (manifest_dir(manifests) / f"{task_id}.yaml").is_file()
+
+
+# --------------------------------------------------------------------------------------------
+# Process-only tasks (runs with a development process and nothing to score)
+
+#: ``task_kind`` of a process-only task in the score store.
+PROCESS_KIND = "process"
+#: Transforms of a reported value before it is normalised (``neg_log10``: FML-bench's
+#: unlearning task reads a KS-test p-value as ``-log10(p)``, lower is better).
+VALUE_TRANSFORMS = ("none", "neg_log10")
+
+
+class ProcessTask(_Strict):
+    """A task known only by its metric: no hidden labels, nothing to score.
+
+    Runs of such a task (FML-bench's own tasks, docs/importing.md) carry their development
+    process - the steps, their reported validation values, code, tokens and times - from which
+    the process metrics are computed (``automd_analysis.analysis.process``). The declaration lives
+    in the archive's ``archive.yaml`` ``process_tasks:`` (docs/archive.md), written by
+    ``automd import``. The normalised validation improvement of a reported value ``v`` is
+    FML-bench's (App. E)
+
+    .. math:: \\hat p(v) = \\max\\!\\left(0, \\frac{s\\,(f(v) - f(b))}{|p_{best} - p_{worst}|}\\right)
+
+    with ``f`` the ``transform``, ``b`` the ``baseline``, ``s = +1`` when ``f(v)`` is better
+    higher and ``-1`` otherwise, and ``p_worst = f(b)`` when ``worst`` is ``"baseline"``.
+
+    Examples
+    --------
+    >>> t = ProcessTask(id="Causality_causalml", metric="mae_mean", higher_is_better=False,
+    ...                 baseline=0.5, best=0.0, worst="baseline")
+    >>> t.transformed_higher_is_better, t.span
+    (False, 0.5)
+    >>> ProcessTask(id="u", metric="p", higher_is_better=True, transform="neg_log10",
+    ...             baseline=1e-4, best=0.0, worst="baseline").span
+    4.0
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=200)
+    title: str = Field(default="", max_length=500)
+    metric: str = Field(min_length=1, max_length=200, description="The metric's name in the log.")
+    higher_is_better: bool = Field(description="Direction of the metric as the agent reports it.")
+    baseline: float | None = Field(
+        default=None,
+        description="Validation value of the task's untouched baseline code (the zero of the "
+        "normalised improvement); null when the log does not give it.",
+    )
+    transform: Literal["none", "neg_log10"] = "none"
+    best: float | None = Field(default=None, description="Theoretical best (transformed scale).")
+    worst: float | Literal["baseline"] | None = Field(
+        default=None, description="Worst value (transformed scale), or `baseline`."
+    )
+    source: str = Field(default="", max_length=200, description="Where the declaration came from.")
+
+    @property
+    def transformed_higher_is_better(self) -> bool:
+        """Direction after ``transform`` (``neg_log10`` reverses it)."""
+        return self.higher_is_better != (self.transform == "neg_log10")
+
+    def transformed(self, value: float | None) -> float:
+        """``f(value)``: NaN for ``None``, non-positive values under ``neg_log10`` and NaN."""
+        if value is None:
+            return float("nan")
+        v = float(value)
+        if self.transform == "neg_log10":
+            return float(-np.log10(v)) if v > 0 else float("nan")
+        return v
+
+    @property
+    def worst_value(self) -> float:
+        """``p_worst`` on the transformed scale (NaN when unknown)."""
+        if self.worst == "baseline":
+            return self.transformed(self.baseline)
+        return float("nan") if self.worst is None else float(self.worst)
+
+    @property
+    def span(self) -> float:
+        """``|p_best - p_worst|``, NaN when either is unknown or the span is 0."""
+        best = float("nan") if self.best is None else float(self.best)
+        span = abs(best - self.worst_value)
+        return span if np.isfinite(span) and span > 0 else float("nan")
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of the canonical declaration JSON (the store's ``tasks`` hash)."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class TaskLabels:
     """Hidden test outcomes of a task, in the row order of its labels file.

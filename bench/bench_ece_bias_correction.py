@@ -36,8 +36,8 @@ import time
 import numpy as np
 from scipy import integrate, stats
 
-from automd_analysis.stats.intervals import bias_corrected, percentile_interval
 from automd_analysis.metrics import bootstrap_weights, ece
+from automd_analysis.stats.intervals import bias_corrected, percentile_interval
 
 A, B, BINS = 2.0, 5.0, 10
 #: Calibration curves c(p) = p^power: 0.7 (the coverage bench's model, ECE_pop 0.116) and 0.9

@@ -57,7 +57,6 @@ from scipy import special, stats
 from automd_analysis import metrics
 from automd_analysis.analysis import calibration_practices, primary, uncertainty
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.schema import RUN_KEY
 from automd_analysis.scoring.replicates import replicates_frame, run_replicates
 from automd_analysis.submissions import AlignedPredictions
 from automd_analysis.tasks import TaskLabels
@@ -212,8 +211,8 @@ def survival_run(task, data, sigma, slope, offset, rng):
     b = task.delta * 0.6
     x = data["z"] + sigma * rng.standard_normal(data["z"].size)
     shrink = b / (1 + sigma**2)  # the regression of z on x, times the hazard coefficient
-    log_hazard = math.log(_LAMBDA0) + slope * shrink * x + offset + 0.5 * b**2 * sigma**2 / (
-        1 + sigma**2
+    log_hazard = (
+        math.log(_LAMBDA0) + slope * shrink * x + offset + 0.5 * b**2 * sigma**2 / (1 + sigma**2)
     )
     return np.exp(-np.exp(log_hazard)[:, None] * _GRID[None, :])
 
@@ -273,11 +272,17 @@ def _inputs(task: Task, data: dict, prediction):
     )
 
 
-_TEST_SET = {"binary": binary_test_set, "survival": survival_test_set, "sequential": sequential_test_set}
+_TEST_SET = {
+    "binary": binary_test_set,
+    "survival": survival_test_set,
+    "sequential": sequential_test_set,
+}
 _RUN = {"binary": binary_run, "survival": survival_run, "sequential": sequential_run}
 
 
-def population_values(task: Task, agent: int, xi, het: float, population: dict) -> tuple[float, float]:
+def population_values(
+    task: Task, agent: int, xi, het: float, population: dict
+) -> tuple[float, float]:
     """(normalised score, ECE) of a run with latent draws ``xi`` on the task's population."""
     sigma, slope, offset = run_parameters(task, agent, xi, het)
     if task.kind == "binary":
@@ -294,7 +299,7 @@ def population_values(task: Task, agent: int, xi, het: float, population: dict) 
     return float(metrics.normalized_score(raw, null)), ece
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def truth(point: Point, seed: int) -> dict:
     """Per (agent, task): E over runs of the population score and ECE (quadrature)."""
     tasks = make_tasks(point, seed)
@@ -305,12 +310,16 @@ def truth(point: Point, seed: int) -> dict:
         population = None
         if task.kind != "binary":
             size = 50_000 if task.kind == "survival" else 20_000
-            population = _TEST_SET[task.kind](task, size, np.random.default_rng([seed, 99, task.index]))
+            population = _TEST_SET[task.kind](
+                task, size, np.random.default_rng([seed, 99, task.index])
+            )
         done = {}
         for agent in range(point.agents):
             key = (task.noise[agent], task.slope[agent], task.offset[agent])
             if key not in done:
-                values = np.array([population_values(task, agent, xi, het, population) for xi in nodes])
+                values = np.array(
+                    [population_values(task, agent, xi, het, population) for xi in nodes]
+                )
                 done[key] = (float(weights @ values[:, 0]), float(weights @ values[:, 1]))
             out[(agent, task.index)] = done[key]
     return out
@@ -389,7 +398,9 @@ def study_outcomes(point: Point, study: int, seed: int, n_boot: int, true: dict)
     agents = [f"agent{a}" for a in range(point.agents)]
     target = {
         a: {
-            "penalized": np.mean([(1 - point.invalid_rate(i)) * true[(i, t)][0] for t in range(point.tasks)]),
+            "penalized": np.mean(
+                [(1 - point.invalid_rate(i)) * true[(i, t)][0] for t in range(point.tasks)]
+            ),
             "nonpenalized": np.mean([true[(i, t)][0] for t in range(point.tasks)]),
             "ece": np.mean([true[(i, t)][1] for t in range(point.tasks)]),
         }
@@ -409,11 +420,23 @@ def study_outcomes(point: Point, study: int, seed: int, n_boot: int, true: dict)
             ("non-penalised mean", "nonpenalized_mean", row2),
             ("bias-corrected ECE", "all_bc", row3),
         ):
-            t = target[a]["penalized" if col == "penalized_mean" else "nonpenalized" if col == "nonpenalized_mean" else "ece"]
+            t = target[a][
+                "penalized"
+                if col == "penalized_mean"
+                else "nonpenalized"
+                if col == "nonpenalized_mean"
+                else "ece"
+            ]
             low, high = frame[f"{col}_ci_low"], frame[f"{col}_ci_high"]
             out["cover"].append((quantity, bool(low <= t <= high), float(high - low)))
         low, high = row2["rank_penalized_mean_ci_low"], row2["rank_penalized_mean_ci_high"]
-        out["cover"].append(("mean rank (penalised)", bool(low - 1e-9 <= true_rank[i] <= high + 1e-9), float(high - low)))
+        out["cover"].append(
+            (
+                "mean rank (penalised)",
+                bool(low - 1e-9 <= true_rank[i] <= high + 1e-9),
+                float(high - low),
+            )
+        )
     for _, row in pairs.iterrows():
         ia, ib = agents.index(row["agent_a"]), agents.index(row["agent_b"])
         key = "penalized" if row["measure"] == "score" else "ece"
@@ -440,7 +463,9 @@ def run_point(point: Point, studies: int, seed: int, n_boot: int, jobs: int) -> 
         results = [work(s) for s in range(studies)]
     seconds = time.perf_counter() - start
     rows = []
-    cover = pd.DataFrame([c for r in results for c in r["cover"]], columns=["quantity", "hit", "width"])
+    cover = pd.DataFrame(
+        [c for r in results for c in r["cover"]], columns=["quantity", "hit", "width"]
+    )
     for quantity, part in cover.groupby("quantity", sort=False):
         rows.append(_row(point, quantity, "coverage", part["hit"], studies, part["width"].mean()))
     pairs = pd.DataFrame([p for r in results for p in r["pairs"]],
@@ -455,7 +480,11 @@ def run_point(point: Point, studies: int, seed: int, n_boot: int, jobs: int) -> 
             rows.append(_row(point, label, "power", alts["reject"], studies))
     if not point.alternative:
         by_study = [any(p[4] for p in r["pairs"] if p[0] == "score" and p[1]) for r in results]
-        rows.append(_row(point, "score difference", "family-wise error (Holm)", pd.Series(by_study), studies))
+        rows.append(
+            _row(
+                point, "score difference", "family-wise error (Holm)", pd.Series(by_study), studies
+            )
+        )
         rows.append(_row(point, "best mark", "single best under the null",
                          pd.Series([r["unique_best"] for r in results]), studies))  # fmt: skip
     for row in rows:

@@ -14,7 +14,9 @@ from storebuilder import loose_store
 
 from automd_analysis.analysis.embeddings import BACKEND_HASHING
 from automd_analysis.analysis.process import (
+    LATE_GAIN_MIN_TOTAL,
     PROCESS_METRICS,
+    TrajectoryScale,
     agent_means,
     auc_over_steps,
     best_improvement_step,
@@ -24,6 +26,7 @@ from automd_analysis.analysis.process import (
     exploration_spread,
     exploration_uniqueness,
     first_improvement_step,
+    improvement_over_baseline,
     late_gain_fraction,
     normalised_improvement,
     opportunity_density,
@@ -84,6 +87,60 @@ def test_val_test_gap_signed_and_absolute():
     gap, gap_abs = val_test_gap(0.6, 0.5, 0.5)
     assert gap == pytest.approx(-0.3) and gap_abs == pytest.approx(0.3)
     assert all(math.isnan(x) for x in val_test_gap(nan, 0.5, 0.5))
+
+
+def test_a_loss_improves_downwards_and_takes_the_step_of_its_smallest_value():
+    # MAE per step (NaN: failed), baseline 0.8, best 0, worst = the baseline: span 0.8 (App. E)
+    mae = [0.9, nan, 0.7, 0.7, 0.6, 0.65]
+    p = improvement_over_baseline(mae, baseline=0.8, span=0.8, higher_is_better=False)
+    np.testing.assert_allclose(p, [0, nan, 0.125, 0.125, 0.25, 0.1875])
+    assert best_improvement_step(mae, higher_is_better=False) == 5
+    assert best_improvement_step(mae) == 1  # read as a score, the worst step would be "best"
+    assert best_improvement_step([0.3, 0.2, 0.2], higher_is_better=False) == 2  # tie: the first
+    assert auc_over_steps(p) == pytest.approx(0.75 / 6)  # P_best = [0, 0, .125, .125, .25, .25]
+    assert first_improvement_step(p) == 3
+    assert late_gain_fraction(p) == pytest.approx(0.5)  # (P(6) - P(3)) / P(6)
+
+
+def test_improvement_over_baseline_needs_a_baseline_and_a_span_and_is_not_capped():
+    for baseline, span in ((nan, 1.0), (0.4, 0.0), (0.4, nan)):
+        assert np.isnan(improvement_over_baseline([0.5], baseline, span, True)).all()
+    np.testing.assert_allclose(improvement_over_baseline([0.9, 0.1], 0.5, 0.25, True), [1.6, 0])
+
+
+def test_neg_log10_scale_reads_p_values_and_refuses_non_positive_ones():
+    scale = TrajectoryScale(higher_is_better=False, baseline=10.0, span=10.0, transform="neg_log10")
+    np.testing.assert_allclose(scale.values([1e-8, 0.0, -1.0, nan]), [8.0, nan, nan, nan])
+    np.testing.assert_allclose(scale.improvement(scale.values([1e-8, 1e-12])), [0.2, 0.0])
+
+
+def test_a_tiny_total_gain_gives_nan_late_gain_as_fml_bench():
+    assert math.isnan(late_gain_fraction([1e-13, 1e-13]))
+    assert math.isnan(late_gain_fraction([LATE_GAIN_MIN_TOTAL]))
+    assert late_gain_fraction([0.0, 2e-12]) == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(st.floats(-5, 5), st.just(nan)), min_size=1, max_size=30),
+    st.floats(-5, 5),
+    st.floats(0.01, 10),
+)
+def test_a_mirrored_loss_gives_the_same_trajectory_metrics(values, baseline, span):
+    """A metric and its negation read the other way round are the same run: every trajectory
+    metric is equal (the direction, not the sign of the numbers, decides)."""
+    v = np.asarray(values, dtype=float)
+    higher = improvement_over_baseline(v, baseline, span, True)
+    lower = improvement_over_baseline(-v, -baseline, span, False)
+    np.testing.assert_array_equal(higher, lower)
+    best = best_improvement_step(v)
+    best_loss = best_improvement_step(-v, higher_is_better=False)
+    assert best == best_loss or (math.isnan(best) and math.isnan(best_loss))
+    for metric in (auc_over_steps, first_improvement_step, late_gain_fraction):
+        a, b = metric(higher), metric(lower)
+        assert a == b or (math.isnan(a) and math.isnan(b))
+    if not np.isnan(v).all():  # the best step holds the smallest value of the loss
+        assert -v[int(best_loss) - 1] == np.nanmin(-v)
 
 
 @settings(max_examples=60, deadline=None)

@@ -13,7 +13,6 @@ import storebuilder as sb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from automd_analysis.stats.rules import per_task_summary
 from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,
@@ -24,6 +23,7 @@ from automd_analysis.analysis.store import (
     task_classes,
 )
 from automd_analysis.errors import AutomdError, ScoreStoreError
+from automd_analysis.stats.rules import per_task_summary
 
 
 def _runs():

@@ -173,6 +173,30 @@ def test_missing_archive_dir_and_yaml(tmp_path):
             "roles.main",
         ),
         ("schema_version: 1\nname: x\nexperiments: {'../x': m}\n", "archive.bad_name", None),
+        (
+            "schema_version: 1\nname: x\nexperiments: {main: m}\n"
+            "process_tasks: {t: {metric: m, higher_is_better: maybe}}\n",
+            "archive.invalid",
+            "process_tasks.t.higher_is_better",
+        ),
+        (
+            "schema_version: 1\nname: x\nexperiments: {main: m}\n"
+            "process_tasks: {t: {metric: m, higher_is_better: true, worst: .nan}}\n",
+            "archive.invalid",
+            "process_tasks.t.worst.float",
+        ),
+        (
+            "schema_version: 1\nname: x\nexperiments: {main: m}\n"
+            "process_tasks: {t: {id: u, metric: m, higher_is_better: true}}\n",
+            "archive.invalid",
+            "process_tasks.t",
+        ),
+        (
+            "schema_version: 1\nname: x\nexperiments: {main: m}\n"
+            "process_tasks: {'../t': {metric: m, higher_is_better: true}}\n",
+            "archive.bad_name",
+            None,
+        ),
         ("!!python/object/apply:os.system ['true']\n", "archive.unreadable", None),
     ],
 )
@@ -191,6 +215,17 @@ def test_oversized_archive_yaml(tmp_path):
     with pytest.raises(ArchiveError) as exc:
         open_archive(tmp_path)
     assert exc.value.code == "archive.too_large"
+
+
+def test_process_tasks_are_declared_in_archive_yaml(tmp_path):
+    (tmp_path / "archive.yaml").write_text(
+        "schema_version: 1\nname: x\nexperiments: {main: m}\nprocess_tasks:\n"
+        "  Causality_causalml: {metric: mae_mean, higher_is_better: false, baseline: 0.8,\n"
+        "                       best: 0.0, worst: baseline}\n"
+    )
+    (task,) = open_archive(tmp_path).meta.process_tasks.values()
+    assert (task.id, task.metric, task.higher_is_better, task.span) == (
+        "Causality_causalml", "mae_mean", False, 0.8)  # fmt: skip
 
 
 def test_roles_mapping(tmp_path):

@@ -179,10 +179,10 @@ def test_fuzz_autoresearch(rows, text, commit):
 
 
 @st.composite
-def fml_summary(draw) -> str:
+def fml_summary(draw, **extra) -> str:
     steps = [{k: draw(hostile(v)) if draw(st.booleans()) else v
               for k, v in S.fml_step(i + 1).items()} for i in range(draw(st.integers(1, 3)))]  # fmt: skip
-    summary = S.fml_summary(steps)
+    summary = S.fml_summary(steps, **extra)
     for key in draw(st.lists(st.sampled_from(list(summary)), max_size=2, unique=True)):
         summary[key] = draw(hostile(summary[key]))
     return render(summary)
@@ -192,6 +192,16 @@ def fml_summary(draw) -> str:
 @given(fml_summary(), st.dictionaries(NAMES, TEXT, max_size=4))
 def test_fuzz_fmlbench(summary, snapshot):
     _run("fmlbench", lambda d: S.build_fmlbench(d, summary, snapshots={1: snapshot}))
+
+
+@FUZZ
+@given(fml_summary(baseline_primary_metric=0.8,
+                   task_config={"metric": "mae_mean", "metric_direction": "lower"}),
+       st.dictionaries(NAMES, TEXT, max_size=4))  # fmt: skip
+def test_fuzz_fmlbench_process_only(summary, snapshot):
+    """FML-bench's own task (no manifest): a process-only run, or a documented fatal code."""
+    _run("fmlbench", lambda d: S.build_fmlbench(d, summary, snapshots={1: snapshot}),
+         task="Causality_causalml")  # fmt: skip
 
 
 @FUZZ

@@ -1,18 +1,21 @@
-"""FML-bench process-level metrics on Auto-MD-bench runs (FML-bench section 3.4 and App. E).
+"""FML-bench process-level metrics (FML-bench section 3.4 and App. E), on Auto-MD-bench runs and on
+FML-bench's own (process-only) tasks.
 
 Per run, from the score store: its development steps (``steps.parquet``), versions
-(``scores.parquet``), run record (``runs.parquet``) and, for the exploration metrics, each
-version's code text (``code.parquet``, published by the scorer from the archive):
+(``scores.parquet``; for a process-only task, its steps), run record (``runs.parquet``), the task's
+improvement scale (``tasks.parquet``) and, for the exploration metrics, each version's code text
+(``code.parquet``, published by the scorer from the archive):
 
 ========================  =====================================================================
 metric                    definition (T = the run's number of development steps)
 ========================  =====================================================================
 auc_over_steps            (1/T) sum_t P_best(t), P_best(t) = max(0, max_{s<=t} p_val(s))
 first_improvement_step    first t with p_val(t) > 0; NaN if none
-best_improvement_step     first t whose reported validation score equals the run's best (exact
-                          float equality; ties -> the first); NaN without any score
+best_improvement_step     first t whose reported validation value is the run's best in the
+                          metric's direction (max, or min for a loss; exact float equality;
+                          ties -> the first); NaN without any value
 late_gain_fraction        (P_best(T) - P_best(floor(T/2))) / P_best(T), P_best(0) = 0; NaN when
-                          P_best(T) = 0
+                          P_best(T) <= 1e-12
 valid_step_ratio          #valid steps / T
 val_test_gap              p_val(selected) - p_test(selected) (signed); val_test_gap_abs = |.|
 token_cost_m              tokens_total / 1e6
@@ -26,17 +29,24 @@ opportunity_density       phi_opp = sum_{k in P} imp_k / (sum_{k in P} d_k / d_m
 ========================  =====================================================================
 
 **Normalised validation improvement.** FML-bench normalises a validation metric against the task's
-untouched baseline code. Our tasks have no baseline code; the natural zero is the null predictions,
-so ``p_val = clip((v - m0) / (1 - m0), 0, 1)`` - the paper's eq. (1) applied to the agent's
-reported validation score ``v`` with the task's null score ``m0`` (0.5 for AUROC and C^td, 0
-otherwise). ``p_test`` is the score store's normalised test score of the same file.
+untouched baseline code, in the metric's direction: ``p_val = max(0, s (f(v) - f(b)) / |p_best -
+p_worst|)`` (:func:`improvement_over_baseline`; ``s = -1`` for a loss, ``f`` the task's transform).
+A process-only task (FML-bench's own; :class:`~automd_analysis.tasks.ProcessTask`) takes ``b``,
+the range and ``f`` from its declaration; without a known range, AUC-over-steps and opportunity
+density are NaN and first improvement and late gain use the unscaled ``s (f(v) - f(b))``. Our
+medical tasks have no baseline code; the natural zero is the null predictions, so ``p_val =
+clip((v - m0) / (1 - m0), 0, 1)`` - the paper's eq. (1) applied to the agent's reported validation
+score ``v`` with the task's null score ``m0`` (0.5 for AUROC and C^td, 0 otherwise); every medical
+primary metric is higher-is-better. ``p_test`` is the score store's normalised test score of the
+same file; a process-only task has none (val-test gap and final score NaN).
 
 **Steps.** A step enters the validation trajectory when ``ok`` and its reported score is finite.
 A step is *valid* (valid-step ratio) when ``ok`` and, if it wrote a prediction file, that file
-passed the submission checks (the analogue of FML-bench's "task-specific constraint violation").
-Step indices are 1-based positions in the run's step order.
+passed the submission checks (the analogue of FML-bench's "task-specific constraint violation");
+in a process-only task, when ``ok``. Step indices are 1-based positions in the run's step order.
 
-**Where we follow the paper, not FML-bench's released code** (docs/decisions.md item 7):
+**Where we follow the paper, not FML-bench's released code** (docs/decisions.md items 7 and
+60, which list every difference from its ``compute_agent_metrics.py``):
 best-improvement step takes the *first* step reaching the best (the code takes the last);
 late-gain uses ``P_best(floor(T/2))`` with ``P_best(0) = 0``, so ``T = 1`` gives 1 when the only
 step improved (the code's index wraps and gives 0); first improvement uses ``> 0`` (the code uses
@@ -64,6 +74,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,12 +102,14 @@ from automd_analysis.stats.intervals import check_alpha, estimate
 from automd_analysis.stats.multiplicity import holm_adjust
 from automd_analysis.stats.resample import resample
 from automd_analysis.stats.rules import mean_over, row_groups
-from automd_analysis.tasks import NULL_SCORES, Metric
+from automd_analysis.tasks import NULL_SCORES, PROCESS_KIND, Metric
 
 __all__ = [
+    "LATE_GAIN_MIN_TOTAL",
     "METRIC_DIMENSIONS",
     "PROCESS_METRICS",
     "UNIQUENESS_THRESHOLD",
+    "TrajectoryScale",
     "agent_means",
     "auc_over_steps",
     "best_improvement_step",
@@ -106,6 +119,7 @@ __all__ = [
     "exploration_spread",
     "exploration_uniqueness",
     "first_improvement_step",
+    "improvement_over_baseline",
     "late_gain_fraction",
     "normalised_improvement",
     "opportunity_density",
@@ -161,6 +175,92 @@ def normalised_improvement(values, null_score: float) -> np.ndarray:
     return np.clip((v - null_score) / (1.0 - null_score), 0.0, 1.0)
 
 
+def improvement_over_baseline(values, baseline: float, span: float,
+                              higher_is_better: bool) -> np.ndarray:  # fmt: skip
+    """FML-bench's normalised improvement of each value over the task's baseline (App. E).
+
+    .. math:: \\hat p(v) = \\max\\!\\left(0, \\frac{s\\,(v - p_{baseline})}{|p_{best} -
+              p_{worst}|}\\right), \\qquad s = +1 \\text{ (higher is better)}, -1 \\text{ (lower)}
+
+    Parameters
+    ----------
+    values : array-like of float
+        Reported validation values (NaN where a step has none).
+    baseline : float
+        The untouched baseline's validation value ``p_baseline``.
+    span : float
+        ``|p_best - p_worst|`` (> 0).
+    higher_is_better : bool
+        The metric's direction: for a loss an improvement is a decrease.
+
+    Returns
+    -------
+    ndarray
+        ``p_hat`` per value, >= 0 (not capped above: FML-bench's unbounded-worst tasks); NaN
+        where the value is NaN, and everywhere when ``baseline`` or ``span`` is not finite.
+
+    See Also
+    --------
+    normalised_improvement : the medical tasks' eq. (1), the same with ``p_baseline = m0``,
+        ``span = 1 - m0`` and values capped at 1.
+
+    References
+    ----------
+    .. [1] FML-bench, section 3.3 and App. E ("Normalized test improvement", "Unbounded-worst
+       convention").
+
+    Examples
+    --------
+    >>> improvement_over_baseline([0.40, 0.55, 0.30], baseline=0.5, span=0.5,
+    ...                           higher_is_better=False)
+    array([0.2, 0. , 0.4])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if not (math.isfinite(baseline) and math.isfinite(span) and span > 0):
+        return np.full(v.shape, np.nan)
+    sign = 1.0 if higher_is_better else -1.0
+    return np.maximum(sign * (v - baseline) / span, 0.0)
+
+
+@dataclass(frozen=True)
+class TrajectoryScale:
+    """How one task turns a run's reported validation values into the improvement ``p_val``.
+
+    ``transform`` applies to the reported values first (``neg_log10``: FML-bench's unlearning
+    task); ``higher_is_better``, ``baseline`` and ``span`` refer to the transformed scale. A
+    medical task is ``(True, m0, 1 - m0)`` capped at 1 (eq. (1)); a process-only task takes its
+    declaration (:class:`~automd_analysis.tasks.ProcessTask`). An unknown ``span`` (NaN) leaves
+    AUC-over-steps and opportunity density undefined; the scale-free metrics (first improvement,
+    late gain) are then computed on the unscaled difference from the baseline.
+    """
+
+    higher_is_better: bool
+    baseline: float
+    span: float
+    transform: str = "none"
+    cap: float = math.inf
+    process_only: bool = False
+
+    def values(self, reported) -> np.ndarray:
+        """The reported values on the scale the direction refers to (``transform`` applied)."""
+        v = np.asarray(reported, dtype=np.float64)
+        if self.transform == "neg_log10":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(v > 0, -np.log10(np.where(v > 0, v, 1.0)), np.nan)
+        return v
+
+    def improvement(self, values, *, unit_span: bool = False) -> np.ndarray:
+        """``p_val`` of transformed ``values`` (``unit_span``: divided by 1, not the span)."""
+        span = 1.0 if unit_span else self.span
+        p = improvement_over_baseline(values, self.baseline, span, self.higher_is_better)
+        return np.minimum(p, self.cap)
+
+    @property
+    def scaled(self) -> bool:
+        """Whether the span (and the baseline) is known."""
+        return math.isfinite(self.span) and math.isfinite(self.baseline)
+
+
 def best_so_far(improvement) -> np.ndarray:
     """``P_best(t) = max(0, max_{s <= t} p(s))`` ignoring NaN steps (0 before any value)."""
     p = np.asarray(improvement, dtype=np.float64)
@@ -186,27 +286,63 @@ def first_improvement_step(improvement) -> float:
     return float(hits[0] + 1) if hits.size else float("nan")
 
 
-def best_improvement_step(values) -> float:
-    """First 1-based step whose value equals the run's best (exact equality); NaN without values.
+def best_improvement_step(values, higher_is_better: bool = True) -> float:
+    """First 1-based step whose value is the run's best in the metric's direction.
 
-    ``values`` are the raw reported validation scores (higher is better), NaN for steps without
-    one. Exact ties resolve to the first step (paper); FML-bench's code takes the last.
+    .. math:: t^\\star = \\min\\{t : v_t = \\operatorname{best}_s v_s\\}, \\qquad
+              \\operatorname{best} = \\max \\text{ (higher is better) or } \\min
+
+    Parameters
+    ----------
+    values : array-like of float
+        The reported validation values in step order (on the scale the direction refers to), NaN
+        for steps without one.
+    higher_is_better : bool, default True
+        The metric's direction: a loss (lower is better) takes the step of the smallest value.
+
+    Returns
+    -------
+    float
+        The step (exact equality; ties resolve to the first step, as the paper's "first
+        achieved"; FML-bench's code takes the last); NaN without any value.
+
+    References
+    ----------
+    .. [1] FML-bench, App. E "Best-improvement step".
+
+    Examples
+    --------
+    >>> best_improvement_step([0.3, 0.5, 0.5, 0.4])
+    2.0
+    >>> best_improvement_step([0.9, 0.4, np.nan, 0.6], higher_is_better=False)
+    2.0
     """
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0 or np.isnan(v).all():
         return float("nan")
-    return float(np.flatnonzero(v == np.nanmax(v))[0] + 1)
+    best = np.nanmax(v) if higher_is_better else np.nanmin(v)
+    return float(np.flatnonzero(v == best)[0] + 1)
+
+
+#: A final best-so-far improvement at or below this gives a NaN late-gain fraction (FML-bench's
+#: ``compute_agent_metrics.py``: the fraction of a vanishing gain is noise).
+LATE_GAIN_MIN_TOTAL = 1e-12
 
 
 def late_gain_fraction(improvement) -> float:
     """Share of the final best-so-far improvement gained after step ``floor(T/2)``.
 
     ``(P_best(T) - P_best(floor(T/2))) / P_best(T)`` with ``P_best(0) = 0``; NaN when ``T = 0`` or
-    ``P_best(T) = 0``. For odd T the middle step counts as second half (``floor``); ``T = 1`` gives 1
-    when the single step improved.
+    ``P_best(T) <= 1e-12`` (:data:`LATE_GAIN_MIN_TOTAL`, as FML-bench's script). For odd T the
+    middle step counts as second half (``floor``); ``T = 1`` gives 1 when the single step improved.
+
+    >>> late_gain_fraction([0.1, 0.2, 0.2, 0.5])
+    0.6
+    >>> late_gain_fraction([1e-13, 2e-13])
+    nan
     """
     p = best_so_far(improvement)
-    if p.size == 0 or p[-1] <= 0:
+    if p.size == 0 or p[-1] <= LATE_GAIN_MIN_TOTAL:
         return float("nan")
     half = p.size // 2
     at_half = p[half - 1] if half >= 1 else 0.0
@@ -348,6 +484,9 @@ def opportunity_density(improvement_gain, distance) -> float:
 
 _STEP_COLS = ("step", "ok", "reported_val_score", "version")
 _RUN_COLS = ("search", "metric", "run_minutes", "tokens_total", "reported_val_score")
+#: ``tasks.parquet`` columns of the improvement scale (docs/score_store.md).
+_SCALE_COLS = ("task_kind", "higher_is_better", "baseline_value", "value_transform",
+               "best_value", "worst_value")  # fmt: skip
 
 
 def _float(value) -> float:
@@ -369,6 +508,50 @@ def _null_score(metric: str, run_id: str) -> float:
             code="store.metric",
             fix=f"metric must be one of {sorted(m.value for m in Metric)}",
         ) from None
+
+
+def _process_scales(store: ScoreStore) -> dict[str, TrajectoryScale]:
+    """The scale of every process-only task of the store's ``tasks`` table (by task id)."""
+    tasks = store.tasks
+    if tasks is None or not set(_SCALE_COLS) <= set(tasks.columns):
+        return {}
+    out = {}
+    for row in tasks[tasks["task_kind"] == PROCESS_KIND].itertuples(index=False):
+        best, worst = _float(row.best_value), _float(row.worst_value)
+        span = abs(best - worst)
+        out[str(row.task)] = TrajectoryScale(
+            higher_is_better=bool(row.higher_is_better),
+            baseline=_float(row.baseline_value),
+            span=span if math.isfinite(span) and span > 0 else float("nan"),
+            transform=str(row.value_transform),
+            process_only=True,
+        )
+    return out
+
+
+def _scale(run, scales: Mapping[str, TrajectoryScale]) -> TrajectoryScale:
+    """The run's task scale: its process-only declaration, else eq. (1) with the metric's m0."""
+    if run.task in scales:
+        return scales[run.task]
+    m0 = _null_score(run.metric, run.run_id)
+    return TrajectoryScale(higher_is_better=True, baseline=m0, span=1.0 - m0, cap=1.0)
+
+
+def _step_versions(st: pd.DataFrame) -> pd.DataFrame:
+    """A process-only run's versions (its steps), shaped as ``scores.parquet`` version rows."""
+    has = st["version"].map(lambda v: isinstance(v, str) and bool(v))
+    rows = st[has.to_numpy(dtype=bool)]
+    return pd.DataFrame(
+        {
+            "version": rows["version"].astype(str).to_numpy(),
+            "step": rows["step"].to_numpy(),
+            "elapsed_min": pd.to_numeric(rows.get("elapsed_min"), errors="coerce").to_numpy()
+            if "elapsed_min" in rows
+            else np.full(len(rows), np.nan),
+            "parent": rows["parent"].to_numpy() if "parent" in rows else [None] * len(rows),
+            "valid": as_bool(rows["ok"]).to_numpy(),
+        }
+    )
 
 
 def _exploration(
@@ -401,6 +584,47 @@ def _exploration(
     return metrics, dict(zip(ids, e, strict=True)), backend
 
 
+def _trajectory(st: pd.DataFrame, scale: TrajectoryScale, version_valid: Mapping[str, bool]):
+    """The trajectory metrics of one run's steps, its step versions and ``p_val`` per step."""
+    ok = as_bool(st["ok"]).to_numpy()
+    reported = pd.to_numeric(st["reported_val_score"], errors="coerce").to_numpy(dtype=float)
+    values = scale.values(np.where(ok, reported, np.nan))
+    step_version = [v if isinstance(v, str) and v else None for v in st["version"]]
+    if scale.process_only:  # nothing was scored: a step is valid when it ran
+        file_ok = np.ones(len(st), dtype=bool)
+    else:
+        file_ok = np.array([v is None or version_valid.get(v, False) for v in step_version])
+    improvement = scale.improvement(values)
+    # first improvement and late gain do not depend on the span: without one, the unscaled gain
+    gain = improvement if scale.scaled else scale.improvement(values, unit_span=True)
+    metrics = {
+        "n_steps": len(st),
+        "auc_over_steps": auc_over_steps(improvement) if scale.scaled else float("nan"),
+        "first_improvement_step": first_improvement_step(gain),
+        "best_improvement_step": best_improvement_step(values, scale.higher_is_better),
+        "late_gain_fraction": late_gain_fraction(gain),
+        "valid_step_ratio": valid_step_ratio(ok & file_ok) if len(st) else float("nan"),
+    }
+    return metrics, step_version, improvement
+
+
+def _opportunity(versions, emb, run, steps, step_version, improvement, scaled: bool) -> float:
+    """The run's opportunity density from its embedded versions and step improvements (NaN
+    without code or without the task's improvement scale)."""
+    if not emb or not scaled:
+        return float("nan")
+    with_code = versions[versions["version"].astype(str).isin(emb)]
+    pairs = form_version_pairs(with_code, str(run.search), valid_only=False, steps=steps)
+    predecessor = dict(zip(pairs["later"], pairs["earlier"], strict=True))
+    gain = np.diff(np.concatenate([[0.0], best_so_far(improvement)]))
+    imp_k, d_k = [], []
+    for k, v in enumerate(step_version):
+        if v in predecessor:
+            imp_k.append(gain[k])
+            d_k.append(float(np.linalg.norm(emb[v] - emb[predecessor[v]])))
+    return opportunity_density(imp_k, d_k)
+
+
 def process_metrics(
     store: ScoreStore,
     *,
@@ -415,10 +639,10 @@ def process_metrics(
     Parameters
     ----------
     store : ScoreStore
-        Reads ``runs``, ``steps`` (a store without it gives runs without steps), ``scores`` and
-        each version's code text (:meth:`~automd_analysis.analysis.store.ScoreStore.code_texts`).
-        A run without code has NaN exploration metrics and opportunity density and
-        ``embedding_backend == "none"``.
+        Reads ``runs``, ``steps`` (a store without it gives runs without steps), ``scores``,
+        ``tasks`` (the scale of process-only tasks) and each version's code text
+        (:meth:`~automd_analysis.analysis.store.ScoreStore.code_texts`). A run without code has
+        NaN exploration metrics and opportunity density and ``embedding_backend == "none"``.
     backend : {"auto", "minilm", "hashing"}
         Embedding backend for :func:`~automd_analysis.analysis.embeddings.embed_code`.
     embedding_cache : path, optional
@@ -433,8 +657,9 @@ def process_metrics(
     DataFrame
         One row per run (sorted by ``run_id``): run key, ``n_steps``, the twelve
         :data:`PROCESS_METRICS`, ``val_test_gap`` (signed), ``opportunity_density``,
-        ``final_score`` (penalised normalised test score of the selected submission: invalid => 0),
-        ``selected_valid``, ``n_versions_embedded`` and ``embedding_backend``.
+        ``final_score`` (penalised normalised test score of the selected submission: invalid => 0;
+        NaN for a process-only task, which has nothing scored), ``selected_valid``,
+        ``n_versions_embedded`` and ``embedding_backend``.
     """
     runs, scores = store.runs, store.scores
     steps = store.steps
@@ -456,42 +681,40 @@ def process_metrics(
     selected = selected_rows(scores)
     selected_valid = as_bool(selected["valid"])
     code = store.code_texts(runs["run_id"])
+    scales = _process_scales(store)
     versions_by_run = dict(tuple(version_rows(scores).groupby("run_id", sort=False)))
     steps_by_run = dict(tuple(steps[steps["run_id"].isin(runs["run_id"])].groupby("run_id")))
     rows = []
     for run in runs.itertuples(index=False):
         run_id = run.run_id
-        m0 = _null_score(run.metric, run_id)
+        scale = _scale(run, scales)
         row = {col: getattr(run, col) for col in RUN_KEY}
-        versions = versions_by_run.get(run_id, scores.iloc[0:0])
+        st = steps_by_run.get(run_id)
+        if st is None or st.empty:
+            st = steps.iloc[0:0]
+        st = st.sort_values("step", kind="mergesort")
+        if scale.process_only:
+            versions = _step_versions(st)
+        else:
+            versions = versions_by_run.get(run_id, scores.iloc[0:0])
         version_valid = dict(
             zip(versions["version"].astype(str), as_bool(versions["valid"]), strict=True)
         )
 
         # --- trajectory over steps
-        st = steps_by_run.get(run_id)
-        if st is None or st.empty:
-            st = steps.iloc[0:0]
-        st = st.sort_values("step", kind="mergesort")
-        ok = as_bool(st["ok"]).to_numpy()
-        reported = pd.to_numeric(st["reported_val_score"], errors="coerce").to_numpy(dtype=float)
-        reported = np.where(ok, reported, np.nan)
-        step_version = [v if isinstance(v, str) and v else None for v in st["version"]]
-        file_ok = np.array([v is None or version_valid.get(v, False) for v in step_version])
-        improvement = normalised_improvement(reported, m0)
-        row["n_steps"] = len(st)
-        row["auc_over_steps"] = auc_over_steps(improvement)
-        row["first_improvement_step"] = first_improvement_step(improvement)
-        row["best_improvement_step"] = best_improvement_step(reported)
-        row["late_gain_fraction"] = late_gain_fraction(improvement)
-        row["valid_step_ratio"] = valid_step_ratio(ok & file_ok) if len(st) else float("nan")
+        trajectory, step_version, improvement = _trajectory(st, scale, version_valid)
+        row.update(trajectory)
 
         # --- selected submission, generalisation, cost
         sel_valid = bool(selected_valid.get(run_id, False))
         test = _float(selected.at[run_id, "score"]) if sel_valid else float("nan")
         row["selected_valid"] = sel_valid
-        row["final_score"] = test if sel_valid and math.isfinite(test) else 0.0
-        gap, gap_abs = val_test_gap(_float(run.reported_val_score), test, m0)
+        if scale.process_only:  # nothing to score: no test score, no gap
+            row["final_score"] = float("nan")
+            gap, gap_abs = float("nan"), float("nan")
+        else:
+            row["final_score"] = test if sel_valid and math.isfinite(test) else 0.0
+            gap, gap_abs = val_test_gap(_float(run.reported_val_score), test, scale.baseline)
         row["val_test_gap"], row["val_test_gap_abs"] = gap, gap_abs
         row["token_cost_m"] = _float(run.tokens_total) / 1e6
         row["wall_clock_h"] = _float(run.run_minutes) / 60.0
@@ -501,20 +724,9 @@ def process_metrics(
         explo, emb, used = _exploration(versions, texts, embed)
         row.update(explo)
         row["embedding_backend"] = used or "none"
-        row["opportunity_density"] = float("nan")
-        if emb:
-            with_code = versions[versions["version"].astype(str).isin(emb)]
-            pairs = form_version_pairs(
-                with_code, str(run.search), valid_only=False, steps=steps_by_run.get(run_id)
-            )
-            predecessor = dict(zip(pairs["later"], pairs["earlier"], strict=True))
-            gain = np.diff(np.concatenate([[0.0], best_so_far(improvement)]))
-            imp_k, d_k = [], []
-            for k, v in enumerate(step_version):
-                if v in predecessor:
-                    imp_k.append(gain[k])
-                    d_k.append(float(np.linalg.norm(emb[v] - emb[predecessor[v]])))
-            row["opportunity_density"] = opportunity_density(imp_k, d_k)
+        row["opportunity_density"] = _opportunity(
+            versions, emb, run, steps_by_run.get(run_id), step_version, improvement, scale.scaled
+        )
         rows.append(row)
     columns = [
         *RUN_KEY,

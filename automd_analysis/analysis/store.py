@@ -43,6 +43,7 @@ from automd_analysis.schema import (
     key_columns,
 )
 from automd_analysis.stats.rules import penalized
+from automd_analysis.tasks import PROCESS_KIND
 
 __all__ = [
     "BASELINE_AGENT",
@@ -515,7 +516,11 @@ def _check_consistency(store: ScoreStore) -> None:
             code="store.duplicate_rows",
         )
     selected = set(scores.loc[scores["is_selected"], "run_id"])
-    listed = set(store.runs["run_id"])
+    runs = store.runs
+    listed = set(runs["run_id"])
+    scored = listed
+    if "task_kind" in runs:
+        scored = set(runs.loc[runs["task_kind"] != PROCESS_KIND, "run_id"])
     if store.runs["run_id"].duplicated().any():
         run_id = store.runs.loc[store.runs["run_id"].duplicated(), "run_id"].iloc[0]
         raise ScoreStoreError(
@@ -525,7 +530,7 @@ def _check_consistency(store: ScoreStore) -> None:
             code="store.duplicate_rows",
         )
     for label, only, file in (
-        ("runs.parquet", sorted(listed - selected), where_scores),
+        ("runs.parquet", sorted(scored - selected), where_scores),  # process-only: no file
         ("scores.parquet (selected rows)", sorted(selected - listed), "runs.parquet"),
     ):
         if only:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from automd_analysis.archive.codebook import Annotations
 from automd_analysis.archive.safe import MAX_TEXT_BYTES, read_bounded, resolve_inside
+from automd_analysis.tasks import ProcessTask
 
 __all__ = ["ArchiveMeta", "Run", "Step", "Version"]
 
@@ -31,6 +32,9 @@ class ArchiveMeta:
     reference_agents : tuple of str
         Agents whose runs may be marked ``reference: true`` (never ranked): ``archive.yaml``
         ``reference_agents``, default ``("baseline",)``.
+    process_tasks : dict
+        Task id -> :class:`~automd_analysis.tasks.ProcessTask`: the process-only tasks the
+        archive declares (``archive.yaml`` ``process_tasks``; runs with nothing to score).
     """
 
     name: str
@@ -39,6 +43,7 @@ class ArchiveMeta:
     roles: dict[str, str]
     provenance: dict[str, Any]
     reference_agents: tuple[str, ...] = ("baseline",)
+    process_tasks: dict[str, ProcessTask] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

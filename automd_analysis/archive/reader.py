@@ -45,6 +45,7 @@ from automd_analysis.archive.schema import (
     pydantic_error,
 )
 from automd_analysis.errors import ArchiveError
+from automd_analysis.tasks import ProcessTask
 
 __all__ = ["DEFAULT_ROLES", "Archive", "open_archive"]
 
@@ -205,8 +206,31 @@ def open_archive(path: str | Path) -> Archive:
         reference_agents=tuple(
             parsed.reference_agents if parsed.reference_agents is not None else ("baseline",)
         ),
+        process_tasks=_process_tasks(parsed.process_tasks or {}, meta_path),
     )
     return Archive(root=root, meta=meta)
+
+
+def _process_tasks(raw: dict, meta_path: Path) -> dict[str, ProcessTask]:
+    """``archive.yaml`` ``process_tasks`` as :class:`ProcessTask` declarations (by task id)."""
+    out = {}
+    for task_id, fields in sorted(raw.items()):
+        check_name(task_id, meta_path, "process task")
+        try:
+            if not isinstance(fields, dict) or "id" in fields:
+                raise ValueError("a declaration is a mapping of ProcessTask fields without `id`")
+            out[task_id] = ProcessTask.model_validate({**fields, "id": task_id})
+        except (ValidationError, ValueError) as exc:
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": exc}
+            loc = ".".join(str(p) for p in first["loc"])
+            raise ArchiveError(
+                f"process task {task_id!r} is invalid: {first['msg']}",
+                path=meta_path,
+                location=f"process_tasks.{task_id}" + (f".{loc}" if loc else ""),
+                code="archive.invalid",
+                fix="see docs/archive.md, 'Process-only tasks'",
+            ) from None
+    return out
 
 
 def _subdirs(path: Path, root: Path, problems: list, run_id: str | None) -> list[Path]:

@@ -56,6 +56,8 @@ class ArchiveYaml(BaseModel):
     experiments: dict[str, str] = Field(min_length=1)
     roles: dict[Literal["main", "objectives", "llm"], str] | None = None
     reference_agents: list[str] | None = None
+    # process-only tasks: id -> automd_analysis.tasks.ProcessTask fields without `id`
+    process_tasks: dict[str, dict[str, Any]] | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -57,6 +57,11 @@ def _run_lines(runs: list[dict], indent: str = "  ") -> list[str]:
             ),
             f"{indent}  tokens {tokens}",
         ]
+        if r.get("process_task"):
+            t = r["process_task"]
+            way = "higher" if t["higher_is_better"] else "lower"
+            lines.append(f"{indent}  process-only task: {t['metric']} ({way} is better), "
+                         f"baseline {t['baseline']}; nothing to score")  # fmt: skip
         for p in r["problems"][:_MAX_LISTED]:
             lines.append(f"{indent}  - {p['code']}: {p['message']}")
         if len(r["problems"]) > _MAX_LISTED:
@@ -79,7 +84,7 @@ def format_study(study: dict) -> str:
     """The human summary of a study import (``StudyReport.to_dict()``)."""
     n = study["imported"] + study["failed"]
     lines = [
-        f"automd import {study['format']} --layout {study['layout']!r}: {study['root']} -> "
+        f"automd import {study['format']} (layout {study['layout']!r}): {study['root']} -> "
         f"{study['archive']}",
         f"  {study['imported']} of {n} run(s) imported, {study['failed']} failed (nothing was "
         "written for a failed run)",
@@ -105,7 +110,9 @@ def import_command(
     fmt: SourceFormat = typer.Argument(..., metavar="FORMAT", help="Format of the agent's log."),
     # paths are plain strings: the importer checks them and answers with its reason codes
     source: str = typer.Argument(
-        ..., help="Directory holding the agent's own log (docs/importing.md)."
+        ...,
+        help="Directory holding the agent's own log (docs/importing.md); fmlbench: also "
+        "FML-bench's whole results/ tree (<agent>/<task>/<run>/).",
     ),
     archive: str = typer.Option(
         ..., "--archive", help="Archive directory DEST (archive.yaml is created when missing)."
@@ -130,8 +137,8 @@ def import_command(
     tokens: str | None = typer.Option(
         None,
         "--tokens",
-        help='JSON {"prompt": int, "completion": int, "total": int} (with --layout: a file '
-        "name inside each SOURCE).",
+        help='JSON {"prompt": int, "completion": int, "total": int} (with --layout or an '
+        "FML-bench results tree: a file name inside each run's SOURCE).",
     ),
     budget_minutes: float = typer.Option(
         720.0, "--budget-minutes", min=0.001, help="Time budget of the run (paper: 720)."
@@ -151,13 +158,15 @@ def import_command(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
 ) -> None:
-    """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench), a directory or a .zip/.tar of it, as archive run(s), selected by the paper's App. C rules; with --layout, every run of a study.
+    """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench), a directory or a .zip/.tar of it, as archive run(s), selected by the paper's App. C rules; with --layout, every run of a study; fmlbench also takes FML-bench's whole results/ tree (agent, task, repetition from it).
 
     Exit code 2: a malformed or unsafe source, an unknown task, an existing run without --replace; nothing is written then. With --layout: 0 all imported, 1 some failed, 2 none.
     """
     from automd_analysis.importers import ImportOptions, parse_predictions, read_tokens_file
 
     try:
+        tree = layout is None and fmt is SourceFormat.fmlbench and _is_results_tree(source)
+        many = layout is not None or tree  # --tokens names a file inside each run
         opts = ImportOptions(
             agent=agent or "",
             task=task,
@@ -165,14 +174,18 @@ def import_command(
             rep=rep or 0,
             llm=llm,
             predictions=parse_predictions(predictions),
-            tokens=None if tokens is None or layout else read_tokens_file(Path(tokens)),
-            tokens_in_source=tokens if tokens is not None and layout else None,
+            tokens=None if tokens is None or many else read_tokens_file(Path(tokens)),
+            tokens_in_source=tokens if tokens is not None and many else None,
             budget_minutes=budget_minutes,
             rollout=None if rollout is None else Path(rollout),
         )
         if layout is not None:
             code = _study(fmt.value, source, archive, opts, layout, agent, task, rep, replace,
                           manifests, data, as_json, progress)  # fmt: skip
+            raise typer.Exit(code)
+        if tree:
+            code = _fmlbench_results(source, archive, opts, agent, task, rep, replace, manifests,
+                                     data, as_json, progress)  # fmt: skip
             raise typer.Exit(code)
         if not agent:
             raise AutomdError("--agent is required", code="import.options_invalid",
@@ -211,9 +224,39 @@ def _fail(exc: AutomdError, as_json: bool) -> None:
 
 def _study(fmt, root, archive, opts, layout, agent, task, rep, replace, manifests, data,
            as_json: bool, progress: bool) -> int:  # fmt: skip
-    from tqdm.auto import tqdm
-
     from automd_analysis.importers import import_study
+
+    def run(on_run):
+        return import_study(fmt, root, archive, opts, layout, agent=agent, task=task, rep=rep,
+                            replace_existing=replace, manifests=manifests, data=data,
+                            on_run=on_run)  # fmt: skip
+
+    return _print_study(run, as_json, progress)
+
+
+def _is_results_tree(source: str) -> bool:
+    from automd_analysis.importers.fmlbench_tree import is_results_tree
+
+    return is_results_tree(source)
+
+
+def _fmlbench_results(root, archive, opts, agent, task, rep, replace, manifests, data,
+                      as_json: bool, progress: bool) -> int:  # fmt: skip
+    """FML-bench's whole results tree: agent, task and repetition from the tree (``--agent`` /
+    ``--task`` keep one agent / task, ``--rep`` is the first repetition)."""
+    from automd_analysis.importers.fmlbench_tree import import_fmlbench_results
+
+    def run(on_run):
+        return import_fmlbench_results(root, archive, opts, agent=agent, task=task,
+                                       first_rep=rep or 0, replace_existing=replace,
+                                       manifests=manifests, data=data, on_run=on_run)  # fmt: skip
+
+    return _print_study(run, as_json, progress)
+
+
+def _print_study(run, as_json: bool, progress: bool) -> int:
+    """Run a study import (``run(on_run)``) behind a progress bar; print it; its exit code."""
+    from tqdm.auto import tqdm
 
     bar = tqdm(total=0, unit="run", desc="automd import", disable=not progress or None,
                leave=False)  # fmt: skip
@@ -224,9 +267,7 @@ def _study(fmt, root, archive, opts, layout, agent, task, rep, replace, manifest
         bar.set_postfix_str(item.source.rel[-40:])
 
     try:
-        study = import_study(fmt, root, archive, opts, layout, agent=agent, task=task, rep=rep,
-                             replace_existing=replace, manifests=manifests, data=data,
-                             on_run=on_run).to_dict()  # fmt: skip
+        study = run(on_run).to_dict()
     finally:
         bar.close()
     if as_json:

@@ -12,7 +12,7 @@ format             SOURCE                                                  selec
 ``aiscientist-v2`` ``logs/0-run/`` with ``stage_*`` directories            latest-stage best node
 ``codex``          run directory + ``sessions/**/rollout-*.jsonl``         final file
 ``autoresearch``   work directory (``journal.md`` / ``results.tsv``)       final file
-``fmlbench``       run directory with ``summary.json``                     earliest best-val step
+``fmlbench``       run directory with ``summary.json``, or ``results/``    earliest best-val step
 ``mlebench``       run-group directory (``metadata.json``)                 best non-faulty node
 =================  ======================================================  =====================
 """

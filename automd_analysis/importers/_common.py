@@ -40,7 +40,9 @@ class ImportOptions:
 
     ``task`` may be ``None`` only for MLE-bench run groups (runs map to tasks by competition id).
     ``tokens`` is the parsed ``--tokens`` file; ``tokens_in_source`` names such a file inside
-    SOURCE instead (a study: one per run), read when present.
+    SOURCE instead (a study: one per run), read when present. ``manifests`` is the manifest
+    directory the import checks tasks against (``None``: the default one); a format that can
+    import a task without a manifest as process-only (FML-bench) asks it.
     """
 
     agent: str
@@ -54,6 +56,7 @@ class ImportOptions:
     budget_minutes: float = DEFAULT_BUDGET_MINUTES
     rollout: Path | None = None
     limits: Limits = field(default_factory=Limits)
+    manifests: Path | None = None
 
 
 #: Node ids that would collide with version names the archive or the importer use themselves.

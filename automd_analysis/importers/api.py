@@ -122,6 +122,9 @@ def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | N
     against the task's submission columns when its data is available (recorded problems)."""
     from automd_analysis.tasks import Task, data_root, load_manifest, manifest_dir, read_time_grid
 
+    runs = [r for r in runs if r.process_task is None]  # process-only: no manifest, no file
+    if not runs:
+        return
     directory = manifest_dir(manifests)
     if not directory.is_dir():
         if manifests is not None:
@@ -219,7 +222,10 @@ class ImportReport:
                     "steps": r.steps,
                     "versions": [v.node_id for v in r.versions]
                     + (["final"] if r.final_file is not None else []),
-                    "files_bound": len(r.versions),
+                    "files_bound": sum(v.prediction is not None for v in r.versions),
+                    "process_task": None
+                    if r.process_task is None
+                    else r.process_task.model_dump(mode="json"),
                     "binding": r.binding,
                     "selection": {
                         "rule": r.selection.rule,
@@ -401,6 +407,8 @@ def _tokens_in_source(src: SourceDir, opts: ImportOptions) -> ImportOptions:
 def _import(fmt, src: SourceDir, given: Path, archive, opts, replace_existing, manifests, data,
             packed: tuple[Path, str] | None = None):  # fmt: skip
     opts = _tokens_in_source(src, opts)
+    if manifests is not None:
+        opts = replace(opts, manifests=Path(manifests))
     try:
         runs = _formats()[fmt](src, opts)
     except SourceError as exc:

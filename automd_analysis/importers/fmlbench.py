@@ -9,10 +9,15 @@ or null, ``primary_metric``, ``token_usage``, ``step_duration_seconds`` and ``me
 agents: ``node_id``, ``parent_id``). Code snapshots are ``step_snapshots/step_NNNN_code.json``
 (``{file path: content}``).
 
-FML-bench timestamps carry no zone: the start is the run directory's ``YYYYmmdd_HHMMSS`` name,
-taken as UTC (recorded), the end is the start plus ``total_duration_seconds``, and each step ends
-at the start plus the cumulative ``step_duration_seconds``. Selection:
-:func:`~.selection.earliest_best_val_metric_step`.
+FML-bench timestamps carry no zone: the start is the run directory's ``YYYYmmdd_HHMMSS`` name
+(with or without the ``_<uuid8>`` suffix some agents add), taken as UTC (recorded), the end is the
+start plus ``total_duration_seconds``, and each step ends at the start plus the cumulative
+``step_duration_seconds``. Selection: :func:`~.selection.earliest_best_val_metric_step`.
+
+A task without a manifest, imported without ``--predictions``, is a *process-only* task
+(FML-bench's own tasks): its declaration (metric, direction, baseline, FML-bench's range;
+:mod:`.fmlbench_tasks`) goes into ``archive.yaml``, every step becomes a version holding its code
+and no prediction file, and nothing is scored. :mod:`.fmlbench_tree` imports a whole results tree.
 """
 
 from __future__ import annotations
@@ -42,15 +47,19 @@ from automd_analysis.importers._common import (
 )
 from automd_analysis.importers._source import SourceDir
 from automd_analysis.importers.code_files import safe_code_files
+from automd_analysis.importers.fmlbench_tasks import process_task
 from automd_analysis.importers.model import LATEST, ImportedNode, ImportedRun, Metric, TokenCount
 from automd_analysis.importers.predictions import bind_nodes
 from automd_analysis.importers.problems import SourceError, problem
 from automd_analysis.importers.selection import Candidate, earliest_best_val_metric_step
 from automd_analysis.precision import comparable_scalar
+from automd_analysis.tasks import has_manifest
 
 __all__ = ["read_fmlbench"]
 
-_RUN_DIR = re.compile(r"^(\d{8}_\d{6})$")
+#: A run directory: ``YYYYmmdd_HHMMSS`` (AIDE, AIRA), ``YYYYmmdd_HHMMSS_<uuid8>`` (autoresearch,
+#: AI-Scientist-v2, OpenEvolve, The AI Scientist, AdaptiveSearch).
+_RUN_DIR = re.compile(r"^(\d{8}_\d{6})(?:_[0-9a-f]{8})?$")
 _ACTION = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 SUMMARY = "summary.json"
 
@@ -64,11 +73,15 @@ def _int(v, where: str, loc: str, *, minimum: int = 0) -> int:
 
 
 def _tokens(usage, where: str, loc: str, problems: list) -> TokenCount | None:
-    """A ``token_usage`` object (counts above 2**53 - 1 drop it, recorded)."""
+    """A ``token_usage`` object (counts above 2**53 - 1 drop it, recorded); ``None`` when it
+    records no total (``{}``: the agent's token log was empty; FML-bench's own metrics read
+    it as not reported, not as 0)."""
     if usage is None:
         return None
     if not isinstance(usage, dict):
         raise malformed("token_usage must be an object", where, loc)
+    if "total_tokens" not in usage:
+        return None
     vals = []
     for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
         v = usage.get(k, 0)
@@ -151,7 +164,8 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     list of ImportedRun
         Steps ``step-NNNN`` (``NNNN = step_id``); ``ok`` = ``val_result.success``; tree when the
         steps' metadata name parents (AIDE-style agents), else linear; tokens from
-        ``token_usage`` (source ``agent_log``), per step in ``meta.json``.
+        ``token_usage`` (source ``agent_log``; absent without ``total_tokens``), per step in
+        ``meta.json``; ``process_task`` set when the task has no manifest (see the module).
 
     Raises
     ------
@@ -189,6 +203,7 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     problems: list = []
     where = SUMMARY
     summary = _read_summary(source)
+    process = _process_task(task, summary, opts, problems)
     start = _start(source, summary, problems)
     total = bounded_seconds(summary.get("total_duration_seconds"), "total_duration_seconds",
                             SUMMARY, problems)  # fmt: skip
@@ -202,8 +217,8 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
         for n in nodes
     ]
-    selection = _select(nodes, summary, problems)
-    final_rel = final_default(source, binding, ("submission.csv",))
+    selection = _select(nodes, summary, problems, process_only=process is not None)
+    final_rel = None if process else final_default(source, binding, ("submission.csv",))
     if not selection.use_final_file:
         final_rel = binding.final
     end = max(_after(start, total or 0.0, problems), _after(start, steps.elapsed, problems))
@@ -212,27 +227,39 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         opts.tokens, _tokens(summary.get("token_usage"), where, "token_usage", problems),
         problems, "summary.json",
     )  # fmt: skip
-    return [
-        assemble(
-            fmt="fmlbench",
-            source=source,
-            opts=opts,
-            task=task,
-            rep=opts.rep,
-            llm=llm,
-            search="tree" if tree else "linear",
-            nodes=nodes,
-            selection=selection,
-            binding=binding,
-            final_rel=final_rel,
-            started_at=start,
-            ended_at=end,
-            tokens=tokens,
-            raw_logs=_raw_logs(source),
-            problems=problems,
-            final_created_at=end,
-        )
-    ]
+    run = assemble(
+        fmt="fmlbench",
+        source=source,
+        opts=opts,
+        task=task,
+        rep=opts.rep,
+        llm=llm,
+        search="tree" if tree else "linear",
+        nodes=nodes,
+        selection=selection,
+        binding=binding,
+        final_rel=final_rel,
+        started_at=start,
+        ended_at=end,
+        tokens=tokens,
+        raw_logs=_raw_logs(source),
+        problems=problems,
+        final_created_at=end,
+    )
+    if process is not None:  # every step is a version; no file was expected
+        run.process_task = process
+        run.problems = [p for p in run.problems if p.code != "import.predictions_not_bound"]
+    return [run]
+
+
+def _process_task(task: str, summary: dict, opts: ImportOptions, problems: list):
+    """The run's task as a process-only task when it has no manifest and no prediction files
+    are bound (FML-bench's own tasks), else ``None``."""
+    if opts.predictions is not None or has_manifest(task, opts.manifests):
+        return None
+    baseline = finite_or_none(summary.get("baseline_primary_metric"), problems,
+                              "baseline_primary_metric", SUMMARY)  # fmt: skip
+    return process_task(task, summary.get("task_config"), baseline, problems)
 
 
 def _after(start: datetime, seconds: float, problems: list) -> datetime:
@@ -257,7 +284,8 @@ def _read_summary(source: SourceDir) -> dict:
             "looked for FML-bench's summary.json in SOURCE and found none",
             path=source.root,
             code="import.journal_missing",
-            fix="SOURCE must be the FML-bench run directory that holds summary.json",
+            fix="SOURCE must be the FML-bench run directory that holds summary.json, or "
+            "FML-bench's whole results/ folder (<agent>/<task>/<run>/; --agent keeps one agent)",
         )
     summary = source.read_json(SUMMARY, what="FML-bench summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("val_steps"), list):
@@ -358,16 +386,20 @@ def _link_parents(nodes: list[ImportedNode], steps: _Steps, problems: list) -> l
     return fixed
 
 
-def _select(nodes: list[ImportedNode], summary: dict, problems: list):
+def _select(nodes: list[ImportedNode], summary: dict, problems: list, *, process_only: bool):
     """The earliest step reaching ``best_val_metric`` (a best value no step reports is
-    recorded)."""
+    recorded). In a process-only run every step is a version and there is no final file."""
     best = summary.get("best_val_metric")
     best = finite_or_none(best, problems, "best_val_metric", SUMMARY)
     selection = earliest_best_val_metric_step(
-        (Candidate(n.node_id, n.ordinal, n.metric.value, has_file=n.prediction is not None)
-         for n in nodes),
+        (Candidate(n.node_id, n.ordinal, n.metric.value,
+                   has_file=process_only or n.prediction is not None) for n in nodes),
         best,
     )  # fmt: skip
+    if process_only and selection.use_final_file:  # no final file to fall back on
+        reasons = [r.replace("; the final file is used", "") for r in selection.reasons]
+        reasons.append("a process-only run has no final file: nothing is selected")
+        selection = replace(selection, use_final_file=False, reasons=tuple(reasons))
     if not selection.use_final_file or best is None:
         pass
     elif not any(

@@ -92,16 +92,13 @@ def render_journal(run: ImportedRun) -> str:
             f"- the final file `{run.final_file}` matches no bound per-node/step file; it is "
             f"version `{FINAL_VERSION}`"
         )
-    lines += [
-        "",
-        "## Prediction files",
-        "",
-        f"Bound by {run.binding}: {len(run.versions)} of {len(run.nodes)} node(s)/step(s) have "
-        "their own file.",
-        "",
-        "## Steps",
-        "",
-    ]
+    if run.process_task is not None:
+        files = (f"None: task `{run.task}` is process-only (it has no manifest: nothing to "
+                 "score); every step is a version holding its code.")  # fmt: skip
+    else:
+        files = (f"Bound by {run.binding}: {len(run.versions)} of {len(run.nodes)} node(s)/step(s) "
+                 "have their own file.")  # fmt: skip
+    lines += ["", "## Prediction files", "", files, "", "## Steps", ""]
     if run.nodes:
         lines += [_line(run, n, n.node_id) for n in run.nodes]
     else:

@@ -16,6 +16,7 @@ from typing import Literal
 
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers.selection import Selection
+from automd_analysis.tasks import ProcessTask
 
 __all__ = [
     "EARLIEST",
@@ -152,7 +153,8 @@ class ImportedRun:
     ``final_file`` is the SOURCE-relative final submission, ``final_code`` the code bound to it
     (the agent's own best solution, or the scripts beside the file) and ``final_code_note`` says
     where that code came from. ``problems`` are recorded (non-fatal) problems; a ``run.incomplete``
-    among them makes the run :attr:`incomplete`.
+    among them makes the run :attr:`incomplete`. ``process_task`` declares the run's task as
+    process-only (no manifest, nothing to score; ``archive.yaml`` ``process_tasks``).
     """
 
     format: str
@@ -182,6 +184,7 @@ class ImportedRun:
     binding: str = "none"
     problems: list[AutomdError] = field(default_factory=list)
     steps_in_run_json: bool = True
+    process_task: ProcessTask | None = None
 
     @property
     def run_id(self) -> str:
@@ -202,5 +205,6 @@ class ImportedRun:
 
     @property
     def versions(self) -> list[ImportedNode]:
-        """Nodes with a bound prediction file, in creation order."""
-        return [n for n in self.nodes if n.prediction is not None]
+        """Nodes with a bound prediction file, in creation order; every node for a run of a
+        process-only task (a version is then a step's code, without a prediction file)."""
+        return [n for n in self.nodes if n.prediction is not None or self.process_task is not None]

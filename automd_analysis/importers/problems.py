@@ -89,6 +89,8 @@ RECORDED: dict[str, str] = {
     "import.code_file_skipped": "a code file was not archived (link, special file, odd name, size)",
     "import.text_repaired": "text that is not valid Unicode was repaired (U+FFFD)",
     "import.value_dropped": "an optional number of the log is out of range and was dropped",
+    "import.scale_unknown": "a process-only task's normalisation range is unknown (AUC is NaN)",
+    "import.process_task_kept": "archive.yaml declares the process-only task differently: kept",
 }
 
 PROBLEM_CODES: dict[str, str] = {**FATAL, **RECORDED}

@@ -28,8 +28,8 @@ from automd_analysis.importers.api import ImportReport, import_source
 from automd_analysis.importers.packed import PACKED_SUFFIXES, packed_name
 from automd_analysis.importers.problems import SourceError
 
-__all__ = ["PLACEHOLDERS", "Layout", "StudyReport", "StudyRun", "find_sources", "import_study",
-           "parse_layout"]  # fmt: skip
+__all__ = ["PLACEHOLDERS", "Layout", "StudyReport", "StudyRun", "StudySource", "find_sources",
+           "import_sources", "import_study", "list_entries", "parse_layout"]  # fmt: skip
 
 #: Placeholders of a layout and what they match.
 PLACEHOLDERS = {
@@ -128,7 +128,9 @@ class StudySource:
     values: dict[str, str]
 
 
-def _entries(path: Path, cap: int) -> list[tuple[str, str]]:
+def list_entries(path: Path, cap: int) -> list[tuple[str, str]]:
+    """``(name, kind)`` of ``path``'s entries, sorted, without following symlinks (kind: dir,
+    file, link, other); ``import.too_large`` above ``cap`` entries."""
     out = []
     try:
         with os.scandir(path) as it:
@@ -175,7 +177,7 @@ def find_sources(root: Path, layout: Layout, max_entries: int = 200_000
     for depth, regex in enumerate(layout.segments):
         nxt = []
         for rel, values in level:
-            for name, kind in _entries(root / rel if rel else root, max_entries):
+            for name, kind in list_entries(root / rel if rel else root, max_entries):
                 packed = depth == last and kind == "file" and name.lower().endswith(PACKED_SUFFIXES)
                 m = regex.fullmatch(packed_name(Path(name)) if packed else name)
                 if not m:
@@ -328,6 +330,19 @@ def import_study(
                           fix="pass the study's directory as ROOT")  # fmt: skip
     sources, skipped = find_sources(root, parsed, opts.limits.max_entries)
     report = StudyReport(fmt, root.resolve(), layout, Path(archive), skipped=skipped)
+    return import_sources(report, sources, opts, agent=agent, task=task, rep=rep,
+                          replace_existing=replace_existing, manifests=manifests, data=data,
+                          on_run=on_run)  # fmt: skip
+
+
+def import_sources(report: StudyReport, sources: list[StudySource], opts: ImportOptions, *,
+                   agent: str | None = None, task: str | None = None, rep: int | None = None,
+                   replace_existing: bool = False, manifests=None, data=None,
+                   on_run: Callable[[int, int, StudyRun], None] | None = None) -> StudyReport:  # fmt: skip
+    """Import each SOURCE of a study on its own into ``report.archive`` (its placeholder values
+    over ``agent``/``task``/``rep``); a run that fails is listed with its error, the others go
+    on. Returns ``report`` with one :class:`StudyRun` per SOURCE."""
+    archive, fmt = report.archive, report.format
     for i, src in enumerate(sources, start=1):
         run_opts = replace(
             opts,

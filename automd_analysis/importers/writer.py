@@ -89,8 +89,10 @@ def _write(path: Path, text: str) -> None:
     path.write_bytes(repair_text(text)[0].encode("utf-8"))  # the importer recorded repairs
 
 
-def _archive_yaml(dest: Path, experiments: set[str]) -> tuple[str, bool]:
-    """The text ``archive.yaml`` must have, and whether it differs from the file on disk."""
+def _archive_yaml(dest: Path, runs: list[ImportedRun]) -> tuple[str, bool]:
+    """The text ``archive.yaml`` must have, and whether it differs from the file on disk: the
+    runs' experiments declared, and their process-only tasks (:func:`_declare_process_tasks`)."""
+    experiments = {r.experiment for r in runs}
     meta_path = dest / "archive.yaml"
     if os.path.lexists(meta_path):
         try:
@@ -104,7 +106,8 @@ def _archive_yaml(dest: Path, experiments: set[str]) -> tuple[str, bool]:
                 fix="fix archive.yaml (docs/archive.md) or import into a new directory",
             ) from None
         missing = sorted(experiments - set(meta.experiments))
-        if not missing:
+        declared = _declare_process_tasks(raw, meta.process_tasks, runs)
+        if not missing and not declared:
             return meta_path.read_text(encoding="utf-8"), False
         raw["experiments"] = {
             **raw["experiments"],
@@ -121,7 +124,38 @@ def _archive_yaml(dest: Path, experiments: set[str]) -> tuple[str, bool]:
         "experiments": {e: "Imported agent runs (automd import)" for e in sorted(experiments)},
         "provenance": {"built_by": "automd import", "version": __version__},
     }
+    _declare_process_tasks(raw, {}, runs)
     return yaml.safe_dump(raw, sort_keys=False, allow_unicode=False), True
+
+
+def _declare_process_tasks(raw: dict, known: dict, runs: list[ImportedRun]) -> bool:
+    """Add the runs' process-only tasks that ``archive.yaml`` (``raw``, read as ``known``) does
+    not declare yet; a run whose declaration differs from the one kept records
+    ``import.process_task_kept``. Returns whether ``raw`` changed."""
+    kept = dict(known)
+    changed = False
+    for run in runs:
+        task = run.process_task
+        if task is None:
+            continue
+        if task.id not in kept:
+            kept[task.id] = task
+            raw.setdefault("process_tasks", {})[task.id] = task.model_dump(
+                mode="json", exclude={"id"}
+            )
+            changed = True
+        elif kept[task.id] != task:
+            run.problems.append(
+                problem(
+                    "import.process_task_kept",
+                    f"archive.yaml declares task {task.id!r} with "
+                    f"{kept[task.id].model_dump(exclude={'id'})}; this run's log says "
+                    f"{task.model_dump(exclude={'id'})}; the archive's declaration is kept",
+                    path="archive.yaml",
+                    fix="edit archive.yaml process_tasks if the run's values are the right ones",
+                )
+            )
+    return changed
 
 
 def _check_names(run: ImportedRun) -> None:
@@ -185,7 +219,7 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
         _write_version(run_dir, run, node, source)
     if run.final_file is not None:
         _write_final_version(run_dir, run, source)
-    if run.selected_version is not None:
+    if run.selected_version is not None and _has_file(run, run.selected_version):
         shutil.copyfile(
             run_dir / "versions" / run.selected_version / "submission.csv",
             run_dir / "submission.csv",
@@ -209,10 +243,19 @@ def _fill(run_dir: Path, run: ImportedRun, limits: Limits | None) -> None:
     _write(run_dir / "journal.md", render_journal(run))
 
 
+def _has_file(run: ImportedRun, version: str) -> bool:
+    """Whether ``version`` has a prediction file (only a process-only run has versions
+    without one)."""
+    if run.process_task is None or version == FINAL_VERSION:
+        return True
+    return any(n.node_id == version and n.prediction is not None for n in run.versions)
+
+
 def _write_version(run_dir: Path, run: ImportedRun, node: ImportedNode, source: SourceDir) -> None:
     """``versions/<node id>/``: the node's prediction file and its ``meta.json``."""
     vdir = run_dir / "versions" / node.node_id
-    source.copy_to(node.prediction, vdir / "submission.csv", source.limits.prediction_bytes)
+    if node.prediction is not None:  # a process-only run's version is its code alone
+        source.copy_to(node.prediction, vdir / "submission.csv", source.limits.prediction_bytes)
     meta = {
         "version": node.node_id,
         "created_at": iso(node.created_at or run.ended_at),
@@ -260,7 +303,7 @@ def _steps_payload(run: ImportedRun) -> list[dict] | None:
             "ok": not n.buggy,
             "reported_val_score": n.metric.value,
             "created_at": None if n.created_at is None else iso(n.created_at),
-            "version": n.node_id if n.prediction is not None else None,
+            "version": n.node_id if n.prediction is not None or run.process_task else None,
         }
         if run.search == "tree":
             s["node"], s["parent"] = n.node_id, n.parent
@@ -324,7 +367,8 @@ def _target(root: Path, run: ImportedRun) -> Path:
 def _output_bytes(run: ImportedRun, limits: Limits | None) -> int:
     """What writing ``run`` costs in bytes (prediction files, code, logs), before writing it."""
     source = SourceDir(run.source, limits)
-    files = [n.prediction for n in run.versions] + ([run.final_file] if run.final_file else [])
+    files = [n.prediction for n in run.versions if n.prediction is not None]
+    files += [run.final_file] if run.final_file else []
     size = sum(source.file_size(rel, source.limits.prediction_bytes) for rel in files)
     size += sum(len(t) for n in run.nodes for _name, t in n.code)
     size += sum(len(t) for _name, t in run.final_code) + sum(map(len, run.log_texts.values()))
@@ -419,7 +463,7 @@ def write_runs(
                     code="import.run_exists",
                     fix="pass --replace to overwrite it, or import under another --rep",
                 )
-        meta_text, meta_changed = _archive_yaml(lock.path, {r.experiment for r in runs})
+        meta_text, meta_changed = _archive_yaml(lock.path, runs)
         staging = lock.stage()
         try:
             return _stage_and_commit(lock, staging, runs, limits, meta_text, meta_changed)

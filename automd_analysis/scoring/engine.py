@@ -291,7 +291,7 @@ def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_e
                 _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
             )
             continue
-        key = selected_key[run.run_id]
+        key = selected_key.get(run.run_id)  # None: a process-only run, nothing to score
         if key is not None and entries.get(key) is None:
             err = errors.get(key, missing)
             problems.append(_problem_row(err, run.run_id, arch.root, "run skipped", "selected"))
@@ -362,22 +362,22 @@ def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, com
         _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
         for u in unreadable
     ]
-    tables = build_tables(
-        published,
-        files,
-        entries,
-        {t: k.manifest for t, k in plan.tasks.items()},
-        problems,
-        annotation_sources=sources,
-    )
+    declared = {t: k.manifest for t, k in plan.tasks.items()} | plan.process_tasks
+    tables = build_tables(published, files, entries, declared, problems,
+                          annotation_sources=sources)  # fmt: skip
     kept = {run.run_id for run in published}
     tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
     tables["code"], tables["code_texts"] = code, texts
-    used = {run.task: plan.tasks[run.task] for run in published}
-    tables["tasks"] = task_rows(
-        {t: k.manifest for t, k in used.items()}, {t: k.content_hash for t, k in used.items()}
-    )
+    used = {run.task for run in published}
+    tables["tasks"] = task_rows({t: declared[t] for t in used}, _task_hashes(plan, used))
     return published, tables
+
+
+def _task_hashes(plan: Plan, tasks) -> dict[str, str]:
+    """Content hash of each task (manifest, or process-only declaration), by id."""
+    known = {t: k.content_hash for t, k in plan.tasks.items()}
+    known |= {t: p.content_hash for t, p in plan.process_tasks.items()}
+    return {t: known[t] for t in tasks if t in known}
 
 
 def score_archive(
@@ -476,7 +476,8 @@ def score_archive(
         runs, arch, ws.annotations, prefer_generated
     )
     root = ws.data
-    if runs and not root.is_dir():
+    needs_data = [r for r in runs if r.task not in arch.meta.process_tasks]
+    if needs_data and not root.is_dir():
         raise DataError(
             "data root not found",
             path=root,
@@ -500,6 +501,7 @@ def score_archive(
         hash_workers=max(1, jobs),
         bootstrap=boot,
         extra=extra or None,
+        process_tasks=arch.meta.process_tasks,
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
@@ -530,9 +532,9 @@ def score_archive(
             "generated": ws.annotations is not None,
             "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,
         },
-        "tasks": {
-            t: plan.tasks[t].content_hash for t in sorted(plan.tasks) if t not in task_errors
-        },
+        "tasks": _task_hashes(
+            plan, sorted(set(plan.tasks) - set(task_errors) | set(plan.process_tasks))
+        ),  # fmt: skip
         "counts": {
             "runs": summary.n_runs,
             "files": summary.n_files,

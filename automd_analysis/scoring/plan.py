@@ -23,7 +23,7 @@ from automd_analysis.submissions import (
     size_reason,
     validate_submission,
 )
-from automd_analysis.tasks import Task, get_task
+from automd_analysis.tasks import ProcessTask, Task, get_task, has_manifest
 
 __all__ = ["FileRef", "Job", "Plan", "check_task_data", "make_plan"]
 
@@ -69,7 +69,11 @@ class Job:
 
 @dataclass
 class Plan:
-    """Everything to score: runs with a usable task, their files, and the unique jobs."""
+    """Everything to score: runs with a usable task, their files, and the unique jobs.
+
+    Runs of a process-only task (``process_tasks``: declared by the archive, without a manifest)
+    are in ``runs`` with no file: there is nothing to score.
+    """
 
     tasks: dict[str, Task]
     task_errors: dict[str, AutomdError]
@@ -77,6 +81,7 @@ class Plan:
     skipped_runs: list[Run]
     files: list[FileRef]
     jobs: dict[str, Job] = field(default_factory=dict)
+    process_tasks: dict[str, ProcessTask] = field(default_factory=dict)
 
 
 def _unsafe(task: Task, code: str) -> dict:
@@ -146,6 +151,7 @@ def make_plan(
     hash_workers: int = 1,
     bootstrap: tuple[int, int] = (0, 0),
     extra: list[dict] | None = None,
+    process_tasks: dict[str, ProcessTask] | None = None,
 ) -> Plan:
     """Plan the scoring of ``runs``.
 
@@ -161,18 +167,30 @@ def make_plan(
         ``(n_boot, seed)`` of the per-run bootstrap (part of every cache key).
     extra : list of dict, optional
         Fingerprints of the user metrics (part of every cache key).
+    process_tasks : dict, optional
+        The archive's process-only task declarations (``ArchiveMeta.process_tasks``); a task
+        that also has a manifest is scored as its manifest says.
 
     Returns
     -------
     Plan
         Runs whose task manifest is missing/invalid or whose data fails its checksum are in
-        ``skipped_runs`` (the error per task in ``task_errors``); every other run contributes its
-        selected submission and each version to ``files``, in archive order.
+        ``skipped_runs`` (the error per task in ``task_errors``); runs of a process-only task
+        are in ``runs`` with no file; every other run contributes its selected submission and
+        each version to ``files``, in archive order.
     """
-    tasks, errors, labels_sha = _load_tasks({r.task for r in runs}, data, manifests)
-    plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[])
+    declared = dict(process_tasks or {})
+    process_only = {t: declared[t] for t in {r.task for r in runs} & set(declared)
+                    if not has_manifest(t, manifests)}  # fmt: skip
+    tasks, errors, labels_sha = _load_tasks({r.task for r in runs} - set(process_only), data,
+                                            manifests)  # fmt: skip
+    plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[],
+                process_tasks=process_only)  # fmt: skip
     pending: list[tuple[Run, Version | None, Path] | FileRef] = []
     for run in runs:
+        if run.task in process_only:
+            plan.runs.append(run)  # nothing to score
+            continue
         if run.task not in tasks:
             plan.skipped_runs.append(run)
             continue

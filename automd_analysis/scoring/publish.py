@@ -38,6 +38,7 @@ from automd_analysis.archive import Run
 from automd_analysis.metrics.bootstrap import bias_corrected_interval
 from automd_analysis.schema import SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
+from automd_analysis.tasks import PROCESS_KIND, ProcessTask
 
 __all__ = [
     "CURRENT",
@@ -78,6 +79,9 @@ def run_key(run: Run) -> dict:
 
 
 def _task_cols(manifest) -> dict:
+    if isinstance(manifest, ProcessTask):  # no test set: only the kind and the metric
+        return {"task_kind": PROCESS_KIND, "metric": manifest.metric, "validation": None,
+                "shift": None, "internal_counterpart": None, "shared_test_set": None}  # fmt: skip
     return {
         "task_kind": manifest.kind.value,
         "metric": manifest.metric.value,
@@ -88,19 +92,34 @@ def _task_cols(manifest) -> dict:
     }
 
 
+def _task_facts(m) -> dict:
+    """The ``tasks.parquet`` columns after the task columns: a manifest's facts, or a
+    process-only task's (no null score, size or access), with the improvement scale."""
+    if isinstance(m, ProcessTask):
+        return {"null_score": None, "unit": None, "access": None, "synthetic": False,
+                "higher_is_better": m.transformed_higher_is_better,
+                "baseline_value": _nan(m.transformed(m.baseline)),
+                "value_transform": m.transform, "best_value": _nan(m.best),
+                "worst_value": m.worst_value}  # fmt: skip
+    m0 = float(m.null_score)
+    return {"null_score": m0, "unit": m.sizes.unit, "access": m.source.access,
+            "synthetic": bool(m.synthetic), "higher_is_better": True, "baseline_value": m0,
+            "value_transform": "none", "best_value": 1.0, "worst_value": m0}  # fmt: skip
+
+
 def task_rows(manifests: dict, hashes: dict[str, str]) -> list[dict]:
-    """``tasks.parquet`` rows: the manifest facts of each task (``manifests``: id -> TaskManifest;
-    ``hashes``: id -> manifest content hash), by task id."""
+    """``tasks.parquet`` rows: the manifest facts of each task (``manifests``: id ->
+    TaskManifest, or ProcessTask for a process-only task; ``hashes``: id -> content hash), by
+    task id."""
     return [
-        {"task": task_id, "title": m.title, "origin": m.origin}
+        {
+            "task": task_id,
+            "title": m.title,
+            "origin": PROCESS_KIND if isinstance(m, ProcessTask) else m.origin,
+        }  # fmt: skip
         | _task_cols(m)
-        | {
-            "null_score": float(m.null_score),
-            "unit": m.sizes.unit,
-            "access": m.source.access,
-            "synthetic": bool(m.synthetic),
-            "manifest_sha256": hashes.get(task_id),
-        }
+        | _task_facts(m)
+        | {"manifest_sha256": hashes.get(task_id)}
         for task_id, m in sorted(manifests.items())
     ]
 
