@@ -221,6 +221,61 @@ def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
     assert _store_bytes(tmp_path / "dask") == _store_bytes(out)
 
 
+@pytest.mark.slow
+def test_dask_two_worker_processes_give_identical_store(reference, tmp_path, monkeypatch):
+    # two worker processes, as on a real cluster: each loads its own labels, the chunks are cut
+    # for the cluster's two threads and spread over both, and the store is the local one
+    import distributed
+
+    arch, out, _ = reference
+    cut_for = []
+    real_chunks = engine._chunks
+
+    def recorded(plan, todo, n_workers):
+        cut_for.append(n_workers)
+        return real_chunks(plan, todo, n_workers)
+
+    monkeypatch.setattr(engine, "_chunks", recorded)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        s = score_archive(
+            arch,
+            out=tmp_path / "dask2",
+            data=DATA,
+            manifests=MANIFESTS,
+            scheduler=cluster.scheduler_address,
+        )
+        loads = client.run(worker.label_loads)
+    assert s.n_errors == 0 and s.n_scored == s.n_unique
+    assert _store_bytes(tmp_path / "dask2") == _store_bytes(out)
+    assert cut_for == [2]  # chunks sized for the cluster's threads, not for --jobs
+    assert len(loads) == 2 and min(loads.values()) > 0, loads  # both workers scored chunks
+
+
+def _numba_threads_of_a_dask_task():
+    import numba
+
+    return worker.limit_numba_threads_on_dask(), numba.get_num_threads()
+
+
+@pytest.mark.slow
+def test_dask_tasks_run_the_numba_kernels_on_one_thread():
+    import distributed
+
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert client.submit(_numba_threads_of_a_dask_task, pure=False).result() == (True, 1)
+    assert worker.limit_numba_threads_on_dask() is False  # not a Dask task: nothing changed
+
+
 def test_archive_problems_missing_task_and_bad_data_are_recorded(reference, tmp_path):
     arch, out, _ = reference
     arch2, manifests, data = tmp_path / "a", tmp_path / "m", tmp_path / "d"

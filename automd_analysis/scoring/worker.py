@@ -10,6 +10,7 @@ not cached, so the next run retries it.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections import OrderedDict
 from pathlib import Path
@@ -26,7 +27,14 @@ from automd_analysis.scoring.metrics_for import calibration_rows, metric_inputs,
 from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
 from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows, subgroup_rows
 
-__all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
+__all__ = [
+    "ChunkJob",
+    "label_loads",
+    "limit_numba_threads_on_dask",
+    "run_chunk",
+    "score_file",
+    "validation_entry",
+]
 
 #: Hidden labels kept per process: (manifest JSON, data root) -> (Task, TaskLabels).
 _LABELS: OrderedDict[tuple[str, str], tuple] = OrderedDict()
@@ -58,6 +66,23 @@ def _task_and_labels(manifest_json: str, data_root: str):
     while len(_LABELS) > _MAX_TASKS:
         _LABELS.popitem(last=False)
     return task, labels
+
+
+def limit_numba_threads_on_dask() -> bool:
+    """On a Dask worker thread, run the parallel numba kernels of this thread on one thread, as the
+    local pool's processes do (the cluster already runs one chunk per worker thread; numba's
+    thread count is per calling thread). Return whether this is a Dask worker thread."""
+    distributed = sys.modules.get("distributed")  # a Dask worker has imported it
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:  # not inside a Dask task
+        return False
+    from automd_analysis.metrics._numba import import_numba
+
+    import_numba().set_num_threads(1)
+    return True
 
 
 def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
@@ -209,6 +234,7 @@ def run_chunk(
         One ``{"key", "status", "error"}`` per job; status ``"scored"``, ``"error"`` (this file;
         not cached) or ``"task_error"`` (the task's data could not be loaded).
     """
+    limit_numba_threads_on_dask()
     cache = ScoreCache(cache_dir)
     try:
         task, labels = _task_and_labels(manifest_json, data_root)
