@@ -111,6 +111,44 @@ def test_labels_loaded_once_per_task(reference, tmp_path, monkeypatch):
     assert worker.label_loads() - before == 5  # five tasks, many chunks each
 
 
+def test_threads_of_one_worker_load_a_task_once(monkeypatch):
+    # a Dask worker runs chunks on several threads: the label cache is shared and locked
+    import threading
+    import time
+
+    import yaml
+
+    from automd_analysis.tasks import TaskManifest
+
+    _fresh_labels(monkeypatch)
+    real = worker.tasks.load_labels
+
+    def slow_load(task):
+        time.sleep(0.2)  # every thread arrives while the first one is still loading
+        return real(task)
+
+    monkeypatch.setattr(worker.tasks, "load_labels", slow_load)
+    manifest = yaml.safe_load((MANIFESTS / "fx_cls.yaml").read_text())
+    doc = TaskManifest.model_validate(manifest).model_dump_json()
+    before = worker.label_loads()
+    results, errors = [], []
+
+    def load():
+        try:
+            results.append(worker._task_and_labels(doc, str(DATA)))
+        except Exception as exc:  # pragma: no cover - the failure this test guards against
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 4
+    assert worker.label_loads() - before == 1
+    assert all(r[1] is results[0][1] for r in results)  # one TaskLabels for every thread
+
+
 def _tiny_chunks(original):
     def chunks(plan, todo, n_workers):
         return original(plan, todo, n_workers=len(todo))  # ~one file per chunk

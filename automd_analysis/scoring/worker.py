@@ -11,6 +11,7 @@ not cached, so the next run retries it.
 from __future__ import annotations
 
 import sys
+import threading
 import traceback
 from collections import OrderedDict
 from pathlib import Path
@@ -40,6 +41,8 @@ __all__ = [
 _LABELS: OrderedDict[tuple[str, str], tuple] = OrderedDict()
 _MAX_TASKS = 8
 _LOADS = {"count": 0}
+#: A Dask worker runs chunks on several threads of one process: one at a time in the label cache.
+_LABELS_LOCK = threading.Lock()
 
 #: One file of a chunk: (cache key, submission path, planned sha256 or None, compute details).
 ChunkJob = tuple[str, str, str | None, bool]
@@ -56,16 +59,17 @@ def label_loads() -> int:
 
 def _task_and_labels(manifest_json: str, data_root: str):
     cache_key = (manifest_json, data_root)
-    if cache_key in _LABELS:
-        _LABELS.move_to_end(cache_key)
-        return _LABELS[cache_key]
-    task = tasks.Task(tasks.TaskManifest.model_validate_json(manifest_json), data_root)
-    labels = tasks.load_labels(task)
-    _LOADS["count"] += 1
-    _LABELS[cache_key] = (task, labels)
-    while len(_LABELS) > _MAX_TASKS:
-        _LABELS.popitem(last=False)
-    return task, labels
+    with _LABELS_LOCK:  # another thread loading the same task: wait for it, do not load twice
+        if cache_key in _LABELS:
+            _LABELS.move_to_end(cache_key)
+            return _LABELS[cache_key]
+        task = tasks.Task(tasks.TaskManifest.model_validate_json(manifest_json), data_root)
+        labels = tasks.load_labels(task)
+        _LOADS["count"] += 1
+        _LABELS[cache_key] = (task, labels)
+        while len(_LABELS) > _MAX_TASKS:
+            _LABELS.popitem(last=False)
+        return task, labels
 
 
 def limit_numba_threads_on_dask() -> bool:
