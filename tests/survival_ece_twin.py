@@ -1,7 +1,8 @@
 """The survival ECE kernels as of commit dd125a2 (one weighted Kaplan-Meier pass per weight vector
 and quantile), kept as the naive twin of the batched kernels of
 ``automd_analysis/metrics/survival_calibration.py``: the tests compare both on random inputs with
-ties, duplicated patients and zero weights, and ``bench/bench_kernels.py`` times both."""
+ties, duplicated patients and zero weights (``bench/bench_survival_ece.py`` times the same
+commit's ``survival_ece`` through ``bench/_baseline.py``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ import numpy as np
 from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._validation import check_survival_ece_inputs
 from automd_analysis.metrics._weights import as_weights, ones_or
-from automd_analysis.metrics.survival_calibration import _ece_values, _pairwise_sum
+from automd_analysis.metrics.survival_calibration import (
+    _ece_values,
+    _pairwise_sum,
+    _quantile_column,
+)
 
 
 @cached_njit(nogil=True)
 def _targets(w, t_order, t, e, qs, grid):
-    """Event-time quantile t_q of every vector and the nearest grid index (-1: no event)."""
+    """Event-time quantile t_q of every vector and the nearest grid index (-1: no event), from the
+    events of positive weight compacted in time order (the quantile rule is shared)."""
     m = w.shape[0]
     n_q = qs.shape[0]
     target = np.full((m, n_q), np.nan)
@@ -40,22 +46,7 @@ def _targets(w, t_order, t, e, qs, grid):
             continue
         total = cum
         for a in range(n_q):
-            virtual = (total - 1.0) * qs[a]
-            below = np.floor(virtual)
-            last = virtual >= total - 1.0
-            lo = total - 1.0 if last else below
-            hi = total - 1.0 if last else min(below + 1.0, total - 1.0)
-            gamma = virtual - below
-            x_lo = ev_t[np.searchsorted(ev_w[:j], lo, side="right")]
-            x_hi = ev_t[np.searchsorted(ev_w[:j], hi, side="right")]
-            diff = x_hi - x_lo
-            q = x_hi - diff * (1.0 - gamma) if gamma >= 0.5 else x_lo + diff * gamma
-            target[v, a] = q
-            best = 0
-            for g in range(1, grid.shape[0]):
-                if abs(grid[g] - q) < abs(grid[best] - q):
-                    best = g
-            column[v, a] = best
+            target[v, a], column[v, a] = _quantile_column(ev_t, ev_w[:j], total, qs[a], grid)
     return target, column
 
 

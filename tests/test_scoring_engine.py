@@ -240,21 +240,25 @@ def test_process_pool_gives_identical_store(reference, tmp_path):
     assert _store_bytes(tmp_path / "pool") == _store_bytes(out)
 
 
-@pytest.mark.slow
-def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
+def _local_cluster(n_workers: int, threads: int, processes: bool):
     import distributed
 
+    return distributed.LocalCluster(
+        n_workers=n_workers, threads_per_worker=threads, processes=processes, dashboard_address=None
+    )
+
+
+def _score_on(cluster, arch, out):
+    return score_archive(
+        arch, out=out, data=DATA, manifests=MANIFESTS, scheduler=cluster.scheduler_address
+    )
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
     arch, out, _ = reference
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster:
-        s = score_archive(
-            arch,
-            out=tmp_path / "dask",
-            data=DATA,
-            manifests=MANIFESTS,
-            scheduler=cluster.scheduler_address,
-        )
+    with _local_cluster(1, threads=2, processes=False) as cluster:
+        s = _score_on(cluster, arch, tmp_path / "dask")
     assert s.n_errors == 0 and s.n_scored == s.n_unique
     assert _store_bytes(tmp_path / "dask") == _store_bytes(out)
 
@@ -275,18 +279,10 @@ def test_dask_two_worker_processes_give_identical_store(reference, tmp_path, mon
 
     monkeypatch.setattr(engine, "_chunks", recorded)
     with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
+        _local_cluster(2, threads=1, processes=True) as cluster,
         distributed.Client(cluster) as client,
     ):
-        s = score_archive(
-            arch,
-            out=tmp_path / "dask2",
-            data=DATA,
-            manifests=MANIFESTS,
-            scheduler=cluster.scheduler_address,
-        )
+        s = _score_on(cluster, arch, tmp_path / "dask2")
         loads = client.run(worker.label_loads)
     assert s.n_errors == 0 and s.n_scored == s.n_unique
     assert _store_bytes(tmp_path / "dask2") == _store_bytes(out)
@@ -305,9 +301,7 @@ def test_dask_tasks_run_the_numba_kernels_on_one_thread():
     import distributed
 
     with (
-        distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
+        _local_cluster(1, threads=1, processes=False) as cluster,
         distributed.Client(cluster) as client,
     ):
         assert client.submit(_numba_threads_of_a_dask_task, pure=False).result() == (True, 1)

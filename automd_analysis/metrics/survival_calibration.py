@@ -195,6 +195,28 @@ def _pairwise_sum(a, lo, n):
 
 
 @cached_njit(nogil=True)
+def _quantile_column(ev_t, cum, total, q, grid):
+    """(t_q, nearest grid index): numpy's linear quantile of the M = ``total`` repeated event times
+    (index (M - 1) q, its two-sided interpolation formula), where repeated event k (0-based) is
+    ``ev_t`` at the first position with ``cum > k``; the earlier grid point on an exact tie."""
+    virtual = (total - 1.0) * q
+    below = np.floor(virtual)
+    last = virtual >= total - 1.0
+    lo = total - 1.0 if last else below
+    hi = total - 1.0 if last else min(below + 1.0, total - 1.0)
+    gamma = virtual - below
+    x_lo = ev_t[np.searchsorted(cum, lo, side="right")]
+    x_hi = ev_t[np.searchsorted(cum, hi, side="right")]
+    diff = x_hi - x_lo
+    t_q = x_hi - diff * (1.0 - gamma) if gamma >= 0.5 else x_lo + diff * gamma
+    best = 0
+    for g in range(1, grid.shape[0]):
+        if abs(grid[g] - t_q) < abs(grid[best] - t_q):
+            best = g
+    return t_q, best
+
+
+@cached_njit(nogil=True)
 def _targets(w, ev_order, ev_t, qs, grid):
     """Step 1 of every vector: t_q and the nearest grid index (-1 and nan without an event).
 
@@ -216,23 +238,7 @@ def _targets(w, ev_order, ev_t, qs, grid):
         if total == 0.0:
             continue
         for a in range(n_q):
-            # numpy's linear quantile of the repeated event times: index (M - 1) q, two-sided lerp
-            virtual = (total - 1.0) * qs[a]
-            below = np.floor(virtual)
-            last = virtual >= total - 1.0
-            lo = total - 1.0 if last else below
-            hi = total - 1.0 if last else min(below + 1.0, total - 1.0)
-            gamma = virtual - below
-            x_lo = ev_t[np.searchsorted(cum, lo, side="right")]
-            x_hi = ev_t[np.searchsorted(cum, hi, side="right")]
-            diff = x_hi - x_lo
-            q = x_hi - diff * (1.0 - gamma) if gamma >= 0.5 else x_lo + diff * gamma
-            target[v, a] = q
-            best = 0  # nearest grid point, the earlier one on an exact tie
-            for g in range(1, grid.shape[0]):
-                if abs(grid[g] - q) < abs(grid[best] - q):
-                    best = g
-            column[v, a] = best
+            target[v, a], column[v, a] = _quantile_column(ev_t, cum, total, qs[a], grid)
     return target, column
 
 
