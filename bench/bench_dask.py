@@ -2,7 +2,9 @@
 time divides across the workers.
 
 Run: ``python bench/bench_dask.py --archive runs_archive/demo --data data --manifests
-data_manifests [--workers 2] [--threads 1] [--jobs 2] [--bootstrap 1000]``.
+data_manifests [--workers 2] [--threads 1] [--jobs 2] [--bootstrap 1000]`` (without
+``--archive``: the test fixture archive, so that ``make bench`` runs it from a fresh clone;
+``--quick``: no bootstrap replicates).
 
 Scores the archive twice from an empty cache, each into its own temporary store: with the local
 process pool (``score_archive(jobs=--jobs)``) and through a ``distributed.LocalCluster`` of
@@ -26,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "tests" / "fixtures" / "small"
 sys.path.insert(0, str(REPO))
 
 from automd_analysis.scoring import score_archive  # noqa: E402
@@ -109,15 +112,18 @@ def run_dask(args, out: Path) -> tuple[list[str], list[str], object]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--archive", type=Path, default=REPO / "runs_archive" / "demo")
-    ap.add_argument("--data", type=Path, default=None)
-    ap.add_argument("--manifests", type=Path, default=None)
+    ap.add_argument("--archive", type=Path, default=FIXTURE / "archive")
+    ap.add_argument("--data", type=Path, default=None, help="default: the fixture's with it")
+    ap.add_argument("--manifests", type=Path, default=None, help="default: the fixture's with it")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2, help="processes of the local pool run")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="no bootstrap replicates")
     args = ap.parse_args(argv)
+    if args.archive == FIXTURE / "archive":  # the committed fixture: runs from a fresh clone
+        args.data = args.data or FIXTURE / "data"
+        args.manifests = args.manifests or FIXTURE / "manifests"
     if args.quick:
         args.bootstrap = 0
     work = Path(tempfile.mkdtemp(prefix="automd-bench-dask-"))
