@@ -33,8 +33,9 @@ weights are put in time order once (a gather from its row of ``n`` bytes for boo
 and per quantile step 2 is one sequential pass in prediction order (running weight, weighted
 predictions; each cut is a binary search in the running weight) and step 3 one sequential pass
 over the times up to t_q, reading the group of each patient from an array of one byte per
-patient. O(n) per vector and quantile with every large array read in order, against one
-Kaplan-Meier fit per group and vector in a plain loop. The sums are those of the per-vector
+patient. O(n) per vector and quantile; the only scattered reads are in the vector's own weights
+and groups (n bytes each, in cache), every other array is read in order. Memory: 20 bytes per
+patient and evaluated column, plus O(n) work arrays. The sums are those of the per-vector
 algorithm above, in the same order, so a replicate is bit for bit the value of the weight vector
 alone (the tests check this against the previous one-vector-at-a-time kernels).
 """
