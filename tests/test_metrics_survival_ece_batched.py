@@ -85,6 +85,7 @@ def test_batched_kernels_on_bootstrap_replicates_across_vector_blocks(decimals):
     w = metrics.bootstrap_weights(len(t), 150, seed=2)
     assert_same_parts(t, e, s, grid, w)
     assert_same_parts(t, e, s, grid, w, n_groups=3, min_group=50)
+    assert_same_parts(t, e, s, grid, w[:5], n_groups=130, min_group=1)  # wider group indices
 
 
 @pytest.mark.parametrize(
