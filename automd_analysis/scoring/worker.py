@@ -73,9 +73,23 @@ def _task_and_labels(manifest_json: str, data_root: str):
 
 
 def limit_numba_threads_on_dask() -> bool:
-    """On a Dask worker thread, run the parallel numba kernels of this thread on one thread, as the
-    local pool's processes do (the cluster already runs one chunk per worker thread; numba's
-    thread count is per calling thread). Return whether this is a Dask worker thread."""
+    """On a Dask worker thread, run this thread's parallel numba kernels on one thread.
+
+    The local process pool sets one numba thread per process (one process per core); a Dask
+    cluster likewise runs one chunk per worker thread, so a chunk's kernels get no threads of
+    their own. numba's thread count belongs to the calling thread, so :func:`run_chunk` calls
+    this at the start of every chunk. Nothing changes outside a Dask task.
+
+    Returns
+    -------
+    bool
+        Whether the caller is a Dask worker thread (and the limit was set).
+
+    Examples
+    --------
+    >>> limit_numba_threads_on_dask()  # not inside a Dask task
+    False
+    """
     distributed = sys.modules.get("distributed")  # a Dask worker has imported it
     if distributed is None:
         return False
