@@ -111,6 +111,44 @@ def test_labels_loaded_once_per_task(reference, tmp_path, monkeypatch):
     assert worker.label_loads() - before == 5  # five tasks, many chunks each
 
 
+def test_threads_of_one_worker_load_a_task_once(monkeypatch):
+    # a Dask worker runs chunks on several threads: the label cache is shared and locked
+    import threading
+    import time
+
+    import yaml
+
+    from automd_analysis.tasks import TaskManifest
+
+    _fresh_labels(monkeypatch)
+    real = worker.tasks.load_labels
+
+    def slow_load(task):
+        time.sleep(0.2)  # every thread arrives while the first one is still loading
+        return real(task)
+
+    monkeypatch.setattr(worker.tasks, "load_labels", slow_load)
+    manifest = yaml.safe_load((MANIFESTS / "fx_cls.yaml").read_text())
+    doc = TaskManifest.model_validate(manifest).model_dump_json()
+    before = worker.label_loads()
+    results, errors = [], []
+
+    def load():
+        try:
+            results.append(worker._task_and_labels(doc, str(DATA)))
+        except Exception as exc:  # pragma: no cover - the failure this test guards against
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 4
+    assert worker.label_loads() - before == 1
+    assert all(r[1] is results[0][1] for r in results)  # one TaskLabels for every thread
+
+
 def _tiny_chunks(original):
     def chunks(plan, todo, n_workers):
         return original(plan, todo, n_workers=len(todo))  # ~one file per chunk
@@ -202,23 +240,72 @@ def test_process_pool_gives_identical_store(reference, tmp_path):
     assert _store_bytes(tmp_path / "pool") == _store_bytes(out)
 
 
+def _local_cluster(n_workers: int, threads: int, processes: bool):
+    import distributed
+
+    return distributed.LocalCluster(
+        n_workers=n_workers, threads_per_worker=threads, processes=processes, dashboard_address=None
+    )
+
+
+def _score_on(cluster, arch, out):
+    return score_archive(
+        arch, out=out, data=DATA, manifests=MANIFESTS, scheduler=cluster.scheduler_address
+    )
+
+
 @pytest.mark.slow
 def test_dask_local_cluster_gives_identical_store(reference, tmp_path):
+    arch, out, _ = reference
+    with _local_cluster(1, threads=2, processes=False) as cluster:
+        s = _score_on(cluster, arch, tmp_path / "dask")
+    assert s.n_errors == 0 and s.n_scored == s.n_unique
+    assert _store_bytes(tmp_path / "dask") == _store_bytes(out)
+
+
+@pytest.mark.slow
+def test_dask_two_worker_processes_give_identical_store(reference, tmp_path, monkeypatch):
+    # two worker processes, as on a real cluster: each loads its own labels, the chunks are cut
+    # for the cluster's two threads and spread over both, and the store is the local one
     import distributed
 
     arch, out, _ = reference
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster:
-        s = score_archive(
-            arch,
-            out=tmp_path / "dask",
-            data=DATA,
-            manifests=MANIFESTS,
-            scheduler=cluster.scheduler_address,
-        )
+    cut_for = []
+    real_chunks = engine._chunks
+
+    def recorded(plan, todo, n_workers):
+        cut_for.append(n_workers)
+        return real_chunks(plan, todo, n_workers)
+
+    monkeypatch.setattr(engine, "_chunks", recorded)
+    with (
+        _local_cluster(2, threads=1, processes=True) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        s = _score_on(cluster, arch, tmp_path / "dask2")
+        loads = client.run(worker.label_loads)
     assert s.n_errors == 0 and s.n_scored == s.n_unique
-    assert _store_bytes(tmp_path / "dask") == _store_bytes(out)
+    assert _store_bytes(tmp_path / "dask2") == _store_bytes(out)
+    assert cut_for == [2]  # chunks sized for the cluster's threads, not for --jobs
+    assert len(loads) == 2 and min(loads.values()) > 0, loads  # both workers scored chunks
+
+
+def _numba_threads_of_a_dask_task():
+    import numba
+
+    return worker.limit_numba_threads_on_dask(), numba.get_num_threads()
+
+
+@pytest.mark.slow
+def test_dask_tasks_run_the_numba_kernels_on_one_thread():
+    import distributed
+
+    with (
+        _local_cluster(1, threads=1, processes=False) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert client.submit(_numba_threads_of_a_dask_task, pure=False).result() == (True, 1)
+    assert worker.limit_numba_threads_on_dask() is False  # not a Dask task: nothing changed
 
 
 def test_archive_problems_missing_task_and_bad_data_are_recorded(reference, tmp_path):

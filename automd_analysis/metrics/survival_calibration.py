@@ -12,9 +12,9 @@ on the repeated rows:
    rows (the first N mod G groups one larger, N = Σ w_i); a cut inside a block of equal
    predictions moves to the end of the block, so ties - and the copies of one patient - are never
    split.
-3. One pass over the patients in time order (sorted once) builds every group's Kaplan-Meier
-   product at the evaluation time with weighted numbers at risk and events, as
-   ``exp(Σ log(r - d) - log r)`` over the group's distinct times up to it - the lifelines formula of
+3. One pass over the distinct times up to the evaluation time (sorted once) builds every group's
+   Kaplan-Meier product there with weighted numbers at risk and events, as
+   ``exp(Σ log(r - d) - log r)`` over the group's distinct times - the lifelines formula of
    :func:`~automd_analysis.metrics.kaplan_meier`, with the logs of the integers from one table of
    ``np.log`` and the exponential taken by ``np.exp``, so without weights the values are those of
    ``kaplan_meier`` bit for bit.
@@ -22,8 +22,22 @@ on the repeated rows:
    the group means are numpy's pairwise sums (:func:`_pairwise_sum`) of w_i S_i divided by n_g, so
    without weights they equal ``np.mean``. The result is the mean over the quantiles.
 
-Cost per weight vector O(n) per quantile after the sorts; with weights the result equals the ECE
-of the repeated rows up to the order of floating-point sums (< 1e-12).
+With weights the result equals the ECE of the repeated rows up to the order of floating-point
+sums (< 1e-12).
+
+Cost. Everything no weight vector changes is computed once per call: the time order, the event
+times, and for each grid column that some vector evaluates, the stable order of the patients by
+predicted survival with their dense ranks and the position of each patient in it. A weight
+matrix (e.g. 1,000 bootstrap replicates) then goes through one compiled pass: per vector, its
+weights are put in time order once (a gather from its row of ``n`` bytes for bootstrap counts),
+and per quantile step 2 is one sequential pass in prediction order (running weight, weighted
+predictions; each cut is a binary search in the running weight) and step 3 one sequential pass
+over the times up to t_q, reading the group of each patient from an array of one byte per
+patient. O(n) per vector and quantile; the only scattered reads are in the vector's own weights
+and groups (n bytes each, in cache), every other array is read in order. Memory: 20 bytes per
+patient and evaluated column, plus O(n) work arrays. The sums are those of the per-vector
+algorithm above, in the same order, so a replicate is bit for bit the value of the weight vector
+alone (the tests check this against the previous one-vector-at-a-time kernels).
 """
 
 from __future__ import annotations
@@ -34,7 +48,7 @@ import numpy as np
 
 from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._validation import check_survival_ece_inputs, finish
-from automd_analysis.metrics._weights import as_weights, is_matrix, n_vectors, ones_or
+from automd_analysis.metrics._weights import as_weights, is_matrix, ones_or
 
 __all__ = ["SurvivalECEResult", "survival_ece"]
 
@@ -104,172 +118,271 @@ def nearest_grid_index(grid: np.ndarray, t: float) -> int:
 
 
 @cached_njit(nogil=True)
-def _pairwise_sum(a, lo, n):
-    """numpy's pairwise summation of a[lo:lo + n] (``np.sum`` of a contiguous float64 array, bit
-    for bit): blocks of at most 128 values summed with 8 accumulators, larger ranges split in two."""
+def _block_sum(a, lo, n):
+    """numpy's sum of a[lo:lo + n] for n <= 128: 8 accumulators (plain loop below 8 values)."""
     if n < 8:
         res = 0.0
         for i in range(lo, lo + n):
             res += a[i]
         return res
-    if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        while i < n - n % 8:
-            j = lo + i
-            r0 += a[j]
-            r1 += a[j + 1]
-            r2 += a[j + 2]
-            r3 += a[j + 3]
-            r4 += a[j + 4]
-            r5 += a[j + 5]
-            r6 += a[j + 6]
-            r7 += a[j + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    half = n // 2
-    half -= half % 8
-    return _pairwise_sum(a, lo, half) + _pairwise_sum(a, lo + half, n - half)
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
 
 
 @cached_njit(nogil=True)
-def _targets(w, t_order, t, e, qs, grid):
-    """Event-time quantile t_q of every vector (step 1) and the nearest grid index; index -1 and
-    t_q = nan for a vector without an event."""
+def _pairwise_sum(a, lo, n):
+    """numpy's pairwise summation of a[lo:lo + n] (``np.sum`` of a contiguous float64 array, bit
+    for bit): blocks of at most 128 values (:func:`_block_sum`), larger ranges split in two at
+    ``n // 2`` rounded down to a multiple of 8, left and right sums added.
+
+    The recursion runs on an explicit stack: numba cannot link a recursive kernel loaded from its
+    on-disk cache into a caller compiled later in the same process.
+    """
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    start = np.empty(64, dtype=np.int64)  # depth <= log2(n / 128) + 1
+    size = np.empty(64, dtype=np.int64)
+    left = np.empty(64, dtype=np.float64)
+    on_left = np.empty(64, dtype=np.bool_)
+    top = 0
+    start[0] = lo
+    size[0] = n
+    descending = True  # evaluate frame ``top``; else hand ``value`` back to it
+    value = 0.0
+    while True:
+        if descending:
+            if size[top] <= 128:
+                value = _block_sum(a, start[top], size[top])
+                top -= 1
+                descending = False
+            else:  # left half first
+                half = size[top] // 2
+                on_left[top] = True
+                start[top + 1] = start[top]
+                size[top + 1] = half - half % 8
+                top += 1
+            continue
+        if top < 0:
+            return value
+        half = size[top] // 2
+        half -= half % 8
+        if on_left[top]:  # the left half is done: keep it, then the right half
+            left[top] = value
+            on_left[top] = False
+            start[top + 1] = start[top] + half
+            size[top + 1] = size[top] - half
+            top += 1
+            descending = True
+        else:  # both halves done
+            value = left[top] + value
+            top -= 1
+
+
+@cached_njit(nogil=True)
+def _quantile_column(ev_t, cum, total, q, grid):
+    """(t_q, nearest grid index): numpy's linear quantile of the M = ``total`` repeated event times
+    (index (M - 1) q, its two-sided interpolation formula), where repeated event k (0-based) is
+    ``ev_t`` at the first position with ``cum > k``; the earlier grid point on an exact tie."""
+    virtual = (total - 1.0) * q
+    below = np.floor(virtual)
+    last = virtual >= total - 1.0
+    lo = total - 1.0 if last else below
+    hi = total - 1.0 if last else min(below + 1.0, total - 1.0)
+    gamma = virtual - below
+    x_lo = ev_t[np.searchsorted(cum, lo, side="right")]
+    x_hi = ev_t[np.searchsorted(cum, hi, side="right")]
+    diff = x_hi - x_lo
+    t_q = x_hi - diff * (1.0 - gamma) if gamma >= 0.5 else x_lo + diff * gamma
+    best = 0
+    for g in range(1, grid.shape[0]):
+        if abs(grid[g] - t_q) < abs(grid[best] - t_q):
+            best = g
+    return t_q, best
+
+
+@cached_njit(nogil=True)
+def _targets(w, ev_order, ev_t, qs, grid):
+    """Step 1 of every vector: t_q and the nearest grid index (-1 and nan without an event).
+
+    ``ev_order`` lists the patients with an event in time order, ``ev_t`` their times. With
+    ``cum[i]`` the vector's event weight up to the i-th of them, repeated event k (0-based) is the
+    first event with ``cum > k``: a binary search in ``cum``, which skips the events of weight 0.
+    """
     m = w.shape[0]
+    n_ev = ev_order.shape[0]
     n_q = qs.shape[0]
     target = np.full((m, n_q), np.nan)
     column = np.full((m, n_q), -1, dtype=np.int64)
-    n_ev = 0
-    for i in range(t_order.shape[0]):
-        if e[t_order[i]]:
-            n_ev += 1
-    ev_t = np.empty(n_ev, dtype=np.float64)  # event times in time order
-    ev_w = np.empty(n_ev, dtype=np.float64)  # cumulative event weight up to each
+    cum = np.empty(n_ev, dtype=np.float64)
     for v in range(m):
-        j = 0
-        cum = 0.0
-        for i in range(t_order.shape[0]):
-            u = t_order[i]
-            if e[u] and w[v, u] > 0:
-                cum += w[v, u]
-                ev_t[j] = t[u]
-                ev_w[j] = cum
-                j += 1
-        if j == 0:
+        total = 0.0
+        for i in range(n_ev):
+            total += w[v, ev_order[i]]
+            cum[i] = total
+        if total == 0.0:
             continue
-        total = cum
         for a in range(n_q):
-            # numpy's linear quantile of the repeated event times: index (M - 1) q, two-sided lerp
-            virtual = (total - 1.0) * qs[a]
-            below = np.floor(virtual)
-            last = virtual >= total - 1.0
-            lo = total - 1.0 if last else below
-            hi = total - 1.0 if last else min(below + 1.0, total - 1.0)
-            gamma = virtual - below
-            # the repeated position r holds the first event whose cumulative weight exceeds r
-            x_lo = ev_t[np.searchsorted(ev_w[:j], lo, side="right")]
-            x_hi = ev_t[np.searchsorted(ev_w[:j], hi, side="right")]
-            diff = x_hi - x_lo
-            q = x_hi - diff * (1.0 - gamma) if gamma >= 0.5 else x_lo + diff * gamma
-            target[v, a] = q
-            best = 0  # nearest grid point, the earlier one on an exact tie
-            for g in range(1, grid.shape[0]):
-                if abs(grid[g] - q) < abs(grid[best] - q):
-                    best = g
-            column[v, a] = best
+            target[v, a], column[v, a] = _quantile_column(ev_t, cum, total, qs[a], grid)
     return target, column
 
 
 @cached_njit(nogil=True)
-def _groups(w, column, slot, order, rank, pred, t_order, t, e, grid, n_groups, log_int):
+def _cut(wt, order, rank, pred, n_groups, total, cw, wp, group, size, mean):
+    """Step 2 of one vector in one column: the group of every position in prediction order,
+    ``size`` and ``mean`` of every group.
+
+    ``wt`` holds the vector's weights in time order; ``order`` the time positions of the patients
+    in stable order of predicted survival, ``rank`` and ``pred`` their dense ranks and predictions
+    in that order. With ``cw[j]`` the weight of the first j positions, group g ends at the first
+    j with ``cw[j]`` >= its nominal end (where ``np.array_split`` cuts the repeated rows; a binary
+    search), moved past the patients of weight 0 and the rest of the tie block of the last
+    patient counted.
+    """
+    n = order.shape[0]
+    acc = 0
+    cw[0] = 0
+    for j in range(n):  # cumulative weights and weighted predictions in prediction order
+        x = wt[order[j]]
+        acc += x
+        cw[j + 1] = acc
+        wp[j] = x * pred[j]
+    base = total // n_groups
+    extra = total - base * n_groups
+    j = 0
+    nominal = 0
+    for g in range(n_groups):
+        nominal += base + 1 if g < extra else base
+        start = j
+        j = max(j, np.searchsorted(cw, nominal, side="left"))
+        last = j - 1  # the last patient of positive weight so far: its tie block stays
+        while last >= 0 and cw[last + 1] == cw[last]:
+            last -= 1
+        last_rank = rank[last] if last >= 0 else -1
+        while j < n and (cw[j + 1] == cw[j] or rank[j] == last_rank):
+            j += 1
+        group[start:j] = g
+        size[g] = cw[j] - cw[start]
+        if size[g] > 0:
+            mean[g] = _pairwise_sum(wp, start, j - start) / size[g]
+
+
+@cached_njit(nogil=True)
+def _km_logs(wt, group, pred_pos, block, e, n_blocks, size, log_int, removed, died, log_s):
+    """Step 3 of one vector in one column: log S_KM of every group at the grid time into
+    ``log_s``, in one pass over the first ``n_blocks`` distinct times (time positions
+    ``block[b]:block[b + 1]``); ``group[pred_pos[i]]`` is the group of time position i.
+
+    Each distinct time adds ``log(r - d) - log r`` to every group (r at risk, d died; ``r``
+    floored at 1): exactly 0 for a group without a death there, the same sum as skipping it, so
+    neither patients of weight 0 nor groups without a patient at that time need a branch.
+    ``removed`` and ``died`` are zeroed work arrays of one entry per group.
+    """
+    n_groups = size.shape[0]
+    at_risk = np.empty(n_groups, dtype=np.int64)
+    for g in range(n_groups):
+        at_risk[g] = np.int64(size[g])
+        log_s[g] = 0.0
+    for b in range(n_blocks):
+        i0 = block[b]
+        i1 = block[b + 1]
+        if i1 - i0 == 1:  # one patient at this time: only its group changes
+            g = group[pred_pos[i0]]
+            wu = np.int64(wt[i0])
+            r = max(at_risk[g], 1)
+            log_s[g] += log_int[r - wu * e[i0]] - log_int[r]
+            at_risk[g] -= wu
+            continue
+        for i in range(i0, i1):
+            g = group[pred_pos[i]]
+            wu = np.int64(wt[i])
+            removed[g] += wu
+            died[g] += wu * e[i]
+        for g in range(n_groups):
+            r = max(at_risk[g], 1)
+            log_s[g] += log_int[r - died[g]] - log_int[r]
+            at_risk[g] -= removed[g]
+            removed[g] = 0
+            died[g] = 0
+
+
+@cached_njit(nogil=True)
+def _groups(
+    w,
+    column,
+    slot,
+    order,
+    rank,
+    pred,
+    pred_pos,
+    n_blocks,
+    t_order,
+    block,
+    e,
+    log_int,
+    group,
+    n_groups,
+):
     """Steps 2-3 for every (vector, quantile): group sizes (summed weights), mean predictions and
     the log Kaplan-Meier survival of every group at the evaluation time.
 
-    ``order``, ``rank`` and ``pred`` hold, per used grid column (row ``slot[column]``), the stable
-    order of the patients by predicted survival, their dense ranks and the sorted predictions.
+    ``t_order`` is the stable time order, ``block`` the time positions where the distinct times
+    start (and n), ``e`` the event indicators in time order. Per used grid column (row
+    ``slot[column]``): ``order`` holds the time positions of the patients in stable order of
+    predicted survival, ``rank`` and ``pred`` their dense ranks and predictions in that order,
+    ``pred_pos`` the position in that order of each time position and ``n_blocks`` the number of
+    distinct times up to the column's grid time. ``group`` is a work array of one entry per patient.
     """
     m, n_q = column.shape
     n = t_order.shape[0]
     size = np.zeros((m, n_q, n_groups))
     mean = np.full((m, n_q, n_groups), np.nan)
     log_s = np.zeros((m, n_q, n_groups))
-    group = np.empty(n, dtype=np.int64)
+    wt = np.empty(n, dtype=w.dtype)
+    cw = np.empty(n + 1, dtype=np.int32)  # totals < 2**26
     wp = np.empty(n, dtype=np.float64)
-    at_risk = np.empty(n_groups)
-    removed = np.empty(n_groups)
-    died = np.empty(n_groups)
-    cur_t = np.empty(n_groups)
-    started = np.empty(n_groups, dtype=np.bool_)
+    removed = np.zeros(n_groups, dtype=np.int64)
+    died = np.zeros(n_groups, dtype=np.int64)
     for v in range(m):
-        total = 0.0
-        for u in range(n):
-            total += w[v, u]
-        base = np.floor(total / n_groups)
-        extra = total - base * n_groups
+        total = 0
+        for i in range(n):  # the vector's weights in time order
+            wt[i] = w[v, t_order[i]]
+            total += wt[i]
         for a in range(n_q):
             if column[v, a] < 0:
                 continue
             c = slot[column[v, a]]
-            time = grid[column[v, a]]
-            # step 2: cut where array_split cuts the copies; past a cut only ties of the last
-            # counted patient (and patients of weight 0) still join the group
-            j = 0
-            pos = 0.0
-            nominal = 0.0
-            last_rank = -1
-            for g in range(n_groups):
-                nominal += base + 1.0 if g < extra else base
-                start = j
-                while j < n:
-                    u = order[c, j]
-                    wu = w[v, u]
-                    if pos >= nominal and wu > 0 and rank[c, u] != last_rank:
-                        break
-                    group[u] = g
-                    wp[j] = wu * pred[c, j]
-                    pos += wu
-                    size[v, a, g] += wu
-                    if wu > 0:
-                        last_rank = rank[c, u]
-                    j += 1
-                if size[v, a, g] > 0:
-                    mean[v, a, g] = _pairwise_sum(wp, start, j - start) / size[v, a, g]
-            # step 3: Kaplan-Meier of every group, one pass in time order
-            for g in range(n_groups):
-                at_risk[g] = size[v, a, g]
-                started[g] = False
-            for k in range(n + n_groups):
-                if k < n:
-                    u = t_order[k]
-                    if w[v, u] == 0:
-                        continue
-                    g = group[u]
-                    if started[g] and cur_t[g] == t[u]:
-                        removed[g] += w[v, u]
-                        died[g] += w[v, u] * e[u]
-                        continue
-                else:
-                    g = k - n  # flush the last distinct time of every group
-                    u = -1
-                if started[g]:
-                    if cur_t[g] <= time:
-                        # log of integers from a table of np.log: the values of kaplan_meier
-                        r = np.int64(at_risk[g])
-                        log_s[v, a, g] += log_int[r - np.int64(died[g])] - log_int[r]
-                    at_risk[g] -= removed[g]
-                if u >= 0:
-                    started[g] = True
-                    cur_t[g] = t[u]
-                    removed[g] = w[v, u]
-                    died[g] = w[v, u] * e[u]
-                else:
-                    started[g] = False
+            out = size[v, a], mean[v, a]
+            _cut(wt, order[c], rank[c], pred[c], n_groups, total, cw, wp, group, *out)
+            _km_logs(
+                wt,
+                group,
+                pred_pos[c],
+                block,
+                e,
+                n_blocks[c],
+                size[v, a],
+                log_int,
+                removed,
+                died,
+                log_s[v, a],
+            )
     return size, mean, log_s
 
 
@@ -304,59 +417,68 @@ def _ece_values(size, mean, km, min_group):
 
 
 class _Columns:
-    """Per grid column, computed on first use: the stable order of the patients by predicted
-    survival, their dense ranks and the sorted predictions."""
+    """What no weight vector changes: the time order, the distinct times, the events, and per grid
+    column the patients in stable order of predicted survival (:meth:`stacked`)."""
 
-    def __init__(self, surv: np.ndarray):
-        self.surv = surv
-        self.cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    def __init__(self, t: np.ndarray, e: np.ndarray, surv: np.ndarray, grid: np.ndarray):
+        self.surv, self.grid = surv, grid
+        self.t_order = np.argsort(t, kind="stable")
+        self.t_sorted = t[self.t_order]
+        self.e_sorted = e[self.t_order].astype(np.int64)
+        self.ev_order = self.t_order[
+            self.e_sorted == 1
+        ]  # the patients with an event, in time order
+        new_time = np.r_[True, self.t_sorted[1:] != self.t_sorted[:-1]]
+        self.block = np.r_[np.flatnonzero(new_time), len(t)]  # time positions of the distinct times
+        self.position = np.empty_like(self.t_order)  # time position of each patient
+        self.position[self.t_order] = np.arange(len(t))
 
     def stacked(self, columns: np.ndarray):
-        """(slot of each grid column, order, rank, sorted predictions) for ``columns``."""
+        """The per-column arguments of :func:`_groups` for the grid columns in ``columns``:
+        slot (row of each grid column), order, rank, pred, pred_pos (one row per used column) and
+        n_blocks (distinct times up to each column's grid time)."""
         used = np.unique(columns[columns >= 0])
         slot = np.full(self.surv.shape[1], -1, dtype=np.int64)
         slot[used] = np.arange(len(used))
-        parts = [self._column(int(g)) for g in used]
         n = self.surv.shape[0]
-        stack = [
-            np.array([p[k] for p in parts], dtype=dtype).reshape(len(used), n)
-            for k, dtype in enumerate((np.int64, np.int64, np.float64))
-        ]
-        return slot, *stack
-
-    def _column(self, g: int):
-        if g not in self.cache:
-            pred = self.surv[:, g]
-            order = np.argsort(pred, kind="stable")
-            _, rank = np.unique(pred, return_inverse=True)
-            self.cache[g] = (order, rank.ravel().astype(np.int64), pred[order])
-        return self.cache[g]
-
-
-#: Weight vectors per kernel call (a float64 block of 64 x 49,291 weights is 25 MB).
-_CHUNK = 64
+        order = np.empty((len(used), n), dtype=np.int32)
+        rank = np.empty((len(used), n), dtype=np.int32)
+        pred = np.empty((len(used), n), dtype=np.float64)
+        pred_pos = np.empty((len(used), n), dtype=np.int32)
+        for k, g in enumerate(used):
+            by_pred = np.argsort(self.surv[:, g], kind="stable")
+            pred[k] = self.surv[by_pred, g]
+            rank[k] = np.cumsum(np.r_[False, pred[k, 1:] != pred[k, :-1]])  # dense ranks
+            order[k] = self.position[by_pred]
+            pred_pos[k, order[k]] = np.arange(n)
+        times = self.t_sorted[self.block[:-1]]
+        n_blocks = np.searchsorted(times, self.grid[used], side="right").astype(np.int64)
+        return slot, order, rank, pred, pred_pos, n_blocks
 
 
-def _chunks(t, e, s, grid, qs, n_groups, min_group, w):
-    """Yield (first vector, kernel outputs) for blocks of :data:`_CHUNK` weight vectors."""
-    n = len(t)
-    weights = ones_or(w, n)
-    t_order = np.argsort(t, kind="stable")
-    e_f = e.astype(np.float64)
-    columns = _Columns(s)
+def _parts(t, e, s, grid, qs, n_groups, min_group, w):
+    """Kernel outputs (target, column, size, mean, km, per_time, n_kept, values) of every weight
+    vector (first axis)."""
+    weights = ones_or(w, len(t))
+    columns = _Columns(t, e, s, grid)
+    target, column = _targets(weights, columns.ev_order, t[columns.ev_order], qs, grid)
     top = int(weights.sum(axis=1, dtype=np.float64).max())
     with np.errstate(divide="ignore"):  # log 0 = -inf: a group whose last patients all die
         log_int = np.log(np.arange(top + 1, dtype=np.float64))
-    for v0 in range(0, weights.shape[0], _CHUNK):
-        wf = np.ascontiguousarray(weights[v0 : v0 + _CHUNK], dtype=np.float64)
-        target, column = _targets(wf, t_order, t, e, qs, grid)
-        slot, order, rank, pred = columns.stacked(column)
-        size, mean, log_s = _groups(
-            wf, column, slot, order, rank, pred, t_order, t, e_f, grid, n_groups, log_int
-        )
-        km = np.exp(log_s)  # numpy's exp, as kaplan_meier
-        per_time, n_kept, values = _ece_values(size, mean, km, float(min_group))
-        yield v0, (target, column, size, mean, km, per_time, n_kept, values)
+    size, mean, log_s = _groups(
+        weights,
+        column,
+        *columns.stacked(column),
+        columns.t_order,
+        columns.block,
+        columns.e_sorted,
+        log_int,
+        np.empty(len(t), dtype=np.int8 if n_groups < 128 else np.int64),  # group of each patient
+        n_groups,
+    )
+    km = np.exp(log_s)  # numpy's exp, as kaplan_meier
+    per_time, n_kept, values = _ece_values(size, mean, km, float(min_group))
+    return target, column, size, mean, km, per_time, n_kept, values
 
 
 def _result(qs, grid, parts, min_group, n_total) -> SurvivalECEResult:
@@ -512,12 +634,10 @@ def survival_ece(
         durations, events, surv, time_grid, quantiles, n_groups, min_group
     )
     w = as_weights(weights, len(t), unit="patient")
-    chunks = _chunks(t, e, s, grid, qs, int(n_groups), int(min_group), w)
+    parts = _parts(t, e, s, grid, qs, int(n_groups), int(min_group), w)
     if not is_matrix(w):
         total = len(t) if w is None else int(w.sum())
-        return _result(qs, grid, next(chunks)[1], min_group, total)
-    out = np.empty(n_vectors(w), dtype=np.float64)
-    for v0, parts in chunks:
-        out[v0 : v0 + len(parts[-1])] = parts[-1]
+        return _result(qs, grid, parts, min_group, total)
+    out = parts[-1]
     why = "no event, or at some time every group is smaller than min_group"
     return finish(out, True, "survival ECE", why)

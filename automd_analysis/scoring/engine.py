@@ -179,7 +179,7 @@ def _init_worker() -> None:  # pragma: no cover - runs in child processes
 
 
 def _execute(
-    chunks: list[tuple],
+    make_chunks: Callable[[int], list[tuple]],
     cache_dir: str,
     jobs: int,
     scheduler: str | None,
@@ -187,6 +187,9 @@ def _execute(
     bootstrap: tuple[int, int] = (0, 0),
     extra: tuple[str, ...] = (),
 ) -> None:
+    """Run the chunks ``make_chunks(workers)`` cuts for the number of workers that will run them
+    (``jobs`` local processes, or every thread of the Dask cluster at ``scheduler``)."""
+
     def failed(chunk, exc) -> list[dict]:
         err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
         return [{"key": j[0], "status": "error", "error": err} for j in chunk[2]]
@@ -196,13 +199,14 @@ def _execute(
         from distributed import as_completed as dask_completed
 
         with Client(scheduler, set_as_default=False) as client, client.as_current():
+            threads = sum(client.nthreads().values())  # every thread gets chunks to run
             futures = {
                 client.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, pure=False): (
                     m,
                     r,
                     part,
                 )
-                for m, r, part in chunks
+                for m, r, part in make_chunks(max(1, threads))
             }
             for fut in dask_completed(list(futures)):
                 try:
@@ -210,6 +214,7 @@ def _execute(
                 except Exception as exc:
                     on_done(failed(futures[fut], exc))
         return
+    chunks = make_chunks(jobs)
     if jobs <= 1 or len(chunks) <= 1:
         for m, r, part in chunks:
             on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra))
@@ -261,7 +266,7 @@ def _score_missing(
 
     try:
         _execute(
-            _chunks(plan, todo, jobs),
+            lambda workers: _chunks(plan, todo, workers),
             str(cache.directory),
             jobs,
             scheduler,

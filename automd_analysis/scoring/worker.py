@@ -10,6 +10,8 @@ not cached, so the next run retries it.
 
 from __future__ import annotations
 
+import sys
+import threading
 import traceback
 from collections import OrderedDict
 from pathlib import Path
@@ -26,12 +28,21 @@ from automd_analysis.scoring.metrics_for import calibration_rows, metric_inputs,
 from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
 from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows, subgroup_rows
 
-__all__ = ["ChunkJob", "label_loads", "run_chunk", "score_file", "validation_entry"]
+__all__ = [
+    "ChunkJob",
+    "label_loads",
+    "limit_numba_threads_on_dask",
+    "run_chunk",
+    "score_file",
+    "validation_entry",
+]
 
 #: Hidden labels kept per process: (manifest JSON, data root) -> (Task, TaskLabels).
 _LABELS: OrderedDict[tuple[str, str], tuple] = OrderedDict()
 _MAX_TASKS = 8
 _LOADS = {"count": 0}
+#: A Dask worker runs chunks on several threads of one process: one at a time in the label cache.
+_LABELS_LOCK = threading.Lock()
 
 #: One file of a chunk: (cache key, submission path, planned sha256 or None, compute details).
 ChunkJob = tuple[str, str, str | None, bool]
@@ -48,16 +59,48 @@ def label_loads() -> int:
 
 def _task_and_labels(manifest_json: str, data_root: str):
     cache_key = (manifest_json, data_root)
-    if cache_key in _LABELS:
-        _LABELS.move_to_end(cache_key)
-        return _LABELS[cache_key]
-    task = tasks.Task(tasks.TaskManifest.model_validate_json(manifest_json), data_root)
-    labels = tasks.load_labels(task)
-    _LOADS["count"] += 1
-    _LABELS[cache_key] = (task, labels)
-    while len(_LABELS) > _MAX_TASKS:
-        _LABELS.popitem(last=False)
-    return task, labels
+    with _LABELS_LOCK:  # another thread loading the same task: wait for it, do not load twice
+        if cache_key in _LABELS:
+            _LABELS.move_to_end(cache_key)
+            return _LABELS[cache_key]
+        task = tasks.Task(tasks.TaskManifest.model_validate_json(manifest_json), data_root)
+        labels = tasks.load_labels(task)
+        _LOADS["count"] += 1
+        _LABELS[cache_key] = (task, labels)
+        while len(_LABELS) > _MAX_TASKS:
+            _LABELS.popitem(last=False)
+        return task, labels
+
+
+def limit_numba_threads_on_dask() -> bool:
+    """On a Dask worker thread, run this thread's parallel numba kernels on one thread.
+
+    The local process pool sets one numba thread per process (one process per core); a Dask
+    cluster likewise runs one chunk per worker thread, so a chunk's kernels get no threads of
+    their own. numba's thread count belongs to the calling thread, so :func:`run_chunk` calls
+    this at the start of every chunk. Nothing changes outside a Dask task.
+
+    Returns
+    -------
+    bool
+        Whether the caller is a Dask worker thread (and the limit was set).
+
+    Examples
+    --------
+    >>> limit_numba_threads_on_dask()  # not inside a Dask task
+    False
+    """
+    distributed = sys.modules.get("distributed")  # a Dask worker has imported it
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:  # not inside a Dask task
+        return False
+    from automd_analysis.metrics._numba import import_numba
+
+    import_numba().set_num_threads(1)
+    return True
 
 
 def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
@@ -209,6 +252,7 @@ def run_chunk(
         One ``{"key", "status", "error"}`` per job; status ``"scored"``, ``"error"`` (this file;
         not cached) or ``"task_error"`` (the task's data could not be loaded).
     """
+    limit_numba_threads_on_dask()
     cache = ScoreCache(cache_dir)
     try:
         task, labels = _task_and_labels(manifest_json, data_root)
