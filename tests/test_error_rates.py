@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-import error_rates  # noqa: E402
+import error_rates
 
 
 @pytest.mark.slow
