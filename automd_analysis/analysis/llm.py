@@ -238,7 +238,8 @@ def llm_summary(
     alpha = check_alpha(alpha)
     rows = _llm_rows(_matrix(runs, store.replicates, seed=seed, n_boot=n_boot))
     rows = [r | {"ece_mean": float(r["ece_mean"][0]), "ece_mean_bc": r["ece_mean"]} for r in rows]
-    rows = summarise(rows, TABLE7.intervals, alpha, **TABLE7.best_marks(rows))
+    bounds = {"penalized_mean": (0.0, 1.0)}
+    rows = summarise(rows, TABLE7.intervals, alpha, bounds=bounds, **TABLE7.best_marks(rows))
     return TABLE7.frame([{k: r[k] for k in TABLE7.named} for r in rows])
 
 

@@ -200,7 +200,7 @@ def objective_intervals(
     """
     check_alpha(alpha)
     return {
-        key: {metric: estimate(d, alpha)[1:] for metric, d in metrics.items()}
+        key: {metric: estimate(d, alpha, (0.0, 1.0))[1:] for metric, d in metrics.items()}
         for key, metrics in _mean_distributions(runs, by, n_boot, seed, tag).items()
     }
 
@@ -210,10 +210,7 @@ def _mean_distributions(runs, by, n_boot, seed, tag) -> dict[tuple, dict[str, np
     runs = runs.reset_index(drop=True)
     draws = resample(runs, ("agent", "objective"), n_boot=n_boot, seed=seed, tag=tag)
     values = {
-        m: valid_only(
-            draws.values(pd.to_numeric(runs[m]).to_numpy(dtype=float), bounds=(0.0, 1.0)),
-            draws.valid,
-        )
+        m: valid_only(draws.values(pd.to_numeric(runs[m]).to_numpy(dtype=float)), draws.valid)
         for m in METRICS
     }
     out: dict[tuple, dict[str, np.ndarray]] = {}
@@ -259,7 +256,7 @@ def objective_summary(
     for objective in objectives:
         summary = _metric_summary(runs[runs["objective"] == objective])
         row = {"task": _task_of(runs), "objective": objective, **summary}
-        ci = {m: estimate(d, alpha)[1:] for m, d in means[(objective,)].items()}
+        ci = {m: estimate(d, alpha, (0.0, 1.0))[1:] for m, d in means[(objective,)].items()}
         rows.append(_with_intervals(row, ci))
     for column, direction in TABLE4.best.items():
         metric = column.removesuffix("_mean")

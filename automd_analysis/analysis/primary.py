@@ -213,7 +213,9 @@ def agent_summary(
     """
     alpha = check_alpha(alpha)
     rows = _table2_rows(_matrix(store, experiment, n_boot, seed))
-    return TABLE2.frame(summarise(rows, TABLE2.intervals, alpha, **TABLE2.best_marks(rows)))
+    bounds = {"penalized_mean": (0.0, 1.0), "nonpenalized_mean": (0.0, 1.0)}
+    rows = summarise(rows, TABLE2.intervals, alpha, bounds=bounds, **TABLE2.best_marks(rows))
+    return TABLE2.frame(rows)
 
 
 def _table2_rows(matrix: RunDraws) -> list[dict]:

@@ -265,7 +265,8 @@ def external_ratios(
     """
     alpha = check_alpha(alpha)
     rows = _table5_rows(_matrix(store, experiment, seed=seed, n_boot=n_boot, draws=True), seed)
-    rows = summarise(rows, TABLE5.intervals, alpha, **TABLE5.best_marks(rows))
+    bounds = {"score": (0.0, 1.0), "ratio": (0.0, np.inf)}
+    rows = summarise(rows, TABLE5.intervals, alpha, bounds=bounds, **TABLE5.best_marks(rows))
     return TABLE5.frame([{k: row[k] for k in TABLE5.named} for row in rows])
 
 

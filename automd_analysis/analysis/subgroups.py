@@ -213,7 +213,7 @@ def _agent_gap_draws(
         rows[["run_agent", "task", "attribute"]], ("run_agent", "task", "attribute"),
         n_boot=n_rep, seed=seed, tag="table14_agents", model_validity=False,
     )  # fmt: skip
-    return draws.values(rows["gap"].to_numpy(float), per_run[:, 1:], bounds=(0.0, 1.0))
+    return draws.values(rows["gap"].to_numpy(float), per_run[:, 1:])
 
 
 def _baseline_gap_draws(
@@ -322,7 +322,7 @@ def subgroup_gaps(
             base = [ref_lowest.get((t, attribute)) for t in runs["task"]]
             compared = [(low, b) for low, b in zip(runs["lowest_group"], base, strict=True) if b]
             same = sum(low == b for low, b in compared) / len(compared) if compared else math.nan
-            ci = estimate(mean_over(agent_draws, runs.index.to_numpy()), alpha)[1:]
+            ci = estimate(mean_over(agent_draws, runs.index.to_numpy()), alpha, (0.0, 1.0))[1:]
             rows.append(
                 (
                     task_group,
@@ -349,7 +349,7 @@ def subgroup_gaps(
             ci = (math.nan, math.nan)
             if drawn and all(d is not None for d in drawn):
                 over_tasks = nanmean(np.vstack(drawn), axis=0)
-                ci = estimate(np.concatenate([[gap_mean], over_tasks]), alpha)[1:]
+                ci = estimate(np.concatenate([[gap_mean], over_tasks]), alpha, (0.0, 1.0))[1:]
             rows.append(
                 (
                     task_group,

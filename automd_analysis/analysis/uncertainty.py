@@ -182,7 +182,7 @@ def pairwise_comparisons(
         higher_better = MEASURES[measure]
         block = []
         for a, b, d, diff_b in pairs:
-            low, high = estimate(diff_b, alpha)[1:]
+            low, high = estimate(diff_b, alpha, (-1.0, 1.0))[1:]
             better = int(np.sum(d > 0)) if higher_better else int(np.sum(d < 0))
             block.append(
                 [a, b, measure, float(d.mean()) if d.size else math.nan, low, high,

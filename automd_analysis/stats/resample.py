@@ -559,7 +559,9 @@ class RunDraws(Draws):
         if name not in self._cache:
             reps = self.stored(name)
             observed = self.units[name].to_numpy(dtype=np.float64)
-            self._cache[name] = self.values(observed, reps, bounds=(0.0, 1.0))
+            # not cut to [0, 1] here: a cut skews the draws' mean, which the bias correction reads;
+            # the published intervals are cut to the range instead
+            self._cache[name] = self.values(observed, reps)
         return self._cache[name]
 
     @property
