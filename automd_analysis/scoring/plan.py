@@ -16,6 +16,7 @@ from automd_analysis import __version__
 from automd_analysis.archive import Run, Version
 from automd_analysis.errors import AutomdError, DataError, ManifestError
 from automd_analysis.scoring.cache import cache_key, sha256_file
+from automd_analysis.scoring.scorable import not_scorable_reason
 from automd_analysis.scoring.worker import validation_entry
 from automd_analysis.submissions import (
     Reason,
@@ -69,7 +70,12 @@ class Job:
 
 @dataclass
 class Plan:
-    """Everything to score: runs with a usable task, their files, and the unique jobs."""
+    """Everything to score: runs with a usable task, their files, and the unique jobs.
+
+    ``not_scorable`` maps the runs that hold no prediction file for their task's test set
+    (:func:`~automd_analysis.scoring.scorable.not_scorable_reason`) to why; they are in ``runs``
+    but have no files, and their task needs only its manifest (its data is not checked).
+    """
 
     tasks: dict[str, Task]
     task_errors: dict[str, AutomdError]
@@ -77,6 +83,7 @@ class Plan:
     skipped_runs: list[Run]
     files: list[FileRef]
     jobs: dict[str, Job] = field(default_factory=dict)
+    not_scorable: dict[str, dict] = field(default_factory=dict)
 
 
 def _unsafe(task: Task, code: str) -> dict:
@@ -106,12 +113,17 @@ def check_task_data(task: Task) -> str:
     return m.files[m.labels.file].sha256
 
 
-def _load_tasks(task_ids, data, manifests) -> tuple[dict[str, Task], dict, dict[str, str]]:
+def _load_tasks(
+    task_ids, data, manifests, facts_only=()
+) -> tuple[dict[str, Task], dict, dict[str, str]]:
+    """Tasks by id, their errors and labels sha256; tasks in ``facts_only`` (used by unscorable
+    runs only) need just their manifest."""
     found, errors, labels_sha = {}, {}, {}
     for tid in sorted(task_ids):
         try:
             task = get_task(tid, data=data, manifests=manifests)
-            labels_sha[tid] = check_task_data(task)
+            if tid not in facts_only:
+                labels_sha[tid] = check_task_data(task)
             found[tid] = task
         except (ManifestError, DataError) as exc:
             errors[tid] = exc
@@ -166,10 +178,15 @@ def make_plan(
     -------
     Plan
         Runs whose task manifest is missing/invalid or whose data fails its checksum are in
-        ``skipped_runs`` (the error per task in ``task_errors``); every other run contributes its
-        selected submission and each version to ``files``, in archive order.
+        ``skipped_runs`` (the error per task in ``task_errors``); runs that hold no prediction
+        file for their task's test set are in ``not_scorable`` (their task's data is not needed);
+        every other run contributes its selected submission and each version to ``files``, in
+        archive order.
     """
-    tasks, errors, labels_sha = _load_tasks({r.task for r in runs}, data, manifests)
+    unscorable = {r.run_id: reason for r in runs if (reason := not_scorable_reason(r))}
+    scored_tasks = {r.task for r in runs if r.run_id not in unscorable}
+    facts_only = {r.task for r in runs} - scored_tasks
+    tasks, errors, labels_sha = _load_tasks({r.task for r in runs}, data, manifests, facts_only)
     plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[])
     pending: list[tuple[Run, Version | None, Path] | FileRef] = []
     for run in runs:
@@ -177,6 +194,9 @@ def make_plan(
             plan.skipped_runs.append(run)
             continue
         plan.runs.append(run)
+        if run.run_id in unscorable:
+            plan.not_scorable[run.run_id] = unscorable[run.run_id]
+            continue
         task = tasks[run.task]
         entries = [(None, run.submission_path, run.submission_issue, run.dir / "submission.csv")]
         entries += [

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -35,7 +36,7 @@ import pyarrow.parquet as pq
 from automd_analysis import __version__
 from automd_analysis._atomic import make_temp_dir
 from automd_analysis.archive import Run
-from automd_analysis.schema import SCHEMAS, STORE_SCHEMA_VERSION, TABLES
+from automd_analysis.schema import NOT_SCORABLE, SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
 
 __all__ = [
@@ -342,6 +343,7 @@ def build_tables(
     manifests: dict,
     problems: list[dict],
     annotation_sources: dict[str, str] | None = None,
+    not_scorable: Collection[str] = frozenset(),
 ) -> dict[str, list[dict]]:
     """Rows of every table (lists of dicts in final order).
 
@@ -360,6 +362,9 @@ def build_tables(
         Rows for ``problems.parquet``.
     annotation_sources : dict, optional
         Run id -> where its annotations come from (``archive``, ``generated``, ``none``).
+    not_scorable : collection of str, optional
+        Runs published without files (``runs.status = "not_scorable"``); the others' status is
+        their selected row's validity.
     """
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
     problems = list(problems)
@@ -370,6 +375,7 @@ def build_tables(
         manifest = manifests[run.task]
         source = (annotation_sources or {}).get(run.run_id)
         tables["runs"].append(_run_row(run, manifest, source))
+        tables["runs"][-1]["status"] = NOT_SCORABLE if run.run_id in not_scorable else None
         tables["steps"].extend(_step_rows(run))
         ann, pairs = _annotation_rows(run)
         tables["annotations"].extend(ann)
@@ -380,6 +386,8 @@ def build_tables(
                 continue  # not scored (an error recorded in problems)
             row = _score_row(ref, entry, manifest)
             tables["scores"].append(row)
+            if ref.is_selected:
+                tables["runs"][-1]["status"] = "valid" if row["valid"] else "invalid"
             key = run_key(run)
             for r in _reasons(entry):
                 tables["reasons"].append(
