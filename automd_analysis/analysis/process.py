@@ -431,7 +431,8 @@ def process_metrics(
     DataFrame
         One row per run (sorted by ``run_id``): run key, ``n_steps``, the twelve
         :data:`PROCESS_METRICS`, ``val_test_gap`` (signed), ``opportunity_density``,
-        ``final_score`` (penalised normalised test score of the selected submission: invalid => 0),
+        ``final_score`` (penalised normalised test score of the selected submission: invalid => 0;
+        NaN for a run not scorable here),
         ``selected_valid``, ``n_versions_embedded`` and ``embedding_backend``.
     """
     runs, scores = store.runs, store.scores
@@ -488,7 +489,11 @@ def process_metrics(
         sel_valid = bool(selected_valid.get(run_id, False))
         test = _float(selected.at[run_id, "score"]) if sel_valid else float("nan")
         row["selected_valid"] = sel_valid
-        row["final_score"] = test if sel_valid and math.isfinite(test) else 0.0
+        row["final_score"] = (  # NaN: not scorable here (no selected row), never penalised
+            (test if sel_valid and math.isfinite(test) else 0.0)
+            if run_id in selected.index
+            else float("nan")
+        )
         gap, gap_abs = val_test_gap(_float(run.reported_val_score), test, m0)
         row["val_test_gap"], row["val_test_gap_abs"] = gap, gap_abs
         row["token_cost_m"] = _float(run.tokens_total) / 1e6

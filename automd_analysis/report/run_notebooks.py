@@ -48,6 +48,7 @@ __all__ = [
     "notebook_parameters",
     "raise_for_failures",
     "skip_iri_format_checks",
+    "without_unmet_cells",
 ]
 
 #: Cell tag marking the notebook's own parameter defaults (papermill convention).
@@ -294,15 +295,16 @@ def _joined_source(source: str | list[str]) -> str:
 
 
 def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool]) -> list[str]:
-    """Requirements a notebook declares that are not met.
+    """Requirements a notebook (or a cell, :func:`without_unmet_cells`) declares that are not met.
 
-    A notebook may declare, in ``metadata.automd.requires``, the experiment roles it needs
-    (``["objectives"]``): a report on an archive without that experiment skips the notebook
-    instead of failing it.
+    A notebook may declare, in ``metadata.automd.requires``, the experiment roles whose scored
+    runs it needs (``["objectives"]``): a report on an archive without scored runs of that
+    experiment skips the notebook instead of failing it.
 
     Parameters
     ----------
     nb : NotebookNode
+        A notebook or one of its cells.
     available : mapping requirement -> bool
         Whether each requirement is met; a requirement not in the mapping counts as unmet.
 
@@ -313,6 +315,43 @@ def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool
     """
     declared = nb.metadata.get("automd", {}).get("requires", [])
     return [str(r) for r in declared if not available.get(str(r), False)]
+
+
+def without_unmet_cells(
+    nb: nbformat.NotebookNode, available: Mapping[str, bool], note: str
+) -> tuple[nbformat.NotebookNode, list[str]]:
+    """A copy of ``nb`` without the cells whose requirements are not met.
+
+    A cell may declare, in ``metadata.automd.requires``, what it needs, in the words of
+    :func:`missing_requirements` (``["main"]``: scored runs of the main experiment): the report
+    leaves those cells out, and the markdown ``note`` takes the place of the first one left out,
+    so that a page over runs without scores shows what can be computed instead of failing.
+
+    Returns
+    -------
+    (NotebookNode, list of str)
+        The notebook (``nb`` itself when every cell's requirements are met) and the unmet
+        requirements, in order of first appearance.
+    """
+    import copy
+
+    from nbformat.v4 import new_markdown_cell
+
+    unmet: list[str] = []
+    kept = []
+    for cell in nb.cells:
+        missing = missing_requirements(cell, available)
+        if not missing:
+            kept.append(cell)
+            continue
+        if not unmet:
+            kept.append(new_markdown_cell(note))
+        unmet.extend(r for r in missing if r not in unmet)
+    if not unmet:
+        return nb, []
+    out = copy.deepcopy(nb)
+    out.cells = [copy.deepcopy(c) for c in kept]
+    return out, unmet
 
 
 def _first_line(source: str) -> str:
