@@ -520,15 +520,20 @@ def _not_scorable_section(summary: StoreSummary) -> list[str]:
     n = summary.n_not_scorable
     if not n:
         return []
-    share = "All" if n == summary.n_runs else f"{n} of the"
+    every = n == summary.n_runs
+    lead = f"All {n} runs are" if every else f"{n} of the {summary.n_runs} runs are"
+    then = (
+        "Without scores, the pages that need them are left out; page 01 lists the runs with the "
+        "problems their import recorded, and page 07 reports their steps, process metrics, "
+        "times, tokens and submission selection."
+        if every
+        else "The score tables rest on the other runs; page 01's run coverage lists these runs "
+        "with the problems their import recorded."
+    )
     return [
-        f'<p class="not-scorable"><strong>{share} {summary.n_runs} runs are not scorable '
-        "here:</strong> the archive holds no prediction file for their task's test set (runs "
-        "imported from an agent's own log that kept none). They are never counted invalid and "
-        "never scored as 0; the score tables rest on the other runs only, the pages that need "
-        "scores are left out or shortened when no run has them, and page 07 reports the runs' "
-        "steps, process metrics, times, tokens and submission selection. The run coverage on "
-        "page 01 lists every such run with the problems its import recorded.</p>"
+        f'<p class="not-scorable"><strong>{lead} not scorable here:</strong> the archive holds '
+        "no prediction file for their task's test set (runs imported from an agent's own log "
+        f"that kept none). They are never counted invalid or scored as 0. {then}</p>"
     ]
 
 

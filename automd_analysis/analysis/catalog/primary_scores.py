@@ -29,7 +29,7 @@ def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = N
 OVERVIEW = Table(
     "overview_runs",
     NOTEBOOK,
-    "Runs and valid runs per experiment and agent.",
+    "Runs, valid runs and runs not scorable here per experiment and agent.",
     (
         Column("experiment", "str"),
         Column("agent", "str"),
