@@ -33,9 +33,20 @@ IMPORTED_NOTE = (
 
 def _regenerate(archive: Path, tmp: Path, *args) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "automd_analysis", "regenerate", str(archive),
-         "--manifests", str(FIXTURE / "manifests"), "--scores", str(tmp / "scores"),
-         "--bootstrap", "0", *map(str, args)],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "automd_analysis",
+            "regenerate",
+            str(archive),
+            "--manifests",
+            str(FIXTURE / "manifests"),
+            "--scores",
+            str(tmp / "scores"),
+            "--bootstrap",
+            "0",
+            *map(str, args),
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -94,9 +105,22 @@ def test_empty_data_folder_stops_with_the_scorers_message(tmp_path):
     _unchanged(out)
     # the same words as `automd score` on the same input
     score = subprocess.run(
-        [sys.executable, "-m", "automd_analysis", "score", str(FIXTURE / "archive"), "--data",
-         str(empty), "--manifests", str(FIXTURE / "manifests"), "--out", str(tmp_path / "s2"),
-         "--no-progress", "--bootstrap", "0"],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "automd_analysis",
+            "score",
+            str(FIXTURE / "archive"),
+            "--data",
+            str(empty),
+            "--manifests",
+            str(FIXTURE / "manifests"),
+            "--out",
+            str(tmp_path / "s2"),
+            "--no-progress",
+            "--bootstrap",
+            "0",
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -74,6 +74,7 @@ __all__ = [
     "table12",
     "table2",
     "task_means",
+    "undefined_scores",
 ]
 
 #: Cells of the two-stage bootstrap of Table 2: an agent's runs on one task.
@@ -447,6 +448,36 @@ def coverage_by_run(
     rows = rows.loc[keep].drop(columns="run_id").astype({"rep": "int64"})
     rows["problems"] = rows["problems"].fillna("")
     return COVERAGE_BY_RUN.frame(_by_task_and_agent(rows, "rep"))
+
+
+def undefined_scores(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Valid selected submissions whose primary score is undefined, per task, with the reason.
+
+    A valid file can still have no score: AUROC or a concordance index is undefined when the test
+    set holds one outcome class, for instance. Such runs count 0 in the penalised scores (paper
+    App. E) and are missing from the means of Table 12 (``n_valid`` counts runs with a score).
+
+    Returns
+    -------
+    DataFrame
+        ``task``, ``n_runs`` (valid runs without a score), ``reason`` (the scorer's
+        ``metric_warnings``, ``; ``-joined; "the metric is undefined" when it recorded none),
+        sorted by task; empty when every valid run has a score.
+    """
+    scores = store.scores
+    rows = scores.loc[
+        scores["is_selected"] & (scores["experiment"] == experiment) & scores["valid"]
+        & scores["score"].isna()
+    ]  # fmt: skip
+    warnings = rows.get("metric_warnings")
+    out = []
+    for task, group in rows.groupby("task", sort=True):
+        found = [] if warnings is None else warnings.loc[group.index].dropna().astype(str)
+        reason = "; ".join(sorted(set(found))) or "the metric is undefined"
+        out.append({"task": str(task), "n_runs": len(group), "reason": reason})
+    return pd.DataFrame(out, columns=["task", "n_runs", "reason"])
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -42,6 +42,7 @@ __all__ = [
     "interval_status",
     "llm_agent_note",
     "table_html",
+    "undefined_scores_note",
 ]
 
 #: Widest a figure is shown on a report page (CSS px).
@@ -401,6 +402,34 @@ def coverage_note(coverage) -> Note:
             "of the source was missing or the run stopped inside a stage; see journal.md)."
         )
     return Note(text)
+
+
+def undefined_scores_note(undefined) -> Note | None:
+    """Why some valid runs have no score, from
+    :func:`automd_analysis.analysis.primary.undefined_scores` (``task``, ``n_runs``,
+    ``reason``); ``None`` when every valid run has one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> undefined_scores_note(pd.DataFrame({"task": ["t"], "n_runs": [4],
+    ...     "reason": ["AUROC is undefined (y_true contains only one class); returning nan."]}))
+    No score for 4 valid runs of task t: AUROC is undefined (y_true contains only one class); returning nan. They count 0 in the penalised scores and are not in the task means (n_valid).
+    """
+    if undefined is None or len(undefined) == 0:
+        return None
+    parts = [
+        f"{int(n)} valid {'run' if int(n) == 1 else 'runs'} of task {_names([t])}: "
+        f"{str(reason).rstrip('.')}."
+        for t, n, reason in zip(
+            undefined["task"], undefined["n_runs"], undefined["reason"], strict=True
+        )
+    ]
+    return Note(
+        "No score for "
+        + " ".join(parts)
+        + " They count 0 in the penalised scores and are not in the task means (n_valid)."
+    )
 
 
 @dataclass(frozen=True)
