@@ -363,8 +363,10 @@ def build_tables(
     annotation_sources : dict, optional
         Run id -> where its annotations come from (``archive``, ``generated``, ``none``).
     not_scorable : collection of str, optional
-        Runs published without files (``runs.status = "not_scorable"``); the others' status is
-        their selected row's validity.
+        Runs published without files on purpose (they must have none).
+
+    A run's ``status`` is its selected row's validity; a run published without one (no
+    prediction file for its task's test set) is ``not_scorable``.
     """
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
     problems = list(problems)
@@ -375,11 +377,13 @@ def build_tables(
         manifest = manifests[run.task]
         source = (annotation_sources or {}).get(run.run_id)
         tables["runs"].append(_run_row(run, manifest, source))
-        tables["runs"][-1]["status"] = NOT_SCORABLE if run.run_id in not_scorable else None
+        tables["runs"][-1]["status"] = NOT_SCORABLE  # until its selected row says otherwise
         tables["steps"].extend(_step_rows(run))
         ann, pairs = _annotation_rows(run)
         tables["annotations"].extend(ann)
         tables["pairs"].extend(pairs)
+        if run.run_id in not_scorable and by_run.get(run.run_id):
+            raise ValueError(f"run {run.run_id} is not scorable but has files to publish")
         for ref in by_run.get(run.run_id, []):
             entry = ref.inline if ref.inline is not None else entries.get(ref.key)
             if entry is None:
