@@ -58,6 +58,10 @@ INJECTED_TAG = "injected-parameters"
 #: Cell tag of the markdown cells papermill inserts to point at a failing cell.
 _PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
 
+#: Longest error message quoted per failure in :func:`raise_for_failures` (the executed copy
+#: holds the whole message and the traceback).
+_MAX_ERROR_CHARS = 300
+
 #: Default per-cell timeout, seconds. Generous: the demo archive's heaviest cell takes seconds.
 DEFAULT_CELL_TIMEOUT = 900
 
@@ -92,13 +96,23 @@ class NotebookFailure:
 
     def describe(self) -> str:
         """One line: ``NB: cell 3 (`first line`): KeyError: 'x'``."""
-        where = (
+        return f"{self.where()}: {self.error()}"
+
+    def where(self) -> str:
+        """``NB: cell 3 (`first line`)``."""
+        cell = (
             f"cell {self.cell_index} (`{self.cell_first_line}`)"
             if self.cell_index is not None
             else "before any cell ran"
         )
-        error = f"{self.ename}: {self.evalue}" if self.evalue else self.ename
-        return f"{self.notebook}: {where}: {error}"
+        return f"{self.notebook}: {cell}"
+
+    def error(self, limit: int | None = None) -> str:
+        """``KeyError: 'x'``, the message cut at ``limit`` characters when given."""
+        value = self.evalue
+        if limit is not None and len(value) > limit:
+            value = value[: limit - 1] + "…"
+        return f"{self.ename}: {value}" if value else self.ename
 
 
 @dataclass(frozen=True)
@@ -607,7 +621,8 @@ def raise_for_failures(results: Sequence[NotebookResult]) -> None:
     """Raise one :class:`NotebookExecutionError` describing every failed notebook, if any.
 
     The error's ``path`` is the first failing source notebook, its ``location`` the failing cell,
-    its message lists every failure (notebook, cell index + first line, error), and its ``fix``
+    its message lists every failure (notebook, cell index + first line, error; an error shared by
+    several notebooks once, each cut at :data:`_MAX_ERROR_CHARS`), and its ``fix``
     points at the executed copies that hold the full tracebacks. ``details["failures"]`` holds the
     failures as plain data.
     """
@@ -615,7 +630,13 @@ def raise_for_failures(results: Sequence[NotebookResult]) -> None:
     if not failed:
         return
     first = failed[0]
-    lines = "; ".join(r.failure.describe() for r in failed)
+    by_error: dict[tuple[str, str], list[NotebookFailure]] = {}
+    for r in failed:  # the same error in several notebooks is said once
+        by_error.setdefault((r.failure.ename, r.failure.evalue), []).append(r.failure)
+    lines = "; ".join(
+        ", ".join(f.where() for f in same) + f": {same[0].error(_MAX_ERROR_CHARS)}"
+        for same in by_error.values()
+    )
     raise NotebookExecutionError(
         f"{len(failed)} of {len(results)} notebook(s) failed: {lines}",
         path=first.source,
