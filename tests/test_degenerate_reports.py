@@ -100,4 +100,4 @@ def test_every_notebook_completes_on_degenerate_data(case):
         if case.unscorable:
             assert "not scorable here" in index
             runs = (out / "tables" / "run_coverage_runs.csv").read_text()
-            assert "imported,0,not_scorable,import.final_file_missing" in runs
+            assert 'imported,0,not_scorable,"import.final_file_missing' in runs
