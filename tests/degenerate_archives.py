@@ -17,7 +17,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-import yaml
 from hypothesis import strategies as st
 
 _FIXTURE = Path(__file__).resolve().parent / "fixtures" / "make_small_fixture.py"
@@ -125,19 +124,10 @@ def _tasks(case: Case) -> dict[str, object]:
 
 def _write_tasks(tasks: dict, data: Path, manifests: Path) -> None:
     for tid, task in tasks.items():
-        hashes = {}
-        for name, content in task.files().items():
-            path = data / tid / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-            hashes[name] = fx.sha256_bytes(content)
         extra = {}
         if tid == "cls_ext":
             extra = {"validation": "external", "shift": "hospital", "internal_counterpart": "cls"}
-        manifests.mkdir(parents=True, exist_ok=True)
-        (manifests / f"{tid}.yaml").write_text(
-            yaml.safe_dump(task.manifest(hashes, **extra), sort_keys=False), encoding="utf-8"
-        )
+        fx.write_task(task, data, manifests, **extra)
 
 
 def _values(task, how: str, rng: np.random.Generator) -> np.ndarray:

@@ -31,26 +31,18 @@ IMPORTED_NOTE = (
 )
 
 
-def _regenerate(archive: Path, tmp: Path, *args) -> subprocess.CompletedProcess:
+def _automd(*args) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "automd_analysis",
-            "regenerate",
-            str(archive),
-            "--manifests",
-            str(FIXTURE / "manifests"),
-            "--scores",
-            str(tmp / "scores"),
-            "--bootstrap",
-            "0",
-            *map(str, args),
-        ],  # fmt: skip
+        [sys.executable, "-m", "automd_analysis", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=ROOT,
     )
+
+
+def _regenerate(archive: Path, tmp: Path, *args) -> subprocess.CompletedProcess:
+    return _automd("regenerate", archive, "--manifests", FIXTURE / "manifests",
+                   "--scores", tmp / "scores", "--bootstrap", 0, *args)  # fmt: skip
 
 
 def _error(result: subprocess.CompletedProcess) -> str:
@@ -104,27 +96,9 @@ def test_empty_data_folder_stops_with_the_scorers_message(tmp_path):
     assert "Fix: prepare it under" in message and "--data" in message  # and what to do
     _unchanged(out)
     # the same words as `automd score` on the same input
-    score = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "automd_analysis",
-            "score",
-            str(FIXTURE / "archive"),
-            "--data",
-            str(empty),
-            "--manifests",
-            str(FIXTURE / "manifests"),
-            "--out",
-            str(tmp_path / "s2"),
-            "--no-progress",
-            "--bootstrap",
-            "0",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    score = _automd("score", FIXTURE / "archive", "--data", empty, "--manifests",
+                    FIXTURE / "manifests", "--out", tmp_path / "s2", "--no-progress",
+                    "--bootstrap", 0)  # fmt: skip
     assert score.returncode == 2
     reason = re.search(r"\): (task 'fx_cls': .*?) in ", message).group(1)
     fix = message.split(". Fix: ")[1]
