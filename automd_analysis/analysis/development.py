@@ -196,7 +196,7 @@ def development_summary(
     out["selected_is_best"] = is_best
     reported = pd.to_numeric(runs.set_index("run_id")["reported_val_score"], errors="coerce")
     reported = reported.reindex(ids).to_numpy(dtype=float)
-    metric = sel["metric"].astype("string").fillna("").to_numpy()  # "": a run without scores
+    metric = sel["metric"].astype("string").fillna("").to_numpy()  # no selected row: ""
     eligible = sel_valid & np.isin(metric, list(VAL_TEST_METRICS)) & np.isfinite(reported)
     out["val_minus_test"] = np.where(eligible, reported - sel_raw, np.nan)
     return out.reset_index(drop=True)
