@@ -676,10 +676,11 @@ def _source_for(p: Pipeline, store, path: Path) -> Path:
     import nbformat
 
     available = _available(p, store)
-    unmet = [r for cell in p.notebooks[path].cells for r in missing_requirements(cell, available)]
-    if not unmet:
+    needs = [r for cell in p.notebooks[path].cells for r in missing_requirements(cell, available)]
+    if not needs:
         return path
-    note = f"*Left out: the sections that need scores. {_unmet_reason(p, store, unmet)}.*"
+    unmet = list(dict.fromkeys(needs))
+    note = f"*Left out: the sections that need scores - {_unmet_reason(p, store, unmet)}.*"
     nb, _ = without_unmet_cells(p.notebooks[path], available, note)
     target = p.out / STATE_DIR / "staging" / ".sources" / path.name
     target.parent.mkdir(parents=True, exist_ok=True)
