@@ -338,3 +338,16 @@ def test_executed_notebook_gets_only_its_declared_parameters(tmp_path):
         len(injected) == 1 and "label" not in injected[0].source and "x = 5" in injected[0].source
     )
     assert "5 False" in _outputs_text(result.output)
+
+
+def test_cells_whose_requirements_are_unmet_are_left_out_with_a_note():
+    cells = [markdown("# Page"), code("overview()"), markdown("## Scores"), code("scores()")]
+    for cell in cells[2:]:
+        cell.metadata["automd"] = {"requires": ["main", "llm"]}
+    nb = nbformat.v4.new_notebook(cells=cells)
+    kept, unmet = ex.without_unmet_cells(nb, {"main": False, "llm": False}, "*left out*")
+    assert [c.source for c in kept.cells] == ["# Page", "overview()", "*left out*"]
+    assert unmet == ["main", "llm"]
+    assert len(nb.cells) == 4  # the source notebook is not changed
+    same, none = ex.without_unmet_cells(nb, {"main": True, "llm": True}, "*left out*")
+    assert same is nb and none == []
