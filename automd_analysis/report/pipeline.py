@@ -648,8 +648,8 @@ def _unmet_reason(p: Pipeline, store, unmet: list[str]) -> str:
     not scorable here."""
     from automd_analysis.analysis.store import scored_experiments
 
-    runs = scored_experiments(store)
-    unscored = [r for r in unmet if p.meta.roles.get(r, r) in runs]
+    present = scored_experiments(store)  # every experiment with runs (none scored if unmet)
+    unscored = [r for r in unmet if p.meta.roles.get(r, r) in present]
     names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
     if unscored and len(unscored) == len(unmet):
         return (
