@@ -20,9 +20,11 @@ __all__ = [
     "MASKING_COLUMNS",
     "MASKING_SCHEMA",
     "NOT_NULL",
+    "NOT_SCORABLE",
     "REQUIRED_COLUMNS",
     "RUN_KEY",
     "RUN_KEY_FIELDS",
+    "RUN_STATUSES",
     "SCHEMAS",
     "SORT_KEYS",
     "STORE_SCHEMA_VERSION",
@@ -53,6 +55,15 @@ _TASK_COLS = [
     ("internal_counterpart", _STR),
     ("shared_test_set", _STR),
 ]
+
+
+#: ``runs.status``: what the run's selected submission is. ``valid`` and ``invalid`` (the file
+#: passed / failed the checks; an invalid run counts 0 in the penalised score) are scored;
+#: :data:`NOT_SCORABLE` means the archive holds no prediction file for the task's test set (an
+#: imported run whose source kept none): such a run has no ``scores`` rows, is never counted
+#: invalid and never penalised.
+RUN_STATUSES: tuple[str, ...] = ("valid", "invalid", "not_scorable")
+NOT_SCORABLE = "not_scorable"
 
 
 #: Thresholds of the stored decision curve (columns ``net_benefit_p01`` ... ``net_benefit_p50``).
@@ -200,6 +211,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("n_versions", _I64),
             ("has_submission", _BOOL),
             ("incomplete", _BOOL),
+            ("status", _STR),
         ]
         + _TASK_COLS
         + [

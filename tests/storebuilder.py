@@ -82,8 +82,11 @@ def run(
     reference: bool | None = None,
     annotations: dict | None = None,
     incomplete: bool = False,
+    scorable: bool = True,
 ) -> dict:
-    """One run's selected submission (a dict consumed by :func:`build_store`)."""
+    """One run's selected submission (a dict consumed by :func:`build_store`); with
+    ``scorable=False`` a run without predictions (``runs.status = "not_scorable"``, no ``scores``
+    row)."""
     return {
         "agent": agent,
         "task": task,
@@ -101,6 +104,7 @@ def run(
         "reference": (agent == "baseline") if reference is None else reference,
         "annotations": annotations or {},
         "incomplete": incomplete,
+        "scorable": scorable,
     }
 
 
@@ -221,6 +225,8 @@ def frames(
         key = _key(spec)
         meta = _task_meta(spec["task"])
         valid = bool(spec["valid"])
+        scorable = spec.get("scorable", True)
+        status = ("valid" if valid else "invalid") if scorable else "not_scorable"
         score_rows.append(
             {
                 **key,
@@ -256,6 +262,9 @@ def frames(
                 "scorer_version": "0.1.0",
             }
         )
+        score_columns = list(score_rows[-1])
+        if not scorable:
+            score_rows.pop()
         tokens = spec["tokens"]
         run_rows.append(
             {
@@ -274,9 +283,10 @@ def frames(
                 "selection_rule": "final",
                 "selected_version": "v0001",
                 "reported_val_score": NAN,
-                "n_versions": 1,
-                "has_submission": True,
+                "n_versions": 1 if scorable else 0,
+                "has_submission": scorable,
                 "incomplete": spec.get("incomplete", False),
+                "status": status,
                 "task_kind": meta["task_kind"],
                 "metric": meta["metric"],
                 "validation": meta["validation"],
@@ -287,7 +297,7 @@ def frames(
                 "n_steps_ok": 1,
             }
         )
-        if not valid:
+        if not valid and scorable:
             reason_rows.append(
                 {
                     **key,
@@ -316,7 +326,7 @@ def frames(
         return frame.astype({"rep": "int64", "reference": bool}) if len(frame) else frame
 
     return {
-        "scores": pd.DataFrame(score_rows),
+        "scores": pd.DataFrame(score_rows, columns=score_columns if runs else None),
         "runs": pd.DataFrame(run_rows),
         "reasons": table(reason_rows, ["version", "code", "message", "examples"]),
         "annotations": table(ann_rows, ["field", "value", "affected_weight", "evidence"]),

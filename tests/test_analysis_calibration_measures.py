@@ -140,6 +140,27 @@ def test_correlation_is_nan_with_too_few_agents():
     runs, measures = _store(specs)
     row = cm.measure_correlations(measures, runs, ["ece_10", "ici"]).iloc[0]
     assert row["n"] == 2 and math.isnan(row["spearman"]) and math.isnan(row["kendall"])
+    assert row["reason"] == "2 pair(s) where both are defined; 3 needed"
+
+
+@pytest.mark.parametrize("level", ["agent", "task"])
+def test_a_measure_undefined_or_constant_on_every_run_gives_a_row_with_its_reason(level):
+    """Constant predictions: every run has the same ECE and no logit-scale slope (issue 33)."""
+    specs = [
+        (agent, task, 0, True, _m(ece_10=0.1, ici=ici, cal_slope=NAN))
+        for agent, ici in (("A", 0.1), ("B", 0.2), ("C", 0.3))
+        for task in ("clf_a", "clf_b")
+    ]
+    runs, measures = _store(specs)
+    corr = cm.measure_correlations(measures, runs, ["ece_10", "ici", "slope"], level=level)
+    by_pair = corr.set_index(["measure_a", "measure_b"])
+    constant = by_pair.loc[("ece_10", "ici")]
+    assert constant["n"] == (3 if level == "agent" else 6) and math.isnan(constant["spearman"])
+    assert constant["reason"] == "a measure takes one value on every pair"
+    undefined = by_pair.loc[("ece_10", "slope")]
+    assert undefined["n"] == 0 and math.isnan(undefined["kendall"])
+    assert undefined["reason"] == "slope undefined on every run"
+    assert len(corr) == 3  # one row per pair of measures, whatever is undefined
 
 
 def test_flips_and_agreement(data):

@@ -15,7 +15,10 @@ from scipy.stats import rankdata
 
 from automd_analysis.analysis import catalog, primary
 from automd_analysis.analysis.store import load_store, skipped_runs
+from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
+
+NAN = math.nan
 
 
 def _example_runs():
@@ -281,8 +284,68 @@ def test_coverage_reports_runs_the_scorer_skipped(tmp_path):
         "main/C/surv_a/rep0",
     ]
     table = primary.coverage(store).set_index(["task", "agent"])
-    assert list(table.columns) == ["n_runs", "n_valid", "n_skipped", "n_incomplete"]
-    assert table.loc[("clf_a", "A")].tolist() == [2, 1, 0, 1]
-    assert table.loc[("clf_a", "B")].tolist() == [1, 1, 1, 0]
-    assert table.loc[("surv_a", "C")].tolist() == [0, 0, 1, 0]
+    assert list(table.columns) == ["n_runs", "n_valid", "n_not_scorable", "n_skipped",
+                                   "n_incomplete"]  # fmt: skip
+    assert table.loc[("clf_a", "A")].tolist() == [2, 1, 0, 0, 1]
+    assert table.loc[("clf_a", "B")].tolist() == [1, 1, 0, 1, 0]
+    assert table.loc[("surv_a", "C")].tolist() == [0, 0, 0, 1, 0]
     assert skipped_runs(sb.build_store(runs)).empty  # no problems table at all
+    by_run = primary.coverage_by_run(store)
+    assert by_run.to_dict("records") == [
+        {"task": "clf_a", "agent": "A", "rep": 0, "status": "valid",
+         "problems": "archive.unsafe_path"},
+        {"task": "clf_a", "agent": "B", "rep": 1, "status": "skipped",
+         "problems": "archive.run_invalid"},
+        {"task": "surv_a", "agent": "C", "rep": 0, "status": "skipped",
+         "problems": "archive.run_invalid"},
+    ]  # fmt: skip
+
+
+def _with_unscorable():
+    """Agent A: clf_a rep 0 valid (0.6), rep 1 invalid, rep 2 not scorable; B: one valid run."""
+    return sb.build_store(
+        [
+            sb.run("A", "clf_a", 0, score=0.6),
+            sb.run("A", "clf_a", 1, valid=False),
+            sb.run("A", "clf_a", 2, scorable=False),
+            sb.run("B", "clf_a", 0, score=0.8),
+        ]
+    )
+
+
+def test_a_run_not_scorable_is_neither_valid_nor_invalid_nor_penalised():
+    store = _with_unscorable()
+    runs = primary.selected_runs(store)
+    assert list(runs["run_id"]) == ["main/A/clf_a/rep0", "main/A/clf_a/rep1", "main/B/clf_a/rep0"]
+    assert runs["penalized"].tolist() == [0.6, 0.0, 0.8]  # the unscorable run is not a 0
+    invalid = primary.invalid_breakdown(store)
+    assert invalid[["agent", "n_invalid", "n_runs"]].values.tolist() == [["A", 1, 2]]
+    overview = primary.run_overview(store).set_index("agent")
+    assert overview.loc["A", ["runs", "valid", "not_scorable", "tasks"]].tolist() == [3, 1, 1, 1]
+    coverage = primary.coverage(store).set_index("agent")
+    assert coverage.loc["A", ["n_runs", "n_valid", "n_not_scorable"]].tolist() == [3, 1, 1]
+    assert primary.coverage_by_run(store).to_dict("records") == [
+        {"task": "clf_a", "agent": "A", "rep": 2, "status": "not_scorable", "problems": ""}
+    ]
+    table2 = primary.agent_summary(store).set_index("agent")
+    assert table2.loc["A", "penalized_mean"] == pytest.approx(0.3)  # (0.6 + 0) / 2 runs
+    assert table2.loc["A", "valid_rate_mean"] == pytest.approx(0.5)
+
+
+def test_an_experiment_without_scored_runs_says_so():
+    store = sb.build_store([sb.run("A", "clf_a", 0, scorable=False)])
+    with pytest.raises(ScoreStoreError, match="not scorable here") as info:
+        primary.selected_runs(store)
+    assert info.value.code == "store.no_scored_runs" and len(str(info.value)) < 400
+    assert primary.coverage(store)["n_not_scorable"].tolist() == [1]
+
+
+def test_undefined_scores_are_listed_with_their_reason():
+    runs = [sb.run("A", "clf_a", 0, score=NAN), sb.run("A", "clf_a", 1, score=0.7),
+            sb.run("A", "surv_a", 0, score=NAN, valid=False)]  # fmt: skip
+    store = sb.build_store(runs)
+    undefined = primary.undefined_scores(store)
+    assert undefined.to_dict("records") == [
+        {"task": "clf_a", "n_runs": 1, "reason": "the metric is undefined"}
+    ]
+    assert primary.undefined_scores(sb.build_store(runs[1:])).empty

@@ -153,6 +153,38 @@ def test_duplicate_and_inconsistent_runs_are_rejected():
     assert info.value.details["runs"] == ["main/A/clf_a/rep0"]
 
 
+def test_run_status_is_checked_against_the_scores():
+    """``runs.status``: a not-scorable run has no scores row, a scored run's status is its
+    validity, and a store written without the column gets it from the selected rows."""
+    frames = sb.frames([*_runs(), sb.run("A", "clf_a", 9, scorable=False)])
+    store = ScoreStore.from_frames(**frames)
+    assert store.runs.set_index("run_id")["status"].to_dict() == {
+        "main/A/clf_a/rep0": "valid",
+        "main/A/clf_a/rep1": "invalid",
+        "main/A/clf_a/rep9": "not_scorable",
+        "main/A/surv_a/rep0": "valid",
+        "main/baseline/clf_a/rep0": "valid",
+    }
+    derived = ScoreStore.from_frames(**sb.frames(_runs()) | {
+        "runs": sb.frames(_runs())["runs"].drop(columns="status")})  # fmt: skip
+    assert derived.runs["status"].tolist() == ["valid", "invalid", "valid", "valid"]
+    cases = {
+        "a selected row for a run marked not scorable": ("main/A/clf_a/rep0", "not_scorable"),
+        "a status that is not the validity": ("main/A/clf_a/rep1", "valid"),
+    }
+    for what, (run_id, status) in cases.items():
+        bad = sb.frames(_runs())
+        bad["runs"].loc[bad["runs"]["run_id"] == run_id, "status"] = status
+        with pytest.raises(ScoreStoreError) as info:
+            ScoreStore.from_frames(**bad)
+        assert info.value.code == "store.inconsistent", what
+        assert info.value.details["runs"] == [run_id], what
+    bad = sb.frames(_runs())
+    bad["runs"].loc[0, "status"] = "unscored"
+    with pytest.raises(ScoreStoreError, match="status must hold valid / invalid / not_scorable"):
+        ScoreStore.from_frames(**bad)
+
+
 def test_selected_runs_penalises_invalid_and_ignores_versions():
     frames = sb.frames(_runs())
     version = frames["scores"].iloc[[0]].assign(version="v0001", is_selected=False, score=0.99)

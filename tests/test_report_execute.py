@@ -215,6 +215,36 @@ def test_raise_for_failures_names_notebook_cell_and_error(notebook_dir, tmp_path
     assert err.details["failures"][0]["cell_index"] == 3
 
 
+def test_one_error_of_several_notebooks_is_said_once_and_kept_short(tmp_path):
+    """Five notebooks failing on one 2.4 KB store error used to repeat it five times (issue 29)."""
+    long = "the score store has no runs of experiment 'main' " + "x" * 2400
+    results = [
+        ex.NotebookResult(
+            tmp_path / f"0{i}_nb.ipynb",
+            tmp_path / "out" / f"0{i}_nb.ipynb",
+            ex.NotebookFailure(f"0{i}_nb.ipynb", 4, "roles = dict()", "ScoreStoreError", long),
+            1.0,
+        )
+        for i in range(1, 6)
+    ]
+    results.append(
+        ex.NotebookResult(
+            tmp_path / "07_nb.ipynb",
+            tmp_path / "out" / "07_nb.ipynb",
+            ex.NotebookFailure("07_nb.ipynb", 2, "x = 1", "KeyError", "'a'"),
+            1.0,
+        )
+    )
+    with pytest.raises(ex.NotebookExecutionError) as info:
+        ex.raise_for_failures(results)
+    message = info.value.message
+    assert message.startswith("6 of 6 notebook(s) failed: 01_nb.ipynb: cell 4 (`roles = dict()`), ")
+    assert message.count("ScoreStoreError") == 1 and message.count("01_nb.ipynb") == 1
+    assert message.endswith("; 07_nb.ipynb: cell 2 (`x = 1`): KeyError: 'a'")
+    assert len(message) < 700
+    assert info.value.details["failures"][0]["evalue"] == long  # the whole message is kept
+
+
 @pytest.mark.slow
 def test_raise_for_failures_is_silent_when_all_succeed(notebook_dir, tmp_path):
     results = ex.execute_notebooks([notebook_dir / "01_ok.ipynb"], tmp_path / "o")
@@ -308,3 +338,16 @@ def test_executed_notebook_gets_only_its_declared_parameters(tmp_path):
         len(injected) == 1 and "label" not in injected[0].source and "x = 5" in injected[0].source
     )
     assert "5 False" in _outputs_text(result.output)
+
+
+def test_cells_whose_requirements_are_unmet_are_left_out_with_a_note():
+    cells = [markdown("# Page"), code("overview()"), markdown("## Scores"), code("scores()")]
+    for cell in cells[2:]:
+        cell.metadata["automd"] = {"requires": ["main", "llm"]}
+    nb = nbformat.v4.new_notebook(cells=cells)
+    kept, unmet = ex.without_unmet_cells(nb, {"main": False, "llm": False}, "*left out*")
+    assert [c.source for c in kept.cells] == ["# Page", "overview()", "*left out*"]
+    assert unmet == ["main", "llm"]
+    assert len(nb.cells) == 4  # the source notebook is not changed
+    same, none = ex.without_unmet_cells(nb, {"main": True, "llm": True}, "*left out*")
+    assert same is nb and none == []

@@ -65,7 +65,8 @@ def test_primary_without_baseline_or_agents():
     t12 = pd.DataFrame([("t1", "codex", 0.5)], columns=["task", "agent", "mean"])
     found = h.primary_findings(t2, t12)
     assert [f.key for f in found] == ["score_spread"]
-    assert found[0].text.endswith("range from 0.500 (codex) to 0.500 (codex).")
+    # one agent: its score, not a "range from 0.500 (codex) to 0.500 (codex)" (issue 33)
+    assert found[0].text == "The one agent's penalised primary score is 0.500 (codex)."
     assert h.primary_findings(_table2([]), t12.iloc[:0]) == []
 
 

@@ -327,3 +327,17 @@ def test_synthetic_tasks_are_marked_on_the_page_not_in_the_csv(report):
     assert SYNTHETIC_MARK not in view.paths["csv"].read_text()  # exact data unchanged
     plain = report.table(frame, "plain_table", caption="Scores.")  # a store without task facts
     assert SYNTHETIC_MARK not in plain.paths["html"].read_text()
+
+
+def test_process_metrics_of_an_experiment_without_agent_runs_publish(tmp_path):
+    """Only baseline runs: the per-run table is empty and still publishes (its code problems
+    used to be a DataFrame in ``attrs``, which pandas cannot compare: "truth value of a DataFrame
+    is ambiguous")."""
+    archive = _archive(tmp_path / "arch")
+    runs = [storebuilder.run("baseline", "clf_a", 0, score=0.5)]
+    scores = storebuilder.write_store(runs, tmp_path / "scores")
+    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
+    per_run = report.process_metrics(experiment="main", backend="hashing")
+    assert per_run.empty and per_run.attrs["code_problems"] == []
+    view = report.table(per_run, "process_metrics_runs")
+    assert view.paths["csv"].read_text().startswith("run_id,experiment,agent")

@@ -196,9 +196,8 @@ def test_coverage_note_names_the_skipped_cells():
         }
     )
     note = repr(vw.coverage_note(coverage))
-    assert (
-        note
-        == "7 runs scored on 2 tasks by 2 agents, 6 valid; 2 runs skipped by the scorer (t1 / b)."
+    assert note == (
+        "7 runs on 2 tasks by 2 agents: 6 valid, 1 invalid; 2 runs skipped by the scorer (t1 / b)."
     )
     assert repr(vw.coverage_note(coverage.assign(n_skipped=0))).endswith(
         "no run skipped by the scorer."
@@ -206,6 +205,12 @@ def test_coverage_note_names_the_skipped_cells():
     assert repr(vw.coverage_note(coverage.assign(n_incomplete=0))) == note
     flagged = repr(vw.coverage_note(coverage.assign(n_incomplete=[1, 0, 1])))
     assert flagged.startswith(note) and "2 incomplete runs" in flagged
+    unscorable = repr(
+        vw.coverage_note(coverage.assign(n_valid=[0, 3, 1], n_not_scorable=[3, 0, 0]))
+    )
+    assert unscorable.startswith(
+        "7 runs on 2 tasks by 2 agents: 4 valid, 0 invalid, 3 not scorable"
+    )
 
 
 def test_llm_agent_note_escapes_archive_strings():

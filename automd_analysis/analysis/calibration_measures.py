@@ -300,13 +300,16 @@ def agent_measure_table(
     return out.astype({**ints, "rank": float, "value": float})
 
 
-def _pair_stats(a: np.ndarray, b: np.ndarray) -> tuple[int, float, float]:
+def _pair_stats(a: np.ndarray, b: np.ndarray) -> tuple[int, float, float, str]:
+    """n, Spearman's rho, Kendall's tau-b and why they are undefined ("" when they are not)."""
     keep = np.isfinite(a) & np.isfinite(b)
     a, b = comparable(a[keep]), comparable(b[keep])
     n = int(keep.sum())
-    if n < 3 or np.all(a == a[0]) or np.all(b == b[0]):
-        return n, math.nan, math.nan
-    return n, float(spearmanr(a, b).statistic), float(kendalltau(a, b).statistic)
+    if n < 3:
+        return n, math.nan, math.nan, f"{n} pair(s) where both are defined; 3 needed"
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return n, math.nan, math.nan, "a measure takes one value on every pair"
+    return n, float(spearmanr(a, b).statistic), float(kendalltau(a, b).statistic), ""
 
 
 def measure_correlations(
@@ -321,7 +324,8 @@ def measure_correlations(
     ``level="agent"``: over the non-reference agents' aggregated values (:func:`agent_measure_table`)
     - does the ranking of agents agree? ``level="task"``: over the (task, agent) cells (per-task
     means over valid runs, reference excluded) where both measures are defined - a larger sample.
-    NaN with fewer than three pairs or a constant column.
+    NaN, with the ``reason``, when a measure is undefined on every run, with fewer than three
+    pairs or a constant column.
 
     Returns
     -------
@@ -364,10 +368,15 @@ def measure_correlations(
         )
     rows = []
     for a, b in itertools.combinations([m.name for m in chosen], 2):
-        va = wide[a].to_numpy(dtype=float) if a in wide else np.array([])
-        vb = wide[b].to_numpy(dtype=float) if b in wide else np.array([])
-        n, rho, tau = _pair_stats(va, vb) if va.size else (0, math.nan, math.nan)
-        rows.append((level, a, b, n, rho, tau))
+        undefined = [
+            m for m in (a, b) if m not in wide or not np.isfinite(wide[m].to_numpy(float)).any()
+        ]
+        if undefined:  # no finite value of the measure on any run
+            reason = f"{' and '.join(undefined)} undefined on every run"
+            rows.append((level, a, b, 0, math.nan, math.nan, reason))
+            continue
+        stats = _pair_stats(wide[a].to_numpy(dtype=float), wide[b].to_numpy(dtype=float))
+        rows.append((level, a, b, *stats))
     return CORRELATIONS.frame(pd.DataFrame(rows, columns=CORRELATIONS.named))
 
 
@@ -585,7 +594,7 @@ def ranking_agreement(
     for m in order:
         mine = ranked.loc[ranked["measure"] == m].set_index("agent")["value"]
         common = sorted(set(mine.index) & set(ref.index))
-        n, rho, tau = _pair_stats(
+        n, rho, tau, _ = _pair_stats(
             mine[common].to_numpy(dtype=float), ref[common].to_numpy(dtype=float)
         )
         n_flip = int((flips["measure_b"] == m).sum()) if m != reference_measure else 0

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.analysis.store import NOT_SCORABLE, ScoreStore
 from automd_analysis.archive.codebook import PAIR_CHANGES
 from automd_analysis.archive.version_pairs import (
     as_bool,
@@ -317,7 +317,7 @@ def development_curves(
 
     Every run contributes its :func:`run_curve` (zero before its first valid version, carried
     forward after its last version) on a common grid; runs without any valid version contribute
-    zeros. The default grid is ``0, step_min, ..., B`` with ``B`` the largest ``budget_minutes`` of
+    zeros, runs that are not scorable here (``runs.status``) nothing. The default grid is ``0, step_min, ..., B`` with ``B`` the largest ``budget_minutes`` of
     the included runs (or, when missing, the largest run time / version time).
 
     Returns
@@ -331,6 +331,8 @@ def development_curves(
                     "scores.parquet")  # fmt: skip
     require_columns(runs, RUN_KEY, "runs.parquet")
     runs = filter_runs(runs, experiment, include_reference).sort_values("run_id")
+    if "status" in runs:  # a run not scorable here has no test score over time to average
+        runs = runs[runs["status"] != NOT_SCORABLE]
     versions = chronological(version_rows(scores[scores["run_id"].isin(runs["run_id"])]))
     if grid is None:
         if step_min <= 0:

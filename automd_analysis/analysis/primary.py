@@ -33,6 +33,7 @@ import pandas as pd
 from automd_analysis import submissions
 from automd_analysis.analysis.catalog.primary_scores import (
     COVERAGE,
+    COVERAGE_BY_RUN,
     INVALID,
     OVERVIEW,
     TABLE2,
@@ -40,6 +41,7 @@ from automd_analysis.analysis.catalog.primary_scores import (
 )
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
+    NOT_SCORABLE,
     ScoreStore,
     agent_order,
     mean_sd,
@@ -64,6 +66,7 @@ from automd_analysis.stats.rules import (
 __all__ = [
     "agent_summary",
     "coverage",
+    "coverage_by_run",
     "invalid_breakdown",
     "rank_table",
     "run_overview",
@@ -71,6 +74,7 @@ __all__ = [
     "table12",
     "table2",
     "task_means",
+    "undefined_scores",
 ]
 
 #: Cells of the two-stage bootstrap of Table 2: an agent's runs on one task.
@@ -272,16 +276,23 @@ def _rank_draws(runs: pd.DataFrame, cells: Mapping, scores, valid_scores) -> dic
 
 
 def run_overview(store: ScoreStore) -> pd.DataFrame:
-    """Runs (selected submissions), valid runs and tasks per experiment and agent.
+    """Runs, valid runs, runs not scorable here and tasks per experiment and agent.
 
-    Columns: ``experiment``, ``agent``, ``runs``, ``valid``, ``tasks``; sorted by experiment, then
-    agent.
+    Columns: ``experiment``, ``agent``, ``runs`` (every published run: scored or not scorable),
+    ``valid``, ``not_scorable`` (``runs.status``: no predictions for the task's test set
+    archived; neither valid nor invalid), ``tasks``; sorted by experiment, then agent.
     """
-    scores = store.scores
-    selected = scores[scores["is_selected"]]
+    runs = store.runs.assign(
+        valid=store.runs["status"] == "valid", not_scorable=store.runs["status"] == NOT_SCORABLE
+    )
     frame = (
-        selected.groupby(["experiment", "agent"], sort=True)
-        .agg(runs=("run_id", "size"), valid=("valid", "sum"), tasks=("task", "nunique"))
+        runs.groupby(["experiment", "agent"], sort=True)
+        .agg(
+            runs=("run_id", "size"),
+            valid=("valid", "sum"),
+            not_scorable=("not_scorable", "sum"),
+            tasks=("task", "nunique"),
+        )
         .reset_index()
     )
     return OVERVIEW.frame(frame)
@@ -370,33 +381,121 @@ def invalid_breakdown(
 
 
 def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
-    """Which runs the tables rest on: per (task, agent) ``n_runs``, ``n_valid``, ``n_skipped`` and
-    ``n_incomplete``.
+    """Which runs the tables rest on: per (task, agent) ``n_runs``, ``n_valid``,
+    ``n_not_scorable``, ``n_skipped`` and ``n_incomplete``.
 
+    ``n_runs`` counts the runs the store holds (scored or not scorable); ``n_valid`` the scored
+    ones with a valid selected file (the other scored runs are invalid and count 0 in the
+    penalised score). ``n_not_scorable`` counts runs whose archive holds no prediction file for
+    the task's test set (``runs.status``): they are in no score table, neither valid nor invalid.
     ``n_skipped`` counts runs of the experiment that the scorer could not read
     (``problems.parquet``, :func:`~automd_analysis.analysis.store.skipped_runs`): they are missing
     from every table (not counted as invalid), so a non-zero value flags an incomplete archive.
-    ``n_incomplete`` counts scored runs whose source lacked a part or stopped inside a stage
+    ``n_incomplete`` counts runs whose source lacked a part or stopped inside a stage
     (``runs.incomplete``, set by ``automd import``): they are in the tables as they are.
-    Sorted by task, then agent (baseline last).
+    Sorted by task, then agent (baseline last); :func:`coverage_by_run` lists the runs.
     """
-    runs = selected_runs(store, experiment)
-    flags = store.runs.set_index("run_id")["incomplete"] if "incomplete" in store.runs else None
+    runs = store.runs.loc[store.runs["experiment"] == experiment]
+    incomplete = runs["incomplete"] if "incomplete" in runs else pd.Series(False, index=runs.index)
     runs = runs.assign(
-        incomplete=False if flags is None else runs["run_id"].map(flags).fillna(False).astype(bool)
+        valid=runs["status"] == "valid",
+        not_scorable=runs["status"] == NOT_SCORABLE,
+        incomplete=incomplete.fillna(False).astype(bool),
     )
     counts = runs.groupby(["task", "agent"], sort=True).agg(
-        n_runs=("run_id", "size"), n_valid=("valid", "sum"), n_incomplete=("incomplete", "sum")
+        n_runs=("run_id", "size"),
+        n_valid=("valid", "sum"),
+        n_not_scorable=("not_scorable", "sum"),
+        n_incomplete=("incomplete", "sum"),
     )
     skipped = skipped_runs(store, experiment)
     extra = skipped.dropna(subset=["task", "agent"]).groupby(["task", "agent"]).size()
     table = counts.join(extra.rename("n_skipped"), how="outer").fillna(0).astype("int64")
-    table = table[["n_runs", "n_valid", "n_skipped", "n_incomplete"]]
     table = table.reset_index()
+    return COVERAGE.frame(_by_task_and_agent(table))
+
+
+def _by_task_and_agent(table: pd.DataFrame, *also: str) -> pd.DataFrame:
+    """Rows sorted by task, then agent (baseline last), then ``also``."""
     order = {a: i for i, a in enumerate(agent_order(table["agent"]))}
-    table["_order"] = table["agent"].map(order)
-    table = table.sort_values(["task", "_order"], kind="mergesort").drop(columns="_order")
-    return COVERAGE.frame(table.reset_index(drop=True))
+    table = table.assign(_order=table["agent"].map(order))
+    table = table.sort_values(["task", "_order", *also], kind="mergesort").drop(columns="_order")
+    return table.reset_index(drop=True)
+
+
+def coverage_by_run(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """The runs behind :func:`coverage` that are not simply scored: one row per run of
+    ``experiment`` that is not scorable here, was skipped by the scorer, or has a recorded
+    problem, with its ``status`` and every ``problems`` code.
+
+    ``status`` is ``runs.status`` (``valid``, ``invalid``, ``not_scorable``) or ``skipped``;
+    ``problems`` joins (``, ``, sorted) the codes of ``problems.parquet`` for the run: what
+    ``automd import`` recorded (``effect = "recorded at import"``, e.g.
+    ``import.predictions_not_bound``), why it is not scorable (``scoring.no_predictions``) or was
+    skipped, files and code the scorer could not read. Sorted by task, agent (baseline last),
+    repetition.
+
+    Examples
+    --------
+    A store whose runs are all scored, plus one run of agent ``c`` imported without predictions:
+
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> store = example_store()[0]
+    >>> extra = store.runs.iloc[:1].assign(
+    ...     run_id="main/c/clf/rep0", experiment="main", agent="c", status="not_scorable"
+    ... )
+    >>> store = ScoreStore.from_frames(scores=store.scores, runs=pd.concat([store.runs, extra]))
+    >>> coverage_by_run(store)[["task", "agent", "rep", "status"]]
+      task agent  rep        status
+    0  clf     c    0  not_scorable
+    """
+    runs = store.runs.loc[store.runs["experiment"] == experiment, ["run_id", "task", "agent",
+                                                                  "rep", "status"]]  # fmt: skip
+    skipped = skipped_runs(store, experiment).assign(status="skipped")
+    rows = pd.concat([runs, skipped[["run_id", "task", "agent", "rep", "status"]]])
+    rows = rows.drop_duplicates("run_id")
+    problems = store.problems
+    codes = pd.Series(dtype=object)
+    if problems is not None and len(problems):
+        mine = problems.loc[problems["run_id"].isin(set(rows["run_id"])), ["run_id", "code"]]
+        codes = mine.dropna().groupby("run_id")["code"].agg(lambda c: ", ".join(sorted(set(c))))
+    rows = rows.assign(problems=rows["run_id"].map(codes))
+    keep = (rows["status"].isin([NOT_SCORABLE, "skipped"])) | rows["problems"].notna()
+    rows = rows.loc[keep].drop(columns="run_id").astype({"rep": "int64"})
+    rows["problems"] = rows["problems"].fillna("")
+    return COVERAGE_BY_RUN.frame(_by_task_and_agent(rows, "rep"))
+
+
+def undefined_scores(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
+) -> pd.DataFrame:
+    """Valid selected submissions whose primary score is undefined, per task, with the reason.
+
+    A valid file can still have no score: AUROC or a concordance index is undefined when the test
+    set holds one outcome class, for instance. Such runs count 0 in the penalised scores (paper
+    App. E) and are missing from the means of Table 12 (``n_valid`` counts runs with a score).
+
+    Returns
+    -------
+    DataFrame
+        ``task``, ``n_runs`` (valid runs without a score), ``reason`` (the scorer's
+        ``metric_warnings``, ``; ``-joined; "the metric is undefined" when it recorded none),
+        sorted by task; empty when every valid run has a score.
+    """
+    scores = store.scores
+    rows = scores.loc[
+        scores["is_selected"] & (scores["experiment"] == experiment) & scores["valid"]
+        & scores["score"].isna()
+    ]  # fmt: skip
+    warnings = rows.get("metric_warnings")
+    out = []
+    for task, group in rows.groupby("task", sort=True):
+        found = [] if warnings is None else warnings.loc[group.index].dropna().astype(str)
+        reason = "; ".join(sorted(set(found))) or "the metric is undefined"
+        out.append({"task": str(task), "n_runs": len(group), "reason": reason})
+    return pd.DataFrame(out, columns=["task", "n_runs", "reason"])
 
 
 # Paper names (the notebooks use the descriptive names above).

@@ -658,8 +658,8 @@ def process_metrics(
         One row per run (sorted by ``run_id``): run key, ``n_steps``, the twelve
         :data:`PROCESS_METRICS`, ``val_test_gap`` (signed), ``opportunity_density``,
         ``final_score`` (penalised normalised test score of the selected submission: invalid => 0;
-        NaN for a process-only task, which has nothing scored), ``selected_valid``,
-        ``n_versions_embedded`` and ``embedding_backend``.
+        NaN for a process-only task or a run not scorable here, which have nothing scored),
+        ``selected_valid``, ``n_versions_embedded`` and ``embedding_backend``.
     """
     runs, scores = store.runs, store.scores
     steps = store.steps
@@ -709,8 +709,8 @@ def process_metrics(
         sel_valid = bool(selected_valid.get(run_id, False))
         test = _float(selected.at[run_id, "score"]) if sel_valid else float("nan")
         row["selected_valid"] = sel_valid
-        if scale.process_only:  # nothing to score: no test score, no gap
-            row["final_score"] = float("nan")
+        if scale.process_only or run_id not in selected.index:  # nothing scored: no test
+            row["final_score"] = float("nan")  # score, no gap; never penalised as 0
             gap, gap_abs = float("nan"), float("nan")
         else:
             row["final_score"] = test if sel_valid and math.isfinite(test) else 0.0

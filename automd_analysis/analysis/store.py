@@ -35,19 +35,21 @@ from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import sample_sd
 from automd_analysis.schema import (
     NOT_NULL,
+    NOT_SCORABLE,
     REQUIRED_COLUMNS,
     RUN_KEY,
+    RUN_STATUSES,
     SCHEMAS,
     SORT_KEYS,
     STORE_SCHEMA_VERSION,
     key_columns,
 )
 from automd_analysis.stats.rules import penalized
-from automd_analysis.tasks import PROCESS_KIND
 
 __all__ = [
     "BASELINE_AGENT",
     "DEFAULT_EXPERIMENTS",
+    "NOT_SCORABLE",
     "RUN_KEY",
     "SCORE_FIX",
     "STORE_SCHEMA_VERSION",
@@ -58,6 +60,8 @@ __all__ = [
     "code_problems",
     "load_store",
     "mean_sd",
+    "not_scorable_runs",
+    "scored_experiments",
     "selected_runs",
     "skipped_runs",
     "task_access",
@@ -199,6 +203,7 @@ class ScoreStore:
             else:
                 checked[name] = _check_table(name, frame, where)
         texts = checked.pop(_CODE_TEXTS)
+        checked["runs"] = _with_status(checked["runs"], checked["scores"], base)
         store = cls(
             **checked,
             meta=dict(meta or {}),
@@ -501,6 +506,43 @@ def _as_float(series: pd.Series, name: str, column: str, where) -> pd.Series:
         raise _bad_value(name, column, where, row, series.iloc[row], "numbers") from None
 
 
+def _with_status(runs: pd.DataFrame, scores: pd.DataFrame, base: Path | None) -> pd.DataFrame:
+    """``runs`` with a checked ``status`` column; a store without one (written by hand or by an
+    older scorer) gets it from the selected rows (every such run is scored)."""
+    where = (base / "runs.parquet") if base is not None else "runs.parquet"
+    if "status" not in runs.columns:
+        selected = scores.loc[scores["is_selected"]].drop_duplicates("run_id")
+        valid = runs["run_id"].map(selected.set_index("run_id")["valid"])
+        status = valid.map({True: "valid", False: "invalid"})
+        return runs.assign(status=status.astype(object).where(status.notna(), None))
+    bad = ~runs["status"].isin(RUN_STATUSES)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise _bad_value("runs", "status", where, row, runs["status"].iloc[row],
+                         " / ".join(RUN_STATUSES))  # fmt: skip
+    return runs
+
+
+def _check_status(store: ScoreStore, scored_unscorable: set[str]) -> None:
+    """A ``not_scorable`` run has no ``scores`` rows; a scored run's status is its validity."""
+    runs = store.runs.set_index("run_id")
+    selected = store.scores.loc[store.scores["is_selected"]].set_index("run_id")
+    scored = runs.index.intersection(selected.index)
+    status = runs.loc[scored, "status"]
+    expected = selected.loc[scored, "valid"].map({True: "valid", False: "invalid"})
+    wrong = sorted(scored_unscorable | set(status.index[status != expected]))
+    if wrong:
+        shown = ", ".join(wrong[:3]) + (" ..." if len(wrong) > 3 else "")
+        raise ScoreStoreError(
+            f"runs.parquet status disagrees with the selected rows of scores.parquet for "
+            f"{len(wrong)} run(s): {shown}",
+            path=(store.path / "runs.parquet") if store.path else "runs.parquet",
+            fix=SCORE_FIX,
+            code="store.inconsistent",
+            details={"runs": wrong},
+        )
+
+
 def _check_consistency(store: ScoreStore) -> None:
     scores = store.scores
     where_scores = (store.path / "scores.parquet") if store.path else "scores.parquet"
@@ -515,12 +557,6 @@ def _check_consistency(store: ScoreStore) -> None:
             fix=SCORE_FIX,
             code="store.duplicate_rows",
         )
-    selected = set(scores.loc[scores["is_selected"], "run_id"])
-    runs = store.runs
-    listed = set(runs["run_id"])
-    scored = listed
-    if "task_kind" in runs:
-        scored = set(runs.loc[runs["task_kind"] != PROCESS_KIND, "run_id"])
     if store.runs["run_id"].duplicated().any():
         run_id = store.runs.loc[store.runs["run_id"].duplicated(), "run_id"].iloc[0]
         raise ScoreStoreError(
@@ -529,8 +565,12 @@ def _check_consistency(store: ScoreStore) -> None:
             fix=SCORE_FIX,
             code="store.duplicate_rows",
         )
+    selected = set(scores.loc[scores["is_selected"], "run_id"])
+    unscorable = set(store.runs.loc[store.runs["status"] == NOT_SCORABLE, "run_id"])
+    _check_status(store, selected & unscorable)
+    listed = set(store.runs["run_id"]) - unscorable
     for label, only, file in (
-        ("runs.parquet", sorted(scored - selected), where_scores),  # process-only: no file
+        ("runs.parquet", sorted(listed - selected), where_scores),
         ("scores.parquet (selected rows)", sorted(selected - listed), "runs.parquet"),
     ):
         if only:
@@ -630,8 +670,41 @@ def code_problems(store: ScoreStore, run_ids: Iterable[str] | None = None) -> pd
     return rows.rename(columns={"path": "file"}).reindex(columns=columns).reset_index(drop=True)
 
 
+def not_scorable_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:
+    """Runs the store holds without scores (``runs.status == "not_scorable"``): the archive has no
+    prediction file for their task's test set. They are in ``runs``, ``steps``, ``annotations``
+    and ``code`` but in no score table, and never counted invalid.
+
+    Returns
+    -------
+    DataFrame
+        Their ``runs.parquet`` rows (of ``experiment`` when given), sorted by ``run_id``.
+    """
+    runs = store.runs
+    rows = runs.loc[runs["status"] == NOT_SCORABLE]
+    if experiment is not None:
+        rows = rows.loc[rows["experiment"] == experiment]
+    return rows.reset_index(drop=True)
+
+
+def scored_experiments(store: ScoreStore) -> dict[str, bool]:
+    """Experiment -> whether it has a scored run, for every experiment of ``runs.parquet``."""
+    scored = set(store.scores["experiment"])
+    return {str(e): e in scored for e in sorted(set(store.runs["experiment"]) | scored)}
+
+
 def _require_experiment(store: ScoreStore, experiment: str, role: str) -> None:
     if experiment not in set(store.scores["experiment"]):
+        unscorable = not_scorable_runs(store, experiment)
+        if len(unscorable):
+            raise ScoreStoreError(
+                f"no run of experiment {experiment!r} (role {role!r}) has predictions for its "
+                f"task's test set: its {len(unscorable)} run(s) are not scorable here",
+                path=store.path / "runs.parquet" if store.path else "runs.parquet",
+                fix="import the runs with their prediction files to score them "
+                "(docs/importing.md); their steps, times and tokens are reported without scores",
+                code="store.no_scored_runs",
+            )
         available = ", ".join(store.experiments) or "none"
         raise ScoreStoreError(
             f"the score store has no runs of experiment {experiment!r} (role {role!r}); "
@@ -665,7 +738,11 @@ def selected_runs(
     role: str = "main",
     include_reference: bool = True,
 ) -> pd.DataFrame:
-    """One row per run of ``experiment``: its selected submission's scores.
+    """One row per scored run of ``experiment``: its selected submission's scores.
+
+    Runs that are not scorable here (``runs.status``, :func:`not_scorable_runs`: no prediction
+    file for the task's test set archived) have no selected submission and are left out: they
+    are neither valid nor invalid and never penalised.
 
     Columns: the run key, ``task_kind``, ``validation``, ``shift``, ``internal_counterpart``,
     ``valid``, ``reason_code``, ``raw``, ``score`` (normalised, NaN when invalid), ``auroc``, ``ece``,
@@ -686,7 +763,8 @@ def selected_runs(
     Raises
     ------
     ScoreStoreError
-        The experiment is not in the store.
+        The experiment has no scored run in the store (``store.no_scored_runs`` when it has runs
+        that are not scorable, ``store.no_experiment`` when it has none).
     """
     experiments = [experiment] if isinstance(experiment, str) else list(experiment)
     for exp in experiments:

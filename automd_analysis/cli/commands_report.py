@@ -172,6 +172,11 @@ def regenerate_command(
                 if sc.n_skipped_runs
                 else ""
             )
+            + (
+                f"; {sc.n_not_scorable} of them not scorable here (no predictions archived)"
+                if sc.n_not_scorable
+                else ""
+            )
         )
         for note in sc.notes:
             typer.echo(f"Note: {note}")
@@ -180,7 +185,9 @@ def regenerate_command(
     for nb in result.notebooks:
         if nb.skipped is not None:
             typer.echo(f"Skipped {nb.source.name}: {nb.skipped}")
+    unscorable = f", {s.n_not_scorable} not scorable here" if s.n_not_scorable else ""
     typer.echo(
         f"Report for archive {s.archive!r} (scorer {s.scorer_version}; {s.n_runs} runs, "
-        f"{s.n_valid} valid): {sum(nb.ok for nb in result.notebooks)} notebooks -> {result.index}"
+        f"{s.n_valid} valid{unscorable}): {sum(nb.ok for nb in result.notebooks)} notebooks -> "
+        f"{result.index}"
     )

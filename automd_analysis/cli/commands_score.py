@@ -28,6 +28,14 @@ def format_summary(s: ScoreSummary) -> str:
         f"  files:         {s.n_files} ({s.n_unique} distinct contents: "
         f"{s.n_scored} scored now, {s.n_cached} from cache)",
         f"  invalid:       {s.n_invalid} files, {s.n_invalid_selected} selected submissions",
+        *(
+            [
+                f"  not scorable:  {s.n_not_scorable} runs (no prediction file for the task's "
+                "test set archived; not counted invalid)"
+            ]
+            if s.n_not_scorable
+            else []
+        ),
         f"  problems:      {len(s.problems)} (problems.parquet)",
         f"  time:          {s.seconds:.1f} s",
     ]

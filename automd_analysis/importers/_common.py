@@ -513,7 +513,8 @@ def _final_selection(source: SourceDir, nodes: list[ImportedNode], final_rel: st
             problem(
                 "import.final_file_missing",
                 "the selection uses the run's final submission file, which is absent; the run "
-                "has no submission (scored as invalid)",
+                "has no submission (scored as invalid when other prediction files were bound, "
+                "else not scorable here)",
                 fix="copy the final submission.csv into SOURCE or name it in a map file under "
                 "the key 'final'",
             )

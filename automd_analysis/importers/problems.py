@@ -68,7 +68,7 @@ RECORDED: dict[str, str] = {
     "import.prediction_unbound_key": "a prediction map names a node or step the log does not have",
     "import.prediction_missing": "a prediction map names a file that does not exist",
     "import.prediction_header": "a bound prediction file's header does not match the task",
-    "import.final_file_missing": "the run's final submission file is absent (the run is invalid)",
+    "import.final_file_missing": "the run's final submission file is absent (no submission)",
     "import.selection_incomparable": "nodes with another metric type/direction were not compared",
     "import.selection_no_candidate": "no node qualified under the selection rule",
     "import.best_node_missing": "AI-Scientist-v2 best_node_id.txt is absent or names no node",

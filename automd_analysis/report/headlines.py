@@ -137,8 +137,8 @@ def primary_findings(
 ) -> Findings:
     """Headlines of notebook 01 (paper Table 2, Table 12), each number with its interval.
 
-    - ``score_spread``: lowest and highest agent penalised mean score and the baseline's, each
-      with its 95 % interval (Table 2 ``penalized_mean_ci_low/high``; left out when the store had no
+    - ``score_spread``: lowest and highest agent penalised mean score (the score itself with one
+      agent) and the baseline's, each with its 95 % interval (Table 2 ``penalized_mean_ci_low/high``; left out when the store had no
       replicates);
     - with ``pairwise``, :func:`comparison_findings` of the primary score: no difference between
       agents is stated unless it is significant;
@@ -180,6 +180,11 @@ def primary_findings(
     ...     print(f.text)
     Penalised primary scores of the 2 agents range from 0.400 (b; 95% CI 0.300 to 0.500) to 0.500 (a; 95% CI 0.450 to 0.550).
     a scores higher than b on the primary score on these 15 tasks: mean difference +0.100 (95% CI 0.050 to 0.150), Holm-adjusted p = 0.001; across tasks (tasks as the sample): a better on 14 of 15 tasks, sign-flip Holm-adjusted p = 0.002.
+
+    With one agent there is no range:
+
+    >>> print(primary_findings(t2.iloc[:1], t12)[0].text)
+    The one agent's penalised primary score is 0.500 (a; 95% CI 0.450 to 0.550).
     """
     out = Findings()
     comparisons = (
@@ -196,6 +201,8 @@ def primary_findings(
         text = (
             f"Penalised primary scores of the {len(agents)} agents range from "
             f"{_end(table2, lo_name, lo, *cols)} to {_end(table2, hi_name, hi, *cols)}"
+            if len(agents) > 1
+            else f"The one agent's penalised primary score is {_end(table2, hi_name, hi, *cols)}"
         )
         if math.isnan(base):
             text += "."

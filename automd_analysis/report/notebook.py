@@ -448,7 +448,8 @@ reference is undefined. To include it: add baseline runs.)
         ``backend``; vectors are cached in ``embedding_cache`` (relative to the repository root;
         default ``<scores_dir>/embeddings``). Code files the scorer could not read (e.g. above
         the 1 MiB limit) are left out of their version and listed in
-        ``result.attrs["code_problems"]``.
+        ``result.attrs["code_problems"]`` (records ``run_id, version, file, code, message``: plain
+        values, as pandas compares ``attrs`` when it combines frames).
         """
         from automd_analysis.analysis import process
 
@@ -456,7 +457,8 @@ reference is undefined. To include it: add baseline runs.)
         metrics = process.process_metrics(
             self.store, backend=backend, embedding_cache=cache, experiment=experiment
         )
-        metrics.attrs["code_problems"] = code_problems(self.store, metrics["run_id"])
+        problems = code_problems(self.store, metrics["run_id"])
+        metrics.attrs["code_problems"] = problems.to_dict("records")
         return metrics
 
     def _workspace(self) -> Workspace:

@@ -11,7 +11,9 @@ the tests and a notebook user call it the same way::
 Stages (each reports itself through ``log``, e.g. on stderr):
 
 1. :func:`score_stage` - the scoring engine, incremental (an unchanged archive does no metric work);
-2. :func:`load_stage` - load and check the score store (a malformed store fails here);
+2. :func:`load_stage` - load and check the score store (a malformed store fails here); when the
+   main experiment has no run in it (empty archive, unusable task data, no run of the main
+   role), :func:`check_reportable` stops here, before anything of the report is written;
 3. :func:`masking_stage` - masking results are *data*: a file supplied with ``masking_results``,
    else ``<scores>/masking.parquet`` if an earlier ``automd masking run`` wrote one. The test is
    re-run only when the configuration asks for it *and* allows code execution
@@ -44,10 +46,12 @@ from automd_analysis.report.run_notebooks import (
     execute_jobs,
     missing_requirements,
     raise_for_failures,
+    without_unmet_cells,
 )
 from automd_analysis.report.run_notebooks import notebook_parameters as select_parameters
 from automd_analysis.report.stamps import (
     OUTPUT_DIRS,
+    STATE_DIR,
     Stamp,
     check_stamp,
     notebook_inputs,
@@ -68,6 +72,7 @@ __all__ = [
     "Pipeline",
     "RegenerateConfig",
     "RegenerateResult",
+    "check_reportable",
     "embedding_stage",
     "load_stage",
     "masking_stage",
@@ -420,6 +425,65 @@ def load_stage(p: Pipeline):
     return store, summarise_store(store, description=p.meta.description)
 
 
+def _listed(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def check_reportable(p: Pipeline, store, scoring=None) -> None:
+    """Stop after scoring when no meaningful report can be built: the main experiment has no run
+    in the store (an empty archive, runs that could not be read, tasks whose manifest or data is
+    missing, or no run of the experiment ``roles: main`` names). Runs that are not scorable here
+    are reported (process metrics, times, tokens, selection), so they never stop it.
+
+    Raises
+    ------
+    AutomdError
+        ``report.nothing_to_report`` naming the input and the fix in one short paragraph (the
+        scorer's own message when a task's manifest or data could not be used); nothing of the
+        report has been written yet.
+    """
+    from automd_analysis.analysis.store import skipped_runs
+
+    main = p.meta.roles["main"]
+    if (store.runs["experiment"] == main).any():
+        return
+    errors = dict(scoring.data_errors) if scoring is not None else {}
+    skipped = skipped_runs(store, main)
+    if not errors and len(skipped):  # scored earlier (--no-score): the store's own record
+        first = skipped.iloc[0]
+        errors = {str(first["task"]): {"code": first["code"], "message": first["message"]}}
+    if errors:
+        first = next(iter(errors.values()))
+        raise AutomdError(
+            f"nothing to report: no run of experiment {main!r} could be scored; "
+            f"{len(errors)} task(s) could not be used ({_listed(sorted(errors))}): "
+            f"{first['message']}",
+            path=first.get("path"),
+            code="report.nothing_to_report",
+            fix=first.get("fix") or "check the task manifests and data (automd tasks)",
+        )
+    others = sorted(set(store.runs["experiment"]))
+    if others:
+        raise AutomdError(
+            f"nothing to report: the archive has no run of experiment {main!r} (the main role "
+            f"of archive.yaml); it has runs of {_listed(others)}",
+            path=p.archive / "archive.yaml",
+            code="report.nothing_to_report",
+            fix=f"name the main experiment in archive.yaml (roles: {{main: {others[0]}}}) or "
+            f"add runs of {main!r}",
+        )
+    unreadable = len(store.problems) if store.problems is not None else 0
+    raise AutomdError(
+        "nothing to report: the archive holds no readable run"
+        + (f" ({unreadable} problem(s) in problems.parquet)" if unreadable else ""),
+        path=p.archive,
+        code="report.nothing_to_report",
+        fix="add runs (`automd import`, docs/importing.md; the layout: docs/archive.md), "
+        "then run automd regenerate again",
+    )
+
+
 def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
     """Masking results as data, or the sandboxed test when asked for; return (summary, note).
 
@@ -570,21 +634,62 @@ def _plan(p: Pipeline, paths: list[Path], provenance: str) -> list[_Planned]:
     return planned
 
 
+def _available(p: Pipeline, store) -> dict[str, bool]:
+    """Experiment role -> whether the store has scored runs of its experiment (what a notebook's
+    or a cell's ``requires`` asks for)."""
+    from automd_analysis.analysis.store import scored_experiments
+
+    scored = scored_experiments(store)
+    return {role: scored.get(exp, False) for role, exp in p.meta.roles.items()}
+
+
+def _unmet_reason(p: Pipeline, store, unmet: list[str]) -> str:
+    """Why requirements are unmet: the roles' experiments have no runs, or only runs that are
+    not scorable here."""
+    from automd_analysis.analysis.store import scored_experiments
+
+    present = scored_experiments(store)  # every experiment with runs (none scored if unmet)
+    unscored = [r for r in unmet if p.meta.roles.get(r, r) in present]
+    names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
+    if unscored and len(unscored) == len(unmet):
+        return (
+            f"no run of the experiment role(s) {names} has predictions for its task's test set "
+            "(not scorable here), so there are no scores to show"
+        )
+    return f"the score store has no runs of the experiment role(s) {names}"
+
+
 def _skipped(p: Pipeline, store) -> dict[Path, str]:
-    """Notebooks whose experiment roles have no runs in the store, with the reason."""
-    present = set(store.experiments)
-    available = {role: exp in present for role, exp in p.meta.roles.items()}
+    """Notebooks whose experiment roles have no scored runs in the store, with the reason."""
+    available = _available(p, store)
     skipped = {}
     for path in p.notebook_paths:
         unmet = missing_requirements(p.notebooks[path], available)
         if unmet:
-            names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
-            skipped[path] = f"the score store has no runs of the experiment role(s) {names}"
+            skipped[path] = _unmet_reason(p, store, unmet)
     return skipped
 
 
+def _source_for(p: Pipeline, store, path: Path) -> Path:
+    """The notebook to execute: ``path`` itself, or a copy without the cells whose requirements
+    are unmet (:func:`~automd_analysis.report.run_notebooks.without_unmet_cells`)."""
+    import nbformat
+
+    available = _available(p, store)
+    needs = [r for cell in p.notebooks[path].cells for r in missing_requirements(cell, available)]
+    if not needs:
+        return path
+    unmet = list(dict.fromkeys(needs))
+    note = f"*Left out: the sections that need scores - {_unmet_reason(p, store, unmet)}.*"
+    nb, _ = without_unmet_cells(p.notebooks[path], available, note)
+    target = p.out / STATE_DIR / "staging" / ".sources" / path.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target
+
+
 def _execute(
-    p: Pipeline, todo: list[_Planned], note: str, provenance: str
+    p: Pipeline, todo: list[_Planned], note: str, provenance: str, store=None
 ) -> tuple[dict, set[str]]:
     """Run the notebooks that must run (staged, rendered with the ``provenance`` line), publish
     each; return their results and the files published by the failed ones (kept although no
@@ -601,7 +706,8 @@ def _execute(
     jobs = []
     for n in todo:
         staging = staging_dir(p.out, n.path.stem)
-        jobs.append(NotebookJob(n.path, staging / n.path.name, n.parameters,
+        source = n.path if store is None else _source_for(p, store, n.path)
+        jobs.append(NotebookJob(source, staging / n.path.name, n.parameters,
                                 staging / f"{n.path.stem}.html"))  # fmt: skip
     executed = execute_jobs(
         jobs, workers=p.config.jobs, timeout=p.config.timeout,
@@ -617,7 +723,7 @@ def _execute(
         )  # fmt: skip
         if not result.ok:
             partial.update(published)
-        results[n.path] = replace(result, output=p.out / "notebooks" / n.path.name)
+        results[n.path] = replace(result, source=n.path, output=p.out / "notebooks" / n.path.name)
     return results, partial
 
 
@@ -642,7 +748,7 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     p.log(f"notebooks: running {len(todo)}, reusing {len(planned) - len(todo)}, "
           f"skipping {len(skipped)}")  # fmt: skip
     note = _embedding_note(p, store, todo, planned)
-    results, partial = _execute(p, todo, note, provenance)
+    results, partial = _execute(p, todo, note, provenance, store)
     for n in planned:
         if n.why is None:
             copy = p.out / "notebooks" / n.path.name
@@ -691,13 +797,15 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     Raises
     ------
     AutomdError
-        Bad configuration, missing archive, unusable ``out``, scoring or store errors, and
+        Bad configuration, missing archive, unusable ``out``, scoring or store errors, nothing
+        to report (:func:`check_reportable`, before the report is touched), and
         :class:`~automd_analysis.report.run_notebooks.NotebookExecutionError` naming the failing
         notebook(s), cell(s) and error(s) - after the other pages were rendered.
     """
     p = resolve(config, log)
     scoring = score_stage(p)
     store, summary = load_stage(p)
+    check_reportable(p, store, scoring)
     masking_summary, masking_note = masking_stage(p, store)
     prepare_out_dir(p.out)
     results, embedding_note = notebook_stage(p, store)

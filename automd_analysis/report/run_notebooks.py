@@ -48,6 +48,7 @@ __all__ = [
     "notebook_parameters",
     "raise_for_failures",
     "skip_iri_format_checks",
+    "without_unmet_cells",
 ]
 
 #: Cell tag marking the notebook's own parameter defaults (papermill convention).
@@ -56,6 +57,10 @@ PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 #: Cell tag of the markdown cells papermill inserts to point at a failing cell.
 _PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
+
+#: Longest error message quoted per failure in :func:`raise_for_failures` (the executed copy
+#: holds the whole message and the traceback).
+_MAX_ERROR_CHARS = 300
 
 #: Default per-cell timeout, seconds. Generous: the demo archive's heaviest cell takes seconds.
 DEFAULT_CELL_TIMEOUT = 900
@@ -91,13 +96,23 @@ class NotebookFailure:
 
     def describe(self) -> str:
         """One line: ``NB: cell 3 (`first line`): KeyError: 'x'``."""
-        where = (
+        return f"{self.where()}: {self.error()}"
+
+    def where(self) -> str:
+        """``NB: cell 3 (`first line`)``."""
+        cell = (
             f"cell {self.cell_index} (`{self.cell_first_line}`)"
             if self.cell_index is not None
             else "before any cell ran"
         )
-        error = f"{self.ename}: {self.evalue}" if self.evalue else self.ename
-        return f"{self.notebook}: {where}: {error}"
+        return f"{self.notebook}: {cell}"
+
+    def error(self, limit: int | None = None) -> str:
+        """``KeyError: 'x'``, the message cut at ``limit`` characters when given."""
+        value = self.evalue
+        if limit is not None and len(value) > limit:
+            value = value[: limit - 1] + "…"
+        return f"{self.ename}: {value}" if value else self.ename
 
 
 @dataclass(frozen=True)
@@ -294,15 +309,16 @@ def _joined_source(source: str | list[str]) -> str:
 
 
 def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool]) -> list[str]:
-    """Requirements a notebook declares that are not met.
+    """Requirements a notebook (or a cell, :func:`without_unmet_cells`) declares that are not met.
 
-    A notebook may declare, in ``metadata.automd.requires``, the experiment roles it needs
-    (``["objectives"]``): a report on an archive without that experiment skips the notebook
-    instead of failing it.
+    A notebook may declare, in ``metadata.automd.requires``, the experiment roles whose scored
+    runs it needs (``["objectives"]``): a report on an archive without scored runs of that
+    experiment skips the notebook instead of failing it.
 
     Parameters
     ----------
     nb : NotebookNode
+        A notebook or one of its cells.
     available : mapping requirement -> bool
         Whether each requirement is met; a requirement not in the mapping counts as unmet.
 
@@ -313,6 +329,43 @@ def missing_requirements(nb: nbformat.NotebookNode, available: Mapping[str, bool
     """
     declared = nb.metadata.get("automd", {}).get("requires", [])
     return [str(r) for r in declared if not available.get(str(r), False)]
+
+
+def without_unmet_cells(
+    nb: nbformat.NotebookNode, available: Mapping[str, bool], note: str
+) -> tuple[nbformat.NotebookNode, list[str]]:
+    """A copy of ``nb`` without the cells whose requirements are not met.
+
+    A cell may declare, in ``metadata.automd.requires``, what it needs, in the words of
+    :func:`missing_requirements` (``["main"]``: scored runs of the main experiment): the report
+    leaves those cells out, and the markdown ``note`` takes the place of the first one left out,
+    so that a page over runs without scores shows what can be computed instead of failing.
+
+    Returns
+    -------
+    (NotebookNode, list of str)
+        The notebook (``nb`` itself when every cell's requirements are met) and the unmet
+        requirements, in order of first appearance.
+    """
+    import copy
+
+    from nbformat.v4 import new_markdown_cell
+
+    unmet: list[str] = []
+    kept = []
+    for cell in nb.cells:
+        missing = missing_requirements(cell, available)
+        if not missing:
+            kept.append(cell)
+            continue
+        if not unmet:
+            kept.append(new_markdown_cell(note))
+        unmet.extend(r for r in missing if r not in unmet)
+    if not unmet:
+        return nb, []
+    out = copy.deepcopy(nb)
+    out.cells = [copy.deepcopy(c) for c in kept]
+    return out, unmet
 
 
 def _first_line(source: str) -> str:
@@ -568,7 +621,8 @@ def raise_for_failures(results: Sequence[NotebookResult]) -> None:
     """Raise one :class:`NotebookExecutionError` describing every failed notebook, if any.
 
     The error's ``path`` is the first failing source notebook, its ``location`` the failing cell,
-    its message lists every failure (notebook, cell index + first line, error), and its ``fix``
+    its message lists every failure (notebook, cell index + first line, error; an error shared by
+    several notebooks once, each cut at :data:`_MAX_ERROR_CHARS`), and its ``fix``
     points at the executed copies that hold the full tracebacks. ``details["failures"]`` holds the
     failures as plain data.
     """
@@ -576,7 +630,13 @@ def raise_for_failures(results: Sequence[NotebookResult]) -> None:
     if not failed:
         return
     first = failed[0]
-    lines = "; ".join(r.failure.describe() for r in failed)
+    by_error: dict[tuple[str, str], list[NotebookFailure]] = {}
+    for r in failed:  # the same error in several notebooks is said once
+        by_error.setdefault((r.failure.ename, r.failure.evalue), []).append(r.failure)
+    lines = "; ".join(
+        ", ".join(f.where() for f in same) + f": {same[0].error(_MAX_ERROR_CHARS)}"
+        for same in by_error.values()
+    )
     raise NotebookExecutionError(
         f"{len(failed)} of {len(results)} notebook(s) failed: {lines}",
         path=first.source,

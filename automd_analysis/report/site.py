@@ -32,7 +32,7 @@ from bleach.css_sanitizer import CSSSanitizer
 
 from automd_analysis.analysis.catalog import ANALYSES, FIGURES, TABLES, lookup
 from automd_analysis.analysis.catalog.declaration import Figure, Table
-from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.analysis.store import NOT_SCORABLE, ScoreStore
 from automd_analysis.report.provenance import (
     SYNTHETIC_FOOTNOTE,
     SYNTHETIC_MARK,
@@ -291,12 +291,15 @@ class StoreSummary:
     scorer_version : str
         Version of the scorer that wrote the store.
     n_runs, n_valid : int
-        Runs (selected submissions) and how many of them are valid, over all experiments.
+        Runs (``runs.parquet``: scored or not scorable) and how many of them are valid, over all
+        experiments.
     by_experiment : list of (experiment, runs, valid runs)
     description : str
         Free-text archive description, if known (``archive.yaml`` ``description``).
     synthetic : tuple of str
         The synthetic tasks (``store.tasks.synthetic``).
+    not_scorable : dict
+        Experiment -> runs not scorable here (``runs.status``), for experiments that have any.
     """
 
     archive: str
@@ -306,6 +309,12 @@ class StoreSummary:
     by_experiment: list[tuple[str, int, int]] = field(default_factory=list)
     description: str = ""
     synthetic: tuple[str, ...] = ()
+    not_scorable: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_not_scorable(self) -> int:
+        """Runs not scorable here, over all experiments."""
+        return sum(self.not_scorable.values())
 
     @property
     def provenance(self) -> str:
@@ -316,9 +325,10 @@ class StoreSummary:
 def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
     """Summarise a loaded score store for the index page.
 
-    A *run* is a selected-submission row (``is_selected``) of ``scores.parquet``; it is valid when
-    ``valid`` is true (docs/score_store.md). The archive name and scorer version come from
-    ``store.json`` (``"unknown"`` when absent).
+    A *run* is a row of ``runs.parquet``; it is valid when its ``status`` is ``valid`` (its
+    selected submission passed the checks), and *not scorable here* when the archive holds no
+    prediction file for its task's test set (docs/score_store.md). The archive name and scorer
+    version come from ``store.json`` (``"unknown"`` when absent).
 
     Parameters
     ----------
@@ -327,21 +337,23 @@ def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
     description : str
         The archive's free-text description (shown escaped).
     """
-    selected = store.scores[store.scores["is_selected"]]
-    grouped = selected.groupby("experiment", sort=True)["valid"]
+    runs = store.runs
+    grouped = (runs["status"] == "valid").groupby(runs["experiment"], sort=True)
     by_experiment = [
         (str(exp), int(n), int(v))
         for (exp, n), v in zip(grouped.size().items(), grouped.sum(), strict=True)
     ]
+    unscorable = runs.loc[runs["status"] == NOT_SCORABLE, "experiment"].value_counts()
     fallback = store.path.name if store.path is not None else "unknown"
     return StoreSummary(
         archive=str(store.meta.get("archive", fallback)),
         scorer_version=str(store.meta.get("scorer_version", "unknown")),
-        n_runs=len(selected),
-        n_valid=int(selected["valid"].sum()),
+        n_runs=len(runs),
+        n_valid=int((runs["status"] == "valid").sum()),
         by_experiment=by_experiment,
         description=description,
         synthetic=tuple(synthetic_tasks(store)),
+        not_scorable={str(e): int(n) for e, n in sorted(unscorable.items())},
     )
 
 
@@ -503,6 +515,28 @@ def _findings_section(
     return ["<h2>Findings</h2>", '<ul class="findings">', *items, "</ul>"]
 
 
+def _not_scorable_section(summary: StoreSummary) -> list[str]:
+    """What the index says first when runs carry no predictions for their task's test set."""
+    n = summary.n_not_scorable
+    if not n:
+        return []
+    every = n == summary.n_runs
+    lead = f"All {n} runs are" if every else f"{n} of the {summary.n_runs} runs are"
+    then = (
+        "Without scores, the pages that need them are left out; page 01 lists the runs with the "
+        "problems their import recorded, and page 07 reports their steps, process metrics, "
+        "times, tokens and submission selection."
+        if every
+        else "The score tables rest on the other runs; page 01's run coverage lists these runs "
+        "with the problems their import recorded."
+    )
+    return [
+        f'<p class="not-scorable"><strong>{lead} not scorable here:</strong> the archive holds '
+        "no prediction file for their task's test set (runs imported from an agent's own log "
+        f"that kept none). They are never counted invalid or scored as 0. {then}</p>"
+    ]
+
+
 def build_index(
     out_dir: str | Path,
     summary: StoreSummary,
@@ -540,23 +574,29 @@ def build_index(
     parts.append(
         f'<p class="provenance"><strong>About this archive:</strong> {_e(summary.provenance)}</p>'
     )
+    parts.extend(_not_scorable_section(summary))
     parts.extend(_findings_section(out_dir, pages))
+    unscorable = summary.n_not_scorable
     parts.append(
         "<table><tbody>"
         f"<tr><th>archive</th><td>{_e(summary.archive)}</td></tr>"
         f"<tr><th>scorer version</th><td>{_e(summary.scorer_version)}</td></tr>"
         f'<tr><th>runs</th><td class="num">{summary.n_runs}</td></tr>'
         f'<tr><th>valid runs</th><td class="num">{summary.n_valid}</td></tr>'
-        "</tbody></table>"
-    )
+        + (f'<tr><th>not scorable here</th><td class="num">{unscorable}</td></tr>' if unscorable
+           else "")
+        + "</tbody></table>"
+    )  # fmt: skip
     if summary.by_experiment:
+        extra = "<th>not scorable here</th>" if unscorable else ""
         parts.append(
-            "<table><thead><tr><th>experiment</th><th>runs</th><th>valid</th></tr></thead>"
+            f"<table><thead><tr><th>experiment</th><th>runs</th><th>valid</th>{extra}</tr></thead>"
         )
         parts.append("<tbody>")
         for exp, n, v in summary.by_experiment:
+            cell = f'<td class="num">{summary.not_scorable.get(exp, 0)}</td>' if unscorable else ""
             parts.append(
-                f'<tr><td>{_e(exp)}</td><td class="num">{n}</td><td class="num">{v}</td></tr>'
+                f'<tr><td>{_e(exp)}</td><td class="num">{n}</td><td class="num">{v}</td>{cell}</tr>'
             )
         parts.append("</tbody></table>")
 

@@ -42,6 +42,7 @@ __all__ = [
     "interval_status",
     "llm_agent_note",
     "table_html",
+    "undefined_scores_note",
 ]
 
 #: Widest a figure is shown on a report page (CSS px).
@@ -339,9 +340,10 @@ def llm_agent_note(runs) -> Note:
 
 def coverage_note(coverage) -> Note:
     """One line summarising :func:`automd_analysis.analysis.primary.coverage` (``task``,
-    ``agent``, ``n_runs``, ``n_valid``, ``n_skipped``, optionally ``n_incomplete``): runs, valid
-    runs and skipped runs over all tasks and agents, the (task, agent) cells with skipped runs,
-    and the number of incomplete runs when there are any.
+    ``agent``, ``n_runs``, ``n_valid``, ``n_skipped``, optionally ``n_not_scorable`` and
+    ``n_incomplete``): runs, valid and invalid runs, runs not scorable here and skipped runs over
+    all tasks and agents, the (task, agent) cells with skipped runs, and the number of incomplete
+    runs when there are any.
 
     Parameters
     ----------
@@ -365,17 +367,27 @@ def coverage_note(coverage) -> Note:
     >>> coverage = pd.DataFrame({"task": ["a", "a", "b"], "agent": ["x", "y", "x"],
     ...     "n_runs": [3, 3, 2], "n_valid": [3, 2, 2], "n_skipped": [0, 0, 1]})
     >>> coverage_note(coverage)
-    8 runs scored on 2 tasks by 2 agents, 7 valid; 1 run skipped by the scorer (b / x).
+    8 runs on 2 tasks by 2 agents: 7 valid, 1 invalid; 1 run skipped by the scorer (b / x).
+    >>> coverage_note(coverage.assign(n_valid=0, n_not_scorable=[3, 3, 2], n_skipped=0))
+    8 runs on 2 tasks by 2 agents: 0 valid, 0 invalid, 8 not scorable here (the archive holds no prediction file for their task's test set: in no score table, never counted invalid); no run skipped by the scorer.
     """
     if len(coverage) == 0:
         return Note("No runs scored.")
     n_runs, n_valid = int(coverage["n_runs"].sum()), int(coverage["n_valid"].sum())
+    n_unscorable = int(coverage["n_not_scorable"].sum()) if "n_not_scorable" in coverage else 0
     skipped = coverage.loc[coverage["n_skipped"] > 0]
     n_skipped = int(skipped["n_skipped"].sum())
     text = (
-        f"{n_runs} runs scored on {coverage['task'].nunique()} tasks by "
-        f"{coverage['agent'].nunique()} agents, {n_valid} valid; "
+        f"{n_runs} runs on {coverage['task'].nunique()} tasks by "
+        f"{coverage['agent'].nunique()} agents: {n_valid} valid, "
+        f"{n_runs - n_valid - n_unscorable} invalid"
     )
+    if n_unscorable:
+        text += (
+            f", **{n_unscorable} not scorable here** (the archive holds no prediction file for "
+            "their task's test set: in no score table, never counted invalid)"
+        )
+    text += "; "
     if n_skipped:
         cells = [f"{t} / {a}" for t, a in zip(skipped["task"], skipped["agent"], strict=True)]
         shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
@@ -390,6 +402,34 @@ def coverage_note(coverage) -> Note:
             "of the source was missing or the run stopped inside a stage; see journal.md)."
         )
     return Note(text)
+
+
+def undefined_scores_note(undefined) -> Note | None:
+    """Why some valid runs have no score, from
+    :func:`automd_analysis.analysis.primary.undefined_scores` (``task``, ``n_runs``,
+    ``reason``); ``None`` when every valid run has one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> undefined_scores_note(pd.DataFrame({"task": ["t"], "n_runs": [4],
+    ...     "reason": ["AUROC is undefined (y_true contains only one class); returning nan."]}))
+    No score for 4 valid runs of task t: AUROC is undefined (y_true contains only one class); returning nan. They count 0 in the penalised scores and are not in the task means (n_valid).
+    """
+    if undefined is None or len(undefined) == 0:
+        return None
+    parts = [
+        f"{int(n)} valid {'run' if int(n) == 1 else 'runs'} of task {_names([t])}: "
+        f"{str(reason).rstrip('.')}."
+        for t, n, reason in zip(
+            undefined["task"], undefined["n_runs"], undefined["reason"], strict=True
+        )
+    ]
+    return Note(
+        "No score for "
+        + " ".join(parts)
+        + " They count 0 in the penalised scores and are not in the task means (n_valid)."
+    )
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.archive.workspace import open_workspace, resolve_path
 from automd_analysis.errors import DataError, ScoreStoreError
+from automd_analysis.importers.problems import PROBLEM_CODES
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
@@ -35,6 +36,12 @@ from automd_analysis.scoring.legacy_store import adopt_legacy_store
 from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
+from automd_analysis.scoring.scorable import (
+    IMPORT_EFFECT,
+    NOT_SCORABLE_EFFECT,
+    import_problem_codes,
+    not_scorable_reason,
+)
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 
 __all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
@@ -65,6 +72,9 @@ class ScoreSummary:
         ``n_scored == 0``).
     n_invalid, n_invalid_selected : int
         Invalid files, and invalid selected submissions.
+    n_not_scorable : int
+        Runs published without scores: the archive holds no prediction file for their task's
+        test set (:mod:`automd_analysis.scoring.scorable`); never counted invalid.
     n_skipped_runs : int
         Runs left out (unreadable, missing task/data, selected file not scored).
     problems : list of dict
@@ -92,6 +102,7 @@ class ScoreSummary:
     n_cached: int = 0
     n_invalid: int = 0
     n_invalid_selected: int = 0
+    n_not_scorable: int = 0
     n_skipped_runs: int = 0
     problems: list[dict] = field(default_factory=list)
     data_errors: dict[str, dict] = field(default_factory=dict)
@@ -281,12 +292,34 @@ def _score_missing(
     return entries, errors, dict(sorted(task_errors.items()))
 
 
+def _import_problem_rows(run, root: Path) -> list[dict]:
+    """One ``problems.parquet`` row per problem code ``automd import`` recorded for ``run``."""
+    journal = run.dir / "journal.md"
+    return [
+        _problem_row(
+            {
+                "code": code,
+                "message": PROBLEM_CODES[code],
+                "path": journal,
+                "fix": "see the run's journal.md and docs/importing.md (recorded problems)",
+            },
+            run.run_id,
+            root,
+            IMPORT_EFFECT,
+        )
+        for code in import_problem_codes(run.notes)
+    ]
+
+
 def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_errors, extra=()):
-    """Runs to publish (usable task, scored selected file), their files, and the problem rows."""
+    """Runs to publish (usable task, and a scored selected file or nothing to score), their
+    files, and the problem rows."""
     problems = [
         _problem_row(p.to_dict(), p.details.get("run_id"), arch.root, p.details.get("effect"))
         for p in [*arch.problems, *extra]
     ]
+    for run in runs:
+        problems += _import_problem_rows(run, arch.root)
     missing = {"code": "scoring.missing_entry", "message": "not scored"}
     selected_key = {f.run.run_id: f.key for f in plan.files if f.is_selected}
     published = []
@@ -295,6 +328,11 @@ def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_e
             problems.append(
                 _problem_row(task_errors[run.task], run.run_id, arch.root, "run skipped")
             )
+            continue
+        if run.run_id in plan.not_scorable:
+            reason = plan.not_scorable[run.run_id]
+            problems.append(_problem_row(reason, run.run_id, arch.root, NOT_SCORABLE_EFFECT))
+            published.append(run)
             continue
         key = selected_key.get(run.run_id)  # None: a process-only run, nothing to score
         if key is not None and entries.get(key) is None:
@@ -369,7 +407,7 @@ def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, com
     ]
     declared = {t: k.manifest for t, k in plan.tasks.items()} | plan.process_tasks
     tables = build_tables(published, files, entries, declared, problems,
-                          annotation_sources=sources)  # fmt: skip
+                          annotation_sources=sources, not_scorable=plan.not_scorable)  # fmt: skip
     kept = {run.run_id for run in published}
     tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
     tables["code"], tables["code_texts"] = code, texts
@@ -481,7 +519,8 @@ def score_archive(
         runs, arch, ws.annotations, prefer_generated
     )
     root = ws.data
-    needs_data = [r for r in runs if r.task not in arch.meta.process_tasks]
+    needs_data = [r for r in runs if r.task not in arch.meta.process_tasks
+                  and not_scorable_reason(r) is None]  # fmt: skip
     if needs_data and not root.is_dir():
         raise DataError(
             "data root not found",
@@ -525,6 +564,7 @@ def score_archive(
     summary.n_files = len(scores)
     summary.n_invalid = sum(not r["valid"] for r in scores)
     summary.n_invalid_selected = sum(not r["valid"] for r in scores if r["is_selected"])
+    summary.n_not_scorable = sum(r["run_id"] in plan.not_scorable for r in tables["runs"])
     summary.n_skipped_runs = len(runs) - len(published)
     summary.problems = tables["problems"]
     summary.data_errors = task_errors
@@ -546,6 +586,7 @@ def score_archive(
             "valid_files": summary.n_files - summary.n_invalid,
             "invalid_files": summary.n_invalid,
             "invalid_selected": summary.n_invalid_selected,
+            "not_scorable": summary.n_not_scorable,
             "skipped_runs": summary.n_skipped_runs,
             "problems": len(tables["problems"]),
         },

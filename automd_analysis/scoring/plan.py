@@ -16,6 +16,7 @@ from automd_analysis import __version__
 from automd_analysis.archive import Run, Version
 from automd_analysis.errors import AutomdError, DataError, ManifestError
 from automd_analysis.scoring.cache import cache_key, sha256_file
+from automd_analysis.scoring.scorable import not_scorable_reason
 from automd_analysis.scoring.worker import validation_entry
 from automd_analysis.submissions import (
     Reason,
@@ -72,7 +73,10 @@ class Plan:
     """Everything to score: runs with a usable task, their files, and the unique jobs.
 
     Runs of a process-only task (``process_tasks``: declared by the archive, without a manifest)
-    are in ``runs`` with no file: there is nothing to score.
+    are in ``runs`` with no file: there is nothing to score. ``not_scorable`` maps the runs that
+    hold no prediction file for their task's test set
+    (:func:`~automd_analysis.scoring.scorable.not_scorable_reason`) to why; they are in ``runs``
+    but have no files, and their task needs only its manifest (its data is not checked).
     """
 
     tasks: dict[str, Task]
@@ -82,6 +86,7 @@ class Plan:
     files: list[FileRef]
     jobs: dict[str, Job] = field(default_factory=dict)
     process_tasks: dict[str, ProcessTask] = field(default_factory=dict)
+    not_scorable: dict[str, dict] = field(default_factory=dict)
 
 
 def _unsafe(task: Task, code: str) -> dict:
@@ -111,12 +116,17 @@ def check_task_data(task: Task) -> str:
     return m.files[m.labels.file].sha256
 
 
-def _load_tasks(task_ids, data, manifests) -> tuple[dict[str, Task], dict, dict[str, str]]:
+def _load_tasks(
+    task_ids, data, manifests, facts_only=()
+) -> tuple[dict[str, Task], dict, dict[str, str]]:
+    """Tasks by id, their errors and labels sha256; tasks in ``facts_only`` (used by unscorable
+    runs only) need just their manifest."""
     found, errors, labels_sha = {}, {}, {}
     for tid in sorted(task_ids):
         try:
             task = get_task(tid, data=data, manifests=manifests)
-            labels_sha[tid] = check_task_data(task)
+            if tid not in facts_only:
+                labels_sha[tid] = check_task_data(task)
             found[tid] = task
         except (ManifestError, DataError) as exc:
             errors[tid] = exc
@@ -176,14 +186,18 @@ def make_plan(
     Plan
         Runs whose task manifest is missing/invalid or whose data fails its checksum are in
         ``skipped_runs`` (the error per task in ``task_errors``); runs of a process-only task
-        are in ``runs`` with no file; every other run contributes its selected submission and
-        each version to ``files``, in archive order.
+        are in ``runs`` with no file; runs that hold no prediction file for their task's test set
+        are in ``not_scorable`` (their task's data is not needed); every other run contributes its
+        selected submission and each version to ``files``, in archive order.
     """
     declared = dict(process_tasks or {})
     process_only = {t: declared[t] for t in {r.task for r in runs} & set(declared)
                     if not has_manifest(t, manifests)}  # fmt: skip
-    tasks, errors, labels_sha = _load_tasks({r.task for r in runs} - set(process_only), data,
-                                            manifests)  # fmt: skip
+    unscorable = {r.run_id: reason for r in runs
+                  if r.task not in process_only and (reason := not_scorable_reason(r))}  # fmt: skip
+    medical = {r.task for r in runs} - set(process_only)
+    scored_tasks = {r.task for r in runs if r.run_id not in unscorable} - set(process_only)
+    tasks, errors, labels_sha = _load_tasks(medical, data, manifests, medical - scored_tasks)
     plan = Plan(tasks=tasks, task_errors=errors, runs=[], skipped_runs=[], files=[],
                 process_tasks=process_only)  # fmt: skip
     pending: list[tuple[Run, Version | None, Path] | FileRef] = []
@@ -195,6 +209,9 @@ def make_plan(
             plan.skipped_runs.append(run)
             continue
         plan.runs.append(run)
+        if run.run_id in unscorable:
+            plan.not_scorable[run.run_id] = unscorable[run.run_id]
+            continue
         task = tasks[run.task]
         entries = [(None, run.submission_path, run.submission_issue, run.dir / "submission.csv")]
         entries += [

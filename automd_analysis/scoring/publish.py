@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from automd_analysis import __version__
 from automd_analysis._atomic import make_temp_dir
 from automd_analysis.archive import Run
 from automd_analysis.metrics.bootstrap import bias_corrected_interval
-from automd_analysis.schema import SCHEMAS, STORE_SCHEMA_VERSION, TABLES
+from automd_analysis.schema import NOT_SCORABLE, SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
 from automd_analysis.tasks import PROCESS_KIND, ProcessTask
 
@@ -377,6 +378,7 @@ def build_tables(
     manifests: dict,
     problems: list[dict],
     annotation_sources: dict[str, str] | None = None,
+    not_scorable: Collection[str] = frozenset(),
 ) -> dict[str, list[dict]]:
     """Rows of every table (lists of dicts in final order).
 
@@ -395,6 +397,11 @@ def build_tables(
         Rows for ``problems.parquet``.
     annotation_sources : dict, optional
         Run id -> where its annotations come from (``archive``, ``generated``, ``none``).
+    not_scorable : collection of str, optional
+        Runs published without files on purpose (they must have none).
+
+    A run's ``status`` is its selected row's validity; a run published without one (no
+    prediction file for its task's test set) is ``not_scorable``.
     """
     tables: dict[str, list[dict]] = {name: [] for name in TABLES}
     problems = list(problems)
@@ -405,16 +412,21 @@ def build_tables(
         manifest = manifests[run.task]
         source = (annotation_sources or {}).get(run.run_id)
         tables["runs"].append(_run_row(run, manifest, source))
+        tables["runs"][-1]["status"] = NOT_SCORABLE  # until its selected row says otherwise
         tables["steps"].extend(_step_rows(run))
         ann, pairs = _annotation_rows(run)
         tables["annotations"].extend(ann)
         tables["pairs"].extend(pairs)
+        if run.run_id in not_scorable and by_run.get(run.run_id):
+            raise ValueError(f"run {run.run_id} is not scorable but has files to publish")
         for ref in by_run.get(run.run_id, []):
             entry = ref.inline if ref.inline is not None else entries.get(ref.key)
             if entry is None:
                 continue  # not scored (an error recorded in problems)
             row = _score_row(ref, entry, manifest)
             tables["scores"].append(row)
+            if ref.is_selected:
+                tables["runs"][-1]["status"] = "valid" if row["valid"] else "invalid"
             key = run_key(run)
             for r in _reasons(entry):
                 tables["reasons"].append(

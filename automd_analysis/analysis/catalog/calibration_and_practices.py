@@ -286,10 +286,11 @@ CORRELATIONS = Table(
         Column("n", "int"),
         Column("spearman"),
         Column("kendall"),
+        Column("reason", "str"),
     ),
     spec=TableSpec(
         caption="Rank correlation between calibration measures: over the agents' values (agent) "
-        "or over the (task, agent) cells (task).",
+        "or over the (task, agent) cells (task); reason: why a correlation is undefined.",
         labels=("level", "measure_a", "measure_b"),
         stats=(
             Stat("Pairs", "n", integer=True),

@@ -29,21 +29,24 @@ def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = N
 OVERVIEW = Table(
     "overview_runs",
     NOTEBOOK,
-    "Runs and valid runs per experiment and agent.",
+    "Runs, valid runs and runs not scorable here per experiment and agent.",
     (
         Column("experiment", "str"),
         Column("agent", "str"),
         Column("runs", "int"),
         Column("valid", "int"),
+        Column("not_scorable", "int"),
         Column("tasks", "int"),
     ),
     spec=TableSpec(
-        caption="runs (selected submissions) and valid runs per experiment and agent.",
+        caption="runs, valid runs and runs not scorable here (no predictions for the task's "
+        "test set archived: neither valid nor invalid) per experiment and agent.",
         labels=("experiment", "agent"),
         stats=(
             Stat("Tasks", "tasks", integer=True),
             Stat("Runs", "runs", integer=True),
             Stat("Valid runs", "valid", integer=True),
+            Stat("Not scorable", "not_scorable", integer=True),
         ),
     ),
 )
@@ -187,14 +190,28 @@ INVALID = Table(
 COVERAGE = Table(
     "run_coverage",
     NOTEBOOK,
-    "Runs scored, valid, skipped and incomplete per task and agent.",
+    "Runs, valid, not scorable, skipped and incomplete per task and agent.",
     (
         Column("task", "str"),
         Column("agent", "str"),
         Column("n_runs", "int"),
         Column("n_valid", "int"),
+        Column("n_not_scorable", "int"),
         Column("n_skipped", "int"),
         Column("n_incomplete", "int"),
+    ),
+)
+
+COVERAGE_BY_RUN = Table(
+    "run_coverage_runs",
+    NOTEBOOK,
+    "Runs not scorable, skipped or with recorded problems, with every problem code.",
+    (
+        Column("task", "str"),
+        Column("agent", "str"),
+        Column("rep", "int"),
+        Column("status", "str"),
+        Column("problems", "str"),
     ),
 )
 
@@ -212,7 +229,17 @@ EXTRA_METRICS = Table(
     intervals_after=True,
 )
 
-TABLES = (OVERVIEW, TABLE2, PAIRWISE, POWER, TABLE12, INVALID, EXTRA_METRICS, COVERAGE)
+TABLES = (
+    OVERVIEW,
+    TABLE2,
+    PAIRWISE,
+    POWER,
+    TABLE12,
+    INVALID,
+    EXTRA_METRICS,
+    COVERAGE,
+    COVERAGE_BY_RUN,
+)
 
 FIGURES = (
     Figure(
