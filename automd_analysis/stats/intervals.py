@@ -22,7 +22,7 @@ interval (:func:`check_alpha`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -294,7 +294,8 @@ def best_marks(
     direction : {"max", "min"}
     never_best : sequence of bool, optional
     corrected : bool, default False
-        Compare bias-corrected estimates with their intervals (``<X>_bc`` columns).
+        Compare bias-corrected estimates with their intervals (the declaration's
+        ``corrected`` columns).
     alpha : float, default 0.05
 
     Returns
@@ -344,13 +345,14 @@ def summarise(
     intervals: Mapping[str, tuple[str, str]],
     alpha: float = 0.05,
     *,
+    corrected: Collection[str] = (),
     best: Mapping[str, str] | None = None,
     groups: Sequence | None = None,
     never_best: Sequence[bool] | None = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[dict]:
     """Table rows from rows of distributions: each column with an interval holds a (1 + B,) array,
-    replaced by its value and interval (:func:`estimate`); a column named ``<X>_bc`` is the
+    replaced by its value and interval (:func:`estimate`); a column of ``corrected`` is the
     bias-corrected value with its interval (:func:`bias_corrected`) instead. Each column of
     ``best`` also gets ``<X>_best`` (:func:`best_marks` among the rows of the same group).
 
@@ -361,6 +363,8 @@ def summarise(
     intervals : mapping
         Column -> its ``(low, high)`` interval columns (a table declaration's ``intervals``).
     alpha : float, default 0.05
+    corrected : collection of str, optional
+        The bias-corrected columns (a declaration's ``corrected``).
     best : mapping, optional
         Column -> ``"max"``/``"min"``: the columns whose best values are marked.
     groups : sequence, optional
@@ -368,7 +372,8 @@ def summarise(
     never_best : sequence of bool, optional
         Rows that are never marked (the simple baseline).
     bounds : mapping, optional
-        Column -> the quantity's range; ``<X>_bc`` columns default to (0, 1) (a calibration error).
+        Column -> the quantity's range; ``corrected`` columns default to (0, 1) (a calibration
+        error).
 
     Returns
     -------
@@ -390,15 +395,15 @@ def summarise(
     """
     alpha = check_alpha(alpha)
     ranges = dict(bounds or {})
-    marks = _best_columns(rows, best or {}, groups, never_best, alpha)
+    corrected = frozenset(corrected)
+    marks = _best_columns(rows, best or {}, groups, never_best, alpha, corrected)
     out = []
     for i, row in enumerate(rows):
         flat = {}
         for column, value in row.items():
             if column in intervals:
-                corrected = column.endswith("_bc")
-                rule = bias_corrected if corrected else estimate
-                limits = ranges.get(column, (0.0, 1.0) if corrected else None)
+                rule = bias_corrected if column in corrected else estimate
+                limits = ranges.get(column, (0.0, 1.0) if column in corrected else None)
                 point, low, high = rule(value, alpha, limits)
                 flat |= {column: point, intervals[column][0]: low, intervals[column][1]: high}
             else:
@@ -407,7 +412,7 @@ def summarise(
     return out
 
 
-def _best_columns(rows, best, groups, never_best, alpha) -> dict[str, list[bool]]:
+def _best_columns(rows, best, groups, never_best, alpha, corrected) -> dict[str, list[bool]]:
     """Column -> per-row best mark (:func:`best_marks` within each group)."""
     keys = [None] * len(rows) if groups is None else list(groups)
     never = [False] * len(rows) if never_best is None else list(never_best)
@@ -422,7 +427,7 @@ def _best_columns(rows, best, groups, never_best, alpha) -> dict[str, list[bool]
                 [rows[i][column] for i in idx],
                 direction,
                 never_best=[never[i] for i in idx],
-                corrected=column.endswith("_bc"),
+                corrected=column in corrected,
                 alpha=alpha,
             )
             for i, mark in zip(idx, found, strict=True):

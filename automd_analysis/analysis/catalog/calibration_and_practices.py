@@ -28,7 +28,7 @@ TABLE3 = Table(
     (
         Column("agent", "str"),
         *(Column(c) for c in (*TASK_CLASSES, "all")),
-        *(Column(f"{c}_bc", interval=True) for c in (*TASK_CLASSES, "all")),
+        *(Column(f"{c}_bc", interval=True, bias_corrected=True) for c in (*TASK_CLASSES, "all")),
     ),
     paper="Table 3",
     spec=TableSpec(

@@ -57,12 +57,17 @@ class Column:
         Stem of the interval columns; default: ``name`` itself (the interval of ``penalized_mean``
         is ``penalized_mean_ci_low``/``penalized_mean_ci_high``); ``""`` for the bare
         ``ci_low``/``ci_high`` of a table's one estimate (``diff_mean``, ``estimate``, ``value``).
+    bias_corrected : bool
+        The value is the bootstrap bias-corrected estimate and its interval the symmetric interval
+        of :func:`~automd_analysis.stats.intervals.bias_corrected` (docs/statistics.md section 9),
+        not the percentile interval; by convention such a column is named ``<X>_bc``.
     """
 
     name: str
     dtype: str = "float"
     interval: bool = False
     ci: str | None = None
+    bias_corrected: bool = False
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -302,6 +307,11 @@ class Table:
         return {c.name: c.ci_columns for c in self.columns if isinstance(c, Column) and c.interval}
 
     @property
+    def corrected(self) -> frozenset[str]:
+        """The columns whose value and interval are bias-corrected (``Column.bias_corrected``)."""
+        return frozenset(c.name for c in self.columns if isinstance(c, Column) and c.bias_corrected)
+
+    @property
     def best(self) -> dict[str, str]:
         """Column -> ``"max"``/``"min"``: the columns whose best values are marked, each with a
         boolean ``<X>_best`` column (:func:`~automd_analysis.stats.intervals.best_marks`): the
@@ -315,19 +325,20 @@ class Table:
         return {s.mean: s.direction for s in spec.stats if s.direction}
 
     def best_marks(self, rows: Sequence[Mapping]) -> dict:
-        """The ``best``, ``groups`` and ``never_best`` arguments of
-        :func:`~automd_analysis.stats.intervals.summarise` for ``rows`` of this table: the best
-        is sought per pivot row (wide tables: among all rows), never among the display's
-        ``exclude_from_best`` agents."""
+        """The ``corrected``, ``best``, ``groups`` and ``never_best`` arguments of
+        :func:`~automd_analysis.stats.intervals.summarise` for ``rows`` of this table: the
+        bias-corrected columns (:attr:`corrected`); the best is sought per pivot row (wide tables:
+        among all rows), never among the display's ``exclude_from_best`` agents."""
         best = self.best
         if not best:
-            return {}
+            return {"corrected": self.corrected}
         spec = self.spec
         if spec.pivot:
             group, label = spec.pivot
         else:
             group, label = None, spec.labels[0] if spec.labels else None
         return {
+            "corrected": self.corrected,
             "best": best,
             "groups": None if group is None else [r[group] for r in rows],
             "never_best": [label is not None and r[label] in spec.exclude_from_best for r in rows],

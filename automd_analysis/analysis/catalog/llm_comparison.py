@@ -16,7 +16,7 @@ TABLE7 = Table(
         Column("penalized_mean", interval=True),
         Column("penalized_sd"),
         Column("ece_mean"),
-        Column("ece_mean_bc", interval=True),
+        Column("ece_mean_bc", interval=True, bias_corrected=True),
         Column("valid_rate"),
         Column("tokens_m_mean"),
     ),
