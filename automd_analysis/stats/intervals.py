@@ -139,17 +139,8 @@ def bias_corrected(
               \\hat\\theta_{bc} \\pm \\bigl(\\max(\\hat q_{1-\\alpha/2} - \\bar\\theta^*,\\;
               \\bar\\theta^* - \\hat q_{\\alpha/2}) + |\\hat\\theta - \\bar\\theta^*| / 2\\bigr)
 
-    cut to ``bounds`` (the estimate too: a corrected ECE below 0 is published as 0).
-
-    Parameters
-    ----------
-    distribution : numpy.ndarray of shape (1 + B,)
-    alpha : float, default 0.05
-    bounds : (float, float), optional
-
-    Returns
-    -------
-    (float, float, float)
+    cut to ``bounds`` (the estimate too: a corrected ECE below 0 is published as 0). Parameters
+    and return as :func:`estimate`.
 
     See Also
     --------
