@@ -49,7 +49,7 @@ from automd_analysis.analysis.store import (
     skipped_runs,
 )
 from automd_analysis.stats.intervals import check_alpha, summarise
-from automd_analysis.stats.ranks import mean_rank_draws
+from automd_analysis.stats.ranks import mean_rank_interval
 from automd_analysis.stats.resample import RunDraws, run_draws
 from automd_analysis.stats.rules import (
     displayed,
@@ -165,7 +165,9 @@ def agent_summary(
       run of the agent is valid, else NaN.
     - ``valid_rate_mean/sd``: mean / sample SD over k of the share of valid runs among the tasks.
     - ``rank_*_mean/sd``: mean / sample SD over tasks of the agent's per-task rank
-      (:func:`rank_table`); NaN for the simple baseline (never ranked).
+      (:func:`rank_table`); NaN for the simple baseline (never ranked). ``rank_*_mean_ci_low/high``:
+      the interval of the mean rank from the paired comparisons of the per-task means
+      (:func:`~automd_analysis.stats.ranks.mean_rank_interval`).
     - ``penalized_mean_ci_low/high``, ``nonpenalized_mean_ci_low/high``: the 1 - ``alpha`` percentile
       interval of the same two means over the B columns of the two-stage bootstrap
       (:func:`~automd_analysis.stats.resample.run_draws`: in column b the runs of every
@@ -242,7 +244,7 @@ def _table2_rows(matrix: RunDraws) -> list[dict]:
         rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
         rank_pen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_penalized"])
         rank_nonpen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_nonpenalized"])
-        none = np.full(matrix.n_boot + 1, np.nan)
+        none = (math.nan, math.nan, math.nan)
         rows.append(
             {
                 "agent": agent,
@@ -262,16 +264,17 @@ def _table2_rows(matrix: RunDraws) -> list[dict]:
 
 
 def _rank_draws(runs: pd.DataFrame, cells: Mapping, scores, valid_scores) -> dict[str, dict]:
-    """Per convention, each ranked agent's mean rank over tasks in every column: the per-task
-    means of the draws ranked among the agents (the simple baseline is never ranked)."""
+    """Per convention, each ranked agent's mean rank over tasks with its interval from the paired
+    draws of the per-task means (:func:`~automd_analysis.stats.ranks.mean_rank_interval`; the
+    simple baseline is never ranked)."""
     reference = runs["reference"].to_numpy(bool)
     keys = [k for k, rows in cells.items() if not reference[rows].any()]
     groups = [cells[k] for k in keys]
     tasks = [k[1] for k in keys]
     agents = [k[0] for k in keys]
     return {
-        "penalized": mean_rank_draws(per_cell(scores, groups), tasks, agents),
-        "nonpenalized": mean_rank_draws(per_cell(valid_scores, groups), tasks, agents),
+        "penalized": mean_rank_interval(per_cell(scores, groups), tasks, agents),
+        "nonpenalized": mean_rank_interval(per_cell(valid_scores, groups), tasks, agents),
     }
 
 

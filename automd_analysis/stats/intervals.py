@@ -350,7 +350,8 @@ def summarise(
     Parameters
     ----------
     rows : sequence of mappings
-        Column -> value; the columns of ``intervals`` hold arrays of shape (1 + B,).
+        Column -> value; the columns of ``intervals`` hold arrays of shape (1 + B,), or a
+        ``(value, low, high)`` tuple an interval rule of its own gave (mean ranks).
     intervals : mapping
         Column -> its ``(low, high)`` interval columns (a table declaration's ``intervals``).
     alpha : float, default 0.05
@@ -392,7 +393,10 @@ def summarise(
     for i, row in enumerate(rows):
         flat = {}
         for column, value in row.items():
-            if column in intervals:
+            if column in intervals and isinstance(value, tuple):  # computed by its own rule
+                point, low, high = value
+                flat |= {column: point, intervals[column][0]: low, intervals[column][1]: high}
+            elif column in intervals:
                 rule = bias_corrected if column in corrected else estimate
                 limits = ranges.get(column, (0.0, 1.0) if column in corrected else None)
                 point, low, high = rule(value, alpha, limits)
