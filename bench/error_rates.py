@@ -478,7 +478,7 @@ def run_point(point: Point, studies: int, seed: int, n_boot: int, jobs: int) -> 
             rows.append(_row(point, label, "type-I error", nulls["reject"], studies))
         if len(alts):
             rows.append(_row(point, label, "power", alts["reject"], studies))
-    if not point.alternative:
+    if not point.alternative and len(set(point.invalid)) == 1:  # every pair a null pair
         by_study = [any(p[4] for p in r["pairs"] if p[0] == "score" and p[1]) for r in results]
         rows.append(
             _row(
