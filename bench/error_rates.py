@@ -521,23 +521,36 @@ QUICK = (
 
 
 def full_grid() -> tuple[Point, ...]:
-    """2-6 agents; 5 and 15 tasks; 3 and 5 repetitions; 100-2,000 test units; invalid 0, 0.1,
-    0.25, agent-specific; low and high heterogeneity; binary, survival, sequential; null and
-    alternative."""
-    points = []
-    for agents, tasks, reps, n, invalid, het, kinds, alt in itertools.product(
-        (2, 4, 6),
-        (5, 15),
-        (3, 5),
-        (100, 500, 2000),
-        ((0.0,), (0.1,), (0.25,), (0.0, 0.1, 0.25)),
-        ("low", "high"),
-        (("binary",), ("survival",), ("sequential",)),
-        (False, True),
-    ):
-        name = (f"A{agents} T{tasks} K{reps} n{n} inv{'/'.join(map(str, invalid))} {het} "
-                f"{'+'.join(kinds)}{' alt' if alt else ''}")  # fmt: skip
-        points.append(Point(name, agents, tasks, reps, n, invalid, het, kinds, alt))
+    """Every level of every factor, one factor at a time around the reviewer's setting (4 agents,
+    5 binary tasks, 3 repetitions, 1,000 patients, invalid 0.1, low heterogeneity, null), plus
+    corners that combine the hard levels: 2-6 agents; 5 and 15 tasks; 3 and 5 repetitions;
+    100-2,000 test units; invalid 0, 0.1, 0.25 and agent-specific; low and high heterogeneity;
+    binary, survival and sequential tasks; null and alternative. Hours on 2 cores."""
+    base = Point("reviewer", n=1000)
+    variations = [
+        ("agents", [2, 6]),
+        ("tasks", [15]),
+        ("reps", [5]),
+        ("n", [100, 500, 2000]),
+        ("invalid", [(0.0,), (0.25,), (0.0, 0.1, 0.25, 0.1)]),
+        ("heterogeneity", ["high"]),
+        ("kinds", [("survival",), ("sequential",)]),
+        ("alternative", [True]),
+    ]
+    points = [base]
+    for field, levels in variations:
+        for level in levels:
+            shown = "/".join(map(str, level)) if isinstance(level, tuple) else level
+            points.append(dataclasses.replace(base, name=f"{field} {shown}", **{field: level}))
+    points += [
+        Point("corner: 2 agents, 15 survival tasks, 5 reps, n 2000", agents=2, tasks=15, reps=5,
+              n=2000, kinds=("survival",)),
+        Point("corner: 6 agents, n 100, invalid 0.25, high heterogeneity, sequential", agents=6,
+              n=100, invalid=(0.25,), heterogeneity="high", kinds=("sequential",)),
+        Point("corner: agent-specific invalid, 15 mixed tasks, alternative", tasks=15,
+              invalid=(0.0, 0.1, 0.25, 0.1), kinds=("binary", "survival", "sequential"),
+              alternative=True),
+    ]  # fmt: skip
     return tuple(points)
 
 
@@ -567,7 +580,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     grid = QUICK if args.grid == "quick" else full_grid()
     if args.point:
-        grid = tuple(p for p in (*QUICK, *full_grid()) if p.name == args.point)
+        named = {p.name: p for p in (*full_grid(), *QUICK)}
+        grid = tuple(p for name, p in named.items() if name == args.point)
         if not grid:
             parser.error(f"no grid point named {args.point!r}")
     rows = []
