@@ -136,9 +136,11 @@ def bias_corrected(
     :func:`automd_analysis.metrics.bias_corrected_interval` of column 0 and the draws:
 
     .. math:: \\hat\\theta_{bc} = 2\\hat\\theta - \\bar\\theta^*,\\quad
-              \\hat\\theta_{bc} \\pm \\bigl(\\max(\\hat q_{1-\\alpha/2} - \\bar\\theta^*,\\;
-              \\bar\\theta^* - \\hat q_{\\alpha/2}) + |\\hat\\theta - \\bar\\theta^*| / 2\\bigr)
+              \\bigl[\\min(\\hat\\theta, \\hat\\theta - \\kappa \\hat b) - h,\\;
+              \\max(\\hat\\theta, \\hat\\theta_{bc}) + h\\bigr]
 
+    with b̂ = θ̄* - θ̂, h the longer tail of the draws from their mean and κ = 1/(√2 - 1): the
+    interval brackets the bias between none and the largest the bootstrap estimate allows,
     cut to ``bounds`` (the estimate too: a corrected ECE below 0 is published as 0). Parameters
     and return as :func:`estimate`.
 
@@ -153,8 +155,8 @@ def bias_corrected(
 
     Examples
     --------
-    >>> [round(v, 6) for v in bias_corrected(np.array([0.30, 0.30, 0.32, 0.34, 0.36]), 0.5)]
-    [0.27, 0.24, 0.3]
+    >>> [round(v, 4) for v in bias_corrected(np.array([0.30, 0.30, 0.32, 0.34, 0.36]), 0.5)]
+    [0.27, 0.2126, 0.315]
     """
     draws = np.asarray(distribution, dtype=np.float64)
     lower = None if bounds is None else bounds[0]
