@@ -45,6 +45,31 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     **HELP_SETTINGS,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import platform
+
+        from automd_analysis._version import __version__
+
+        typer.echo(f"automd {__version__} (automd-analysis; Python {platform.python_version()})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version of automd-analysis (and of Python) and exit.",
+    ),
+) -> None:
+    """Re-score and analyse archived runs of autonomous ML agents on medical tasks."""
+
+
 masking_app = typer.Typer(
     help="Real-time-rule masking test for sequential tasks (paper App. G).",
     no_args_is_help=True,

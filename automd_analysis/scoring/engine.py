@@ -27,7 +27,7 @@ from pathlib import Path
 from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.archive.workspace import open_workspace, resolve_path
-from automd_analysis.errors import DataError, ScoreStoreError
+from automd_analysis.errors import DataError, Interrupted, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
@@ -36,7 +36,7 @@ from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "ScoringInterrupted", "score_archive"]
 
 #: Bootstrap replicates per selected valid submission unless told otherwise.
 DEFAULT_BOOTSTRAP = 1000
@@ -168,9 +168,33 @@ def _chunks(plan: Plan, todo: list[Job], n_workers: int) -> list[tuple]:
 
 
 def _init_worker() -> None:  # pragma: no cover - runs in child processes
+    import signal
+
     import numba
 
     numba.set_num_threads(1)  # one process per core already: no nested parallelism
+    # Ctrl-C reaches the whole process group: the engine alone answers it (and stops the workers),
+    # so no worker prints a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ScoringInterrupted(Interrupted):
+    """Scoring was interrupted (Ctrl-C): the store is intact, finished files are cached.
+
+    ``details`` holds ``kept`` (files scored in this call and kept in the cache), ``remaining``
+    (files the next run will score) and ``store`` (the score store directory).
+    """
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the worker processes now (a Ctrl-C must not wait for
+    the running chunks; a cache entry is written atomically, so a killed worker loses only its
+    unfinished file)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.join(timeout=10)
 
 
 def _execute(
@@ -211,15 +235,19 @@ def _execute(
         return
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
-        futures = {
-            pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra): (m, r, part)
-            for m, r, part in chunks
-        }
-        for fut in as_completed(futures):
-            try:
-                on_done(fut.result())
-            except Exception as exc:
-                on_done(failed(futures[fut], exc))
+        try:
+            futures = {
+                pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra): (m, r, part)
+                for m, r, part in chunks
+            }
+            for fut in as_completed(futures):
+                try:
+                    on_done(fut.result())
+                except Exception as exc:
+                    on_done(failed(futures[fut], exc))
+        except KeyboardInterrupt:
+            _stop_pool(pool)
+            raise
 
 
 def _needs_work(entry: dict | None, job: Job) -> bool:
@@ -264,11 +292,29 @@ def _score_missing(
             bootstrap,
             extra,
         )
+    except KeyboardInterrupt:
+        bar.close()
+        raise _interrupted(cache, todo) from None
     finally:
         bar.close()
     for job in todo:  # a failed job may have left an older entry without details: not usable
         entries[job.key] = None if job.key in errors else cache.get(job.key)
     return entries, errors, dict(sorted(task_errors.items()))
+
+
+def _interrupted(cache: ScoreCache, todo: list[Job]) -> ScoringInterrupted:
+    """The error of a Ctrl-C during scoring: what was kept, what remains; the store untouched
+    (tables are published only after scoring, all at once)."""
+    kept = sum(not _needs_work(cache.get(job.key), job) for job in todo)
+    store = cache.directory.parent
+    return ScoringInterrupted(
+        f"interrupted: the score store is intact (its tables are those of the last complete run); "
+        f"{kept} of the {len(todo)} files to score were scored and are kept in its cache",
+        path=store,
+        code="scoring.interrupted",
+        fix=f"run the same command again: it scores only the remaining {len(todo) - kept}",
+        details={"kept": kept, "remaining": len(todo) - kept, "store": str(store)},
+    )
 
 
 def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_errors, extra=()):
