@@ -429,12 +429,14 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
     from automd_analysis.masking.results import MASKING_FILE
 
     if p.masking_results is not None:
-        return None, f"masking test: results supplied in {p.masking_results.name} (not re-run)"
+        return None, _read_results_note(
+            p.masking_results, f"results supplied in {p.masking_results.name} (not re-run)"
+        )
     if not p.config.masking:
         if (p.scores_dir / MASKING_FILE).is_file():
-            return None, (
-                f"masking test: results read from {MASKING_FILE} of an earlier "
-                "`automd masking run` (not re-run)"
+            return None, _read_results_note(
+                p.scores_dir / MASKING_FILE,
+                f"results of an earlier automd masking run, read from {MASKING_FILE} (not re-run)",
             )
         return None, (
             "masking test: not run - archive code is never executed unless you ask for it "
@@ -467,6 +469,22 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
         p.log(f"masking test failed: {exc}")
         return None, f"masking test: failed ({exc.message})"
     return summary, summary.describe() + f"; re-run isolation: {rerun.isolation}"
+
+
+def _read_results_note(path: Path, source: str) -> str:
+    """The index note of masking results read as data: what they found (the counts a re-run
+    would give, :func:`~automd_analysis.masking.step.describe_results`) and where they came from;
+    only the source when the file cannot be read (notebook 07 then says why)."""
+    from automd_analysis.masking.results import MaskingResultsError, read_masking_results
+    from automd_analysis.masking.step import describe_results
+
+    try:
+        frame = read_masking_results(path)
+    except MaskingResultsError:
+        return f"masking test: {source}; the file could not be read (notebook 07 says why)"
+    found = describe_results(frame)
+    head, sep, isolation = found.partition("; re-run isolation: ")
+    return f"{head}; {source}" + (f"; re-run isolation: {isolation}" if sep else "")
 
 
 def embedding_stage(p: Pipeline, store) -> str:
