@@ -91,3 +91,12 @@ def typed(path: Path | None) -> Path | None:
     shell command reads it); the defaults of the other folders come from the project root
     (:mod:`automd_analysis.archive.workspace`)."""
     return None if path is None else Path(path).expanduser().resolve()
+#: ``automd score`` / ``automd regenerate``: the ECE's bins, fixed when the archive is scored.
+EceBinsOpt = typer.Option(
+    10,
+    "--ece-bins",
+    min=2,
+    max=1000,
+    help="Equal-width bins of the ECE of binary and hourly tasks (the paper's: 10); survival "
+    "tasks keep their Kaplan-Meier groups. Notebook parameter n_bins reads the stored value.",
+)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, typed
+from automd_analysis.cli._apps import DataOpt, EceBinsOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
@@ -109,6 +109,7 @@ def regenerate_command(
         help="A metric of your own, MODULE:ATTRIBUTE (repeatable; passed to `automd score`, "
         "see docs/extending.md).",
     ),
+    ece_bins: int = EceBinsOpt,
     parameter: list[str] | None = typer.Option(
         None,
         "--parameter",
@@ -150,6 +151,7 @@ def regenerate_command(
         annotations=typed(annotations),
         prefer_generated=prefer_generated,
         metrics=tuple(metric),
+        ece_bins=ece_bins,
         parameters=parse_parameters(parameter),
     )
     result = regenerate(config, log=_log)

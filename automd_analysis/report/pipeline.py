@@ -100,6 +100,7 @@ PIPELINE_PARAMETERS = {
     "embedding_cache": "--embedding-cache",
     "masking_results": "--masking-results",
     "min_cell": "--min-cell",
+    "n_bins": "--ece-bins",
 }
 
 
@@ -156,6 +157,9 @@ class RegenerateConfig:
         Use the generated annotations even where the archive has its own.
     metrics : tuple of str
         User metrics (``module:attribute``; ``automd score --metric``) scored with the archive.
+    ece_bins : int
+        Equal-width bins of the ECE of binary and hourly tasks when scoring (``--ece-bins``);
+        notebooks get it as their ``n_bins`` parameter.
     parameters : mapping
         Extra notebook parameters; every name must be declared by at least one notebook.
     """
@@ -182,6 +186,7 @@ class RegenerateConfig:
     annotations: str | Path | None = None
     prefer_generated: bool = False
     metrics: tuple[str, ...] = ()
+    ece_bins: int = 10
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -408,6 +413,7 @@ def score_stage(p: Pipeline):
         annotations=p.workspace.annotations,
         prefer_generated=p.config.prefer_generated,
         extra_metrics=p.config.metrics,
+        ece_bins=p.config.ece_bins,
     )
 
 
@@ -543,6 +549,7 @@ def notebook_parameters(p: Pipeline) -> dict[str, Any]:
         "embedding_cache": str(p.embedding_cache),
         "masking_results": None if p.masking_results is None else str(p.masking_results),
         "min_cell": p.config.min_cell,
+        "n_bins": int(p.config.ece_bins),
         **dict(p.config.parameters),
     }
 

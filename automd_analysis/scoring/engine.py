@@ -31,7 +31,7 @@ from automd_analysis.errors import DataError, Interrupted, ScoreStoreError
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
-from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
+from automd_analysis.scoring.metrics_for import DEFAULT_ECE_BINS, SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
@@ -205,6 +205,7 @@ def _execute(
     on_done: Callable[[list[dict]], None],
     bootstrap: tuple[int, int] = (0, 0),
     extra: tuple[str, ...] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> None:
     def failed(chunk, exc) -> list[dict]:
         err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
@@ -216,7 +217,9 @@ def _execute(
 
         with Client(scheduler, set_as_default=False) as client, client.as_current():
             futures = {
-                client.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, pure=False): (
+                client.submit(
+                    run_chunk, m, r, cache_dir, part, bootstrap, extra, ece_bins, pure=False
+                ): (
                     m,
                     r,
                     part,
@@ -231,13 +234,17 @@ def _execute(
         return
     if jobs <= 1 or len(chunks) <= 1:
         for m, r, part in chunks:
-            on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra))
+            on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra, ece_bins))
         return
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
         try:
             futures = {
-                pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra): (m, r, part)
+                pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, ece_bins): (
+                    m,
+                    r,
+                    part,
+                )
                 for m, r, part in chunks
             }
             for fut in as_completed(futures):
@@ -257,7 +264,15 @@ def _needs_work(entry: dict | None, job: Job) -> bool:
 
 
 def _score_missing(
-    plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary, bootstrap, extra=()
+    plan: Plan,
+    cache: ScoreCache,
+    jobs,
+    scheduler,
+    progress,
+    summary,
+    bootstrap,
+    extra=(),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ):
     """Score every job without a (complete) cache entry; return entries, file and task errors."""
     entries = {key: cache.get(key) for key in plan.jobs}
@@ -291,6 +306,7 @@ def _score_missing(
             on_done,
             bootstrap,
             extra,
+            ece_bins,
         )
     except KeyboardInterrupt:
         bar.close()
@@ -434,6 +450,7 @@ def score_archive(
     annotations: str | Path | None = None,
     prefer_generated: bool = False,
     extra_metrics: Sequence[str] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -473,6 +490,10 @@ def score_archive(
         (:func:`~automd_analysis.scoring.extra_metrics.user_metrics`); each is computed with its
         bootstrap interval for every selected valid submission of a matching kind into
         ``extra_metrics.parquet``, and their fingerprints are part of every cache key.
+    ece_bins : int, default 10
+        Equal-width bins of the ECE of binary and hourly tasks (its value, replicates and the
+        reliability rows; survival tasks keep their Kaplan-Meier groups). Recorded in
+        ``store.json`` (``settings.ece_n_bins``); another value is another cache key.
 
     Returns
     -------
@@ -522,6 +543,13 @@ def score_archive(
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
             f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
+    if isinstance(ece_bins, bool) or not isinstance(ece_bins, int) or not 2 <= ece_bins <= 1000:
+        raise ScoreStoreError(
+            f"--ece-bins must be a whole number from 2 to 1000, got {ece_bins!r}",
+            location="--ece-bins",
+            code="usage",
+            fix="e.g. --ece-bins 15 (the paper's ECE uses 10)",
+        )
     if bootstrap < 0 or bootstrap == 1:
         raise ScoreStoreError(
             f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
@@ -538,6 +566,7 @@ def score_archive(
         hash_workers=max(1, jobs),
         bootstrap=boot,
         extra=extra or None,
+        settings=None if ece_bins == DEFAULT_ECE_BINS else {"ece_n_bins": int(ece_bins)},
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
@@ -545,7 +574,7 @@ def score_archive(
     t_plan = time.perf_counter()
     specs = tuple(u.spec for u in users)
     entries, errors, task_errors = _score_missing(
-        plan, cache, jobs, scheduler, progress, summary, boot, specs
+        plan, cache, jobs, scheduler, progress, summary, boot, specs, int(ece_bins)
     )
     t_score = time.perf_counter()
     published, tables = _assemble(
@@ -563,7 +592,8 @@ def score_archive(
     meta = {
         **({"extra_metrics": extra} if extra else {}),
         "archive": arch.name,
-        "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
+        "settings": dict(SCORING_SETTINGS)
+        | {"ece_n_bins": int(ece_bins), "bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "annotations": {
             "generated": ws.annotations is not None,
             "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,

@@ -146,6 +146,7 @@ def make_plan(
     hash_workers: int = 1,
     bootstrap: tuple[int, int] = (0, 0),
     extra: list[dict] | None = None,
+    settings: dict | None = None,
 ) -> Plan:
     """Plan the scoring of ``runs``.
 
@@ -161,6 +162,8 @@ def make_plan(
         ``(n_boot, seed)`` of the per-run bootstrap (part of every cache key).
     extra : list of dict, optional
         Fingerprints of the user metrics (part of every cache key).
+    settings : dict, optional
+        Scoring settings that differ from their defaults (part of every cache key).
 
     Returns
     -------
@@ -208,7 +211,13 @@ def make_plan(
         run, version, path = item
         sha, size = next(hashes)
         key = cache_key(
-            sha, tasks[run.task].content_hash, labels_sha[run.task], __version__, bootstrap, extra
+            sha,
+            tasks[run.task].content_hash,
+            labels_sha[run.task],
+            __version__,
+            bootstrap,
+            extra,
+            settings,
         )
         plan.files.append(FileRef(run, version, path, sha, key))
         job = plan.jobs.get(key)
