@@ -43,10 +43,10 @@ SCORING_PARAMETERS = {"n_bins": "--ece-bins"}
 def test_a_parameter_fixed_at_scoring_says_which_option_sets_it(path):
     """``papermill -p n_bins 15`` alone changes nothing (the ECE was computed when the archive was
     scored): ``--help-notebook`` says so and names the option, which both commands have."""
+    from cli_tree import command_at
     from papermill.inspection import inspect_notebook
 
     from automd_analysis.report.pipeline import PIPELINE_PARAMETERS
-    from cli_tree import command_at
 
     inferred = inspect_notebook(path)
     for name, option in SCORING_PARAMETERS.items():
