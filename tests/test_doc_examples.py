@@ -178,9 +178,10 @@ def test_bash_blocks_hold_no_placeholders():
         if block.language != "bash":
             continue
         for line in commands(block.text):
-            if re.search(r"\[--|\b[A-Z]{3,}\b(?!=)|\w\|\w", line) and not line.startswith("A="):
-                if not re.search(r"\$A\b", line) and "{" not in line:
-                    bad.append(f"{block}: {line}")
+            placeholder = re.search(r"\[--|\b[A-Z]{3,}\b(?!=)|\w\|\w", line)
+            shell = line.startswith("A=") or re.search(r"\$A\b", line) or "{" in line
+            if placeholder and not shell:
+                bad.append(f"{block}: {line}")
     assert not bad, "\n".join(bad)
 
 
