@@ -302,14 +302,16 @@ def readable_header(name: str) -> str:
     Parameters
     ----------
     name : str
+        A CSV column name (``snake_case``).
 
     Returns
     -------
     str
+        The header; a declared ``Column(title=...)`` wins over it.
 
     See Also
     --------
-    default_display
+    column_kind : how the values under the header read.
 
     References
     ----------
