@@ -196,6 +196,31 @@ def ece_metric(kind: str, n_bins: int = 10) -> Metric:
     """The ECE of task kind ``kind`` (:data:`ECE_METRICS`) with ``n_bins`` equal-width bins for
     binary and hourly tasks (``automd score --ece-bins``); survival keeps its Kaplan-Meier groups.
 
+    .. math:: \\mathrm{ECE} = \\sum_{b=1}^{B} \\frac{n_b}{N} \\, |\\bar p_b - \\bar y_b|
+
+    over the B = ``n_bins`` bins [(b-1)/B, b/B) (hourly tasks: over patient-hours, patients as the
+    resampling units).
+
+    Parameters
+    ----------
+    kind : {"survival", "classification", "sequential"}
+    n_bins : int, default 10
+        Bins of the binary and hourly ECE (the paper's: 10).
+
+    Returns
+    -------
+    Metric
+        Vectorized, lower is better.
+
+    See Also
+    --------
+    automd_analysis.metrics.ece : the binned ECE itself.
+
+    References
+    ----------
+    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 29(1).
+
     Examples
     --------
     >>> import numpy as np

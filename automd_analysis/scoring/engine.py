@@ -437,6 +437,25 @@ def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, com
     return published, tables
 
 
+def _checked_settings(bootstrap: int, bootstrap_seed: int, ece_bins: int) -> tuple[int, int]:
+    """``(n_boot, seed)`` of the bootstrap (``(0, 0)``: none), after checking the settings."""
+    if isinstance(ece_bins, bool) or not isinstance(ece_bins, int) or not 2 <= ece_bins <= 1000:
+        raise ScoreStoreError(
+            f"--ece-bins must be a whole number from 2 to 1000, got {ece_bins!r}",
+            location="--ece-bins",
+            code="usage",
+            fix="e.g. --ece-bins 15 (the paper's ECE uses 10)",
+        )
+    if bootstrap < 0 or bootstrap == 1:
+        raise ScoreStoreError(
+            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
+            location="--bootstrap",
+            code="usage",
+            fix="e.g. --bootstrap 1000",
+        )
+    return (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -543,21 +562,7 @@ def score_archive(
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
             f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
-    if isinstance(ece_bins, bool) or not isinstance(ece_bins, int) or not 2 <= ece_bins <= 1000:
-        raise ScoreStoreError(
-            f"--ece-bins must be a whole number from 2 to 1000, got {ece_bins!r}",
-            location="--ece-bins",
-            code="usage",
-            fix="e.g. --ece-bins 15 (the paper's ECE uses 10)",
-        )
-    if bootstrap < 0 or bootstrap == 1:
-        raise ScoreStoreError(
-            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
-            location="--bootstrap",
-            code="usage",
-            fix="e.g. --bootstrap 1000",
-        )
-    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    boot = _checked_settings(bootstrap, bootstrap_seed, ece_bins)
     extra = [fingerprint(u) for u in users]
     plan = make_plan(
         runs,
