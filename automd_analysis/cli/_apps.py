@@ -91,6 +91,8 @@ def typed(path: Path | None) -> Path | None:
     shell command reads it); the defaults of the other folders come from the project root
     (:mod:`automd_analysis.archive.workspace`)."""
     return None if path is None else Path(path).expanduser().resolve()
+
+
 #: ``automd score`` / ``automd regenerate``: the ECE's bins, fixed when the archive is scored.
 EceBinsOpt = typer.Option(
     10,

@@ -190,7 +190,10 @@ def forest_plot(
             texts.append("no change")
         shared_label = len(used) > 1 and bool(xlabel)
         outside_legend(
-            fig, handles, texts, loc="outside upper center" if shared_label else "outside lower center"
+            fig,
+            handles,
+            texts,
+            loc="outside upper center" if shared_label else "outside lower center",
         )
     return fig
 

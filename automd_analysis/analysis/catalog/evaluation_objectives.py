@@ -76,7 +76,9 @@ TABLE16 = Table(
         Column("objective", "str"),
         Column("n_valid", "int", title="Valid runs"),
         Column("averaged_ranks", "int", title="Averaged ranks"),
-        Column("imbalance_without_recalibration", "int", title="Imbalance handled, no recalibration"),
+        Column(
+            "imbalance_without_recalibration", "int", title="Imbalance handled, no recalibration"
+        ),
         Column("explicit_calibration", "int", title="Explicit calibration"),
         Column("n_unannotated", "int", title="Not annotated"),
     ),
