@@ -32,7 +32,10 @@ EVIL = "<script>alert('archive')</script>"
 
 
 def _regenerate(*args: str | Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
-    env = None if pythonpath is None else dict(os.environ, PYTHONPATH=str(pythonpath))
+    env = None
+    if pythonpath is not None:  # added to the path the tests run with (a checkout may be on it)
+        extra = [str(pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(extra))
     return subprocess.run(
         [sys.executable, "-m", "automd_analysis", "regenerate", *map(str, args)],
         capture_output=True,

@@ -312,9 +312,25 @@ def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -
                 f"no notebook declares a parameter called {name!r}",
                 location="--parameter",
                 code="usage.parameter",
-                fix="declared parameters: "
-                + ", ".join(sorted(declared - set(PIPELINE_PARAMETERS))),
+                fix=_parameter_fix(name, declared),
             )
+
+
+def _parameter_fix(name: str, declared: set[str]) -> str:
+    """The closest declared parameters (with the option that sets each the pipeline fixes), then
+    the ones a user may set with ``-p``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(declared), n=3)
+    hints = [f"{c} (set by {PIPELINE_PARAMETERS[c]})" if c in PIPELINE_PARAMETERS else c
+             for c in close]  # fmt: skip
+    free = sorted(declared - set(PIPELINE_PARAMETERS))
+    listing = (
+        f"parameters you may set with -p: {', '.join(free)}"
+        if free
+        else "every parameter the notebooks declare is set by an option of automd regenerate"
+    )
+    return (f"did you mean {' or '.join(hints)}? " if hints else "") + listing
 
 
 def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pipeline:
