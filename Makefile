@@ -10,9 +10,9 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 .PHONY: install demo demo-data demo-archive regenerate test test-fast lint format bench fuzz clean
 
 $(BIN)/python:
-	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 12))' || { \
-	  echo "automd-analysis needs Python 3.11 or 3.12, but $(PYTHON) is $$($(PYTHON) -V 2>&1)."; \
-	  echo "Point make at another interpreter, e.g.: make demo PYTHON=python3.11"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' || { \
+	  echo "automd-analysis needs Python 3.11 to 3.14, but $(PYTHON) is $$($(PYTHON) -V 2>&1)."; \
+	  echo "Point make at another interpreter, e.g.: make demo PYTHON=python3.13"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 

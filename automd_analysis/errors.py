@@ -76,3 +76,7 @@ class ArchiveError(AutomdError):
 
 class ScoreStoreError(AutomdError):
     """The score store is missing, stale or malformed."""
+
+
+class Interrupted(AutomdError):
+    """The user stopped a command (Ctrl-C); the message says what was kept. Exit code 130."""

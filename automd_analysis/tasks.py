@@ -423,16 +423,37 @@ class Task:
         return hashlib.sha256(self.manifest.model_dump_json().encode()).hexdigest()
 
 
-def get_task(
-    task_id: str, data: str | Path | None = None, manifests: str | Path | None = None
-) -> Task:
-    """Load manifest ``task_id`` and bind it to the data root.
+def closest_task_ids(task_id: str, known: list[str] | tuple[str, ...], n: int = 3) -> list[str]:
+    """The known task ids closest to a mistyped ``task_id`` (:func:`difflib.get_close_matches`).
+
+    >>> closest_task_ids("demo_rhc_deat30", ["demo_rhc_death30", "demo_support", "seer"])
+    ['demo_rhc_death30']
+    """
+    import difflib
+
+    return difflib.get_close_matches(str(task_id), list(known), n=n, cutoff=0.6)
+
+
+def unknown_task_fix(task_id: str, known: list[str] | tuple[str, ...], directory: Path) -> str:
+    """The fix of an unknown task id: the closest known ids, else every known one."""
+    if not known:
+        return f"no task manifests in {directory}: pass --manifests DIR or set AUTOMD_MANIFESTS"
+    close = closest_task_ids(task_id, known)
+    if close:
+        others = f" (or {', '.join(close[1:])})" if close[1:] else ""
+        return f"did you mean {close[0]}{others}? `automd tasks` lists every task"
+    return f"known tasks: {', '.join(sorted(known))}"
+
+
+def manifest_path(task_id: str, manifests: str | Path | None = None) -> Path:
+    """The manifest file of ``task_id`` in the manifest directory, checked to exist.
 
     Raises
     ------
     ManifestError
-        ``manifest.missing`` (the message lists the known task ids) or ``manifest.bad_id`` for an
-        id that is not a plain name; and the errors of :func:`load_manifest`.
+        ``manifest.bad_id`` for an id that is not a plain name; ``manifest.missing`` for an
+        unknown id (the error names the manifest directory, not the absent file, and suggests
+        the closest known ids).
     """
     directory = manifest_dir(manifests)
     if not isinstance(task_id, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", task_id):
@@ -445,12 +466,27 @@ def get_task(
     if not path.is_file():
         known = sorted(p.stem for p in directory.glob("*.yaml")) if directory.is_dir() else []
         raise ManifestError(
-            f"no task {task_id!r}",
-            path=path,
+            f"no task {task_id!r} among the manifests",
+            path=directory,
             code="manifest.missing",
-            fix="known tasks: " + (", ".join(known) if known else f"none in {directory}"),
+            fix=unknown_task_fix(task_id, known, directory),
         )
-    return Task(load_manifest(path), data_root(data))
+    return path
+
+
+def get_task(
+    task_id: str, data: str | Path | None = None, manifests: str | Path | None = None
+) -> Task:
+    """Load manifest ``task_id`` and bind it to the data root.
+
+    Raises
+    ------
+    ManifestError
+        ``manifest.missing`` (the message suggests the closest known task ids) or
+        ``manifest.bad_id`` for an id that is not a plain name (:func:`manifest_path`); and the
+        errors of :func:`load_manifest`.
+    """
+    return Task(load_manifest(manifest_path(task_id, manifests)), data_root(data))
 
 
 def has_manifest(task_id: str, manifests: str | Path | None = None) -> bool:

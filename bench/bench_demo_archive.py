@@ -8,11 +8,18 @@ Usage::
 Needs the demo tasks (``automd demo data``). Prints wall time, the CPU time of the worker
 processes, run and version counts, and per-fit seconds of the App. D baselines (one seed per demo
 task). Numbers and the machine they came from go to docs/performance.md ("Demo archive").
+
+On a machine other jobs share, wall time says little; the CPU seconds do. From each run's CPU
+seconds the benchmark also replays the build's schedule - the pool's jobs in their submission
+order, each to the first free worker - and prints the wall time ``--jobs`` idle cores would need
+and the parallel fraction (CPU / (jobs x that wall time): 1.0 means every core busy throughout).
+``--json FILE`` writes every run's summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import sys
 import tempfile
@@ -21,8 +28,25 @@ from collections import Counter
 from pathlib import Path
 
 
-def bench_archive(size: str, jobs: int, data, manifests, keep: str | None = None) -> None:
-    from automd_demo.harness.build import build_archive
+def replay_schedule(runs: list[dict], groups: list[list[str]], jobs: int) -> tuple[float, float]:
+    """(wall s, parallel fraction) of the pool on ``jobs`` idle cores: the jobs (``groups`` of
+    run paths, in submission order) each start on the first free worker and take the summed CPU
+    seconds of their runs."""
+    import heapq
+
+    cpu = {r["run"]: r["cpu_seconds"] for r in runs}
+    free = [0.0] * jobs
+    for group in groups:
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + sum(cpu[run] for run in group))
+    wall = max(free)
+    return wall, sum(cpu.values()) / (jobs * wall) if wall else 1.0
+
+
+def bench_archive(
+    size: str, jobs: int, data, manifests, keep: str | None = None, json_out: str | None = None
+) -> None:
+    from automd_demo.harness.build import build_archive, job_groups, plan
 
     with tempfile.TemporaryDirectory(prefix="bench-demo-archive-") as tmp:
         if keep:
@@ -59,6 +83,15 @@ def bench_archive(size: str, jobs: int, data, manifests, keep: str | None = None
             print(f"    {agent:<13} {kind:<15} {cpu_s:7.0f}")
         print(f"  {invalid} agent runs with a malformed selected submission, "
               f"{sum(r.get('real_time_violation', False) for r in runs)} real-time violations")  # fmt: skip
+        groups = [[spec.run_path for spec in g] for g in job_groups(plan(size))]
+        ideal, fraction = replay_schedule(runs, groups, jobs)
+        run_cpu = sum(r["cpu_seconds"] for r in runs)
+        print(f"  runs' CPU {run_cpu:.0f} s; replayed on {jobs} idle cores: wall {ideal:.0f} s, "
+              f"parallel fraction {fraction:.3f} (largest job {max(sum(r['cpu_seconds'] for r in runs if r['run'] in set(g)) for g in groups):.0f} s)")  # fmt: skip
+        if json_out:
+            Path(json_out).write_text(
+                json.dumps({"wall": wall, "cpu": cpu, "runs": runs}, indent=1)
+            )
 
 
 def bench_baselines(data, manifests) -> None:
@@ -83,11 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-archive", action="store_true")
     parser.add_argument("--skip-baselines", action="store_true")
     parser.add_argument("--keep", default=None, help="build into DIR/demo and keep it")
+    parser.add_argument("--json", default=None, help="write every run's summary to FILE")
     args = parser.parse_args(argv)
     if not args.skip_baselines:
         bench_baselines(args.data, args.manifests)
     if not args.skip_archive:
-        bench_archive(args.size, args.jobs, args.data, args.manifests, args.keep)
+        bench_archive(args.size, args.jobs, args.data, args.manifests, args.keep, args.json)
     return 0
 
 

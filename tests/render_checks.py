@@ -74,8 +74,8 @@ class ReportPage(HTMLParser):
             if self._figure is not None:
                 width = attrs.get("width")
                 self._figure.width_px = int(width) if width and width.isdigit() else None
-        if tag == "p" and "automd-caption" in classes:
-            self._caption_buffer = []
+        if (tag == "p" and "automd-caption" in classes) or tag == "summary":
+            self._caption_buffer = []  # a long table's caption is its <details>' summary
         if tag == "table":
             self._table = PageTable(collapsed=self._details > 0, caption=self._last_caption)
         if self._table is not None:
@@ -91,7 +91,7 @@ class ReportPage(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "details":
             self._details -= 1
-        if tag == "p" and self._caption_buffer is not None:
+        if tag in ("p", "summary") and self._caption_buffer is not None:
             caption = " ".join("".join(self._caption_buffer).split())
             self._caption_buffer = None
             self._last_caption = caption
@@ -307,4 +307,174 @@ def wrapping_interval_cells(page: str) -> list[str]:
             opening = [i for i in (cell.find("("), match.start()) if i >= 0]
             if re.search(r"[ \t\n\r]", cell[min(opening) :]):
                 out.append(f"{table_id}: {cell!r}")
+    return out
+
+
+#: A cell that is one number with a hyphen a browser may break after (``9.0e-04``).
+_BREAKABLE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?[eE]-\d+%?$")
+
+
+def wrapping_number_cells(page: str) -> list[str]:
+    """Number cells of a page's tables that a browser may break inside (a p-value ``9.0e-04``
+    read as ``9.0e-`` / ``04``): a cell that is one number in scientific notation whose ``<td>``
+    is not ``white-space: nowrap`` - by a class of the cell with a rule of its table
+    (``#T_... td.<class>``), its table (``#T_... td``) or the page (``.jp-RenderedHTMLCommon
+    td``)."""
+    import html as html_lib
+
+    page_wide = last_declaration(page, ".jp-RenderedHTMLCommon td", "white-space") == "nowrap"
+    out = []
+    for table_id, body in re.findall(r'<table id="([^"]+)">(.*?)</table>', page, flags=re.S):
+        if page_wide or last_declaration(page, f"#{table_id} td", "white-space") == "nowrap":
+            continue
+        for attrs, raw in re.findall(r"<td([^>]*)>(.*?)</td>", body, re.S):
+            cell = html_lib.unescape(raw).strip()
+            if not _BREAKABLE_NUMBER.match(cell):
+                continue
+            classes = re.search(r'class="([^"]*)"', attrs)
+            kept = any(
+                last_declaration(page, f"#{table_id} td.{c}", "white-space") == "nowrap"
+                for c in (classes.group(1).split() if classes else [])
+            )
+            if not kept:
+                out.append(f"{table_id}: {cell!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# legible labels: no two texts of a saved figure overlap
+
+_GLYPH_DEF = re.compile(r'<path id="([^"]+)" d="([^"]*)"([^>]*)/?>')
+_GLYPH_GROUP_OPEN = re.compile(
+    r'<g\b[^>]*\btransform="([^"]*scale\(([\d.]+) -([\d.]+)\)[^"]*)"[^>]*>'
+)
+_USE = re.compile(r"<use\b([^>]*)/?>")
+_ATTR = re.compile(r'([\w:-]+)="([^"]*)"')
+_FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+Box = tuple[float, float, float, float]
+
+
+def _intersection(a: Box, b: Box) -> tuple[float, float]:
+    """Width and height (pt) of the intersection of two boxes (<= 0: none)."""
+    return min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+
+
+@dataclass
+class TextBox:
+    """A text of a saved figure: the box of each of its glyphs and of the whole text, in SVG
+    points (y down). A rotated text's glyph boxes follow its slant, so neighbouring slanted tick
+    labels do not count as overlapping where only their outer boxes do."""
+
+    text: str
+    glyphs: list[Box]
+
+    @property
+    def box(self) -> Box:
+        return (
+            min(g[0] for g in self.glyphs),
+            min(g[1] for g in self.glyphs),
+            max(g[2] for g in self.glyphs),
+            max(g[3] for g in self.glyphs),
+        )
+
+    def overlap(self, other: TextBox) -> tuple[float, float]:
+        """The largest glyph-to-glyph intersection with ``other`` (width, height in pt)."""
+        width, height = _intersection(self.box, other.box)
+        if width <= 0 or height <= 0:
+            return width, height
+        best = (0.0, 0.0)
+        for a in self.glyphs:
+            for b in other.glyphs:
+                w, h = _intersection(a, b)
+                if min(w, h) > min(best):
+                    best = (w, h)
+        return best
+
+
+def _glyph_boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
+    """Glyph id -> bounding box of its outline in the units its ``<use>`` places it in (from
+    every control point; a glyph defined with ``transform="scale(..)"`` is scaled)."""
+    out = {}
+    for glyph, d, rest in _GLYPH_DEF.findall(svg):
+        numbers = [float(v) for v in _FLOAT.findall(d)]
+        xs, ys = numbers[0::2], numbers[1::2]
+        if not (xs and ys):
+            continue
+        own = re.search(r'transform="([^"]*)"', rest)
+        apply = _transform(own.group(1)) if own else (lambda x, y: (x, y))
+        corners = [apply(x, y) for x in (min(xs), max(xs)) for y in (min(ys), max(ys))]
+        out[glyph] = (
+            min(c[0] for c in corners),
+            min(c[1] for c in corners),
+            max(c[0] for c in corners),
+            max(c[1] for c in corners),
+        )
+    return out
+
+
+def _transform(spec: str):
+    """The point map of an SVG ``translate(..) [rotate(..)] scale(..)`` transform."""
+    import math
+
+    tx = ty = angle = 0.0
+    sx = sy = 1.0
+    for op, args in re.findall(r"(translate|rotate|scale)\(([^)]*)\)", spec):
+        values = [float(v) for v in _FLOAT.findall(args)]
+        if op == "translate":
+            tx, ty = values[0], values[1] if len(values) > 1 else 0.0
+        elif op == "rotate":
+            angle = math.radians(values[0])
+        else:
+            sx, sy = values[0], values[1] if len(values) > 1 else values[0]
+    cos, sin = math.cos(angle), math.sin(angle)
+
+    def apply(x: float, y: float) -> tuple[float, float]:
+        x, y = x * sx, y * sy
+        return tx + x * cos - y * sin, ty + x * sin + y * cos
+
+    return apply
+
+
+def svg_text_boxes(svg: str) -> list[TextBox]:
+    """Every text matplotlib drew as glyphs, with its bounding box in SVG points."""
+    glyphs = _glyph_boxes(svg)
+    boxes = []
+    for match in _GLYPH_GROUP_OPEN.finditer(svg):
+        if match.group(2) != match.group(3):
+            continue
+        end = svg.find("</g>", match.end())
+        apply = _transform(match.group(1))
+        placed: list[Box] = []
+        for attrs in _USE.findall(svg, match.end(), end):
+            a = dict(_ATTR.findall(attrs))
+            box = glyphs.get(a.get("xlink:href", a.get("href", "")).lstrip("#"))
+            if box is None:
+                continue
+            dx, dy = float(a.get("x", 0)), float(a.get("y", 0))
+            own = _transform(a["transform"]) if "transform" in a else (lambda x, y: (x, y))
+            corners = [
+                apply(*own(gx + dx, gy + dy)) for gx in (box[0], box[2]) for gy in (box[1], box[3])
+            ]
+            xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+            placed.append((min(xs), min(ys), max(xs), max(ys)))
+        if not placed:
+            continue  # a blank
+        comment = _COMMENT_BEFORE.search(svg, max(0, match.start() - 400), match.start())
+        boxes.append(TextBox(comment.group(1) if comment else "?", placed))
+    return boxes
+
+
+def overlapping_texts(svg: str, tolerance_pt: float = 0.5) -> list[str]:
+    """Pairs of texts of a saved figure that overlap by more than ``tolerance_pt`` in both
+    directions (tick labels running into each other, axis labels of neighbouring panels written
+    over one another): a reader cannot read either."""
+    boxes = svg_text_boxes(svg)
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            width, height = a.overlap(b)
+            if width > tolerance_pt and height > tolerance_pt:
+                out.append(f"{a.text!r} overlaps {b.text!r} ({width:.1f} x {height:.1f} pt)")
     return out

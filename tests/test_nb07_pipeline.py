@@ -11,6 +11,7 @@ runs, reuse its cache, and refuse a run whose archived script or config was tamp
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,27 @@ def test_regenerate_runs_the_masking_step_and_notebook_07_shows_it(demo, regener
     assert list((scores / "embeddings").rglob("*.npy"))  # filled before notebook 07 ran
     for name in ("table18_development", "table6_methods", "process_metrics_table4"):
         assert (out / "tables" / f"{name}.csv").is_file(), name
+
+
+def test_a_plain_regenerate_after_the_masking_step_says_what_the_results_found(demo, regenerated):
+    """Issue 29: a later ``regenerate`` without ``--masking`` reads the earlier results; the index
+    keeps their counts (it dropped them) and shows no Markdown backticks (it showed them)."""
+    base, archive, data, manifests = demo
+    scores, out, first = regenerated
+    assert first.returncode == 0, first.stderr
+    before = (out / "index.html").read_text()
+    found = re.search(r"masking test of the real-time rule \(paper App\. G\): [^;<]*", before)
+    assert found and "eligible run(s)" in found.group(0)
+    notebooks = base / "notebooks"
+    again = _automd("regenerate", archive, "--data", data, "--manifests", manifests, "--scores",
+                    scores, "--out", out, "--notebooks", notebooks, "--embedding-backend",
+                    "hashing", "--jobs", "2")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    index = (out / "index.html").read_text()
+    assert found.group(0) in index  # the same counts
+    assert "results of an earlier automd masking run, read from masking.parquet" in index
+    assert "re-run isolation:" in index
+    assert "`" not in re.sub(r"<style.*?</style>", "", index, flags=re.S)
 
 
 def test_masking_run_flags_exactly_the_violating_runs_and_uses_its_cache(demo, regenerated):

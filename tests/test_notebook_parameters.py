@@ -32,3 +32,28 @@ def test_papermill_infers_every_parameter_with_type_and_help(path, caplog):
         assert p["inferred_type_name"] not in ("None", ""), name
         assert p["help"] and "\n" not in p["help"], name
         assert p["default"] != "", name
+
+
+#: Notebook parameters that only read a setting fixed when the archive is scored, and the option
+#: of ``automd score`` / ``automd regenerate`` that sets it.
+SCORING_PARAMETERS = {"n_bins": "--ece-bins"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_parameter_fixed_at_scoring_says_which_option_sets_it(path):
+    """``papermill -p n_bins 15`` alone changes nothing (the ECE was computed when the archive was
+    scored): ``--help-notebook`` says so and names the option, which both commands have."""
+    from cli_tree import command_at
+    from papermill.inspection import inspect_notebook
+
+    from automd_analysis.report.pipeline import PIPELINE_PARAMETERS
+
+    inferred = inspect_notebook(path)
+    for name, option in SCORING_PARAMETERS.items():
+        if name not in inferred:
+            continue
+        assert "fixed when scoring" in inferred[name]["help"], inferred[name]["help"]
+        assert f"automd score/regenerate {option}" in inferred[name]["help"]
+        for command in ("score", "regenerate"):
+            assert option in {o for p in command_at(command).params for o in p.opts}, command
+        assert PIPELINE_PARAMETERS[name] == option  # regenerate hands the scored value on

@@ -157,3 +157,56 @@ def test_interval_cells_wrap_unless_their_table_or_the_page_says_nowrap():
     css = "<style>.t, .u {\n  table-layout: fixed;\n}\n.t { table-layout: auto; }</style>"
     assert last_declaration(css, ".t", "table-layout") == "auto"
     assert last_declaration(css, ".u", "table-layout") == "fixed"
+
+
+def test_overlapping_texts_finds_labels_written_over_each_other(tmp_path):
+    from render_checks import overlapping_texts, svg_text_boxes
+
+    fig = Figure(figsize=(4.0, 3.0))
+    ax = fig.subplots()
+    ax.set_xticks([0, 0.02], ["a long tick label", "another long one"])  # run into each other
+    ax.text(0.5, 0.5, "alone", transform=ax.transAxes)
+    problems = overlapping_texts(_svg(fig, tmp_path, "crowded"))
+    assert problems and all(
+        "'a long tick label' overlaps 'another long one'" in p for p in problems
+    )
+
+    fig = Figure(figsize=(4.0, 3.0))
+    ax = fig.subplots()
+    ax.set_xticks(range(6), [f"slanted_label_{i}" for i in range(6)], rotation=45, ha="right")
+    svg = _svg(fig, tmp_path, "slanted")
+    boxes = {b.text: b.box for b in svg_text_boxes(svg)}
+    first, second = boxes["slanted_label_0"], boxes["slanted_label_1"]
+    assert first[2] > second[0]  # their outer boxes overlap...
+    assert overlapping_texts(svg) == []  # ...their letters do not
+
+
+def test_forest_plots_with_several_panels_share_one_readable_x_label(tmp_path):
+    """Table 3's forest plot had the same x label under each of four narrow panels, written over
+    one another; now it is said once under all panels, with the legend above them."""
+    from render_checks import overlapping_texts, svg_texts
+
+    from automd_analysis.report.uncertainty_figures import table3_forest
+
+    t3 = pd.DataFrame({"agent": ["aide", "aiscientist", "autoresearch", "codex", "baseline"]})
+    for k, group in enumerate(("survival", "classification", "sequential", "all")):
+        t3[f"{group}_bc"] = [0.02 + 0.01 * k + 0.003 * i for i in range(5)]
+        t3[f"{group}_bc_ci_low"] = t3[f"{group}_bc"] - 0.01
+        t3[f"{group}_bc_ci_high"] = t3[f"{group}_bc"] + 0.02
+    svg = _svg(table3_forest(t3), tmp_path, "t3")
+    assert overlapping_texts(svg) == []
+    assert svg_texts(svg).count("Bias-corrected ECE (lower is better)") == 1
+
+
+def test_number_cells_never_wrap():
+    """A p-value ``9.0e-04`` read as ``9.0e-`` / ``04`` in a narrow column: every cell that is
+    one number is kept on one line by its table's style."""
+    from render_checks import wrapping_number_cells
+
+    from automd_analysis.report.tables import render_html
+
+    text = pd.DataFrame({"pair": ["a vs b", "a vs c"], "p": ["9.0e-04", "0.012"]})
+    ours = render_html(text, text.astype(bool) & False, name="pw")
+    assert wrapping_number_cells(f"<html>{ours}</html>") == []
+    bare = '<table id="T_x"><tbody><tr><td class="data">9.0e-04</td></tr></tbody></table>'
+    assert wrapping_number_cells(bare) == ["T_x: '9.0e-04'"]

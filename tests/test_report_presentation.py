@@ -99,22 +99,39 @@ def test_default_display_reads_the_column_names():
     text, bold = pr.default_display(frame)
     assert list(text.columns) == [
         "agent",
-        "n_runs",
-        "n_mean",
+        "n runs",
+        "n mean",
         "AUROC (mean ± SD)",
         "ECE (mean)",
-        "share_of_runs",
-        "p_holm",
+        "share of runs",
+        "Holm p",
         "non-penalised score (mean)",
         "ratio",
-    ]
+    ]  # a page never shows a raw CSV name
     assert text.iloc[0].tolist() == [
         "a", "3", "40", "0.812 ± 0.012", "0.050", "25%", "< 0.001", "0.500", "150.0"
     ]  # fmt: skip
     assert text.loc[1, "AUROC (mean ± SD)"] == "0.700"  # no SD: the mean alone
-    assert text.loc[1, "n_mean"] == "12.5"  # a mean count keeps one decimal
+    assert text.loc[1, "n mean"] == "12.5"  # a mean count keeps one decimal
     assert not bold.to_numpy().any()
     assert frame["p_holm"].iloc[0] == 1.36e-43  # the frame (what the CSV holds) is untouched
+
+
+def test_default_display_takes_declared_titles_and_shows_intervals_in_brackets():
+    frame = pd.DataFrame(
+        {"recalibrated": [False, True], "n_runs": [5, 0], "mean": [0.12345, np.nan],
+         "sd": [0.01, np.nan], "mean_ci_low": [0.1, np.nan], "mean_ci_high": [0.15, np.nan],
+         "share": [0.5, 0.25], "share_ci_low": [0.4, np.nan], "share_ci_high": [0.6, 0.3]}
+    )  # fmt: skip
+    text, _ = pr.default_display(
+        frame,
+        titles={"mean": "ECE (mean ± SD)", "recalibrated": "Recalibrated"},
+        intervals={"mean": ("mean_ci_low", "mean_ci_high"),
+                   "share": ("share_ci_low", "share_ci_high")},
+    )  # fmt: skip
+    assert list(text.columns) == ["Recalibrated", "n runs", "ECE (mean ± SD)", "share"]
+    assert text.iloc[0].tolist() == ["no", "5", "0.123 ± 0.010 [0.100, 0.150]", "50% [40%, 60%]"]
+    assert text.iloc[1].tolist() == ["yes", "0", "–", "25%"]  # no interval without both bounds
 
 
 # ------------------------------------------------------------------------------------------------

@@ -66,10 +66,10 @@ def test_format_mean_sd_and_daggers():
     assert tb.format_mean_sd(0.51749, 0.0123) == "0.517 ± 0.012"
     assert tb.format_mean_sd(0.5, math.nan) == "0.500"
     assert tb.format_mean_sd(math.nan, 0.1) == "–"
-    assert tb.format_mean_sd(0.5, 0.1, n_valid=2) == "0.500 ± 0.100†"
+    assert tb.format_mean_sd(0.5, 0.1, n_valid=2) == "0.500 ± 0.100§"
     assert tb.format_mean_sd(0.5, None, n_valid=1) == "0.500‡"
     assert tb.format_mean_sd(0.5, 0.1, n_valid=3) == "0.500 ± 0.100"
-    assert [tb.dagger(n) for n in (0, 1, 2, 3, math.nan)] == ["", "‡", "†", "", ""]
+    assert [tb.dagger(n) for n in (0, 1, 2, 3, math.nan)] == ["", "‡", "§", "", ""]
     assert tb.format_number(-0.0001) == "0.000"
     assert tb.format_number(1.23456, 2) == "1.23"
 
@@ -95,6 +95,7 @@ def test_escape_latex():
         r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{}"
     )
     assert tb.escape_latex("0.5 ± 0.1†") == r"0.5 $\pm$ 0.1$^{\dagger}$"
+    assert tb.escape_latex("0.5§") == r"0.5$^{\S}$"  # two valid runs (Tables 12, 13)
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,7 +140,7 @@ def test_daggers_in_per_task_tables(tmp_path):
     paths = tb.export_table(primary.scores_by_task(store), "table12_task_scores", tmp_path)
     html = paths["html"].read_text()
     assert "0.700‡" in html  # flaky: one valid run
-    assert "0.500\u00a0±\u00a00.000†" in html  # two: two valid runs (never broken at ±)
+    assert "0.500\u00a0±\u00a00.000§" in html  # two: two valid runs (never broken at ±)
     assert r"$^{\ddagger}$" in paths["tex"].read_text()
 
 

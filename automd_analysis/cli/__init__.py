@@ -2,7 +2,8 @@
 
 Each command lives in its own module and registers itself on :data:`app`; this module only wires
 them together and turns expected errors (:class:`~automd_analysis.errors.AutomdError`) into a clear
-message and exit code 2 instead of a traceback.
+message and exit code 2 instead of a traceback; Ctrl-C exits 130 with a line saying what was kept
+(:class:`~automd_analysis.errors.Interrupted`).
 
 Other installed packages add commands through the entry-point group :data:`PLUGIN_GROUP`: each
 entry point names a function ``register(app)``. The demo generator (``automd demo ...``,
@@ -22,10 +23,12 @@ from automd_analysis.cli import (  # noqa: F401  (each module registers its comm
     commands_tasks,
 )
 from automd_analysis.cli._apps import app
-from automd_analysis.errors import AutomdError
+from automd_analysis.errors import AutomdError, Interrupted
 
 __all__ = ["PLUGIN_GROUP", "app", "load_plugins", "main"]
 
+#: Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
 #: Entry-point group of packages that add ``automd`` commands.
 PLUGIN_GROUP = "automd.commands"
 _LOADED: set[str] = set()
@@ -87,7 +90,14 @@ def main(argv: list[str] | None = None) -> None:
 
     skip_iri_format_checks()
     try:
-        app(args=argv, standalone_mode=True)
+        app(args=argv, prog_name="automd", standalone_mode=True)
+    except Interrupted as exc:  # Ctrl-C where a command can say what it kept
+        print(f"automd: {exc}", file=sys.stderr)
+        sys.exit(INTERRUPTED)
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:  # any other Ctrl-C (Typer exits 130 without a word)
+            print("automd: interrupted (Ctrl-C)", file=sys.stderr)
+        raise
     except AutomdError as exc:
         print(f"automd: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -45,6 +45,31 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     **HELP_SETTINGS,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import platform
+
+        from automd_analysis._version import __version__
+
+        typer.echo(f"automd {__version__} (automd-analysis; Python {platform.python_version()})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version of automd-analysis (and of Python) and exit.",
+    ),
+) -> None:
+    """Re-score and analyse archived runs of autonomous ML agents on medical tasks."""
+
+
 masking_app = typer.Typer(
     help="Real-time-rule masking test for sequential tasks (paper App. G).",
     no_args_is_help=True,
@@ -90,3 +115,14 @@ def note_legacy_store(workspace) -> None:
         f"store's caches), or pass --scores {workspace.legacy_scores} to use it as it is",
         err=True,
     )
+
+
+#: ``automd score`` / ``automd regenerate``: the ECE's bins, fixed when the archive is scored.
+EceBinsOpt = typer.Option(
+    10,
+    "--ece-bins",
+    min=2,
+    max=1000,
+    help="Equal-width bins of the ECE of binary and hourly tasks (the paper's: 10); survival "
+    "tasks keep their Kaplan-Meier groups. Notebook parameter n_bins reads the stored value.",
+)

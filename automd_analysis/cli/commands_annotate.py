@@ -40,25 +40,42 @@ from automd_analysis.cli._apps import (
     ManifestsOptUnread,
     app,
 )
-from automd_analysis.tasks import data_root, load_manifest, load_manifests, manifest_dir
+from automd_analysis.tasks import (
+    data_root,
+    load_manifest,
+    load_manifests,
+    manifest_path,
+)
 
 _MAX_LISTED = 10
 _SUBCOMMANDS = ("archive", "code", "agreement")
 
 
+#: The main form, ``automd annotate ARCHIVE ...`` (short for ``automd annotate archive ...``).
+_MAIN_FORM = "ARCHIVE --out DIR [--jobs N] [OPTIONS]"
+
+
 class _ArchiveByDefault(TyperGroup):
-    """``automd annotate ARCHIVE ...`` means ``automd annotate archive ARCHIVE ...``."""
+    """``automd annotate ARCHIVE ...`` means ``automd annotate archive ARCHIVE ...``; the usage
+    line shows that main form first, then the subcommands."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in _SUBCOMMANDS and args[0] not in ("--help", "-h"):
             args = ["archive", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, _MAIN_FORM)
+        pieces = " ".join(self.collect_usage_pieces(ctx))
+        formatter.write_usage(ctx.command_path, pieces, prefix="   or: ")
+
 
 annotate_app = typer.Typer(
     cls=_ArchiveByDefault,
     help="Codebook answers from archived code (static analysis, never executed) + forensics. "
-    "`automd annotate ARCHIVE --out DIR [--jobs N]` annotates every run of ARCHIVE into DIR.",
+    f"`automd annotate {_MAIN_FORM}` annotates every run of ARCHIVE into DIR (the same as "
+    "`automd annotate archive ...`); the commands below analyse loose scripts and measure "
+    "agreement.",
     no_args_is_help=True,
     **HELP_SETTINGS,
 )
@@ -85,7 +102,7 @@ def format_summary(s: AnnotateSummary) -> str:
     return "\n".join(lines)
 
 
-@annotate_app.command("archive", hidden=True)
+@annotate_app.command("archive")
 def annotate_archive_command(
     archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
     out: Path = typer.Option(..., "--out", help="Output directory (outside the archive)."),
@@ -98,7 +115,8 @@ def annotate_archive_command(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
 ) -> None:
-    """Annotate every run of ARCHIVE: one annotations.json per run under --out.
+    """Annotate every run of ARCHIVE: one annotations.json per run under --out (the default
+    command: `automd annotate ARCHIVE ...` is short for it).
 
     Exit code 1: some runs could not be (fully) annotated; they are listed in problems.json.
     """
@@ -122,7 +140,7 @@ def annotate_archive_command(
 def _task_facts(task: str | None, manifests: Path | None) -> TaskFacts | None:
     if task is None:
         return None
-    return task_info(load_manifest(manifest_dir(manifests) / f"{task}.yaml")).facts
+    return task_info(load_manifest(manifest_path(task, manifests))).facts
 
 
 @annotate_app.command("code")

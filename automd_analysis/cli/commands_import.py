@@ -160,6 +160,11 @@ def import_command(
 ) -> None:
     """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench), a directory or a .zip/.tar of it, as archive run(s), selected by the paper's App. C rules; with --layout, every run of a study; fmlbench also takes FML-bench's whole results/ tree (agent, task, repetition from it).
 
+    \b
+    Forms:
+      automd import FORMAT SOURCE --archive DEST --agent NAME [OPTIONS]
+      automd import FORMAT ROOT --layout PATTERN --archive DEST [OPTIONS]
+
     Exit code 2: a malformed or unsafe source, an unknown task, an existing run without --replace; nothing is written then. With --layout: 0 all imported, 1 some failed, 2 none.
     """
     from automd_analysis.importers import ImportOptions, parse_predictions, read_tokens_file

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, note_legacy_store, typed
+from automd_analysis.cli._apps import (
+    DataOpt,
+    EceBinsOpt,
+    ManifestsOpt,
+    app,
+    note_legacy_store,
+    typed,
+)
 from automd_analysis.errors import AutomdError
 from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
@@ -112,6 +119,7 @@ def regenerate_command(
         help="A metric of your own, MODULE:ATTRIBUTE (repeatable; passed to `automd score`, "
         "see docs/extending.md).",
     ),
+    ece_bins: int = EceBinsOpt,
     parameter: list[str] | None = typer.Option(
         None,
         "--parameter",
@@ -158,6 +166,7 @@ def regenerate_command(
         annotations=typed(annotations),
         prefer_generated=prefer_generated,
         metrics=tuple(metric),
+        ece_bins=ece_bins,
         parameters=parse_parameters(parameter),
     )
     result = regenerate(config, log=_log)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app, typed
+from automd_analysis.cli._apps import DataOpt, EceBinsOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 from automd_analysis.scoring import ScoreSummary, score_archive
 from automd_analysis.scoring.engine import DEFAULT_BOOTSTRAP
@@ -95,6 +95,7 @@ def score(
         "(repeatable; see docs/extending.md). Metrics of the entry-point group automd.metrics "
         "are always added.",
     ),
+    ece_bins: int = EceBinsOpt,
 ) -> None:
     """Score every selected submission and archived version of ARCHIVE (cached, incremental).
 
@@ -117,6 +118,7 @@ def score(
         annotations=typed(annotations),
         prefer_generated=prefer_generated,
         extra_metrics=tuple(metric),
+        ece_bins=ece_bins,
     )
     typer.echo(format_summary(summary))
     if summary.data_errors:

@@ -7,6 +7,7 @@ Exit codes: ``validate`` 0 valid, 1 invalid, 2 usage or task-data error; ``tasks
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import typer
@@ -19,7 +20,7 @@ from automd_analysis.tasks import (
     file_statuses,
     get_task,
     load_manifests,
-    manifest_dir,
+    manifest_path,
     pin_manifest,
     task_status,
 )
@@ -45,7 +46,8 @@ def validate_command(
 ) -> None:
     """Check a submission against a task (paper App. E): exit 0 valid, 1 invalid, 2 error.
 
-    A FILE that does not exist is a usage error (exit 2), not an invalid submission.
+    A FILE that does not exist, or is a directory, is a usage error (exit 2), not an invalid
+    submission.
     """
     from automd_analysis.submissions import validate_submission
 
@@ -57,6 +59,14 @@ def validate_command(
                 path=file,
                 code="file.missing",
                 fix="check the path of the CSV file to validate",
+            )
+        if file.is_dir():
+            raise AutomdError(
+                "the submission path is a directory, not a CSV file",
+                path=file,
+                code="file.not_regular",
+                fix="pass the submission CSV inside it, e.g. "
+                f"{shlex.quote(str(file / 'submission.csv'))}",
             )
         result = validate_submission(task, file, root=root)
     except AutomdError as exc:
@@ -89,12 +99,17 @@ def tasks_command(
 ) -> None:
     """List task manifests with their data status, kind, metric, validation and sizes.
 
+    \b
+    Forms:
+      automd tasks [--json] [--no-verify]   list the tasks and their data status
+      automd tasks --pin TASK [--force]     pin the sha256 of TASK's data files
+
     Status: present (all files there and matching their sha256), missing, checksum mismatch, or
     unpinned (files there, manifest has no sha256 yet: run --pin after checking the data).
     """
     try:
         if pin is not None:
-            path = manifest_dir(manifests) / f"{pin}.yaml"
+            path = manifest_path(pin, manifests)
             hashes = pin_manifest(path, data_root(data), overwrite=force)
             for key, sha in hashes.items():
                 typer.echo(f"pinned {pin}.{key} = {sha}")

@@ -120,7 +120,14 @@ def parse_tokens(raw: object, path) -> TokenCount:
 def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | None) -> None:
     """Unknown tasks are fatal when a manifest directory is available; headers are checked
     against the task's submission columns when its data is available (recorded problems)."""
-    from automd_analysis.tasks import Task, data_root, load_manifest, manifest_dir, read_time_grid
+    from automd_analysis.tasks import (
+        Task,
+        data_root,
+        load_manifest,
+        manifest_dir,
+        read_time_grid,
+        unknown_task_fix,
+    )
 
     runs = [r for r in runs if r.process_task is None]  # process-only: no manifest, no file
     if not runs:
@@ -150,7 +157,7 @@ def _check_tasks(runs: list[ImportedRun], manifests: Path | None, data: Path | N
                 f"task {task!r} is not among the manifests",
                 path=directory,
                 code="import.task_unknown",
-                fix=f"pass --task with one of: {', '.join(names[:30])}",
+                fix=f"pass --task with a manifest's id: {unknown_task_fix(task, names, directory)}",
             )
         known[task] = load_manifest(path)
     for run in runs:

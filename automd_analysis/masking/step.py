@@ -48,6 +48,8 @@ from automd_analysis.schema import RUN_KEY
 __all__ = [
     "MaskingStepSummary",
     "agents_option",
+    "describe_counts",
+    "describe_results",
     "eligible_runs",
     "mask_task_runs",
     "run_cache_key",
@@ -181,10 +183,34 @@ class MaskingStepSummary:
 
     def describe(self) -> str:
         """One line for the command line and the report index (no timing, no cache counts)."""
-        return (
-            f"masking test of the real-time rule (paper App. G): {self.n_eligible} eligible "
-            f"run(s), {self.n_flagged} flagged, {self.n_errors} could not be tested"
-        )
+        return describe_counts(self.n_eligible, self.n_flagged, self.n_errors)
+
+
+def describe_counts(n_eligible: int, n_flagged: int, n_errors: int) -> str:
+    """The one line that says what a masking test found (:meth:`MaskingStepSummary.describe`)."""
+    return (
+        f"masking test of the real-time rule (paper App. G): {n_eligible} eligible "
+        f"run(s), {n_flagged} flagged, {n_errors} could not be tested"
+    )
+
+
+def describe_results(frame: pd.DataFrame) -> str:
+    """The line of :meth:`MaskingStepSummary.describe` for results read back from a file
+    (:func:`~automd_analysis.masking.results.read_masking_results`), with the isolation the
+    re-runs recorded, so a report that reads earlier results says what they found.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"status": ["violation", "no_change", "error"],
+    ...     "flagged": [True, False, None], "isolation": ["process", "process", None]})
+    >>> describe_results(frame)
+    'masking test of the real-time rule (paper App. G): 3 eligible run(s), 1 flagged, 1 could not be tested; re-run isolation: process'
+    """
+    flagged = int(frame["flagged"].map(lambda v: v is True or v is np.True_).sum())
+    errors = int((frame["status"] == "error").sum())
+    line = describe_counts(len(frame), flagged, errors)
+    isolation = sorted({str(v) for v in frame.get("isolation", pd.Series(dtype=object)).dropna()})
+    return line + (f"; re-run isolation: {', '.join(isolation)}" if isolation else "")
 
 
 def _result_row(run: Mapping, seed: int, threshold: float, raw: Mapping | None, error: str | None):

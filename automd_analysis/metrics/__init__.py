@@ -59,7 +59,13 @@ from automd_analysis.metrics.concordance import CONCORDANCE_METHODS, concordance
 from automd_analysis.metrics.decision_curve import DecisionCurve, net_benefit
 from automd_analysis.metrics.discrimination import auroc, min_se_ppv
 from automd_analysis.metrics.normalize import normalized_score
-from automd_analysis.metrics.registry import BUILTIN_METRICS, ECE_METRICS, Metric, MetricInputs
+from automd_analysis.metrics.registry import (
+    BUILTIN_METRICS,
+    ECE_METRICS,
+    Metric,
+    MetricInputs,
+    ece_metric,
+)
 from automd_analysis.metrics.survival import (
     KaplanMeierCurve,
     grid_index_post,
@@ -122,6 +128,7 @@ __all__ = [
     "d_calibration",
     "ece",
     "ece_equal_mass",
+    "ece_metric",
     "grid_index_post",
     "ici",
     "integrated_brier_score",

@@ -27,6 +27,7 @@ are called once per vector unless they declare it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from automd_analysis.metrics.discrimination import auroc, min_se_ppv
 from automd_analysis.metrics.survival_calibration import survival_ece
 from automd_analysis.metrics.utility import sepsis_utility
 
-__all__ = ["BUILTIN_METRICS", "ECE_METRICS", "KINDS", "Metric", "MetricInputs"]
+__all__ = ["BUILTIN_METRICS", "ECE_METRICS", "KINDS", "Metric", "MetricInputs", "ece_metric"]
 
 #: Task kinds, in the order of the paper's tables.
 KINDS: tuple[str, ...] = ("survival", "classification", "sequential")
@@ -166,12 +167,12 @@ def _utility(patient_ids, hours, y_true, y_prob, y_pred_label, *, weights=None):
     return sepsis_utility(patient_ids, y_true, y_pred_label, hours, weights=weights)
 
 
-def _binary_ece(y_true, y_prob, *, weights=None):
-    return ece(y_true, y_prob, 10, weights=weights)
+def _binary_ece(y_true, y_prob, *, weights=None, n_bins: int = 10):
+    return ece(y_true, y_prob, n_bins, weights=weights)
 
 
-def _hourly_ece(patient_ids, hours, y_true, y_prob, y_pred_label, *, weights=None):
-    return ece(y_true, y_prob, 10, weights=weights, cluster=patient_ids)
+def _hourly_ece(patient_ids, hours, y_true, y_prob, y_pred_label, *, weights=None, n_bins=10):
+    return ece(y_true, y_prob, n_bins, weights=weights, cluster=patient_ids)
 
 
 def _survival_ece(durations, events, surv, time_grid, *, weights=None):
@@ -190,10 +191,53 @@ BUILTIN_METRICS: Mapping[str, Metric] = {
     )
 }
 
+
+def ece_metric(kind: str, n_bins: int = 10) -> Metric:
+    """The ECE of task kind ``kind`` (:data:`ECE_METRICS`) with ``n_bins`` equal-width bins for
+    binary and hourly tasks (``automd score --ece-bins``); survival keeps its Kaplan-Meier groups.
+
+    .. math:: \\mathrm{ECE} = \\sum_{b=1}^{B} \\frac{n_b}{N} \\, |\\bar p_b - \\bar y_b|
+
+    over the B = ``n_bins`` bins [(b-1)/B, b/B) (hourly tasks: over patient-hours, patients as the
+    resampling units).
+
+    Parameters
+    ----------
+    kind : {"survival", "classification", "sequential"}
+    n_bins : int, default 10
+        Bins of the binary and hourly ECE (the paper's: 10).
+
+    Returns
+    -------
+    Metric
+        Vectorized, lower is better.
+
+    See Also
+    --------
+    automd_analysis.metrics.ece : the binned ECE itself.
+
+    References
+    ----------
+    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
+       using Bayesian binning. AAAI 29(1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y, p = np.array([0, 1, 0, 1]), np.array([0.1, 0.32, 0.35, 0.9])
+    >>> inputs = MetricInputs("classification", (y, p), n_units=4)
+    >>> [round(float(ece_metric("classification", b).evaluate(inputs)), 4) for b in (2, 10)]
+    [0.0825, 0.1325]
+    """
+    if kind == "survival":
+        return Metric("survival_ece", "survival", False, _survival_ece, vectorized=True)
+    function = _binary_ece if kind == "classification" else _hourly_ece
+    name = "ece" if kind == "classification" else "ece_hourly"
+    if n_bins != 10:
+        function = functools.partial(function, n_bins=int(n_bins))
+    return Metric(name, kind, False, function, vectorized=True)
+
+
 #: The ECE of each task kind (App. F): 10 equal-width bins (sequential: over patient-hours, patients
 #: resampled), the Kaplan-Meier ECE at three event-time quantiles for survival.
-ECE_METRICS: Mapping[str, Metric] = {
-    "survival": Metric("survival_ece", "survival", False, _survival_ece, vectorized=True),
-    "classification": Metric("ece", "classification", False, _binary_ece, vectorized=True),
-    "sequential": Metric("ece_hourly", "sequential", False, _hourly_ece, vectorized=True),
-}
+ECE_METRICS: Mapping[str, Metric] = {kind: ece_metric(kind) for kind in KINDS}

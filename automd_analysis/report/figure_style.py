@@ -184,11 +184,19 @@ def agent_colors(agents: Iterable[str]) -> dict[str, str]:
     return colors
 
 
-def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, ncols: int = 4):
+def outside_legend(
+    fig: Figure,
+    handles: Sequence,
+    labels: Sequence[str],
+    *,
+    ncols: int = 4,
+    loc: str = "outside lower center",
+):
     """One legend for the whole figure, below the panels (constrained layout makes room), so it
     never covers data; ``None`` when there is nothing to list. At most ``ncols`` columns, fewer
     when a row of the longest label would not fit the figure's width (about 0.085 in per
-    character at 10 pt, plus 0.6 in for the marker and spacing).
+    character at 10 pt, plus 0.6 in for the marker and spacing). ``loc="outside upper center"``
+    puts it above the panels (a figure whose x label is shared under all panels).
 
     See Also
     --------
@@ -213,7 +221,7 @@ def outside_legend(fig: Figure, handles: Sequence, labels: Sequence[str], *, nco
     return fig.legend(
         handles,
         labels,
-        loc="outside lower center",
+        loc=loc,
         ncols=max(1, min(ncols, len(handles), fits)),
         frameon=False,
     )

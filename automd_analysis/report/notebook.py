@@ -35,7 +35,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +51,11 @@ from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy, report_disclosure
+from automd_analysis.report.headlines import Findings
 from automd_analysis.report.presentation import is_long
 from automd_analysis.report.provenance import (
     SYNTHETIC_FOOTNOTE,
-    mark_synthetic,
+    mark_synthetic_text,
     synthetic_tasks,
     task_label,
 )
@@ -180,6 +181,16 @@ class MaskingResults:
         return self._repr_markdown_()
 
 
+class MarkedFindings(Findings):
+    """Findings whose synthetic task names carry ``†``; Jupyter shows the footnote under them."""
+
+    marked = False
+
+    def _repr_markdown_(self) -> str:
+        text = super()._repr_markdown_()
+        return f"{text}\n\n{SYNTHETIC_FOOTNOTE}" if self and self.marked else text
+
+
 @dataclass(frozen=True)
 class SettingsCheck:
     """Requested vs stored scoring settings (:meth:`Report.check_settings`)."""
@@ -278,13 +289,12 @@ class Report:
         are suppressed first (:attr:`disclosure`); the returned view holds the published frame.
         Columns that repeat one value on every row are said once in the caption.
         """
-        frame, spec, intervals = _tables.published(frame, name, catalog.table(name), spec)
+        declared = catalog.table(name)
+        frame, spec, intervals = _tables.published(frame, name, declared, spec)
         frame = self.disclosure.apply(frame, name)
-        text, bold, caption = _tables.rendered(frame, spec, caption, intervals)
-        text, marked = mark_synthetic(text, self.synthetic)  # on the page only, not in the CSV
-        if marked:
-            bold = bold.set_axis(text.columns, axis=1)
-            caption = f"{caption} {SYNTHETIC_FOOTNOTE}".strip()
+        text, bold, caption = _tables.rendered(
+            frame, spec, caption, intervals, declared, synthetic=self.synthetic
+        )
         paths = _tables.write_rendered(frame, text, bold, name, self.output_dir, caption=caption)
         html = paths["html"].read_text(encoding="utf-8")  # rendered once, for the file
         bare = without_caption(html, caption)
@@ -306,6 +316,9 @@ class Report:
         if caption is None:
             declared = catalog.figure(name)
             caption = declared.caption_for(name) if declared is not None else ""
+        caption, marked = mark_synthetic_text(caption, self.synthetic)
+        if marked:
+            caption = f"{caption} {SYNTHETIC_FOOTNOTE}"
         paths = _figures.save_figure(fig, name, self.output_dir)
         width, _ = fig.get_size_inches()
         return FigureView(
@@ -316,6 +329,27 @@ class Report:
             paths=paths,
             figure=fig,
         )
+
+    def findings(self, findings: Findings) -> Findings:
+        """The headline findings as this report shows them: every synthetic task's name marked
+        ``†`` (:func:`~automd_analysis.report.provenance.mark_synthetic_text`), with the
+        footnote under the list when a name was marked; the numbers unchanged.
+
+        Parameters
+        ----------
+        findings : Findings
+            From :mod:`automd_analysis.report.headlines`.
+
+        Returns
+        -------
+        Findings
+        """
+        out = MarkedFindings()
+        for finding in findings:
+            text, marked = mark_synthetic_text(finding.text, self.synthetic)
+            out.append(replace(finding, text=text))
+            out.marked = out.marked or marked
+        return out
 
     @staticmethod
     def unless_no_baseline(what: str, compute, *args, **kwargs) -> tuple[object, Note | None]:

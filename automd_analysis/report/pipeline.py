@@ -105,6 +105,7 @@ PIPELINE_PARAMETERS = {
     "embedding_cache": "--embedding-cache",
     "masking_results": "--masking-results",
     "min_cell": "--min-cell",
+    "n_bins": "--ece-bins",
 }
 
 
@@ -161,6 +162,9 @@ class RegenerateConfig:
         Use the generated annotations even where the archive has its own.
     metrics : tuple of str
         User metrics (``module:attribute``; ``automd score --metric``) scored with the archive.
+    ece_bins : int
+        Equal-width bins of the ECE of binary and hourly tasks when scoring (``--ece-bins``);
+        notebooks get it as their ``n_bins`` parameter.
     parameters : mapping
         Extra notebook parameters; every name must be declared by at least one notebook.
     """
@@ -187,6 +191,7 @@ class RegenerateConfig:
     annotations: str | Path | None = None
     prefer_generated: bool = False
     metrics: tuple[str, ...] = ()
+    ece_bins: int = 10
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -312,9 +317,25 @@ def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -
                 f"no notebook declares a parameter called {name!r}",
                 location="--parameter",
                 code="usage.parameter",
-                fix="declared parameters: "
-                + ", ".join(sorted(declared - set(PIPELINE_PARAMETERS))),
+                fix=_parameter_fix(name, declared),
             )
+
+
+def _parameter_fix(name: str, declared: set[str]) -> str:
+    """The closest declared parameters (with the option that sets each the pipeline fixes), then
+    the ones a user may set with ``-p``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(declared), n=3)
+    hints = [f"{c} (set by {PIPELINE_PARAMETERS[c]})" if c in PIPELINE_PARAMETERS else c
+             for c in close]  # fmt: skip
+    free = sorted(declared - set(PIPELINE_PARAMETERS))
+    listing = (
+        f"parameters you may set with -p: {', '.join(free)}"
+        if free
+        else "every parameter the notebooks declare is set by an option of automd regenerate"
+    )
+    return (f"did you mean {' or '.join(hints)}? " if hints else "") + listing
 
 
 def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pipeline:
@@ -413,6 +434,7 @@ def score_stage(p: Pipeline):
         annotations=p.workspace.annotations,
         prefer_generated=p.config.prefer_generated,
         extra_metrics=p.config.metrics,
+        ece_bins=p.config.ece_bins,
     )
 
 
@@ -493,12 +515,14 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
     from automd_analysis.masking.results import MASKING_FILE
 
     if p.masking_results is not None:
-        return None, f"masking test: results supplied in {p.masking_results.name} (not re-run)"
+        return None, _read_results_note(
+            p.masking_results, f"results supplied in {p.masking_results.name} (not re-run)"
+        )
     if not p.config.masking:
         if (p.scores_dir / MASKING_FILE).is_file():
-            return None, (
-                f"masking test: results read from {MASKING_FILE} of an earlier "
-                "`automd masking run` (not re-run)"
+            return None, _read_results_note(
+                p.scores_dir / MASKING_FILE,
+                f"results of an earlier automd masking run, read from {MASKING_FILE} (not re-run)",
             )
         return None, (
             "masking test: not run - archive code is never executed unless you ask for it "
@@ -531,6 +555,22 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
         p.log(f"masking test failed: {exc}")
         return None, f"masking test: failed ({exc.message})"
     return summary, summary.describe() + f"; re-run isolation: {rerun.isolation}"
+
+
+def _read_results_note(path: Path, source: str) -> str:
+    """The index note of masking results read as data: what they found (the counts a re-run
+    would give, :func:`~automd_analysis.masking.step.describe_results`) and where they came from;
+    only the source when the file cannot be read (notebook 07 then says why)."""
+    from automd_analysis.masking.results import MaskingResultsError, read_masking_results
+    from automd_analysis.masking.step import describe_results
+
+    try:
+        frame = read_masking_results(path)
+    except MaskingResultsError:
+        return f"masking test: {source}; the file could not be read (notebook 07 says why)"
+    found = describe_results(frame)
+    head, sep, isolation = found.partition("; re-run isolation: ")
+    return f"{head}; {source}" + (f"; re-run isolation: {isolation}" if sep else "")
 
 
 def embedding_stage(p: Pipeline, store) -> str:
@@ -589,6 +629,7 @@ def notebook_parameters(p: Pipeline) -> dict[str, Any]:
         "embedding_cache": str(p.embedding_cache),
         "masking_results": None if p.masking_results is None else str(p.masking_results),
         "min_cell": p.config.min_cell,
+        "n_bins": int(p.config.ece_bins),
         **dict(p.config.parameters),
     }
 

@@ -15,7 +15,11 @@ with rules read off its column names:
   percentages (``*pct*``, ``percent``) get a ``%``;
 - numbers inside interval labels (``age T1 [18.146, 55.4003)``) are rounded for reading
   (:func:`format_interval_label`);
-- other numbers print with three decimals (one when the column reaches 100).
+- other numbers print with three decimals (one when the column reaches 100);
+- a column's 95% interval (its declared ``<x>_ci_low``/``<x>_ci_high`` columns) follows its value
+  in brackets, ``0.124 ± 0.020 [0.101, 0.150]``, as in tables with a spec;
+- headers are the declared titles (``Column(..., title=...)``), else the CSV name as
+  :func:`readable_header` reads it (``n_runs`` -> ``n runs``): no page shows a raw CSV name.
 
 For every rendered table (spec or not), :func:`fold_constant_columns` removes the columns that
 repeat one value on every row and says it once in the caption, and :func:`is_long` decides whether
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,6 +47,7 @@ __all__ = [
     "format_interval_label",
     "format_p_value",
     "is_long",
+    "readable_header",
 ]
 
 #: A table with more body rows than this is shown collapsed on a report page.
@@ -276,8 +281,60 @@ def _spelled(title: str) -> str:
     return title.replace("nonpenalized", "non-penalised").replace("penalized", "penalised")
 
 
-def _title(column: str, paired: bool) -> str:
-    return _spelled(_paired_title(column, paired))
+#: Whole CSV names whose header is not their words (p-value columns read as the spec tables'
+#: ``p`` and ``Holm p``).
+_HEADERS = {"p_value": "p", "p_holm": "Holm p", "pvalue": "p", "p_adjusted": "adjusted p"}
+#: Words of CSV names written as on the page.
+_HEADER_WORDS = {"auroc": "AUROC", "auprc": "AUPRC", "ece": "ECE", "ici": "ICI", "id": "ID",
+                 "llm": "LLM", "sd": "SD", "ci": "CI", "km": "KM", "pct": "%"}  # fmt: skip
+
+
+def readable_header(name: str) -> str:
+    """A CSV column name as a page header: words instead of ``_``, acronyms in capitals, the
+    report's spelling (``penalised``).
+
+    Parameters
+    ----------
+    name : str
+        A CSV column name (``snake_case``).
+
+    Returns
+    -------
+    str
+        The header; a declared ``Column(title=...)`` wins over it.
+
+    See Also
+    --------
+    column_kind : how the values under the header read.
+
+    References
+    ----------
+    .. [1] Lang TA, Altman DG (2015). The SAMPL guidelines. Int J Nurs Stud 52(1):5-9.
+
+    Examples
+    --------
+    >>> [readable_header(c) for c in ("n_runs", "run_id", "p_holm", "ece", "share_of_invalid")]
+    ['n runs', 'run ID', 'Holm p', 'ECE', 'share of invalid']
+    """
+    name = str(name)
+    if name in _HEADERS:
+        return _HEADERS[name]
+    words = [_HEADER_WORDS.get(w, w) for w in name.split("_") if w]
+    return _spelled(" ".join(words) or name)
+
+
+def _title(
+    column: str,
+    paired: bool,
+    titles: Mapping[str, str] | None = None,
+    readable: Collection[str] | None = None,
+) -> str:
+    if titles and column in titles:
+        return titles[column]
+    title = _paired_title(column, paired)
+    if title == column and (readable is None or column in readable):
+        title = readable_header(column)
+    return _spelled(title)
 
 
 def _paired_title(column: str, paired: bool) -> str:
@@ -290,25 +347,42 @@ def _paired_title(column: str, paired: bool) -> str:
         return f"mean {_PLUS_MINUS} SD"
     if not column.endswith("_mean"):
         return column  # a value column with its own SD column (e.g. one column per agent)
-    return f"{_ACRONYMS.get(base, base)} (mean {_PLUS_MINUS} SD)"
+    return f"{_ACRONYMS.get(base, readable_header(base))} (mean {_PLUS_MINUS} SD)"
 
 
-def default_display(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def default_display(
+    df: pd.DataFrame,
+    *,
+    titles: Mapping[str, str] | None = None,
+    intervals: Mapping[str, tuple[str, str]] | None = None,
+    readable: Collection[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Display strings of a table without a display spec, and an all-false bold mask.
 
     Applies the column-name rules of the module docstring: ``mean ± SD`` pairs, integer counts,
-    p-values, percentages, rounded interval labels, three decimals otherwise.
+    p-values, percentages, rounded interval labels, three decimals otherwise; intervals in
+    brackets after their values; readable headers.
 
     Parameters
     ----------
     df : DataFrame
         An analysis table.
+    titles : mapping, optional
+        Column -> header (a table's declared titles); other columns by :func:`readable_header`.
+    intervals : mapping, optional
+        Value column -> its ``(low, high)`` interval columns (the declaration's): the bounds are
+        shown in brackets after the value, in the value's format, and their columns are not
+        shown.
+    readable : collection of str, optional
+        The columns whose names are headers to be read (:func:`readable_header`): a table's
+        declared columns. Others - an agent's or a task's name as a column of a wide table - are
+        shown as they are. Default: every column.
 
     Returns
     -------
     (DataFrame, DataFrame)
         Display strings (columns in the table's order, an SD column merged into its value
-        column) and the bold mask (nothing bold).
+        column, interval columns into theirs) and the bold mask (nothing bold).
 
     See Also
     --------
@@ -324,15 +398,27 @@ def default_display(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     ...     "n_mean": [498.0], "p_holm": [1.36e-43]})
     >>> text, _ = default_display(frame)
     >>> text.iloc[0].to_dict()
-    {'agent': 'a', 'AUROC (mean ± SD)': '0.812 ± 0.012', 'n_mean': '498', 'p_holm': '< 0.001'}
+    {'agent': 'a', 'AUROC (mean ± SD)': '0.812 ± 0.012', 'n mean': '498', 'Holm p': '< 0.001'}
+    >>> gaps = pd.DataFrame({"n_runs": [3], "gap_mean": [0.12345], "gap_mean_ci_low": [0.1],
+    ...     "gap_mean_ci_high": [0.15]})
+    >>> default_display(gaps, titles={"gap_mean": "Gap"},
+    ...     intervals={"gap_mean": ("gap_mean_ci_low", "gap_mean_ci_high")})[0].iloc[0].to_dict()
+    {'n runs': '3', 'Gap': '0.123 [0.100, 0.150]'}
     """
     frame = df.reset_index(drop=True)
-    pairs = _pairs(list(map(str, frame.columns)))
+    present = set(map(str, frame.columns))
+    shown = {
+        value: bounds
+        for value, bounds in (intervals or {}).items()
+        if value in present and all(b in present for b in bounds)
+    }
+    bound_columns = {b for bounds in shown.values() for b in bounds}
+    pairs = _pairs([c for c in map(str, frame.columns) if c not in bound_columns])
     sds = set(pairs.values())
     text = pd.DataFrame(index=frame.index)
     for column in frame.columns:
         name = str(column)
-        if name in sds:
+        if name in sds or name in bound_columns:
             continue
         kind = column_kind(name)
         decimals = _decimals(frame[column])
@@ -344,7 +430,14 @@ def default_display(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                 v if sd == _MISSING or v == _MISSING else _merge_sd(v, sd)
                 for v, sd in zip(values, sds_text, strict=True)
             ]
-        text[_title(name, name in pairs)] = values
+        if name in shown:
+            low, high = (frame[b] for b in shown[name])
+            values = [
+                v if v == _MISSING or _is_missing(lo) or _is_missing(hi)
+                else f"{v} [{_format(lo, kind, decimals)}, {_format(hi, kind, decimals)}]"
+                for v, lo, hi in zip(values, low, high, strict=True)
+            ]  # fmt: skip
+        text[_title(name, name in pairs, titles, readable)] = values
     text = text.astype(object)
     return text, pd.DataFrame(False, index=text.index, columns=text.columns)
 

@@ -7,6 +7,7 @@ scorer from the task manifests), the description from ``archive.yaml`` (field ``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -17,6 +18,7 @@ __all__ = [
     "SYNTHETIC_FOOTNOTE",
     "SYNTHETIC_MARK",
     "mark_synthetic",
+    "mark_synthetic_text",
     "provenance_line",
     "synthetic_tasks",
     "task_label",
@@ -52,20 +54,59 @@ def task_label(task: str, synthetic: Iterable[str]) -> str:
 
 
 def mark_synthetic(text: pd.DataFrame, synthetic: Sequence[str]) -> tuple[pd.DataFrame, bool]:
-    """The display text of a table with synthetic task names marked, in a ``task`` column and in
-    column labels; also whether anything was marked (then the caption gets the footnote)."""
+    """The display text of a table with synthetic task names marked: every cell that is a
+    synthetic task's id (a ``task`` column, the internal task of Table 5's detail, a task group)
+    and every column label that is one; also whether anything was marked (then the caption gets
+    the footnote).
+
+    Examples
+    --------
+    >>> text = pd.DataFrame({"task": ["s_ext", "real"], "internal task": ["s", "real"]})
+    >>> marked, any_marked = mark_synthetic(text, ["s", "s_ext"])
+    >>> marked.to_dict("list"), any_marked
+    ({'task': ['s_ext†', 'real'], 'internal task': ['s†', 'real']}, True)
+    """
     names = set(synthetic)
     if not names:
         return text, False
     out = text.copy()
     marked = False
-    if "task" in out.columns:
-        hit = out["task"].astype(str).isin(names)
+    for column in out.columns:
+        values = out[column].astype(str)
+        hit = values.isin(names)
         if hit.any():
-            out.loc[hit, "task"] = out.loc[hit, "task"].astype(str) + SYNTHETIC_MARK
+            out[column] = out[column].astype(object)
+            out.loc[hit, column] = values[hit] + SYNTHETIC_MARK
             marked = True
     renamed = {c: f"{c}{SYNTHETIC_MARK}" for c in out.columns if isinstance(c, str) and c in names}
     if renamed:
         out = out.rename(columns=renamed)
         marked = True
     return out, marked
+
+
+def mark_synthetic_text(text: str, synthetic: Iterable[str]) -> tuple[str, bool]:
+    r"""A sentence (Markdown or plain) with every synthetic task's name marked
+    :data:`SYNTHETIC_MARK`, and whether anything was marked.
+
+    A name counts where it stands as a word of its own, as written or Markdown-escaped
+    (``demo\_sepsis``); not inside a longer name (``demo_sepsis_local``), nor inside a run id
+    (``main/codex/demo_sepsis/rep0``), nor where it is already marked.
+
+    Examples
+    --------
+    >>> mark_synthetic_text("s\\_ext (shifted from s): 90%; run main/a/s/rep0.", ["s", "s_ext"])
+    ('s\\_ext† (shifted from s†): 90%; run main/a/s/rep0.', True)
+    >>> mark_synthetic_text("real task", ["s"])
+    ('real task', False)
+    """
+    names = sorted(set(synthetic), key=len, reverse=True)
+    if not names:
+        return text, False
+    spelled = {re.escape(n) for n in names} | {re.escape(n.replace("_", "\\_")) for n in names}
+    pattern = re.compile(
+        rf"(?<![\w/\\])(?:{'|'.join(sorted(spelled, key=len, reverse=True))})"
+        rf"(?![\w/\\{SYNTHETIC_MARK}])"
+    )
+    marked, n = pattern.subn(lambda m: m.group(0) + SYNTHETIC_MARK, text)
+    return marked, n > 0

@@ -36,6 +36,7 @@ from automd_analysis.analysis.store import NOT_SCORABLE, ScoreStore
 from automd_analysis.report.provenance import (
     SYNTHETIC_FOOTNOTE,
     SYNTHETIC_MARK,
+    mark_synthetic_text,
     provenance_line,
     synthetic_tasks,
 )
@@ -499,20 +500,29 @@ def _figures_section(figures: dict[str, list[Path]], pages: dict[str, bool]) -> 
 
 
 def _findings_section(
-    out_dir: Path, pages: Sequence[tuple[NotebookResult, str | None]]
+    out_dir: Path,
+    pages: Sequence[tuple[NotebookResult, str | None]],
+    synthetic: Sequence[str] = (),
 ) -> list[str]:
-    """The index's "Findings": the headline sentences, each linking to its table on its page."""
+    """The index's "Findings": the headline sentences, each linking to its table on its page,
+    synthetic tasks marked as on the pages (footnote under the list)."""
+    from dataclasses import replace
+
     from automd_analysis.report.index_headlines import index_headlines
 
     rendered = {result.name for result, title in pages if result.ok and title is not None}
-    items = []
+    items, any_marked = [], False
     for headline in index_headlines(out_dir / "tables"):
         notebook = TABLES[headline.table].notebook
         if notebook in rendered:
-            items.append(f"<li>{headline.html(_href('html', notebook + '.html'))}</li>")
+            text, marked = mark_synthetic_text(headline.text, synthetic)
+            any_marked = any_marked or marked
+            line = replace(headline, text=text).html(_href("html", notebook + ".html"))
+            items.append(f"<li>{line}</li>")
     if not items:
         return []
-    return ["<h2>Findings</h2>", '<ul class="findings">', *items, "</ul>"]
+    footnote = [f'<p class="footnote">{_e(SYNTHETIC_FOOTNOTE)}</p>'] if any_marked else []
+    return ["<h2>Findings</h2>", '<ul class="findings">', *items, "</ul>", *footnote]
 
 
 def _not_scorable_section(summary: StoreSummary) -> list[str]:
@@ -575,7 +585,7 @@ def build_index(
         f'<p class="provenance"><strong>About this archive:</strong> {_e(summary.provenance)}</p>'
     )
     parts.extend(_not_scorable_section(summary))
-    parts.extend(_findings_section(out_dir, pages))
+    parts.extend(_findings_section(out_dir, pages, summary.synthetic))
     unscorable = summary.n_not_scorable
     parts.append(
         "<table><tbody>"

@@ -5,7 +5,8 @@ them into what a reader sees and what a machine checks:
 
 - :func:`export_table` writes ``<out_dir>/tables/<name>.csv`` (the numbers, lossless, stable column
   names), ``.tex`` and ``.html`` (formatted: ``mean +- SD``, best value per column or row in bold,
-  ``†`` for two valid runs and ``‡`` for one, as in the paper's Tables 12 and 13). Same input =>
+  ``§`` for two valid runs and ``‡`` for one, where the paper's Tables 12 and 13 write ``†`` and
+  ``‡``: on the report's pages ``†`` marks a synthetic task). Same input =>
   byte-identical files: rows are sorted, floats are written with a fixed rule, nothing depends on
   time, and files are replaced atomically.
 
@@ -34,13 +35,14 @@ from pandas.io.formats.style import Styler
 
 from automd_analysis._atomic import write_text_atomic
 from automd_analysis.analysis import catalog
-from automd_analysis.analysis.catalog.declaration import Stat, Table, TableSpec
+from automd_analysis.analysis.catalog.declaration import FEW_VALID_MARKS, Stat, Table, TableSpec
 from automd_analysis.precision import comparable, comparable_scalar
 
 __all__ = [
     "DAGGERS",
     "BEST_NOTE",
     "INTERVAL_NOTE",
+    "NUMBER_CLASS",
     "best_mask",
     "csv_text",
     "dagger",
@@ -50,6 +52,7 @@ __all__ = [
     "format_interval",
     "format_mean_sd",
     "format_number",
+    "number_cell",
     "published",
     "render_html",
     "render_latex",
@@ -58,8 +61,9 @@ __all__ = [
     "write_rendered",
 ]
 
-#: Marks for reduced numbers of valid runs (paper Tables 12 and 13).
-DAGGERS: Mapping[int, str] = {2: "\N{DAGGER}", 1: "\N{DOUBLE DAGGER}"}
+#: Marks for reduced numbers of valid runs (paper Tables 12 and 13; ``§`` where the paper writes
+#: ``†``, which marks synthetic tasks on the report's pages).
+DAGGERS: Mapping[int, str] = FEW_VALID_MARKS
 MISSING = "\N{EN DASH}"
 PLUS_MINUS = "\N{PLUS-MINUS SIGN}"
 #: Sentence appended to the caption of a table that shows intervals.
@@ -93,7 +97,8 @@ def format_number(x, decimals: int = 3) -> str:
 
 
 def dagger(n_valid) -> str:
-    """``†`` for two valid runs, ``‡`` for one, else ``""`` (paper Tables 12 and 13)."""
+    """``§`` for two valid runs, ``‡`` for one, else ``""`` (paper Tables 12 and 13, where
+    ``†`` stands for two; :data:`DAGGERS`)."""
     if _is_missing(n_valid):
         return ""
     return DAGGERS.get(int(n_valid), "")
@@ -195,13 +200,11 @@ def _cell_text(row: pd.Series, stat: Stat, decimals: int) -> str:
 
 
 def _wide_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from automd_analysis.report.presentation import format_interval_label
-
     text = pd.DataFrame(index=df.index)
+    from automd_analysis.report.presentation import readable_header
+
     for label in spec.labels:
-        text[spec.titles.get(label, label)] = [
-            MISSING if _is_missing(v) else format_interval_label(str(v)) for v in df[label]
-        ]
+        text[spec.titles.get(label, readable_header(label))] = [_label_text(v) for v in df[label]]
     bold = pd.DataFrame(False, index=df.index, columns=text.columns)
     exclude = (
         df[spec.labels[0]].isin(spec.exclude_from_best).to_numpy()
@@ -219,6 +222,17 @@ def _wide_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.D
         else:
             bold[stat.title] = False
     return text, bold
+
+
+def _label_text(value) -> str:
+    """A label cell: ``–`` when missing, ``yes``/``no`` for a boolean, interval labels rounded."""
+    from automd_analysis.report.presentation import format_interval_label
+
+    if _is_missing(value):
+        return MISSING
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    return format_interval_label(str(value))
 
 
 def _marked(values) -> np.ndarray:
@@ -257,7 +271,9 @@ def _pivot_display(df: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.
             numbers, spec.direction, axis="rows", exclude=exclude, decimals=spec.decimals
         )
         bold = flags | ties
-    title = spec.titles.get(row_key, row_key)
+    from automd_analysis.report.presentation import readable_header
+
+    title = spec.titles.get(row_key, readable_header(row_key))
     text.insert(0, title, [str(r) for r in rows])
     bold.insert(0, title, False)
     return text, bold
@@ -363,12 +379,15 @@ def display_frame(
     df: pd.DataFrame,
     spec: TableSpec | None = None,
     intervals: Mapping[str, tuple[str, str]] | None = None,
+    titles: Mapping[str, str] | None = None,
+    readable: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The table as (unescaped) display strings and the matching bold mask.
 
     Without a spec every column is shown as
     :func:`automd_analysis.report.presentation.default_display` reads its name (``mean ± SD``
-    pairs, integer counts, p-values, percentages; three decimals otherwise), nothing bold. With a
+    pairs, integer counts, p-values, percentages; three decimals otherwise; intervals in brackets;
+    headers from ``titles``, the declaration's), nothing bold. With a
     spec, each displayed value whose column has an interval (``intervals``: value column ->
     ``(low, high)`` columns, e.g. :attr:`Table.intervals
     <automd_analysis.analysis.catalog.declaration.Table.intervals>`) is followed by the interval in
@@ -381,6 +400,12 @@ def display_frame(
         The analysis table.
     spec : TableSpec, optional
     intervals : mapping, optional
+    titles : mapping, optional
+        Column -> header, for a table without a spec (:attr:`Table.titles
+        <automd_analysis.analysis.catalog.declaration.Table.titles>`).
+    readable : sequence of str, optional
+        Columns whose names are read as headers without a title (a declaration's
+        :attr:`~automd_analysis.analysis.catalog.declaration.Table.named`); default: all.
 
     Returns
     -------
@@ -408,7 +433,7 @@ def display_frame(
     if spec is None:
         from automd_analysis.report.presentation import default_display
 
-        return default_display(df)
+        return default_display(df, titles=titles, intervals=intervals, readable=readable)
     frame = df.reset_index(drop=True)
     display = _pivot_display if spec.pivot else _wide_display
     text, bold = display(frame, spec)
@@ -440,13 +465,14 @@ _LATEX_SPECIAL = {
     PLUS_MINUS: r"$\pm$",
     "\N{DAGGER}": r"$^{\dagger}$",
     "\N{DOUBLE DAGGER}": r"$^{\ddagger}$",
+    "\N{SECTION SIGN}": r"$^{\S}$",
     MISSING: "--",
 }
 _LATEX_PATTERN = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
 
 
 def escape_latex(text: str) -> str:
-    """Escape LaTeX special characters (and write ±, †, ‡, – as LaTeX)."""
+    """Escape LaTeX special characters (and write ±, †, ‡, §, – as LaTeX)."""
     return _LATEX_PATTERN.sub(lambda m: _LATEX_SPECIAL[m.group(0)], str(text))
 
 
@@ -497,6 +523,27 @@ def break_path(text: str) -> str:
     return text.replace("/", "/<wbr>")
 
 
+#: A cell that is one number (a p-value ``9.0e-04``, ``-0.012``, ``12%``, ``0.50 ± 0.01``, with a
+#: mark of few valid runs): its HTML cell never wraps (class :data:`NUMBER_CLASS`).
+_NUMBER_CELL = re.compile(
+    rf"^[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?(?: {PLUS_MINUS} \d+(?:\.\d+)?%?)?[§‡†]?$"
+)
+#: Class of the HTML cells that hold one number; the table's style keeps them on one line.
+NUMBER_CLASS = "automd-number"
+
+
+def number_cell(text: str) -> bool:
+    """Whether a display cell is one number (kept on one line in HTML: a browser would break
+    ``9.0e-04`` after its hyphen).
+
+    Examples
+    --------
+    >>> [number_cell(t) for t in ("9.0e-04", "-0.012", "12%", "0.500 ± 0.010§", "0.5 [0.4, 0.6]")]
+    [True, True, True, True, False]
+    """
+    return bool(_NUMBER_CELL.match(text))
+
+
 def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str) -> Styler:
     """A pandas Styler of already-formatted cells, escaped for ``target`` (``html``/``latex``).
 
@@ -506,7 +553,8 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
     bracket of a cell that holds one (``0.60 [0.55, 0.65]``, ``0.74 (95% [77%, 111%])``) its
     spaces are no-break spaces (:func:`glue_interval`), so a wide table may wrap a cell only
     between the estimate and its bracket; run ids may break after their ``/``
-    (:func:`break_path`).
+    (:func:`break_path`); a cell that holds one number (:func:`number_cell`) never wraps (class
+    :data:`NUMBER_CLASS`, ``white-space: nowrap`` in the table's style).
     """
     escape = html.escape if target == "html" else escape_latex
     flags = bold.to_numpy(dtype=bool)
@@ -526,6 +574,13 @@ def to_styler(text: pd.DataFrame, bold: pd.DataFrame, *, target: str, name: str)
         styler.apply(
             lambda _: pd.DataFrame(css, index=cells.index, columns=cells.columns), axis=None
         )
+        numbers = text.astype(str).map(number_cell).to_numpy(dtype=bool)
+        if numbers.any():
+            classes = np.where(numbers, NUMBER_CLASS, "")
+            styler.set_td_classes(pd.DataFrame(classes, index=cells.index, columns=cells.columns))
+            styler.set_table_styles(
+                [{"selector": f"td.{NUMBER_CLASS}", "props": "white-space: nowrap;"}]
+            )
     return styler
 
 
@@ -592,12 +647,17 @@ def rendered(
     spec: TableSpec | None = None,
     caption: str | None = None,
     intervals: Mapping[str, tuple[str, str]] | None = None,
+    declared: Table | None = None,
+    synthetic: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """What the LaTeX/HTML of a table show: display strings, bold mask and caption.
 
-    :func:`display_frame`; the caption (the spec's, or ``caption``) gets :data:`INTERVAL_NOTE`
-    when intervals are shown; then the columns that repeat one value on every row are folded into
-    the caption (:func:`automd_analysis.report.presentation.fold_constant_columns`).
+    :func:`display_frame`; the caption (``caption``, else the spec's, else the declaration's
+    :attr:`~automd_analysis.analysis.catalog.declaration.Table.page_caption`) gets
+    :data:`INTERVAL_NOTE` when intervals are shown and, for a table without rows, the sentence
+    saying so (:attr:`~automd_analysis.analysis.catalog.declaration.Table.empty_note`); then the
+    columns that repeat one value on every row are folded into the caption
+    (:func:`automd_analysis.report.presentation.fold_constant_columns`).
 
     Parameters
     ----------
@@ -608,6 +668,13 @@ def rendered(
         Overrides the spec's caption (the interval note is still appended).
     intervals : mapping, optional
         As :func:`display_frame`.
+    declared : Table, optional
+        The table's declaration: caption, headers and interval note of a table without a spec,
+        the sentence of an empty table.
+    synthetic : sequence of str
+        Synthetic task ids: marked in the cells and column labels (before repeated values are
+        folded into the caption, so the caption keeps the mark), with the footnote
+        (:func:`automd_analysis.report.provenance.mark_synthetic`).
 
     Returns
     -------
@@ -629,15 +696,40 @@ def rendered(
     >>> list(text.columns), caption
     (['agent', 'score'], 'Scores. Same in every row: n_tasks 9.')
     """
+    from automd_analysis.analysis.catalog.declaration import EMPTY_NOTE
     from automd_analysis.report.presentation import fold_constant_columns
+    from automd_analysis.report.provenance import SYNTHETIC_FOOTNOTE, mark_synthetic
 
-    caption = caption if caption is not None else (spec.caption if spec else "")
-    if spec is not None and _shown_intervals(df.reset_index(drop=True), spec, intervals or {}):
+    if caption is None:
+        caption = spec.caption if spec else (declared.page_caption if declared else "")
+    frame = df.reset_index(drop=True)
+    if spec is not None and _shown_intervals(frame, spec, intervals or {}):
         caption = f"{caption} {spec.interval_note or INTERVAL_NOTE}".strip()
-    text, bold = display_frame(df, spec, intervals)
+    elif spec is None and _any_interval(frame, intervals or {}):
+        note = declared.interval_note if declared is not None else None
+        caption = f"{caption} {note or INTERVAL_NOTE}".strip()
+    titles = declared.titles if declared is not None and spec is None else None
+    readable = declared.named if declared is not None else ()  # undeclared: names as they are
+    text, bold = display_frame(df, spec, intervals, titles, readable)
     if bool(bold.to_numpy().any()):
         caption = f"{caption} {BEST_NOTE}".strip()
+    if frame.empty:
+        caption = f"{caption} {declared.empty_note if declared else EMPTY_NOTE}".strip()
+    text, marked = mark_synthetic(text, synthetic)  # on the page only, not in the CSV
+    if marked:
+        bold = bold.set_axis(text.columns, axis=1)
+        caption = f"{caption} {SYNTHETIC_FOOTNOTE}".strip()
     return fold_constant_columns(text, bold, caption)
+
+
+def _any_interval(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]]) -> bool:
+    """Whether some row of ``frame`` has both bounds of one of its ``intervals``."""
+    for value, bounds in intervals.items():
+        if value in frame.columns and all(b in frame.columns for b in bounds):
+            low, high = (pd.to_numeric(frame[b], errors="coerce") for b in bounds)
+            if (low.notna() & high.notna()).any():
+                return True
+    return False
 
 
 def write_rendered(
@@ -737,7 +829,7 @@ def export_table(
     """
     declared = catalog.table(name)
     frame, spec, intervals = published(df, name, declared, spec)
-    text, bold, caption = rendered(frame, spec, caption, intervals)
+    text, bold, caption = rendered(frame, spec, caption, intervals, declared)
     return write_rendered(frame, text, bold, name, out_dir, caption=caption, sort_by=sort_by)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -88,7 +89,8 @@ def forest_plot(
     color_by : str, optional
         Column with the agent of each row (colour, baseline); default ``label``.
     xlabel : str
-        x-axis label of every panel.
+        x-axis label: of the panel, or once under all panels when there are several (the same
+        label under each of several narrow panels runs into its neighbours).
     scale : float, default 1.0
         Multiplies every value (100 for percent).
     null_value : float, optional
@@ -168,8 +170,11 @@ def forest_plot(
                     gid=f"reference:null:{est}",
                 )
             ax.set_title(title)
-            ax.set_xlabel(xlabel)
+            if len(used) == 1:
+                ax.set_xlabel(xlabel)
             ax.grid(axis="y", visible=False)
+        if len(used) > 1 and xlabel:  # one label under all panels: side by side they would collide
+            fig.supxlabel(xlabel, fontsize=mpl.rcParams["axes.labelsize"])
         axes[0].set_yticks(range(n), names)
         axes[0].set_ylim(n - 0.5, -0.5)
         handles = [
@@ -183,7 +188,13 @@ def forest_plot(
         if null_value is not None:
             handles.append(Line2D([], [], color="black", linestyle=":", linewidth=1))
             texts.append("no change")
-        outside_legend(fig, handles, texts)
+        shared_label = len(used) > 1 and bool(xlabel)
+        outside_legend(
+            fig,
+            handles,
+            texts,
+            loc="outside upper center" if shared_label else "outside lower center",
+        )
     return fig
 
 

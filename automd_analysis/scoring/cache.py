@@ -41,6 +41,7 @@ def cache_key(
     scorer_version: str,
     bootstrap: tuple[int, int] = (0, 0),
     extra: list[dict] | None = None,
+    settings: dict | None = None,
 ) -> str:
     """The cache key of one submission content scored against one task.
 
@@ -61,6 +62,9 @@ def cache_key(
         Fingerprints of the user metrics
         (:func:`~automd_analysis.scoring.extra_metrics.fingerprint`): adding, removing or editing
         one changes every key. Without user metrics the key is what it always was.
+    settings : dict, optional
+        Scoring settings that differ from their defaults (``{"ece_n_bins": 15}``): another
+        setting is another result. Without any the key is what it always was.
 
     Returns
     -------
@@ -72,6 +76,8 @@ def cache_key(
         parts.append([int(bootstrap[0]), int(bootstrap[1])])
     if extra:
         parts.append({"extra_metrics": list(extra)})
+    if settings:
+        parts.append({"settings": dict(sorted(settings.items()))})
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

@@ -27,13 +27,13 @@ from pathlib import Path
 from automd_analysis._atomic import check_writable_dir
 from automd_analysis.archive import Archive, open_archive
 from automd_analysis.archive.workspace import open_workspace, resolve_path
-from automd_analysis.errors import DataError, ScoreStoreError
+from automd_analysis.errors import DataError, Interrupted, ScoreStoreError
 from automd_analysis.importers.problems import PROBLEM_CODES
 from automd_analysis.scoring.cache import ScoreCache
 from automd_analysis.scoring.code import CODE_SKIPPED, code_tables
 from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
 from automd_analysis.scoring.legacy_store import adopt_legacy_store
-from automd_analysis.scoring.metrics_for import SCORING_SETTINGS
+from automd_analysis.scoring.metrics_for import DEFAULT_ECE_BINS, SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.scorable import (
@@ -44,7 +44,7 @@ from automd_analysis.scoring.scorable import (
 )
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "score_archive"]
+__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "ScoringInterrupted", "score_archive"]
 
 #: Bootstrap replicates per selected valid submission unless told otherwise.
 DEFAULT_BOOTSTRAP = 1000
@@ -184,9 +184,33 @@ def _chunks(plan: Plan, todo: list[Job], n_workers: int) -> list[tuple]:
 
 
 def _init_worker() -> None:  # pragma: no cover - runs in child processes
+    import signal
+
     import numba
 
     numba.set_num_threads(1)  # one process per core already: no nested parallelism
+    # Ctrl-C reaches the whole process group: the engine alone answers it (and stops the workers),
+    # so no worker prints a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ScoringInterrupted(Interrupted):
+    """Scoring was interrupted (Ctrl-C): the store is intact, finished files are cached.
+
+    ``details`` holds ``kept`` (files scored in this call and kept in the cache), ``remaining``
+    (files the next run will score) and ``store`` (the score store directory).
+    """
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the worker processes now (a Ctrl-C must not wait for
+    the running chunks; a cache entry is written atomically, so a killed worker loses only its
+    unfinished file)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.join(timeout=10)
 
 
 def _execute(
@@ -197,6 +221,7 @@ def _execute(
     on_done: Callable[[list[dict]], None],
     bootstrap: tuple[int, int] = (0, 0),
     extra: tuple[str, ...] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> None:
     """Run the chunks ``make_chunks(workers)`` cuts for the number of workers that will run them
     (``jobs`` local processes, or every thread of the Dask cluster at ``scheduler``)."""
@@ -212,7 +237,9 @@ def _execute(
         with Client(scheduler, set_as_default=False) as client, client.as_current():
             threads = sum(client.nthreads().values())  # every thread gets chunks to run
             futures = {
-                client.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, pure=False): (
+                client.submit(
+                    run_chunk, m, r, cache_dir, part, bootstrap, extra, ece_bins, pure=False
+                ): (
                     m,
                     r,
                     part,
@@ -228,19 +255,27 @@ def _execute(
     chunks = make_chunks(jobs)
     if jobs <= 1 or len(chunks) <= 1:
         for m, r, part in chunks:
-            on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra))
+            on_done(run_chunk(m, r, cache_dir, part, bootstrap, extra, ece_bins))
         return
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker) as pool:
-        futures = {
-            pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra): (m, r, part)
-            for m, r, part in chunks
-        }
-        for fut in as_completed(futures):
-            try:
-                on_done(fut.result())
-            except Exception as exc:
-                on_done(failed(futures[fut], exc))
+        try:
+            futures = {
+                pool.submit(run_chunk, m, r, cache_dir, part, bootstrap, extra, ece_bins): (
+                    m,
+                    r,
+                    part,
+                )
+                for m, r, part in chunks
+            }
+            for fut in as_completed(futures):
+                try:
+                    on_done(fut.result())
+                except Exception as exc:
+                    on_done(failed(futures[fut], exc))
+        except KeyboardInterrupt:
+            _stop_pool(pool)
+            raise
 
 
 def _needs_work(entry: dict | None, job: Job) -> bool:
@@ -250,7 +285,15 @@ def _needs_work(entry: dict | None, job: Job) -> bool:
 
 
 def _score_missing(
-    plan: Plan, cache: ScoreCache, jobs, scheduler, progress, summary, bootstrap, extra=()
+    plan: Plan,
+    cache: ScoreCache,
+    jobs,
+    scheduler,
+    progress,
+    summary,
+    bootstrap,
+    extra=(),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ):
     """Score every job without a (complete) cache entry; return entries, file and task errors."""
     entries = {key: cache.get(key) for key in plan.jobs}
@@ -284,7 +327,11 @@ def _score_missing(
             on_done,
             bootstrap,
             extra,
+            ece_bins,
         )
+    except KeyboardInterrupt:
+        bar.close()
+        raise _interrupted(cache, todo) from None
     finally:
         bar.close()
     for job in todo:  # a failed job may have left an older entry without details: not usable
@@ -309,6 +356,21 @@ def _import_problem_rows(run, root: Path) -> list[dict]:
         )
         for code in import_problem_codes(run.notes)
     ]
+
+
+def _interrupted(cache: ScoreCache, todo: list[Job]) -> ScoringInterrupted:
+    """The error of a Ctrl-C during scoring: what was kept, what remains; the store untouched
+    (tables are published only after scoring, all at once)."""
+    kept = sum(not _needs_work(cache.get(job.key), job) for job in todo)
+    store = cache.directory.parent
+    return ScoringInterrupted(
+        f"interrupted: the score store is intact (its tables are those of the last complete run); "
+        f"{kept} of the {len(todo)} files to score were scored and are kept in its cache",
+        path=store,
+        code="scoring.interrupted",
+        fix=f"run the same command again: it scores only the remaining {len(todo) - kept}",
+        details={"kept": kept, "remaining": len(todo) - kept, "store": str(store)},
+    )
 
 
 def _select_publishable(arch: Archive, runs, plan: Plan, entries, errors, task_errors, extra=()):
@@ -423,6 +485,25 @@ def _task_hashes(plan: Plan, tasks) -> dict[str, str]:
     return {t: known[t] for t in tasks if t in known}
 
 
+def _checked_settings(bootstrap: int, bootstrap_seed: int, ece_bins: int) -> tuple[int, int]:
+    """``(n_boot, seed)`` of the bootstrap (``(0, 0)``: none), after checking the settings."""
+    if isinstance(ece_bins, bool) or not isinstance(ece_bins, int) or not 2 <= ece_bins <= 1000:
+        raise ScoreStoreError(
+            f"--ece-bins must be a whole number from 2 to 1000, got {ece_bins!r}",
+            location="--ece-bins",
+            code="usage",
+            fix="e.g. --ece-bins 15 (the paper's ECE uses 10)",
+        )
+    if bootstrap < 0 or bootstrap == 1:
+        raise ScoreStoreError(
+            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
+            location="--bootstrap",
+            code="usage",
+            fix="e.g. --bootstrap 1000",
+        )
+    return (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -436,6 +517,7 @@ def score_archive(
     annotations: str | Path | None = None,
     prefer_generated: bool = False,
     extra_metrics: Sequence[str] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -477,6 +559,10 @@ def score_archive(
         (:func:`~automd_analysis.scoring.extra_metrics.user_metrics`); each is computed with its
         bootstrap interval for every selected valid submission of a matching kind into
         ``extra_metrics.parquet``, and their fingerprints are part of every cache key.
+    ece_bins : int, default 10
+        Equal-width bins of the ECE of binary and hourly tasks (its value, replicates and the
+        reliability rows; survival tasks keep their Kaplan-Meier groups). Recorded in
+        ``store.json`` (``settings.ece_n_bins``); another value is another cache key.
 
     Returns
     -------
@@ -529,14 +615,7 @@ def score_archive(
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
             f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
-    if bootstrap < 0 or bootstrap == 1:
-        raise ScoreStoreError(
-            f"--bootstrap must be 0 (off) or at least 2, got {bootstrap}",
-            location="--bootstrap",
-            code="usage",
-            fix="e.g. --bootstrap 1000",
-        )
-    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    boot = _checked_settings(bootstrap, bootstrap_seed, ece_bins)
     extra = [fingerprint(u) for u in users]
     plan = make_plan(
         runs,
@@ -546,6 +625,7 @@ def score_archive(
         bootstrap=boot,
         extra=extra or None,
         process_tasks=arch.meta.process_tasks,
+        settings=None if ece_bins == DEFAULT_ECE_BINS else {"ece_n_bins": int(ece_bins)},
     )
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
@@ -553,7 +633,7 @@ def score_archive(
     t_plan = time.perf_counter()
     specs = tuple(u.spec for u in users)
     entries, errors, task_errors = _score_missing(
-        plan, cache, jobs, scheduler, progress, summary, boot, specs
+        plan, cache, jobs, scheduler, progress, summary, boot, specs, int(ece_bins)
     )
     t_score = time.perf_counter()
     published, tables = _assemble(
@@ -572,7 +652,8 @@ def score_archive(
     meta = {
         **({"extra_metrics": extra} if extra else {}),
         "archive": arch.name,
-        "settings": dict(SCORING_SETTINGS) | {"bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
+        "settings": dict(SCORING_SETTINGS)
+        | {"ece_n_bins": int(ece_bins), "bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
         "annotations": {
             "generated": ws.annotations is not None,
             "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,

@@ -37,6 +37,7 @@ from automd_analysis.metrics import UndefinedMetricWarning
 from automd_analysis.metrics.registry import KINDS
 
 __all__ = [
+    "DEFAULT_ECE_BINS",
     "METRIC_FIELDS",
     "SCORING_SETTINGS",
     "calibration_rows",
@@ -48,9 +49,13 @@ __all__ = [
 #: Keys of the record :func:`metric_record` returns.
 METRIC_FIELDS = ("raw", "score", "auroc", "ece", "brier", "n", "n_rows", "n_events", "warnings")
 
-_N_BINS = 10
+#: Equal-width bins of the ECE of binary and hourly tasks unless ``automd score --ece-bins`` says
+#: otherwise (paper App. F: 10).
+DEFAULT_ECE_BINS = 10
+_N_BINS = DEFAULT_ECE_BINS
 #: Scoring settings that change stored numbers; recorded in ``store.json`` (``settings``) so that a
-#: notebook asked for another value can say so instead of silently showing the stored one.
+#: notebook asked for another value can say so instead of silently showing the stored one. The
+#: defaults: ``ece_n_bins`` is what ``--ece-bins`` sets.
 SCORING_SETTINGS: dict[str, object] = {
     "ece_n_bins": _N_BINS,
     "survival_ece_quantiles": [0.25, 0.5, 0.75],
@@ -129,7 +134,15 @@ def primary_metric(kind: str, metric: str) -> metrics.Metric:
     return found
 
 
-def metric_record(kind: str, metric: str, null_score: float, labels, predictions) -> dict:
+def metric_record(
+    kind: str,
+    metric: str,
+    null_score: float,
+    labels,
+    predictions,
+    *,
+    ece_bins: int = DEFAULT_ECE_BINS,
+) -> dict:
     """Score one validated submission.
 
     Parameters
@@ -143,6 +156,8 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
         Hidden outcomes (row order = the order ``predictions`` are aligned to).
     predictions : AlignedPredictions
         From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+    ece_bins : int, default 10
+        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
 
     Returns
     -------
@@ -174,7 +189,7 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
         record = {
             "raw": raw,
             "auroc": w(metrics.auroc, y, p),
-            "ece": w(metrics.ece, y, p, n_bins=_N_BINS),
+            "ece": w(metrics.ece, y, p, n_bins=ece_bins),
             "brier": w(metrics.brier, y, p),
         }
         if kind == "sequential":
@@ -193,10 +208,12 @@ def metric_record(kind: str, metric: str, null_score: float, labels, predictions
     return record
 
 
-def calibration_rows(kind: str, labels, predictions) -> list[dict]:
+def calibration_rows(
+    kind: str, labels, predictions, *, ece_bins: int = DEFAULT_ECE_BINS
+) -> list[dict]:
     """Reliability-diagram rows of one valid submission (``calibration_bins.parquet``).
 
-    Binary and sequential tasks: the 10 equal-width bins of
+    Binary and sequential tasks: the ``ece_bins`` (10) equal-width bins of
     :func:`~automd_analysis.metrics.calibration_bins` (``kind = "binary"``, ``bin`` 0-based, empty
     bins included with ``kept = False``, ``weight = n_b / N``). Survival tasks: the Kaplan-Meier
     groups of :func:`~automd_analysis.metrics.survival_ece` at each quantile time (``kind =
@@ -232,7 +249,7 @@ def calibration_rows(kind: str, labels, predictions) -> list[dict]:
                 }
             )
         return rows
-    bins = metrics.calibration_bins(labels.label, predictions.probability, n_bins=_N_BINS)
+    bins = metrics.calibration_bins(labels.label, predictions.probability, n_bins=ece_bins)
     total = int(np.sum(bins.n))
     for i in range(len(bins.bin)):
         n_b = int(bins.n[i])

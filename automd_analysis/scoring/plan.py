@@ -162,6 +162,7 @@ def make_plan(
     bootstrap: tuple[int, int] = (0, 0),
     extra: list[dict] | None = None,
     process_tasks: dict[str, ProcessTask] | None = None,
+    settings: dict | None = None,
 ) -> Plan:
     """Plan the scoring of ``runs``.
 
@@ -180,6 +181,8 @@ def make_plan(
     process_tasks : dict, optional
         The archive's process-only task declarations (``ArchiveMeta.process_tasks``); a task
         that also has a manifest is scored as its manifest says.
+    settings : dict, optional
+        Scoring settings that differ from their defaults (part of every cache key).
 
     Returns
     -------
@@ -243,7 +246,13 @@ def make_plan(
         run, version, path = item
         sha, size = next(hashes)
         key = cache_key(
-            sha, tasks[run.task].content_hash, labels_sha[run.task], __version__, bootstrap, extra
+            sha,
+            tasks[run.task].content_hash,
+            labels_sha[run.task],
+            __version__,
+            bootstrap,
+            extra,
+            settings,
         )
         plan.files.append(FileRef(run, version, path, sha, key))
         job = plan.jobs.get(key)

@@ -55,8 +55,6 @@ __all__ = [
 #: Columns of the tidy replicates table (one row per run and replicate).
 REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
 
-_N_BINS = 10
-
 
 def resample_seed(task_id: str, seed: int = 0) -> list[int]:
     """Entropy of a task's resamples: ``[seed, four 32-bit words of sha256(task id)]``.
@@ -235,6 +233,7 @@ def run_replicates(
     seed: int = 0,
     alpha: float = 0.05,
     weights: np.ndarray | None = None,
+    ece_bins: int = 10,
 ) -> RunReplicates:
     """Bootstrap replicates of the normalised score and the ECE of one validated submission.
 
@@ -263,6 +262,8 @@ def run_replicates(
     weights : numpy.ndarray of shape (n_boot, n_units), optional
         The resample weights, when the caller already has them
         (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
+    ece_bins : int, default 10
+        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
 
     Returns
     -------
@@ -304,7 +305,7 @@ def run_replicates(
         weights = task_resample_weights(task_id, n_units, n_boot, seed)
     w = weights
     raw = _capture(messages, declared.evaluate, inputs, w)
-    ece = _capture(messages, metrics.ECE_METRICS[kind].evaluate, inputs, w)
+    ece = _capture(messages, metrics.ece_metric(kind, ece_bins).evaluate, inputs, w)
     score = np.asarray(metrics.normalized_score(raw, null_score), dtype=np.float64)
     s_low, s_high = metrics.percentile_interval(score, alpha)
     e_low, e_high = metrics.percentile_interval(ece, alpha)

@@ -24,7 +24,12 @@ from automd_analysis.scoring.calibration_measures import (
     calibration_measures,
 )
 from automd_analysis.scoring.extra_metrics import extra_metric_results, load_metric
-from automd_analysis.scoring.metrics_for import calibration_rows, metric_inputs, metric_record
+from automd_analysis.scoring.metrics_for import (
+    DEFAULT_ECE_BINS,
+    calibration_rows,
+    metric_inputs,
+    metric_record,
+)
 from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
 from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows, subgroup_rows
 
@@ -125,7 +130,7 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
     }
 
 
-def _details(task, labels, preds, bootstrap: tuple[int, int], extra) -> dict:
+def _details(task, labels, preds, bootstrap: tuple[int, int], extra, ece_bins: int) -> dict:
     """The detail rows of a selected valid submission (see :func:`score_file`)."""
     m = task.manifest
     kind = m.kind.value
@@ -137,14 +142,14 @@ def _details(task, labels, preds, bootstrap: tuple[int, int], extra) -> dict:
         weights = task_resample_weights(task.id, n_units, n_boot, seed)
         replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
                                     task_id=task.id, n_boot=n_boot, seed=seed,
-                                    weights=weights).to_dict()  # fmt: skip
+                                    weights=weights, ece_bins=ece_bins).to_dict()  # fmt: skip
     subgroups = subgroup_rows(kind, rules, labels, preds)
     out = {
         "subgroups": subgroups,
         "subgroup_replicates": subgroup_replicate_rows(
             kind, rules, labels, preds, weights, subgroups
         ),
-        "calibration_bins": calibration_rows(kind, labels, preds),
+        "calibration_bins": calibration_rows(kind, labels, preds, ece_bins=ece_bins),
         "calibration_measures": calibration_measures(kind, labels, preds),
         "calibration_curve": calibration_curve_rows(kind, labels, preds),
         "bootstrap": replicates,
@@ -166,6 +171,7 @@ def score_file(
     sha256: str | None = None,
     bootstrap: tuple[int, int] = (0, 0),
     extra: tuple[str, ...] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> dict:
     """Validate and score one submission file against ``task``.
 
@@ -189,6 +195,8 @@ def score_file(
     extra : tuple of str
         ``module:attribute`` of the user metrics to compute with the details
         (:mod:`~automd_analysis.scoring.extra_metrics`).
+    ece_bins : int, default 10
+        Equal-width bins of the ECE (and reliability rows) of binary and hourly tasks.
 
     Returns
     -------
@@ -215,9 +223,13 @@ def score_file(
     if result.valid:
         kind = m.kind.value
         preds = result.predictions
-        entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds)
+        entry["metrics"] = metric_record(
+            kind, m.metric.value, m.null_score, labels, preds, ece_bins=ece_bins
+        )
         if details:
-            entry["details"] = _details(task, labels, preds, tuple(bootstrap), tuple(extra))
+            entry["details"] = _details(
+                task, labels, preds, tuple(bootstrap), tuple(extra), int(ece_bins)
+            )
     return entry
 
 
@@ -228,6 +240,7 @@ def run_chunk(
     jobs: list[ChunkJob],
     bootstrap: tuple[int, int] = (0, 0),
     extra: tuple[str, ...] = (),
+    ece_bins: int = DEFAULT_ECE_BINS,
 ) -> list[dict]:
     """Score a chunk of files of one task and write each result to the cache.
 
@@ -245,6 +258,8 @@ def run_chunk(
         ``(n_boot, seed)`` for :func:`score_file`.
     extra : tuple of str
         User metrics for :func:`score_file`.
+    ece_bins : int, default 10
+        ECE bins for :func:`score_file`.
 
     Returns
     -------
@@ -270,6 +285,7 @@ def run_chunk(
                 sha256=sha,
                 bootstrap=tuple(bootstrap),
                 extra=tuple(extra),
+                ece_bins=ece_bins,
             )
             cache.put(key, entry)
             out.append({"key": key, "status": "scored", "error": None})

@@ -83,6 +83,9 @@ def rerun_submission(
         (no harness config), ``archive.rerun_mismatch`` (the archived script is not what its
         config renders to), ``archive.rerun_failed`` (the script raised).
     """
+    from automd_demo.harness import binning_memo
+
+    binning_memo.install()  # pure: the refit is what it was, its ensemble members bin once
     run_dir = Path(run_dir).resolve()
     run = _json(run_dir / "run.json", run_dir)
     version = (run.get("selection") or {}).get("selected_version")

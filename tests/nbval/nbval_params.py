@@ -44,6 +44,7 @@ PARAMETERS: dict[str, object] = {
     "embedding_cache": EMBEDDING_CACHE,
     "masking_results": f"{FIXTURE}/masking.csv",
     "min_cell": None,
+    "n_bins": 10,
 }
 
 #: Directory of the executed copies and of the source notebooks.

@@ -4,6 +4,7 @@ the calibration measures beyond the 10-bin ECE."""
 from __future__ import annotations
 
 from automd_analysis.analysis.catalog.declaration import (
+    FEW_VALID_NOTE,
     Column,
     Figure,
     PerAgent,
@@ -58,7 +59,7 @@ TABLE13 = Table(
     PER_TASK,
     paper="Table 13",
     spec=TableSpec(
-        caption="ECE by task over valid runs (mean ± SD). † two valid runs; ‡ one valid run.",
+        caption=f"ECE by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
     ),
@@ -132,12 +133,15 @@ FIG2B_SUMMARY = Table(
     NOTEBOOK,
     "Mean ECE with and without recalibration after imbalance handling.",
     (
-        Column("recalibrated", "bool"),
-        Column("n_runs", "int"),
-        Column("mean", interval=True),
+        Column("recalibrated", "bool", title="Recalibrated after imbalance handling"),
+        Column("n_runs", "int", title="Runs"),
+        Column("mean", interval=True, title="ECE (mean ± SD)"),
         Column("sd"),
     ),
     paper="Fig. 2b",
+    caption="ECE of the valid runs that handle class imbalance, without and with recalibration "
+    "afterwards (mean ± SD over runs).",
+    interval_note=RUNS_REDRAWN_NOTE,
 )
 
 TABLE20 = Table(
@@ -262,17 +266,22 @@ RANK_FLIPS = Table(
     NOTEBOOK,
     "Agent pairs whose order reverses under another calibration measure.",
     (
-        Column("measure_a", "str"),
-        Column("measure_b", "str"),
-        Column("agent_1", "str"),
-        Column("agent_2", "str"),
-        Column("value_a_1"),
-        Column("value_a_2"),
-        Column("value_b_1"),
-        Column("value_b_2"),
-        Column("better_under_a", "str"),
-        Column("better_under_b", "str"),
+        Column("measure_a", "str", title="measure A"),
+        Column("measure_b", "str", title="measure B"),
+        Column("agent_1", "str", title="agent 1"),
+        Column("agent_2", "str", title="agent 2"),
+        Column("value_a_1", title="agent 1 under A"),
+        Column("value_a_2", title="agent 2 under A"),
+        Column("value_b_1", title="agent 1 under B"),
+        Column("value_b_2", title="agent 2 under B"),
+        Column("better_under_a", "str", title="better under A"),
+        Column("better_under_b", "str", title="better under B"),
     ),
+    caption="Agent pairs ordered one way by the 10-bin ECE (measure A) and the other way by "
+    "another calibration measure (measure B); a pair counts only when both differences are "
+    "clear (their 95% intervals exclude 0).",
+    empty="No agent pair reverses: wherever two agents are clearly apart under the 10-bin ECE "
+    "and under another measure, the two measures order them the same way.",
 )
 
 CORRELATIONS = Table(

@@ -24,6 +24,9 @@ from automd_analysis.errors import AutomdError
 
 __all__ = [
     "DTYPES",
+    "EMPTY_NOTE",
+    "FEW_VALID_MARKS",
+    "FEW_VALID_NOTE",
     "Column",
     "Figure",
     "PerAgent",
@@ -37,6 +40,15 @@ __all__ = [
 #: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
 #: or boolean column without missing values is stored as int64 / bool.
 DTYPES = ("str", "int", "float", "bool")
+
+
+#: Marks after a cell computed from few valid runs: two or one (the paper's Tables 12 and 13 use
+#: † and ‡; † marks a synthetic task everywhere on the report's pages, so two valid runs get §).
+FEW_VALID_MARKS: Mapping[int, str] = {2: "\N{SECTION SIGN}", 1: "\N{DOUBLE DAGGER}"}
+#: What a table with no rows says, unless its declaration says more (:attr:`Table.empty`).
+EMPTY_NOTE = "No rows: nothing in this archive meets the table's conditions."
+#: The caption sentence that explains :data:`FEW_VALID_MARKS`.
+FEW_VALID_NOTE = f"{FEW_VALID_MARKS[2]} two valid runs; {FEW_VALID_MARKS[1]} one valid run."
 
 
 class TableDeclarationError(AutomdError):
@@ -61,6 +73,9 @@ class Column:
         The value is the bootstrap bias-corrected estimate and its interval the symmetric interval
         of :func:`~automd_analysis.stats.intervals.bias_corrected` (docs/statistics.md section 9),
         not the percentile interval; by convention such a column is named ``<X>_bc``.
+    title : str, optional
+        The column's header on a report page when the table has no display spec; default: the
+        name as :func:`automd_analysis.report.presentation.readable_header` reads it.
     """
 
     name: str
@@ -68,6 +83,7 @@ class Column:
     interval: bool = False
     ci: str | None = None
     bias_corrected: bool = False
+    title: str | None = None
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
@@ -270,6 +286,14 @@ class Table:
         (:func:`automd_analysis.report.presentation.default_display`).
     intervals_after : bool
         Interval columns right after their column (default: after all other columns).
+    caption : str
+        The caption of a table without a display spec (a spec has its own); default:
+        ``summary``. Every published table has a caption.
+    empty : str
+        The sentence a table with no rows shows after its caption (default: :data:`EMPTY_NOTE`):
+        why there is nothing to list.
+    interval_note : str, optional
+        As :attr:`TableSpec.interval_note`, for a table without a display spec.
     """
 
     name: str
@@ -279,6 +303,26 @@ class Table:
     paper: str = ""
     spec: TableSpec | Callable[[pd.DataFrame], TableSpec] | None = None
     intervals_after: bool = False
+    caption: str = ""
+    empty: str = ""
+    interval_note: str | None = None
+
+    @property
+    def page_caption(self) -> str:
+        """The caption of the table without a display spec: :attr:`caption`, else
+        :attr:`summary`."""
+        return self.caption or self.summary
+
+    @property
+    def empty_note(self) -> str:
+        """The sentence shown when the table has no rows (:attr:`empty` or :data:`EMPTY_NOTE`)."""
+        return self.empty or EMPTY_NOTE
+
+    @property
+    def titles(self) -> dict[str, str]:
+        """Column -> its declared page header (:attr:`Column.title`), for the columns that have
+        one."""
+        return {c.name: c.title for c in self.columns if isinstance(c, Column) and c.title}
 
     # ---------------------------------------------------------------------------------- columns
 

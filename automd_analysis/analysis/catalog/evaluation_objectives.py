@@ -74,13 +74,17 @@ TABLE16 = Table(
     "Calibration-relevant practices under each stated objective.",
     (
         Column("objective", "str"),
-        Column("n_valid", "int"),
-        Column("averaged_ranks", "int"),
-        Column("imbalance_without_recalibration", "int"),
-        Column("explicit_calibration", "int"),
-        Column("n_unannotated", "int"),
+        Column("n_valid", "int", title="Valid runs"),
+        Column("averaged_ranks", "int", title="Averaged ranks"),
+        Column(
+            "imbalance_without_recalibration", "int", title="Imbalance handled, no recalibration"
+        ),
+        Column("explicit_calibration", "int", title="Explicit calibration"),
+        Column("n_unannotated", "int", title="Not annotated"),
     ),
     paper="Table 16",
+    caption="Calibration-relevant practices of the valid runs under each stated objective "
+    "(numbers of runs; a run can count in several columns).",
 )
 
 FIG4 = Table(

@@ -32,7 +32,7 @@ TABLE7 = Table(
             Stat("ECE", "ece_mean"),
             Stat("ECE, bias-corrected", "ece_mean_bc", direction="min"),
             Stat("Valid runs", "valid_rate", percent=True, decimals=0),
-            Stat("Tokens (M)", "tokens_m_mean", decimals=2),
+            Stat("Tokens (M)", "tokens_m_mean"),
         ),
         exclude_from_best=(),
     ),
@@ -74,7 +74,7 @@ TABLE11 = Table(
     spec=TableSpec(
         caption="Tokens per run (millions; mean ± SD over repetitions).",
         labels=("agent",),
-        stats=(Stat("Tokens per run (M)", "tokens_m_mean", "tokens_m_sd", decimals=2),),
+        stats=(Stat("Tokens per run (M)", "tokens_m_mean", "tokens_m_sd"),),
     ),
 )
 

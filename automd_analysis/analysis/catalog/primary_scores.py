@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
+from automd_analysis.analysis.catalog.declaration import (
+    FEW_VALID_NOTE,
+    Column,
+    Figure,
+    Stat,
+    Table,
+    TableSpec,
+)
 
 NOTEBOOK = "01_primary_scores"
 TITLE = "Primary scores"
@@ -165,8 +172,7 @@ TABLE12 = Table(
     PER_TASK,
     paper="Table 12",
     spec=TableSpec(
-        caption="Normalised primary score by task over valid runs (mean ± SD). "
-        "† two valid runs; ‡ one valid run.",
+        caption=f"Normalised primary score by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
     ),
@@ -179,12 +185,15 @@ INVALID = Table(
     (
         Column("agent", "str"),
         Column("category", "str"),
-        Column("reason_code", "str"),
-        Column("n_invalid", "int"),
-        Column("n_runs", "int"),
-        Column("share_of_invalid"),
+        Column("reason_code", "str", title="first failed check"),
+        Column("n_invalid", "int", title="Invalid runs"),
+        Column("n_runs", "int", title="Runs"),
+        Column("share_of_invalid", title="Share of the agent's invalid runs"),
     ),
     paper="App. E",
+    caption="Invalid selected submissions by agent and the first check they fail (its reason "
+    "code and paper category, App. E).",
+    empty="No selected submission is invalid.",
 )
 
 COVERAGE = Table(
