@@ -62,6 +62,10 @@ NOT_RUN = {
     "redistributable; automd baselines runs in tests/test_harness_cli.py",
     "automd score $A": "scores the study archive of the walkthrough (see automd import)",
     "automd regenerate $A": "reports on the study archive of the walkthrough (see automd import)",
+    "dask scheduler": "starts a Dask scheduler; tests/test_scoring_engine.py scores through a "
+    "LocalCluster of two worker processes instead",
+    "dask worker": "joins a Dask cluster (see dask scheduler)",
+    "automd score /shared/": "scores on a real cluster with shared paths (see dask scheduler)",
 }
 
 
