@@ -29,7 +29,8 @@ LANGUAGE_INFO = {
     "pygments_lexer": "ipython3",
 }
 #: Cell metadata a committed notebook may carry (papermill's parameters tag).
-CELL_METADATA = {"tags"}
+#: ``automd``: what a cell needs to run (``requires``, read by the pipeline; not editor state).
+CELL_METADATA = {"tags", "automd"}
 
 
 def test_there_are_notebooks():

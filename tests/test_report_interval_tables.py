@@ -41,6 +41,8 @@ def _table2(ci=True):
         frame["nonpenalized_mean_ci_low"] = [0.5312, NAN, 0.47]
         frame["nonpenalized_mean_ci_high"] = [0.5988, NAN, 0.53]
         frame["nonpenalized_mean_best"] = [True, False, False]
+        for rank in ("rank_penalized_mean", "rank_nonpenalized_mean"):  # shown without interval
+            frame[f"{rank}_ci_low"] = frame[f"{rank}_ci_high"] = NAN
     return frame
 
 

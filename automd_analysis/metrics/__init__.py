@@ -25,6 +25,7 @@ returns every replicate at once. Malformed input raises :class:`ValueError` nami
 that is undefined on well-formed input returns ``nan`` and emits :class:`UndefinedMetricWarning`.
 """
 
+from automd_analysis.metrics._numba import set_kernel_threads
 from automd_analysis.metrics._validation import UndefinedMetricWarning
 from automd_analysis.metrics._weights import cluster_row_weights
 from automd_analysis.metrics.bootstrap import (
@@ -91,6 +92,7 @@ from automd_analysis.metrics.utility import (
 )
 
 __all__ = [
+    "set_kernel_threads",
     "BOOTSTRAP_METHODS",
     "BUILTIN_METRICS",
     "CONCORDANCE_METHODS",

@@ -85,6 +85,11 @@ def import_numba():
     return numba
 
 
+def set_kernel_threads(n: int) -> None:
+    """Run the compiled kernels on ``n`` threads (a Dask task: 1, as a local worker process)."""
+    import_numba().set_num_threads(int(n))
+
+
 def prange(*args):
     """Placeholder of ``numba.prange`` (a plain ``range`` until the kernel using it compiles)."""
     return range(*args)

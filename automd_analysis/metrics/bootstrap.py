@@ -43,6 +43,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_indices",
     "bootstrap_weights",
+    "check_alpha",
     "percentile_interval",
 ]
 

@@ -102,9 +102,9 @@ def limit_numba_threads_on_dask() -> bool:
         distributed.get_worker()
     except ValueError:  # not inside a Dask task
         return False
-    from automd_analysis.metrics._numba import import_numba
+    from automd_analysis.metrics import set_kernel_threads
 
-    import_numba().set_num_threads(1)
+    set_kernel_threads(1)
     return True
 
 

@@ -26,8 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from automd_analysis.metrics._resample import check_alpha
-from automd_analysis.metrics.bootstrap import bias_corrected_interval
+from automd_analysis.metrics.bootstrap import bias_corrected_interval, check_alpha
 from automd_analysis.metrics.bootstrap import percentile_interval as _percentile
 
 __all__ = [
