@@ -78,5 +78,9 @@ class ScoreStoreError(AutomdError):
     """The score store is missing, stale or malformed."""
 
 
+class MaskingError(AutomdError):
+    """Bad input to the masking test (wrong task kind, missing columns, mismatched rows, ...)."""
+
+
 class Interrupted(AutomdError):
     """The user stopped a command (Ctrl-C); the message says what was kept. Exit code 130."""

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 __all__ = [
     "CALIBRATION_MEASURE_COLUMNS",
+    "CODE_SKIPPED",
     "CURVE_COLUMNS",
     "NET_BENEFIT_THRESHOLDS",
     "net_benefit_column",
@@ -21,6 +22,8 @@ __all__ = [
     "MASKING_SCHEMA",
     "NOT_NULL",
     "NOT_SCORABLE",
+    "NULL_SCORES",
+    "PROCESS_KIND",
     "REQUIRED_COLUMNS",
     "RUN_KEY",
     "RUN_KEY_FIELDS",
@@ -64,6 +67,19 @@ _TASK_COLS = [
 #: invalid and never penalised.
 RUN_STATUSES: tuple[str, ...] = ("valid", "invalid", "not_scorable")
 NOT_SCORABLE = "not_scorable"
+#: ``tasks.task_kind`` of a process-only task (runs with a development process and nothing to
+#: score).
+PROCESS_KIND = "process"
+#: m0 of eq. (1) of each primary metric (``runs.metric``; paper section 3.3), published per task
+#: as ``tasks.null_score`` and per version as ``scores.null_score``.
+NULL_SCORES: Mapping[str, float] = {
+    "ctd_adj_antolini": 0.5,
+    "auroc": 0.5,
+    "min_se_ppv": 0.0,
+    "utility_2019": 0.0,
+}
+#: ``problems.effect`` of a code file the scorer could not read (its version's code lacks it).
+CODE_SKIPPED = "code file skipped"
 
 
 #: Thresholds of the stored decision curve (columns ``net_benefit_p01`` ... ``net_benefit_p50``).

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from automd_analysis._atomic import write_text_atomic
 from automd_analysis.errors import DataError, ManifestError
+from automd_analysis.schema import NULL_SCORES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MANIFEST_DIR = REPO_ROOT / "data_manifests"
@@ -47,14 +48,6 @@ class Metric(StrEnum):
     min_se_ppv = "min_se_ppv"
     utility_2019 = "utility_2019"
 
-
-#: m0 of eq. (1) for each primary metric (paper section 3.3).
-NULL_SCORES: dict[Metric, float] = {
-    Metric.ctd_adj_antolini: 0.5,
-    Metric.auroc: 0.5,
-    Metric.min_se_ppv: 0.0,
-    Metric.utility_2019: 0.0,
-}
 
 #: Which primary metrics a task kind may use.
 KIND_METRICS: dict[Kind, set[Metric]] = {
@@ -497,8 +490,6 @@ def has_manifest(task_id: str, manifests: str | Path | None = None) -> bool:
 # --------------------------------------------------------------------------------------------
 # Process-only tasks (runs with a development process and nothing to score)
 
-#: ``task_kind`` of a process-only task in the score store.
-PROCESS_KIND = "process"
 #: Transforms of a reported value before it is normalised (``neg_log10``: FML-bench's
 #: unlearning task reads a KS-test p-value as ``-log10(p)``, lower is better).
 VALUE_TRANSFORMS = ("none", "neg_log10")

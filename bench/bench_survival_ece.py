@@ -106,7 +106,6 @@ def file_rows(old, size_scale: float, n_boot: int, repeat: int) -> list[str]:
         preds = submissions.validate_submission(task, path, labels).predictions
         inputs = metrics_for.metric_inputs(kind, labels, preds)
         w = replicates.task_resample_weights(task.id, inputs.n_units, n_boot)
-        groups = subgroup_scores.subgroup_rows(kind, rules, labels, preds)
         primary = metrics_for.primary_metric(kind, m.metric.value)
         t, e, s, grid = inputs.args
         pieces = {
@@ -122,8 +121,8 @@ def file_rows(old, size_scale: float, n_boot: int, repeat: int) -> list[str]:
             "subgroup point values": lambda: subgroup_scores.subgroup_rows(
                 kind, rules, labels, preds
             ),
-            "subgroup replicates (C^td per group)": lambda: subgroup_scores.subgroup_replicate_rows(
-                kind, rules, labels, preds, w, groups
+            "subgroup values and replicates (C^td per group)": lambda: (
+                subgroup_scores.subgroup_scores(kind, rules, labels, preds, w)
             ),
             "reliability bins": lambda: metrics_for.calibration_rows(kind, labels, preds),
             "calibration measures": lambda: cm.calibration_measures(kind, labels, preds),

@@ -19,8 +19,8 @@ from automd_analysis.analysis.development import (
     table19,
     version_pairs,
 )
-from automd_analysis.archive.version_pairs import form_version_pairs
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.version_pairs import form_version_pairs
 
 # ------------------------------------------------------------------------ hand-built store frames
 

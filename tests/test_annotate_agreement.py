@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
-from automd_analysis.annotate.agreement import (
+from automd_analysis.agreement import (
     agreement_table,
     cohen_kappa,
     confusion,
     confusion_table,
     precision_recall,
 )
-from automd_analysis.archive.codebook import Annotations, Answer
+from automd_analysis.codebook import Annotations, Answer
 
 LABELS = ["yes", "no", "uncertain", "na"]
 _pairs = st.lists(

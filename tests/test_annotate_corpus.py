@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from automd_analysis.annotate.agreement import agreement_table
+from automd_analysis.agreement import agreement_table
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.practices import TaskFacts
-from automd_analysis.archive.codebook import CODEBOOK, Annotations, Answer
+from automd_analysis.codebook import CODEBOOK, Annotations, Answer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPORA = ("annotate_scripts", "annotate_dl_scripts")

@@ -16,7 +16,7 @@ import pytest
 from automd_analysis.annotate import call_rules as cr
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.practices import TaskFacts
-from automd_analysis.archive.codebook import CODEBOOK
+from automd_analysis.codebook import CODEBOOK
 
 CLS = TaskFacts(kind="classification", ehr=True, external_shift=False)
 

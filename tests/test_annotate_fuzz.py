@@ -17,7 +17,7 @@ from automd_analysis.annotate.code import annotate_sources, findings_by_file
 from automd_analysis.annotate.parsing import MAX_NESTING, prune_deep
 from automd_analysis.annotate.practices import TaskFacts
 from automd_analysis.annotate.sources import decode_code
-from automd_analysis.archive.codebook import CODEBOOK
+from automd_analysis.codebook import CODEBOOK
 
 HEADER = (
     "import numpy as np\nimport pandas as pd\nimport torch\nfrom torch import nn\n"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from automd_analysis.annotate.agreement import agreement_table
+from automd_analysis.agreement import agreement_table
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.practices import TaskFacts
-from automd_analysis.archive.codebook import Annotations, Answer
+from automd_analysis.codebook import Annotations, Answer
 from automd_analysis.tasks import get_task
 from automd_demo.harness import configs, menus, render
 from automd_demo.harness.taskdata import load_profile

@@ -16,12 +16,12 @@ import pytest
 
 from automd_analysis.annotate.runs import ANNOTATOR, annotate_archive
 from automd_analysis.archive import open_archive
-from automd_analysis.archive.codebook import FORENSICS, Annotations
 from automd_analysis.archive.generated import (
     apply_annotations,
     choose_annotations,
     load_generated_annotations,
 )
+from automd_analysis.codebook import FORENSICS, Annotations
 from automd_analysis.errors import AutomdError
 from automd_analysis.tasks import load_manifests
 

@@ -19,8 +19,8 @@ import automd_analysis.annotate.sources as sources
 import automd_analysis.archive.safe as safe
 from automd_analysis.annotate.code import annotate_sources
 from automd_analysis.annotate.practices import TaskFacts
-from automd_analysis.archive.codebook import CODEBOOK
 from automd_analysis.cli import main
+from automd_analysis.codebook import CODEBOOK
 
 HOSTILE = {
     "sum of 900 terms": ("x = " + "+".join(["y"] * 900) + "\n", "nested more than 100 levels"),

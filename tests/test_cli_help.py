@@ -64,7 +64,7 @@ def test_help_reads_at_80_columns(path, capsys, monkeypatch):
 
 
 def test_regenerate_parameter_fixed_by_the_pipeline_names_the_option(tmp_path, capsys):
-    from automd_analysis.report.pipeline import PIPELINE_PARAMETERS
+    from automd_analysis.app.pipeline import PIPELINE_PARAMETERS
 
     archive = tmp_path / "a"
     archive.mkdir()

@@ -1,7 +1,7 @@
 """The committed fixture's version-pair annotations follow the App. H pairing rule.
 
 Two independent implementations must agree: the fixture generator's ``app_h_pairs`` (which wrote
-``annotations.json``) and ``archive.version_pairs.form_version_pairs`` (which forms the pairs the
+``annotations.json``) and ``version_pairs.form_version_pairs`` (which forms the pairs the
 notebook samples), here fed from the archive reader and the generator's design record
 (``expected.json``), not from the scorer.
 """
@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from automd_analysis.archive import open_archive
-from automd_analysis.archive.version_pairs import form_version_pairs
+from automd_analysis.version_pairs import form_version_pairs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SMALL = FIXTURES / "small"

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from automd_analysis.analysis import catalog, realtime
 from automd_analysis.analysis.store import ScoreStore
+from automd_analysis.cli.commands_masking import agents_option
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import FLAG_THRESHOLD
 from automd_analysis.masking.results import (
@@ -28,7 +29,6 @@ from automd_analysis.masking.results import (
     write_masking_results,
 )
 from automd_analysis.masking.step import (
-    agents_option,
     eligible_runs,
     run_cache_key,
     run_masking_step,

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "nbval"))
 from nbval_params import COPIES, PARAMETERS, SOURCES, parameters_for  # noqa: E402
 
-from automd_analysis.report.run_notebooks import INJECTED_TAG, PARAMETERS_TAG  # noqa: E402
+from automd_analysis.app.run_notebooks import INJECTED_TAG, PARAMETERS_TAG  # noqa: E402
 
 FIX = "regenerate the executed copies: python tests/nbval/update.py (then review and commit them)"
 SOURCE_NAMES = sorted(p.name for p in SOURCES.glob("*.ipynb") if not p.name.startswith((".", "_")))

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from automd_analysis.report.run_notebooks import declared_parameters
+from automd_analysis.app.run_notebooks import declared_parameters
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
@@ -46,7 +46,7 @@ def test_a_parameter_fixed_at_scoring_says_which_option_sets_it(path):
     from cli_tree import command_at
     from papermill.inspection import inspect_notebook
 
-    from automd_analysis.report.pipeline import PIPELINE_PARAMETERS
+    from automd_analysis.app.pipeline import PIPELINE_PARAMETERS
 
     inferred = inspect_notebook(path)
     for name, option in SCORING_PARAMETERS.items():

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 
-from automd_analysis.report.pipeline import REPORT_MARKER
+from automd_analysis.app.pipeline import REPORT_MARKER
 
 #: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
 pytestmark = pytest.mark.slow
@@ -243,7 +243,7 @@ def _tiny_notebooks(directory: Path, broken: bool = True, requires: list | None 
             markdown("# Fine"),
             parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
             code(
-                "from automd_analysis.report.notebook import open_report\n"
+                "from automd_analysis.app.notebook import open_report\n"
                 "report = open_report(archive=archive, scores_dir=scores_dir, "
                 "output_dir=output_dir)\n"
                 "report.overview()"
@@ -606,7 +606,7 @@ def _fine_notebook(path: Path, table: str) -> Path:
             markdown(f"# {table}"),
             parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
             code(
-                "from automd_analysis.report.notebook import open_report\n"
+                "from automd_analysis.app.notebook import open_report\n"
                 "report = open_report(archive=archive, scores_dir=scores_dir, "
                 "output_dir=output_dir)\n"
                 f"report.table(report.store.runs[['run_id', 'agent']], {table!r})"
@@ -689,7 +689,7 @@ def test_a_killed_regenerate_never_leaves_a_notebook_marked_up_to_date(archive, 
             parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
             code(
                 "import os, time\n"
-                "from automd_analysis.report.notebook import open_report\n"
+                "from automd_analysis.app.notebook import open_report\n"
                 "report = open_report(archive=archive, scores_dir=scores_dir, "
                 "output_dir=output_dir)\n"
                 "report.table(report.store.runs[['run_id']], 'slow_runs')\n"

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 
-from automd_analysis.report.pipeline import REPORT_MARKER
+from automd_analysis.app.pipeline import REPORT_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "small"
@@ -131,7 +131,7 @@ def _tiny_notebook(directory: Path) -> Path:
             parameters_cell("archive = None\nscores_dir = None\noutput_dir = None"),
             code(
                 "from automd_analysis.analysis import primary\n"
-                "from automd_analysis.report.notebook import open_report\n"
+                "from automd_analysis.app.notebook import open_report\n"
                 "report = open_report(archive=archive, scores_dir=scores_dir, "
                 "output_dir=output_dir)\n"
                 "report.table(primary.coverage_by_run(report.store), 'run_coverage_runs')"

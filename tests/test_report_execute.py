@@ -1,4 +1,4 @@
-"""automd_analysis.report.run_notebooks: discovery, notebook checks, papermill execution, failure reports."""
+"""automd_analysis.app.run_notebooks: discovery, notebook checks, papermill execution, failure reports."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 from papermill.execute import raise_for_execution_errors
 
-from automd_analysis.report import run_notebooks as ex
+from automd_analysis.app import run_notebooks as ex
 
 
 def _outputs_text(path) -> str:

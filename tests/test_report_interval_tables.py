@@ -11,6 +11,7 @@ import storebuilder
 import yaml
 
 from automd_analysis.analysis import catalog
+from automd_analysis.app.notebook import open_report
 from automd_analysis.report import notebook as nbk
 from automd_analysis.report import tables as tb
 from automd_analysis.report.views import annotator_caption
@@ -161,7 +162,7 @@ def report(tmp_path):
         storebuilder.run("baseline", "clf_a", 0, score=0.5),
     ]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    return nbk.open_report(
+    return open_report(
         archive=_archive(tmp_path / "arch"), scores_dir=scores, output_dir=tmp_path / "out"
     )
 

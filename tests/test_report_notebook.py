@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from automd_analysis.app.notebook import open_report
 from automd_analysis.archive.workspace import store_key
 from automd_analysis.errors import ArchiveError, ScoreStoreError
 from automd_analysis.report import notebook as nbk
@@ -43,7 +44,7 @@ def report(tmp_path):
         storebuilder.run("baseline", "clf_a", 0, score=0.5),
     ]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    return nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out", seed=7)
+    return open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out", seed=7)
 
 
 def test_plain_text_rounds_and_normalises():
@@ -71,7 +72,7 @@ def test_open_report_resolves_and_loads(report, tmp_path):
 def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
     archive = _archive(tmp_path / "arch", name="no-such-store-xyz")
     with pytest.raises(ScoreStoreError) as info:
-        nbk.open_report(archive=archive, output_dir=tmp_path / "out")
+        open_report(archive=archive, output_dir=tmp_path / "out")
     key = store_key(archive)  # the name, keyed by the archive's path (issue 33)
     assert info.value.path == REPO_ROOT / "scores" / f"no-such-store-xyz-{key}"
     assert "automd score" in info.value.fix
@@ -79,16 +80,14 @@ def test_open_report_default_scores_dir_follows_archive_name(tmp_path):
 
 def test_open_report_missing_archive_is_structured(tmp_path):
     with pytest.raises(ArchiveError) as info:  # its name would name the default store
-        nbk.open_report(archive=tmp_path / "nope", output_dir=tmp_path / "o")
+        open_report(archive=tmp_path / "nope", output_dir=tmp_path / "o")
     assert info.value.code == "archive.missing"
 
 
 def test_open_report_reads_only_the_store_when_it_is_given(tmp_path):
     runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    report = nbk.open_report(
-        archive=tmp_path / "gone", scores_dir=scores, output_dir=tmp_path / "o"
-    )
+    report = open_report(archive=tmp_path / "gone", scores_dir=scores, output_dir=tmp_path / "o")
     assert report.archive_name == "hand-built"  # store.json's archive name
     assert len(report.store.runs) == 1
 
@@ -167,19 +166,19 @@ def test_long_table_is_collapsed_on_the_page(report):
 def test_hand_run_writes_to_its_own_folder_and_says_so(tmp_path):
     runs = [storebuilder.run("codex", "clf_a", 0, score=0.6)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    report = nbk.open_report(
+    report = open_report(
         archive="arch", scores_dir=scores, notebook="01_primary_scores", root=tmp_path
     )
     assert report.output_dir == tmp_path / "build" / "notebooks" / "01_primary_scores"
     assert (report.output_dir / "tables").is_dir()
     note = report.where_written().data
     assert "build/notebooks/01_primary_scores/" in note and "automd regenerate" in note
-    given = nbk.open_report(
+    given = open_report(
         archive=_archive(tmp_path / "arch2"), scores_dir=scores, output_dir=tmp_path / "r"
     )
     assert given.where_written() is None  # automd regenerate passes its folder: no note
     with pytest.raises(ValueError, match="plain name"):
-        nbk.open_report(archive=_archive(tmp_path / "a3"), scores_dir=scores, notebook="../x")
+        open_report(archive=_archive(tmp_path / "a3"), scores_dir=scores, notebook="../x")
 
 
 def test_task_units_without_a_tasks_table(report):
@@ -200,7 +199,7 @@ def test_task_units_and_access_come_from_the_store(tmp_path):
     manifests = load_manifests(REPO_ROOT / "tests" / "fixtures" / "small" / "manifests")
     used = {t: manifests[t] for t in ("fx_cls", "fx_icu")}
     pd.DataFrame(task_rows(used, {})).to_parquet(scores / "tasks.parquet", index=False)
-    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
+    report = open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     assert report.task_units() == {"fx_cls": "encounters", "fx_icu": "stays"}
     access = {t: m.source.access for t, m in used.items()}
     assert task_access(report.store) == access
@@ -214,7 +213,7 @@ def test_reliability_figures_one_per_task_with_bins(tmp_path):
     complete = storebuilder.complete_runs(seed=3)
     runs = complete.pop("runs")
     scores = storebuilder.write_store(runs, tmp_path / "scores", **complete)
-    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
+    report = open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     from automd_analysis.analysis import calibration_practices as calibration
 
     table = calibration.reliability_table(report.store, experiment="main")
@@ -336,7 +335,7 @@ def test_process_metrics_of_an_experiment_without_agent_runs_publish(tmp_path):
     archive = _archive(tmp_path / "arch")
     runs = [storebuilder.run("baseline", "clf_a", 0, score=0.5)]
     scores = storebuilder.write_store(runs, tmp_path / "scores")
-    report = nbk.open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
+    report = open_report(archive=archive, scores_dir=scores, output_dir=tmp_path / "out")
     per_run = report.process_metrics(experiment="main", backend="hashing")
     assert per_run.empty and per_run.attrs["code_problems"] == []
     view = report.table(per_run, "process_metrics_runs")

@@ -1,4 +1,4 @@
-"""Up-to-date notebooks and their published outputs (automd_analysis.report.stamps)."""
+"""Up-to-date notebooks and their published outputs (automd_analysis.app.stamps)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from automd_analysis.report import stamps
-from automd_analysis.report.stamps import (
+from automd_analysis.app import stamps
+from automd_analysis.app.stamps import (
     check_stamp,
     notebook_inputs,
     notebook_key,

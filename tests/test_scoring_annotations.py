@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from automd_analysis.agreement import agreement_table, confusion_table
 from automd_analysis.analysis.annotator_agreement import annotator_agreement
 from automd_analysis.analysis.store import load_store
-from automd_analysis.annotate.agreement import agreement_table, confusion_table
 from automd_analysis.annotate.runs import annotate_archive
 from automd_analysis.archive import open_archive
 from automd_analysis.archive.generated import load_generated_annotations

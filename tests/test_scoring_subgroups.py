@@ -278,14 +278,14 @@ def _explicit_resample_scores(kind, mask, labels, preds, indices):
 
 def test_subgroup_replicates_score_each_group_on_the_runs_resamples():
     from automd_analysis.scoring.replicates import task_resample_indices, task_resample_weights
-    from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows
+    from automd_analysis.scoring.subgroup_scores import subgroup_scores
 
     labels, preds, sex, *_ = _classification()
     rules = {"sex": "categorical"}
-    rows = subgroup_rows("classification", rules, labels, preds)
     n = len(labels.label)
     weights = task_resample_weights("t", n, 25)
-    reps = subgroup_replicate_rows("classification", rules, labels, preds, weights, rows)
+    rows, reps = subgroup_scores("classification", rules, labels, preds, weights)
+    assert rows == subgroup_rows("classification", rules, labels, preds)  # observed unchanged
     # only the eligible groups, in display order
     assert [(r["attribute"], r["group"]) for r in reps] == [
         (r["attribute"], r["group"]) for r in rows if r["eligible"]
@@ -295,19 +295,19 @@ def test_subgroup_replicates_score_each_group_on_the_runs_resamples():
         mask = np.asarray(sex) == r["group"]
         expected = _explicit_resample_scores("classification", mask, labels, preds, indices)
         np.testing.assert_allclose(r["replicates"], expected, rtol=0, atol=1e-12)
-    assert subgroup_replicate_rows("classification", rules, labels, preds, None, rows) == []
-    assert subgroup_replicate_rows("sequential", rules, labels, preds, weights, rows) == []
+    assert subgroup_scores("classification", rules, labels, preds)[1] == []
+    assert subgroup_scores("sequential", rules, labels, preds, weights) == ([], [])
 
 
 def test_survival_subgroup_replicates_match_explicit_resamples():
     from automd_analysis.scoring.replicates import task_resample_indices, task_resample_weights
-    from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows
+    from automd_analysis.scoring.subgroup_scores import subgroup_scores
 
     labels, preds, race = _survival()
     rules = {"race": "top4_other"}
-    rows = subgroup_rows("survival", rules, labels, preds)
     weights = task_resample_weights("s", len(race), 10)
-    reps = subgroup_replicate_rows("survival", rules, labels, preds, weights, rows)
+    rows, reps = subgroup_scores("survival", rules, labels, preds, weights)
+    assert rows == subgroup_rows("survival", rules, labels, preds)  # observed unchanged
     assert reps and len(reps) == sum(r["eligible"] for r in rows)
     indices = task_resample_indices("s", len(race), 10)
     for r in reps:

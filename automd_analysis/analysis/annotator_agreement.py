@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from automd_analysis.agreement import agreement_table, confusion_table
 from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
-from automd_analysis.annotate.agreement import agreement_table, confusion_table
-from automd_analysis.archive.codebook import CODEBOOK, Annotations, Answer
+from automd_analysis.codebook import CODEBOOK, Annotations, Answer
 
 __all__ = ["AnnotatorAgreement", "agreement_text", "annotator_agreement"]
 
@@ -100,7 +100,7 @@ def annotator_agreement(
 
     See Also
     --------
-    automd_analysis.annotate.agreement.agreement_table : the same tables from two sets of files.
+    automd_analysis.agreement.agreement_table : the same tables from two sets of files.
     automd_analysis.analysis.annotation_provenance.annotation_provenance : who answered for whom.
 
     References

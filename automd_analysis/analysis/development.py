@@ -11,7 +11,7 @@ row), ``runs``, ``steps`` and ``pairs`` (annotated version pairs).
 - :func:`run_curve` / :func:`development_curves` - mean normalised test score over development time
   (paper Figure 5).
 - :func:`version_pairs`, :func:`sample_pairs` - the version pairs of paper App. H (the rule is
-  :func:`automd_analysis.archive.version_pairs.form_version_pairs`) and their seeded
+  :func:`automd_analysis.version_pairs.form_version_pairs`) and their seeded
   early/middle/late sampling; :func:`pair_change_shares` (paper Figure 3)
   and :func:`pair_change_effects` (paper Table 19) join the sampled pairs with their change annotations.
 
@@ -30,16 +30,16 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.store import NOT_SCORABLE, ScoreStore
-from automd_analysis.archive.codebook import PAIR_CHANGES
-from automd_analysis.archive.version_pairs import (
+from automd_analysis.codebook import PAIR_CHANGES
+from automd_analysis.errors import ScoreStoreError
+from automd_analysis.precision import comparable, sample_sd
+from automd_analysis.schema import RUN_KEY
+from automd_analysis.version_pairs import (
     as_bool,
     chronological,
     form_version_pairs,
     require_columns,
 )
-from automd_analysis.errors import ScoreStoreError
-from automd_analysis.precision import comparable, sample_sd
-from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "CHANGE_TYPES",
@@ -398,7 +398,7 @@ def version_pairs(
     valid versions from valid runs). The search type of each run comes from ``runs.search``;
     ``steps.parquet`` (when the store has it) supplies the tree links of nodes that saved no
     file when it has ``node``/``parent`` columns (see
-    :func:`~automd_analysis.archive.version_pairs.form_version_pairs`).
+    :func:`~automd_analysis.version_pairs.form_version_pairs`).
 
     Returns
     -------

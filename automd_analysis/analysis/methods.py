@@ -35,9 +35,9 @@ from automd_analysis.analysis.catalog.methods_and_development import (
 )
 from automd_analysis.analysis.development import filter_runs
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.archive.version_pairs import as_bool, require_columns
 from automd_analysis.precision import sample_sd
 from automd_analysis.schema import RUN_KEY
+from automd_analysis.version_pairs import as_bool, require_columns
 
 __all__ = [
     "CENSORING_ERRORS",

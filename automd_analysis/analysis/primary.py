@@ -30,7 +30,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from automd_analysis import submissions
 from automd_analysis.analysis.catalog.primary_scores import (
     COVERAGE,
     COVERAGE_BY_RUN,
@@ -48,6 +47,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
     skipped_runs,
 )
+from automd_analysis.reason_codes import paper_category
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.ranks import mean_rank_interval
 from automd_analysis.stats.resample import RunDraws, run_draws
@@ -319,14 +319,6 @@ def scores_by_task(
     return TABLE12.frame(per_task_summary(runs, "score", order))
 
 
-def _category_of(code: str, kind: str | None, unit: str | None) -> str:
-    """Paper category of a reason code (``submissions.paper_category`` when it is available)."""
-    function = getattr(submissions, "paper_category", None)
-    if callable(function):
-        return str(function(code, kind=kind, unit=unit))
-    return code
-
-
 def invalid_breakdown(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -336,7 +328,7 @@ def invalid_breakdown(
     """Invalid selected submissions by agent and reason (paper App. E, "Invalid Submissions").
 
     Each invalid run is counted once, under its first failing check (``reason_code``), mapped to the
-    paper's category by :func:`automd_analysis.submissions.paper_category` (which needs the task
+    paper's category by :func:`automd_analysis.reason_codes.paper_category` (which needs the task
     kind - from the store - and the task's unit for identifier problems).
 
     Parameters
@@ -361,7 +353,7 @@ def invalid_breakdown(
     invalid["reason_code"] = invalid["reason_code"].fillna("unknown").astype(str)
     unit_of = dict(units or {})
     invalid["category"] = [
-        _category_of(code, kind, unit_of.get(task))
+        paper_category(code, kind=kind, unit=unit_of.get(task))
         for code, kind, task in zip(
             invalid["reason_code"], invalid["task_kind"], invalid["task"], strict=True
         )

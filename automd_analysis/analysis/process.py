@@ -87,22 +87,21 @@ from automd_analysis.analysis.catalog.methods_and_development import (
 from automd_analysis.analysis.development import filter_runs, selected_rows, version_rows
 from automd_analysis.analysis.embeddings import embed_code
 from automd_analysis.analysis.store import ScoreStore
-from automd_analysis.archive.version_pairs import (
-    as_bool,
-    chronological,
-    form_version_pairs,
-    require_columns,
-)
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
-from automd_analysis.schema import RUN_KEY
+from automd_analysis.schema import NULL_SCORES, PROCESS_KIND, RUN_KEY
 from automd_analysis.stats.correlation import TEST_NAME as STRATIFIED_TEST
 from automd_analysis.stats.correlation import within_cell_spearman
 from automd_analysis.stats.intervals import check_alpha, estimate
 from automd_analysis.stats.multiplicity import holm_adjust
 from automd_analysis.stats.resample import resample
 from automd_analysis.stats.rules import mean_over, row_groups
-from automd_analysis.tasks import NULL_SCORES, PROCESS_KIND, Metric
+from automd_analysis.version_pairs import (
+    as_bool,
+    chronological,
+    form_version_pairs,
+    require_columns,
+)
 
 __all__ = [
     "LATE_GAIN_MIN_TOTAL",
@@ -499,14 +498,14 @@ def _float(value) -> float:
 
 def _null_score(metric: str, run_id: str) -> float:
     try:
-        return NULL_SCORES[Metric(str(metric))]
-    except ValueError:
+        return NULL_SCORES[str(metric)]
+    except KeyError:
         raise ScoreStoreError(
             f"run {run_id!r} has unknown metric {metric!r}",
             path="runs.parquet",
             location="metric",
             code="store.metric",
-            fix=f"metric must be one of {sorted(m.value for m in Metric)}",
+            fix=f"metric must be one of {sorted(NULL_SCORES)}",
         ) from None
 
 

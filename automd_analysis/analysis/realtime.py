@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.catalog.methods_and_development import MASKING_RUNS, MASKING_SUMMARY
-from automd_analysis.archive.version_pairs import require_columns
+from automd_analysis.version_pairs import require_columns
 
 __all__ = ["ALL", "masking_runs", "masking_summary"]
 

@@ -34,6 +34,7 @@ import pyarrow as pa
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import sample_sd
 from automd_analysis.schema import (
+    CODE_SKIPPED,
     NOT_NULL,
     NOT_SCORABLE,
     REQUIRED_COLUMNS,
@@ -658,8 +659,6 @@ def task_access(store: ScoreStore) -> dict[str, str]:
 def code_problems(store: ScoreStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:
     """Code files the scorer could not read (``problems.parquet`` rows with ``effect == "code file
     skipped"``): ``run_id, version, file, code, message``; ``file`` is relative to the archive."""
-    from automd_analysis.scoring.code import CODE_SKIPPED
-
     columns = ["run_id", "version", "file", "code", "message"]
     problems = store.problems
     if problems is None or problems.empty:

@@ -241,7 +241,7 @@ def pair_changes(earlier: VersionCode, later: VersionCode) -> tuple[list[str], l
 
     See Also
     --------
-    changed_lines, automd_analysis.archive.version_pairs.form_version_pairs
+    changed_lines, automd_analysis.version_pairs.form_version_pairs
 
     References
     ----------
@@ -250,7 +250,7 @@ def pair_changes(earlier: VersionCode, later: VersionCode) -> tuple[list[str], l
     Returns
     -------
     (list of str, list of str)
-        Sorted change types (a subset of :data:`~automd_analysis.archive.codebook.PAIR_CHANGES`)
+        Sorted change types (a subset of :data:`~automd_analysis.codebook.PAIR_CHANGES`)
         and at most four citations, preferring lines of ``later``.
 
     Examples

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from automd_analysis.annotate.trace import ModelSite, Trace
-from automd_analysis.archive.codebook import CODEBOOK
+from automd_analysis.codebook import CODEBOOK
 
 __all__ = [
     "MAX_EVIDENCE",

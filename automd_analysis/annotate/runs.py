@@ -436,7 +436,7 @@ def _pairs(
     """Version pairs (App. H rule over versions with a prediction file) with their changes."""
     import pandas as pd
 
-    from automd_analysis.archive.version_pairs import form_version_pairs
+    from automd_analysis.version_pairs import form_version_pairs
 
     if job.search not in ("tree", "linear") or len(job.versions) < 2:
         return [], 0, 0
@@ -755,7 +755,7 @@ def archive_agreement(archive: Archive, directory: str | Path, *, include_refere
 
     See Also
     --------
-    automd_analysis.annotate.agreement.agreement_table
+    automd_analysis.agreement.agreement_table
 
     Examples
     --------
@@ -768,7 +768,7 @@ def archive_agreement(archive: Archive, directory: str | Path, *, include_refere
     >>> list(fields.columns), info["n_runs"] > 0
     (['field', 'n_runs', 'exact', 'kappa', 'multi'], True)
     """
-    from automd_analysis.annotate.agreement import agreement_table, confusion_table
+    from automd_analysis.agreement import agreement_table, confusion_table
 
     generated, _ = load_generated_annotations(archive, directory)
     reference = {

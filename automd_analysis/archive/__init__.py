@@ -19,15 +19,7 @@ Usage::
     archive.problems                      # structured errors for everything left out
 """
 
-from automd_analysis.archive.codebook import (
-    CODEBOOK,
-    PAIR_CHANGES,
-    Annotations,
-    Answer,
-    CodebookField,
-    PairAnnotation,
-    validate_annotations,
-)
+from automd_analysis.archive.codebook import validate_annotations
 from automd_analysis.archive.model import ArchiveMeta, Run, Step, Version
 from automd_analysis.archive.reader import DEFAULT_ROLES, Archive, open_archive
 from automd_analysis.archive.safe import (
@@ -35,6 +27,14 @@ from automd_analysis.archive.safe import (
     MAX_JSON_BYTES,
     MAX_TEXT_BYTES,
     NAME_PATTERN,
+)
+from automd_analysis.codebook import (
+    CODEBOOK,
+    PAIR_CHANGES,
+    Annotations,
+    Answer,
+    CodebookField,
+    PairAnnotation,
 )
 
 __all__ = [

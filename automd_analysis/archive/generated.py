@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from automd_analysis.archive.codebook import Annotations, validate_annotations
+from automd_analysis.archive.codebook import validate_annotations
 from automd_analysis.archive.model import Run
 from automd_analysis.archive.reader import Archive
 from automd_analysis.archive.safe import MAX_JSON_BYTES, json_loads_strict, read_bounded
+from automd_analysis.codebook import Annotations
 from automd_analysis.errors import ArchiveError, AutomdError
 
 __all__ = [
@@ -53,7 +54,7 @@ def load_generated_annotations(
     Returns
     -------
     (dict, list)
-        Run id -> :class:`~automd_analysis.archive.codebook.Annotations`, and the errors (each
+        Run id -> :class:`~automd_analysis.codebook.Annotations`, and the errors (each
         with ``details["run_id"]`` and ``details["effect"] == "annotations skipped"``).
 
     Raises
@@ -117,7 +118,7 @@ def choose_annotations(
 
     Examples
     --------
-    >>> from automd_analysis.archive.codebook import Annotations
+    >>> from automd_analysis.codebook import Annotations
     >>> mine = Annotations("automd annotate 0.1.0", {}, ())
     >>> theirs = Annotations("human", {}, ())
     >>> choose_annotations(theirs, mine)[1], choose_annotations(theirs, mine, prefer_generated=True)[1]

@@ -7,8 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from automd_analysis.archive.codebook import Annotations
 from automd_analysis.archive.safe import MAX_TEXT_BYTES, read_bounded, resolve_inside
+from automd_analysis.codebook import Annotations
 from automd_analysis.tasks import ProcessTask
 
 __all__ = ["ArchiveMeta", "Run", "Step", "Version"]

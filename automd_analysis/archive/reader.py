@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from automd_analysis.archive.codebook import Annotations, validate_annotations
+from automd_analysis.archive.codebook import validate_annotations
 from automd_analysis.archive.model import ArchiveMeta, Run, Step, Version
 from automd_analysis.archive.safe import (
     MAX_JSON_BYTES,
@@ -44,6 +44,7 @@ from automd_analysis.archive.schema import (
     load_json_model,
     pydantic_error,
 )
+from automd_analysis.codebook import Annotations
 from automd_analysis.errors import ArchiveError
 from automd_analysis.tasks import ProcessTask
 

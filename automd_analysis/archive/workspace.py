@@ -1,8 +1,8 @@
 """Where everything of one analysis lives: archive, data, manifests, score store, annotations, report.
 
 A :class:`Workspace` is resolved once (:func:`open_workspace`) and then handed around, so that every
-entry point - the command line, ``automd regenerate`` (:mod:`automd_analysis.report.pipeline`), the
-notebooks (:func:`automd_analysis.report.notebook.open_report`) and the tests - finds the same
+entry point - the command line, ``automd regenerate`` (:mod:`automd_analysis.app.pipeline`), the
+notebooks (:func:`automd_analysis.app.notebook.open_report`) and the tests - finds the same
 folders by the same rules:
 
 - a **relative path** is taken from the workspace's ``root``, the project directory (default: the

@@ -86,7 +86,7 @@ summaries_in_full(app)
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``automd`` console script."""
-    from automd_analysis.report.run_notebooks import skip_iri_format_checks
+    from automd_analysis.app.run_notebooks import skip_iri_format_checks
 
     skip_iri_format_checks()
     try:

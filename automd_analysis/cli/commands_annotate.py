@@ -21,17 +21,8 @@ import click
 import typer
 from typer.core import TyperGroup
 
-from automd_analysis._atomic import check_writable_dir
-from automd_analysis.annotate.code import findings_by_file
-from automd_analysis.annotate.practices import TaskFacts
-from automd_analysis.annotate.runs import (
-    AnnotateSummary,
-    annotate_archive,
-    archive_agreement,
-    task_info,
-)
-from automd_analysis.annotate.sources import read_loose_file
-from automd_analysis.archive import open_archive
+from automd_analysis.app import annotating
+from automd_analysis.app.annotating import AnnotateSummary
 from automd_analysis.cli._apps import (
     HELP_SETTINGS,
     DataOpt,
@@ -39,12 +30,6 @@ from automd_analysis.cli._apps import (
     ManifestsOpt,
     ManifestsOptUnread,
     app,
-)
-from automd_analysis.tasks import (
-    data_root,
-    load_manifest,
-    load_manifests,
-    manifest_path,
 )
 
 _MAX_LISTED = 10
@@ -120,13 +105,11 @@ def annotate_archive_command(
 
     Exit code 1: some runs could not be (fully) annotated; they are listed in problems.json.
     """
-    opened = open_archive(archive)
-    check_writable_dir(out, "--out", code="annotate.out_unwritable")
-    summary = annotate_archive(
-        opened,
+    summary = annotating.annotate(
+        archive,
         out,
-        manifests=load_manifests(manifests),
-        data_root=data_root(data),
+        data=data,
+        manifests=manifests,
         jobs=jobs,
         cache=cache,
         pairs=pairs,
@@ -135,12 +118,6 @@ def annotate_archive_command(
     typer.echo(format_summary(summary))
     if any(p["code"] != "annotate.task_unknown" for p in summary.problems):
         raise typer.Exit(1)
-
-
-def _task_facts(task: str | None, manifests: Path | None) -> TaskFacts | None:
-    if task is None:
-        return None
-    return task_info(load_manifest(manifest_path(task, manifests))).facts
 
 
 @annotate_app.command("code")
@@ -158,15 +135,7 @@ def annotate_code_command(
     Prints {file: [{field, value, line, evidence}]} with --json. What could not be read is listed
     on stderr (exit code 1).
     """
-    sources, problems = [], []
-    for f in files:
-        text, why = read_loose_file(f)
-        sources.append((f.as_posix(), text))
-        if why is not None:
-            problems.append(f"[annotate.encoding] {f.as_posix()}: {why}")
-    notes: list[str] = []
-    report = findings_by_file(sources, _task_facts(task, manifests), notes)
-    problems += [f"[annotate.partial] {n}" for n in notes]
+    report, problems = annotating.annotate_files(files, task, manifests)
     if as_json:
         typer.echo(json.dumps(report, indent=1, sort_keys=True))
     else:
@@ -205,10 +174,8 @@ def annotate_agreement_command(
     manifests: Path | None = ManifestsOptUnread,
 ) -> None:
     """Agreement of generated annotations with the archive's own (kappa, precision/recall)."""
-    if out is not None:
-        check_writable_dir(out, "--out", code="annotate.out_unwritable")
-    fields, values, conf, info = archive_agreement(
-        open_archive(archive), generated, include_reference=include_reference
+    fields, values, conf, info = annotating.annotation_agreement(
+        archive, generated, out=out, include_reference=include_reference
     )
     typer.echo(
         f"reference: {', '.join(info['annotators']) or '-'}; runs compared: {info['n_runs']}"
@@ -218,8 +185,3 @@ def annotate_agreement_command(
     if len(wrong):
         typer.echo("\ndisagreements (reference -> generated):")
         typer.echo(wrong.to_string(index=False))
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        fields.to_csv(out / "agreement_fields.csv", index=False)
-        values.to_csv(out / "agreement_values.csv", index=False)
-        conf.to_csv(out / "agreement_confusion.csv", index=False)

@@ -1,8 +1,8 @@
 """``automd import FORMAT SOURCE --archive DEST ...``: bring a real agent run into an archive.
 
-This module only parses arguments and prints; the work is :func:`automd_analysis.importers
-.import_source`, or :func:`automd_analysis.importers.import_study` with ``--layout``
-(docs/importing.md). Exit codes, one run: 0 imported (recorded problems are listed), 2 a fatal
+This module only parses arguments and prints; the work is
+:func:`automd_analysis.app.importing.import_runs` (one run, or a study with ``--layout``;
+docs/importing.md). Exit codes, one run: 0 imported (recorded problems are listed), 2 a fatal
 reason code (malformed or unsafe source, existing run without ``--replace``...; nothing was
 written). A study: 0 every run imported, 1 some failed, 2 none.
 """
@@ -167,53 +167,26 @@ def import_command(
 
     Exit code 2: a malformed or unsafe source, an unknown task, an existing run without --replace; nothing is written then. With --layout: 0 all imported, 1 some failed, 2 none.
     """
-    from automd_analysis.importers import ImportOptions, parse_predictions, read_tokens_file
+    from automd_analysis.app import importing
+
+    def run(on_run=None) -> dict:
+        return importing.import_runs(
+            fmt.value, source, archive, agent=agent, task=task, experiment=experiment, rep=rep,
+            llm=llm, predictions=predictions, tokens=tokens, budget_minutes=budget_minutes,
+            rollout=rollout, layout=layout, replace=replace, manifests=manifests, data=data,
+            on_run=on_run,
+        )  # fmt: skip
 
     try:
-        tree = layout is None and fmt is SourceFormat.fmlbench and _is_results_tree(source)
-        many = layout is not None or tree  # --tokens names a file inside each run
-        opts = ImportOptions(
-            agent=agent or "",
-            task=task,
-            experiment=experiment,
-            rep=rep or 0,
-            llm=llm,
-            predictions=parse_predictions(predictions),
-            tokens=None if tokens is None or many else read_tokens_file(Path(tokens)),
-            tokens_in_source=tokens if tokens is not None and many else None,
-            budget_minutes=budget_minutes,
-            rollout=None if rollout is None else Path(rollout),
-        )
-        if layout is not None:
-            code = _study(fmt.value, source, archive, opts, layout, agent, task, rep, replace,
-                          manifests, data, as_json, progress)  # fmt: skip
-            raise typer.Exit(code)
-        if tree:
-            code = _fmlbench_results(source, archive, opts, agent, task, rep, replace, manifests,
-                                     data, as_json, progress)  # fmt: skip
-            raise typer.Exit(code)
-        if not agent:
-            raise AutomdError("--agent is required", code="import.options_invalid",
-                              fix="pass --agent NAME")  # fmt: skip
-        from automd_analysis.importers import import_source
-
-        report = import_source(
-            fmt.value,
-            source,
-            archive,
-            opts,
-            replace_existing=replace,
-            manifests=manifests,
-            data=data,
-        ).to_dict()
+        if importing.is_study(fmt.value, source, layout):
+            raise typer.Exit(_print_study(run, as_json, progress))
+        report = run()
     except AutomdError as exc:
         _fail(exc, as_json)
     except (typer.Exit, KeyboardInterrupt):
         raise
     except Exception as exc:  # a bug of ours: a clear message, never a traceback
-        from automd_analysis.importers.study import internal_error
-
-        _fail(internal_error(exc), as_json)
+        _fail(importing.internal_error(exc), as_json)
     if as_json:
         typer.echo(json.dumps(report, default=str))
     else:
@@ -225,38 +198,6 @@ def _fail(exc: AutomdError, as_json: bool) -> None:
         typer.echo(json.dumps({"ok": False, "error": exc.to_dict()}, default=str))
     typer.echo(f"automd: error: [{exc.code}] {exc}", err=True)
     raise typer.Exit(2) from None
-
-
-def _study(fmt, root, archive, opts, layout, agent, task, rep, replace, manifests, data,
-           as_json: bool, progress: bool) -> int:  # fmt: skip
-    from automd_analysis.importers import import_study
-
-    def run(on_run):
-        return import_study(fmt, root, archive, opts, layout, agent=agent, task=task, rep=rep,
-                            replace_existing=replace, manifests=manifests, data=data,
-                            on_run=on_run)  # fmt: skip
-
-    return _print_study(run, as_json, progress)
-
-
-def _is_results_tree(source: str) -> bool:
-    from automd_analysis.importers.fmlbench_tree import is_results_tree
-
-    return is_results_tree(source)
-
-
-def _fmlbench_results(root, archive, opts, agent, task, rep, replace, manifests, data,
-                      as_json: bool, progress: bool) -> int:  # fmt: skip
-    """FML-bench's whole results tree: agent, task and repetition from the tree (``--agent`` /
-    ``--task`` keep one agent / task, ``--rep`` is the first repetition)."""
-    from automd_analysis.importers.fmlbench_tree import import_fmlbench_results
-
-    def run(on_run):
-        return import_fmlbench_results(root, archive, opts, agent=agent, task=task,
-                                       first_rep=rep or 0, replace_existing=replace,
-                                       manifests=manifests, data=data, on_run=on_run)  # fmt: skip
-
-    return _print_study(run, as_json, progress)
 
 
 def _print_study(run, as_json: bool, progress: bool) -> int:
@@ -272,7 +213,7 @@ def _print_study(run, as_json: bool, progress: bool) -> int:
         bar.set_postfix_str(item.source.rel[-40:])
 
     try:
-        study = run(on_run).to_dict()
+        study = run(on_run)
     finally:
         bar.close()
     if as_json:

@@ -14,18 +14,17 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis._atomic import check_writable_dir
+from automd_analysis.app import masking
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, note_legacy_store, typed
-from automd_analysis.errors import AutomdError
-from automd_analysis.masking import (
-    FLAG_THRESHOLD,
-    MaskingError,
-    compare_alarms,
-    make_masked_test,
-    read_predictions_csv,
-    write_csv_atomic,
-)
-from automd_analysis.tasks import get_task
+from automd_analysis.errors import MaskingError
+
+FLAG_THRESHOLD = masking.FLAG_THRESHOLD
+
+
+def agents_option(values: list[str] | None) -> list[str] | None:
+    """``--agents a --agents b`` or ``--agents a,b`` -> sorted unique names; empty -> ``None``."""
+    names = sorted({v.strip() for item in values or () for v in str(item).split(",") if v.strip()})
+    return names or None
 
 
 @masking_app.command("make")
@@ -47,25 +46,12 @@ def make_command(
 
     Each patient keeps its first min(n, max(4, floor(u n))) hourly rows in time order.
     """
-    task = get_task(task_id, data=data, manifests=manifests)
-    out = out if out is not None else Path(f"{task.id}_masked_seed{seed}.csv")
-    if out.is_dir():
-        raise MaskingError("--out is a directory, not a CSV file", path=out,
-                           code="masking.out_unwritable", fix="pass a file path, e.g. masked.csv")  # fmt: skip
-    check_writable_dir(out.parent, "the folder of --out", code="masking.out_unwritable")
-    masked = make_masked_test(task, seed, file_key=file_key)
-    source = task.path(file_key)
-    if out.resolve() == source.resolve():
-        raise MaskingError(
-            "refusing to overwrite the task's own test features",
-            path=out,
-            code="masking.overwrite",
-            fix="choose another --out path",
-        )
-    write_csv_atomic(masked, out)
-    patient_column = task.manifest.submission.id_columns[0]
-    n_patients = masked[patient_column].nunique()
-    typer.echo(f"wrote {out} ({len(masked)} rows, {n_patients} patients, seed {seed})")
+    made = masking.make_masked_file(
+        task_id, seed, out, file_key=file_key, data=data, manifests=manifests
+    )
+    typer.echo(
+        f"wrote {made.path} ({made.n_rows} rows, {made.n_patients} patients, seed {made.seed})"
+    )
 
 
 @masking_app.command("compare")
@@ -87,29 +73,15 @@ def compare_command(
     data: Path | None = DataOpt,
 ) -> None:
     """Compare alarms at retained hours; exit 1 when a real-time-rule violation is flagged."""
-    task = get_task(task_id, data=data, manifests=manifests)
-    if task.manifest.kind.value != "sequential":
-        raise MaskingError(
-            f"task {task.id!r} is a {task.manifest.kind.value} task; the masking test applies to "
-            "sequential tasks only",
-            code="masking.not_sequential",
-            fix="choose a sequential task",
-        )
-    patient_column, hour_column = task.manifest.submission.id_columns
-    label_column = task.manifest.submission.label_column or "PredictedLabel"
-    if not 0 <= threshold < 1:
-        raise AutomdError(
-            f"--threshold must be in [0, 1), got {threshold}", code="usage", fix="e.g. 0.001"
-        )
-    result = compare_alarms(
-        read_predictions_csv(full, "full re-run predictions"),
-        read_predictions_csv(masked, "masked re-run predictions"),
-        patient_column=patient_column,
-        hour_column=hour_column,
-        label_column=label_column,
-        retained=None if masked_test is None else read_predictions_csv(masked_test, "masked test"),
-        original=None if original is None else read_predictions_csv(original, "submission"),
+    result = masking.compare_predictions(
+        task_id,
+        full,
+        masked,
+        masked_test=masked_test,
+        original=original,
         threshold=threshold,
+        data=data,
+        manifests=manifests,
     )
     if as_json:
         typer.echo(json.dumps(result.to_dict(), sort_keys=True))
@@ -178,65 +150,34 @@ def run_command(
     Exit code 0: every eligible run was tested (flagged violations are results). 1: some runs
     could not be re-run (status error in masking.parquet). 2: bad input, or no consent.
     """
-    from automd_analysis.analysis.store import load_store
-    from automd_analysis.archive import open_archive
-    from automd_analysis.archive.workspace import open_workspace
-    from automd_analysis.masking.sandbox import SandboxedRerun, SandboxLimits
-    from automd_analysis.masking.step import agents_option, run_masking_step
-
-    if not 0 <= threshold < 1:
-        raise AutomdError(
-            f"--threshold must be in [0, 1), got {threshold}", code="usage", fix="e.g. 0.001"
-        )
+    masking.check_threshold(threshold)
     if not allow_code_execution:
         raise MaskingError(
             "the masking test re-runs archived code, which never happens unless you ask for it",
             code="masking.code_execution_not_allowed",
             fix="add --allow-code-execution (a limited sandbox: docs/security.md)",
         )
-    meta = open_archive(typed(archive)).meta
-    ws = open_workspace(
-        typed(archive),
-        data=typed(data),
-        manifests=typed(manifests),
-        scores=typed(scores),
-        archive_name=meta.name,
+    ws, roles = masking.masking_workspace(
+        typed(archive), data=typed(data), manifests=typed(manifests), scores=typed(scores)
     )
-    archive, data, manifests, scores_dir = ws.archive, ws.data, ws.manifests, ws.scores
     note_legacy_store(ws)
-    check_writable_dir(scores_dir, "--scores", code="masking.out_unwritable")
-    store = load_store(scores_dir)
-    limits = SandboxLimits(
-        cpu_seconds=cpu_seconds,
-        memory_bytes=int(memory_gb * (1 << 30)),
-        wall_seconds=wall_seconds,
-        require_network_isolation=require_no_network,
-    )
-    rerun = SandboxedRerun(
-        rerunner,
-        data=None if data is None else str(data),
-        manifests=None if manifests is None else str(manifests),
-        limits=limits,
-    )
-    summary = run_masking_step(
-        archive,
-        store,
-        scores_dir,
-        rerun=rerun,
-        allow_code_execution=True,
+    run = masking.run_masking(
+        ws,
+        allow_code_execution=allow_code_execution,
+        experiment=experiment or roles["main"],
+        rerunner=rerunner,
+        limits=masking.sandbox_limits(cpu_seconds, memory_gb, wall_seconds, require_no_network),
         seed=seed,
-        experiment=experiment or meta.roles["main"],
         agents=agents_option(agents),
         threshold=threshold,
-        data=data,
-        manifests=manifests,
         jobs=jobs,
         force=force,
         progress=sys.stderr.isatty(),
     )
+    summary = run.summary
     typer.echo(
         f"{summary.describe()}; {summary.n_rerun} re-run now, {summary.n_cached} from cache "
-        f"(isolation: {rerun.isolation}) -> {summary.path}"
+        f"(isolation: {run.isolation}) -> {summary.path}"
     )
     if summary.n_errors:
         typer.echo(

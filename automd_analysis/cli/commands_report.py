@@ -1,4 +1,4 @@
-"""``automd regenerate``: parse the options, run :func:`automd_analysis.report.pipeline.regenerate`,
+"""``automd regenerate``: parse the options, run :func:`automd_analysis.app.pipeline.regenerate`,
 print what it did. Stage progress goes to stderr; the summary to stdout."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from automd_analysis.app.run_notebooks import DEFAULT_CELL_TIMEOUT
 from automd_analysis.cli._apps import (
     DataOpt,
     EceBinsOpt,
@@ -18,7 +19,6 @@ from automd_analysis.cli._apps import (
     typed,
 )
 from automd_analysis.errors import AutomdError
-from automd_analysis.report.run_notebooks import DEFAULT_CELL_TIMEOUT
 
 
 def _log(line: str) -> None:
@@ -136,13 +136,11 @@ def regenerate_command(
     --allow-code-execution. Otherwise masking results are read as data: the file of
     --masking-results, or SCORES/masking.parquet from `automd masking run`.
     """
-    from automd_analysis.report.pipeline import RegenerateConfig, regenerate
+    from automd_analysis.app.pipeline import RegenerateConfig, default_workspace, regenerate
 
     if no_score and scores is None:
-        from automd_analysis.archive.workspace import open_workspace
-
         with contextlib.suppress(AutomdError):  # the pipeline reports a bad archive itself
-            note_legacy_store(open_workspace(typed(archive)))
+            note_legacy_store(default_workspace(typed(archive)))
     config = RegenerateConfig(
         archive=typed(archive),
         out=typed(out),

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
+from automd_analysis.app.scoring import DEFAULT_BOOTSTRAP, ScoreSummary, score_archive
 from automd_analysis.cli._apps import DataOpt, EceBinsOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
-from automd_analysis.scoring import ScoreSummary, score_archive
-from automd_analysis.scoring.engine import DEFAULT_BOOTSTRAP
 
 _MAX_LISTED = 10
 

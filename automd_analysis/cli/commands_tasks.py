@@ -7,23 +7,13 @@ Exit codes: ``validate`` 0 valid, 1 invalid, 2 usage or task-data error; ``tasks
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import typer
 
+from automd_analysis.app import task_data
 from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
 from automd_analysis.errors import AutomdError
-from automd_analysis.tasks import (
-    Task,
-    data_root,
-    file_statuses,
-    get_task,
-    load_manifests,
-    manifest_path,
-    pin_manifest,
-    task_status,
-)
 
 
 def _fail(exc: AutomdError) -> None:
@@ -49,26 +39,10 @@ def validate_command(
     A FILE that does not exist, or is a directory, is a usage error (exit 2), not an invalid
     submission.
     """
-    from automd_analysis.submissions import validate_submission
-
     try:
-        task = get_task(task_id, data=data, manifests=manifests)
-        if not file.exists() and not file.is_symlink():
-            raise AutomdError(
-                "submission file not found",
-                path=file,
-                code="file.missing",
-                fix="check the path of the CSV file to validate",
-            )
-        if file.is_dir():
-            raise AutomdError(
-                "the submission path is a directory, not a CSV file",
-                path=file,
-                code="file.not_regular",
-                fix="pass the submission CSV inside it, e.g. "
-                f"{shlex.quote(str(file / 'submission.csv'))}",
-            )
-        result = validate_submission(task, file, root=root)
+        task, result = task_data.validate_file(
+            task_id, file, data=data, manifests=manifests, root=root
+        )
     except AutomdError as exc:
         _fail(exc)
     if as_json:
@@ -109,34 +83,14 @@ def tasks_command(
     """
     try:
         if pin is not None:
-            path = manifest_path(pin, manifests)
-            hashes = pin_manifest(path, data_root(data), overwrite=force)
+            path, hashes = task_data.pin_task(pin, data=data, manifests=manifests, force=force)
             for key, sha in hashes.items():
                 typer.echo(f"pinned {pin}.{key} = {sha}")
             typer.echo(f"wrote {path}")
             return
-        found = load_manifests(manifests)
+        root, rows = task_data.task_listing(data=data, manifests=manifests, verify=verify)
     except AutomdError as exc:
         _fail(exc)
-    root = data_root(data)
-    rows = []
-    for task_id, m in found.items():
-        statuses = file_statuses(Task(m, root), verify=verify)
-        rows.append(
-            {
-                "id": task_id,
-                "origin": m.origin,
-                "kind": m.kind.value,
-                "metric": m.metric.value,
-                "validation": m.validation if m.shift == "none" else f"{m.validation} ({m.shift})",
-                "train": m.sizes.train,
-                "extra_train": m.sizes.extra_train,
-                "test": m.sizes.test,
-                "unit": m.sizes.unit,
-                "status": task_status(statuses),
-                "files": {s.key: s.state for s in statuses},
-            }
-        )
     if as_json:
         typer.echo(json.dumps({"data_root": str(root), "tasks": rows}, indent=2))
         return

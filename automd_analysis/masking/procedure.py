@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis._atomic import atomic_path
-from automd_analysis.errors import AutomdError
+from automd_analysis.errors import AutomdError, MaskingError
 from automd_analysis.tasks import Kind, Task, get_task
 
 __all__ = [
@@ -62,10 +62,6 @@ MIN_ROWS = 4
 FLAG_THRESHOLD = 0.001
 
 _MAX_EXAMPLES = 5
-
-
-class MaskingError(AutomdError):
-    """Bad input to the masking test (wrong task kind, missing columns, mismatched rows, ...)."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +47,6 @@ from automd_analysis.schema import RUN_KEY
 
 __all__ = [
     "MaskingStepSummary",
-    "agents_option",
     "describe_counts",
     "describe_results",
     "eligible_runs",
@@ -426,9 +425,3 @@ def _test_tasks(todo, archive, seed, threshold, data, manifests, rerun, jobs, pr
     finally:
         bar.close()
     return rows
-
-
-def agents_option(values: Iterable[str] | None) -> list[str] | None:
-    """``--agents a --agents b`` or ``--agents a,b`` -> sorted unique names; empty -> ``None``."""
-    names = sorted({v.strip() for item in values or () for v in str(item).split(",") if v.strip()})
-    return names or None

@@ -17,6 +17,7 @@ One module per concern:
 ``survival_horizon``      survival calibration at a horizon: KM groups, Cox slope, pseudo-value ICI
 ``utility``               PhysioNet/CinC 2019 normalised utility
 ``bootstrap``             bootstrap intervals (percentile, BCa) and the resample weights
+``replicated``            a metric on the observed data and on its resamples in one kernel call
 ``registry``              :class:`Metric` declarations: the built-in metrics and the user's own
 
 Every metric the score store uses takes ``weights=``: integer multiplicities per resampling unit,
@@ -67,6 +68,7 @@ from automd_analysis.metrics.registry import (
     MetricInputs,
     ece_metric,
 )
+from automd_analysis.metrics.replicated import Replicated, with_replicates
 from automd_analysis.metrics.survival import (
     KaplanMeierCurve,
     grid_index_post,
@@ -74,7 +76,11 @@ from automd_analysis.metrics.survival import (
     survival_time_grid,
 )
 from automd_analysis.metrics.survival_brier import integrated_brier_score, survival_brier_score
-from automd_analysis.metrics.survival_calibration import SurvivalECEResult, survival_ece
+from automd_analysis.metrics.survival_calibration import (
+    SurvivalECEResult,
+    survival_ece,
+    survival_ece_replicated,
+)
 from automd_analysis.metrics.survival_dcal import DCalibrationResult, d_calibration
 from automd_analysis.metrics.survival_horizon import (
     SurvivalCalibrationAt,
@@ -112,6 +118,7 @@ __all__ = [
     "SmoothedCalibrationCurve",
     "SpiegelhalterResult",
     "SurvivalCalibrationAt",
+    "Replicated",
     "SurvivalECEResult",
     "UndefinedMetricWarning",
     "auroc",
@@ -148,6 +155,8 @@ __all__ = [
     "survival_brier_score",
     "survival_calibration_at",
     "survival_ece",
+    "survival_ece_replicated",
     "survival_ici_at",
     "survival_time_grid",
+    "with_replicates",
 ]

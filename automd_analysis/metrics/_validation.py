@@ -24,19 +24,43 @@ __all__ = [
     "check_same_length",
     "check_survival_ece_inputs",
     "finish",
+    "undefined_message",
     "warn_undefined",
 ]
 
 
 class UndefinedMetricWarning(UserWarning):
-    """A metric is mathematically undefined on the given (well-formed) input and was set to ``nan``."""
+    """A metric is mathematically undefined on the given (well-formed) input and was set to ``nan``.
+
+    A warning of :func:`finish` also says what was undefined: ``metric``, ``why`` and, for a
+    weight matrix, ``undefined`` (one bool per weight vector); ``None`` where not known.
+    """
+
+    metric: str | None = None
+    why: str | None = None
+    undefined: np.ndarray | None = None
+
+
+def undefined_message(metric: str, why: str, undefined: np.ndarray | None = None) -> str:
+    """The message of an undefined metric: of one value, or (``undefined``: one bool per weight
+    vector) of the vectors of a weight matrix."""
+    if undefined is None:
+        return f"{metric} is undefined ({why}); returning nan."
+    return (
+        f"{metric} is undefined ({why}) in {int(np.sum(undefined))} of {len(undefined)} weight "
+        "vectors; they are nan."
+    )
+
+
+def _warn(metric: str, why: str, undefined: np.ndarray | None = None) -> None:
+    warning = UndefinedMetricWarning(undefined_message(metric, why, undefined))
+    warning.metric, warning.why, warning.undefined = metric, why, undefined
+    warnings.warn(warning, stacklevel=4)
 
 
 def warn_undefined(metric: str, why: str) -> float:
     """Emit :class:`UndefinedMetricWarning` for ``metric`` and return ``nan``."""
-    warnings.warn(
-        f"{metric} is undefined ({why}); returning nan.", UndefinedMetricWarning, stacklevel=3
-    )
+    warnings.warn(undefined_message(metric, why), UndefinedMetricWarning, stacklevel=3)
     return float("nan")
 
 
@@ -45,23 +69,13 @@ def finish(values: np.ndarray, matrix: bool, metric: str, why: str):
     :class:`UndefinedMetricWarning`), the array of values for a weight matrix (one warning counting
     the ``nan`` entries)."""
     values = np.asarray(values, dtype=np.float64)
-    undefined = int(np.isnan(values).sum())
+    undefined = np.isnan(values)
     if not matrix:
-        value = float(values[0])
-        if undefined:
-            warnings.warn(
-                f"{metric} is undefined ({why}); returning nan.",
-                UndefinedMetricWarning,
-                stacklevel=3,
-            )
-        return value
-    if undefined:
-        warnings.warn(
-            f"{metric} is undefined ({why}) in {undefined} of {len(values)} weight vectors; "
-            "they are nan.",
-            UndefinedMetricWarning,
-            stacklevel=3,
-        )
+        if undefined[0]:
+            _warn(metric, why)
+        return float(values[0])
+    if undefined.any():
+        _warn(metric, why, undefined)
     return values
 
 

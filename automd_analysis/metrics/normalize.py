@@ -15,7 +15,7 @@ def normalized_score(raw, null_score):
     .. math:: s = \\min\\bigl(1, \\max\\bigl(0, (m - m_0) / (1 - m_0)\\bigr)\\bigr)
 
     with :math:`m_0 = 0.5` for C^td and AUROC and :math:`m_0 = 0` for min(Se, PPV) and the
-    PhysioNet 2019 utility (``automd_analysis.tasks.NULL_SCORES``).
+    PhysioNet 2019 utility (``automd_analysis.schema.NULL_SCORES``).
 
     Parameters
     ----------

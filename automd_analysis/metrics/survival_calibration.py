@@ -49,8 +49,9 @@ import numpy as np
 from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._validation import check_survival_ece_inputs, finish
 from automd_analysis.metrics._weights import as_weights, is_matrix, ones_or
+from automd_analysis.metrics.replicated import Replicated, observed_first, recorded
 
-__all__ = ["SurvivalECEResult", "survival_ece"]
+__all__ = ["SurvivalECEResult", "survival_ece", "survival_ece_replicated"]
 
 
 @dataclass(frozen=True)
@@ -638,6 +639,79 @@ def survival_ece(
     if not is_matrix(w):
         total = len(t) if w is None else int(w.sum())
         return _result(qs, grid, parts, min_group, total)
-    out = parts[-1]
+    return _matrix_values(parts[-1])
+
+
+def _matrix_values(values: np.ndarray) -> np.ndarray:
     why = "no event, or at some time every group is smaller than min_group"
-    return finish(out, True, "survival ECE", why)
+    return finish(values, True, "survival ECE", why)
+
+
+def survival_ece_replicated(
+    durations,
+    events,
+    surv,
+    time_grid,
+    weights=None,
+    quantiles=(0.25, 0.5, 0.75),
+    n_groups: int = 10,
+    min_group: int = 5,
+) -> Replicated:
+    """:func:`survival_ece` of the observed data, with its details, and of each resample, in one
+    pass of the kernel.
+
+    The kernel runs once over the weight matrix whose first row is all ones and whose other rows
+    are ``weights`` (:func:`~automd_analysis.metrics.replicated.observed_first`); each row is
+    computed on its own, so the observed result equals ``survival_ece(durations, events, surv,
+    time_grid)`` and the replicates equal ``survival_ece(..., weights=weights)``.
+
+    Parameters
+    ----------
+    durations, events, surv, time_grid, quantiles, n_groups, min_group
+        As :func:`survival_ece`.
+    weights : array-like of int, shape (B, n), optional
+        The resamples' patient multiplicities; ``None``: the observed result only.
+
+    Returns
+    -------
+    Replicated
+        ``observed``: the :class:`SurvivalECEResult` of the observed data; ``replicates``: the ECE
+        of each resample (``nan`` where undefined); the undefined-value messages of each part.
+
+    See Also
+    --------
+    survival_ece : the measure (Auto-MD-bench App. F).
+
+    References
+    ----------
+    .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
+       agents for real-world medical tasks. arXiv:2610.25069, App. F.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s2 = np.array([0.2, 0.4, 0.6, 0.7, 0.8, 0.9])
+    >>> surv = np.column_stack([np.ones(6), s2, s2 / 2])
+    >>> res = survival_ece_replicated([1, 2, 3, 4, 5, 6], [1, 1, 1, 0, 1, 0], surv, [0, 2, 4],
+    ...                               [[1, 1, 1, 1, 1, 1]], quantiles=(0.5,), n_groups=2,
+    ...                               min_group=3)
+    >>> round(res.observed.ece, 6), [round(float(v), 6) for v in res.replicates]
+    (0.133333, [0.133333])
+    """
+    t, e, s, grid, qs = check_survival_ece_inputs(
+        durations, events, surv, time_grid, quantiles, n_groups, min_group
+    )
+    if weights is None:
+        observed, caught = recorded(survival_ece, durations, events, surv, time_grid, quantiles,
+                                    n_groups, min_group)  # fmt: skip
+        return Replicated(observed, None, tuple(str(w) for w in caught))
+    w = as_weights(observed_first(weights), len(t), unit="patient")
+    parts = _parts(t, e, s, grid, qs, int(n_groups), int(min_group), w)
+    observed, caught = recorded(_result, qs, grid, parts, min_group, len(t))
+    replicates, caught_replicates = recorded(_matrix_values, parts[-1][1:])
+    return Replicated(
+        observed,
+        replicates,
+        tuple(str(c) for c in caught),
+        tuple(str(c) for c in caught_replicates),
+    )

@@ -54,6 +54,9 @@ from automd_analysis.metrics._weights import (
 
 __all__ = ["UTILITY_PARAMETERS", "SepsisUtilityParts", "sepsis_utility", "sepsis_utility_parts"]
 
+#: Why the normalised utility is undefined (one weight vector or many).
+_NO_SEPTIC = "no septic patient, so U_best = U_inaction"
+
 #: Official PhysioNet/CinC 2019 utility parameters (the only ones supported).
 UTILITY_PARAMETERS = {
     "dt_early": -12,
@@ -276,7 +279,7 @@ def _parts(units: tuple, w: np.ndarray | None) -> SepsisUtilityParts:
         np.array([(u_obs - u_inaction) / (u_best - u_inaction) if n_septic else np.nan]),
         False,
         "PhysioNet 2019 utility",
-        "no septic patient, so U_best = U_inaction",
+        _NO_SEPTIC,
     )
     return SepsisUtilityParts(
         normalized=normalized,
@@ -401,4 +404,4 @@ def sepsis_utility(patient_ids, labels, predicted_labels, hours=None, *, weights
             out[k0 : k0 + lanes.shape[1]] = np.where(
                 den > 0, num / np.where(den > 0, den, 1), np.nan
             )
-    return finish(out, True, "PhysioNet 2019 utility", "no septic patient")
+    return finish(out, True, "PhysioNet 2019 utility", _NO_SEPTIC)

@@ -1,25 +1,8 @@
-"""What the report notebooks share: parameter resolution, the loaded score store, table/figure export.
+"""What a report notebook publishes with: table and figure export, and what Jupyter displays.
 
-A report notebook's first code cell holds its parameters (papermill ``parameters`` tag)::
-
-    archive = "runs_archive/demo"   # relative paths are relative to the repository root
-    scores_dir = None               # default: scores/<archive name>
-    data_root = None
-    manifests_dir = None
-    output_dir = None               # default: build/notebooks/<notebook name>
-    main_experiment = "main"
-    objectives_experiment = "objectives"
-    llm_experiment = "llm"
-    seed = 0
-
-and its second calls :func:`open_report` with them. Paths are resolved by the workspace rules
-(:mod:`automd_analysis.archive.workspace`): relative ones against the repository root, not the
-working directory, so the same defaults work in JupyterLab (working directory ``notebooks/``),
-under papermill/``automd regenerate`` (absolute paths injected) and under nbval (working directory
-``tests/nbval/``). A notebook run by hand (JupyterLab, papermill without
-``output_dir``) writes its tables and figures to its own folder ``build/notebooks/<notebook>``, never
-into the report directory whose HTML pages only ``automd regenerate`` rebuilds, and says where
-(:meth:`Report.where_written`).
+A notebook gets its :class:`Report` from :func:`automd_analysis.app.notebook.open_report`, which
+resolves its parameters and loads the score store; this module only turns the notebook's tables
+and figures into files and displays.
 
 :meth:`Report.table` exports a table as its declaration says
 (:mod:`automd_analysis.analysis.catalog`; CSV + LaTeX + HTML under ``output_dir/tables``) and
@@ -33,7 +16,6 @@ width with its caption underneath.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,13 +26,12 @@ import pandas as pd
 from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import TableSpec
 from automd_analysis.analysis.primary import run_overview
-from automd_analysis.analysis.store import ScoreStore, code_problems, load_store, task_units
-from automd_analysis.archive.workspace import Workspace, open_workspace
+from automd_analysis.analysis.store import ScoreStore, task_units
 from automd_analysis.errors import AutomdError
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
-from automd_analysis.report.disclosure import DisclosurePolicy, report_disclosure
+from automd_analysis.report.disclosure import DisclosurePolicy
 from automd_analysis.report.headlines import Findings
 from automd_analysis.report.presentation import is_long
 from automd_analysis.report.provenance import (
@@ -72,7 +53,6 @@ __all__ = [
     "MaskingResults",
     "Report",
     "TableView",
-    "open_report",
     "table_spec",
 ]
 
@@ -229,7 +209,10 @@ class SettingsCheck:
 
 @dataclass(frozen=True)
 class Report:
-    """A notebook's view of one scored archive; create it with :func:`open_report`.
+    """A notebook's view of one scored archive: what it publishes and how.
+
+    Create it with :func:`automd_analysis.app.notebook.open_report` (which resolves the folders
+    and loads the store); the tests build one around an in-memory store.
 
     Attributes
     ----------
@@ -250,13 +233,6 @@ class Report:
     disclosure : DisclosurePolicy
         Small-cell suppression applied to every table and figure this report publishes
         (:mod:`automd_analysis.report.disclosure`).
-    hand_run : bool
-        ``output_dir`` was not given: the notebook writes to its own folder
-        (:meth:`automd_analysis.archive.workspace.Workspace.hand_run_dir`, :meth:`where_written`).
-    workspace : Workspace or None
-        Where the report's folders are and how later paths (parameters of
-        :meth:`masking_results`, :meth:`process_metrics`) are resolved; ``None``: the
-        repository's default workspace.
     """
 
     archive: Path
@@ -268,8 +244,6 @@ class Report:
     seed: int
     store: ScoreStore
     disclosure: DisclosurePolicy = DisclosurePolicy()
-    hand_run: bool = False
-    workspace: Workspace | None = None
 
     def table(
         self,
@@ -388,23 +362,6 @@ reference is undefined. To include it: add baseline runs.)
         """Several figures behind one closed ``<details>`` line (``summary`` always visible)."""
         return Collapsed(summary=summary, items=tuple(views))
 
-    def where_written(self):
-        """A note saying where this notebook wrote its tables and figures, when it chose the
-        folder itself (run by hand, ``output_dir`` not given); ``None`` otherwise (``automd
-        regenerate`` passes the report folder and rebuilds the HTML pages itself)."""
-        if not self.hand_run:
-            return None
-        from IPython.display import Markdown
-
-        where, root = self.output_dir, self._workspace().root
-        if where.is_relative_to(root):
-            where = where.relative_to(root)
-        return Markdown(
-            f"**Tables and figures of this run are written to `{where}/`** (`tables/`, "
-            "`figures/`), not to the HTML report: `automd regenerate` rebuilds the report pages. "
-            "Set `output_dir` in the parameters cell to write elsewhere."
-        )
-
     def reliability_figures(self, reliability: pd.DataFrame) -> list[FigureView]:
         """One reliability-diagram figure per task, saved as ``figures/reliability_<task>`` and
         titled with the task id; tasks in sorted order.
@@ -447,57 +404,6 @@ reference is undefined. To include it: add baseline runs.)
         caption = f"Archive {self.archive_name}: {spec.caption}"
         return self.table(run_overview(self.store), "overview_runs", caption=caption)
 
-    def masking_results(self, path: str | Path | None = None) -> MaskingResults:
-        """The masking-test results of this archive (paper App. G), if any.
-
-        ``path`` (a parameter of notebook 07; relative to the repository root) defaults to
-        ``<scores_dir>/masking.parquet``, which ``automd masking run`` (and ``automd regenerate`` for
-        re-runnable archives) writes. A missing default file is not an error (the result says the
-        test was not run); a missing explicitly given file, or a malformed one, raises.
-
-        Raises
-        ------
-        MaskingResultsError
-            The given file does not exist, or a file is malformed (names the column and rows).
-        """
-        from automd_analysis.masking.results import MASKING_FILE, read_masking_results
-
-        given = self._workspace().resolve(path)
-        target = given if given is not None else self.scores_dir / MASKING_FILE
-        frame = read_masking_results(target, missing_ok=given is None)
-        return MaskingResults(frame=frame, path=target)
-
-    def process_metrics(
-        self,
-        *,
-        experiment: str,
-        backend: str = "auto",
-        embedding_cache: str | Path | None = None,
-    ) -> pd.DataFrame:
-        """FML-bench process metrics of every non-baseline run of ``experiment``
-        (:func:`automd_analysis.analysis.process.process_metrics`).
-
-        Each version's code is read from the score store (the scorer published it, read from the
-        archive with the bounded, read-only reader; never executed) and embedded with
-        ``backend``; vectors are cached in ``embedding_cache`` (relative to the repository root;
-        default ``<scores_dir>/embeddings``). Code files the scorer could not read (e.g. above
-        the 1 MiB limit) are left out of their version and listed in
-        ``result.attrs["code_problems"]`` (records ``run_id, version, file, code, message``: plain
-        values, as pandas compares ``attrs`` when it combines frames).
-        """
-        from automd_analysis.analysis import process
-
-        cache = self._workspace().resolve(embedding_cache) or self.scores_dir / "embeddings"
-        metrics = process.process_metrics(
-            self.store, backend=backend, embedding_cache=cache, experiment=experiment
-        )
-        problems = code_problems(self.store, metrics["run_id"])
-        metrics.attrs["code_problems"] = problems.to_dict("records")
-        return metrics
-
-    def _workspace(self) -> Workspace:
-        return self.workspace or open_workspace(scores=self.scores_dir)
-
     @property
     def synthetic(self) -> list[str]:
         """The synthetic tasks of the store (``store.tasks.synthetic``), marked on the pages."""
@@ -508,79 +414,3 @@ reference is undefined. To include it: add baseline runs.)
         categories), from the store's ``tasks`` table; empty for a store without one (tasks then
         default to patients)."""
         return task_units(self.store)
-
-
-def open_report(
-    *,
-    archive: str | Path,
-    scores_dir: str | Path | None = None,
-    output_dir: str | Path | None = None,
-    data_root: str | Path | None = None,
-    manifests_dir: str | Path | None = None,
-    seed: int = 0,
-    min_cell: int | None = None,
-    notebook: str = "notebook",
-    root: str | Path | None = None,
-) -> Report:
-    """Resolve a notebook's parameters and load the score store.
-
-    Parameters
-    ----------
-    archive : path
-        The runs archive (its ``archive.yaml`` is read only for the name of the default store).
-    scores_dir : path, optional
-        Score store; default ``<root>/scores/<archive name>``.
-    output_dir : path, optional
-        Report directory; ``tables/`` and ``figures/`` are created in it. ``None`` (a notebook
-        run by hand): ``<root>/build/notebooks/<notebook>``, so a hand run never changes the
-        tables behind a published report.
-    data_root, manifests_dir : path, optional
-        As for ``automd score`` (only recorded: the report reads the score store alone).
-    seed : int
-    min_cell : int, optional
-        Small-cell threshold (:func:`~automd_analysis.report.disclosure.disclosure_policy`):
-        ``None`` suppresses counts below 11 of credentialed and DUA tasks only; an int applies to
-        every task (``0`` disables).
-    notebook : str
-        The calling notebook's name (its folder when ``output_dir`` is ``None``); a plain name.
-    root : path, optional
-        The project directory relative paths are taken from (default: the repository).
-
-    Paths are resolved by :func:`automd_analysis.archive.workspace.open_workspace`.
-
-    Raises
-    ------
-    ArchiveError
-        ``scores_dir`` is not given and the archive or its ``archive.yaml`` is missing or invalid.
-    ScoreStoreError
-        The score store is missing or malformed (the message says how to build it).
-    """
-    hand_run = output_dir is None
-    if hand_run and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", str(notebook)):
-        raise ValueError(f"notebook name {notebook!r} must be a plain name")
-    ws = open_workspace(
-        archive,
-        scores=scores_dir,
-        data=data_root,
-        manifests=manifests_dir,
-        out=output_dir,
-        root=root,
-    )
-    out = ws.hand_run_dir(notebook) if hand_run else ws.out
-    for sub in ("tables", "figures"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    store = load_store(ws.scores)
-    name = ws.archive_name or str(store.meta.get("archive") or ws.archive.name)
-    return Report(
-        archive=ws.archive,
-        archive_name=name,
-        scores_dir=ws.scores,
-        output_dir=out,
-        manifests_dir=ws.resolve(manifests_dir),
-        data_root=ws.resolve(data_root),
-        seed=int(seed),
-        store=store,
-        disclosure=report_disclosure(store, min_cell),
-        hand_run=hand_run,
-        workspace=ws,
-    )

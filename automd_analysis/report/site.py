@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import quote
 
 import bleach
@@ -40,7 +41,6 @@ from automd_analysis.report.provenance import (
     provenance_line,
     synthetic_tasks,
 )
-from automd_analysis.report.run_notebooks import NotebookResult
 
 __all__ = [
     "SUBDIRS",
@@ -56,6 +56,19 @@ __all__ = [
     "summarise_store",
     "synthetic_tasks",
 ]
+
+
+class NotebookResult(Protocol):
+    """What the index needs to know of one notebook's run (the application's
+    :class:`automd_analysis.app.run_notebooks.NotebookResult` has it)."""
+
+    name: str
+    output: Path
+    ok: bool
+    skipped: str | None
+    failure: object | None
+    title: str | None
+
 
 #: Sub-directories of a report directory.
 SUBDIRS = ("tables", "figures", "notebooks", "html")
@@ -658,7 +671,7 @@ def render_site(
     out_dir : path
         The report directory.
     results : sequence of NotebookResult
-        From :func:`automd_analysis.report.run_notebooks.execute_notebooks`, in report order. A
+        From :func:`automd_analysis.app.run_notebooks.execute_notebooks`, in report order. A
         result with a ``title`` already has its page (rendered with its run, or kept from an
         earlier one); the other successful ones are rendered here. Failed notebooks get no page
         (their executed copies stay in ``OUT/notebooks``) and are listed as failed on the index.

@@ -36,14 +36,11 @@ slope intervals (cluster-robust SEs); classification and survival intervals are 
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.metrics import UndefinedMetricWarning
 from automd_analysis.metrics.calibration_smooth import DEFAULT_CURVE_POINTS
 from automd_analysis.schema import (
     CALIBRATION_MEASURE_COLUMNS,
@@ -51,6 +48,7 @@ from automd_analysis.schema import (
     NET_BENEFIT_THRESHOLDS,
     net_benefit_column,
 )
+from automd_analysis.scoring.metrics_for import SubmissionEvaluation, WarningLog
 
 __all__ = [
     "CALIBRATION_MEASURE_COLUMNS",
@@ -68,24 +66,6 @@ _STRING_COLUMNS = frozenset({"cal_se_method", "measure_warnings"})
 _INT_COLUMNS = frozenset({"n_clusters"})
 
 
-class _Collect:
-    """Run metric calls, collecting :class:`UndefinedMetricWarning` messages."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def __call__(self, fn: Callable, *args, **kwargs):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedMetricWarning)
-            value = fn(*args, **kwargs)
-        for w in caught:
-            if issubclass(w.category, UndefinedMetricWarning):
-                self.messages.append(str(w.message))
-            else:  # pragma: no cover - anything else is re-emitted unchanged
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return value
-
-
 def _empty() -> dict:
     out: dict = {}
     for c in CALIBRATION_MEASURE_COLUMNS:
@@ -96,15 +76,6 @@ def _empty() -> dict:
         else:
             out[c] = math.nan
     return out
-
-
-def _check_aligned(n_expected: int, **arrays) -> None:
-    for name, arr in arrays.items():
-        if arr is not None and len(arr) != n_expected:
-            raise ValueError(
-                f"predictions {name!r} have {len(arr)} rows but the labels have {n_expected}; "
-                "validate_submission must align predictions to the labels"
-            )
 
 
 def survival_horizon(durations, events, time_grid) -> float:
@@ -136,9 +107,10 @@ def survival_horizon(durations, events, time_grid) -> float:
     return float(grid[int(np.argmin(np.abs(grid - target)))])
 
 
-def _binary(out: dict, w: _Collect, y, p, groups) -> None:
-    out["ece_10"] = w(metrics.ece, y, p, 10)
-    out["ece_15"] = w(metrics.ece, y, p, 15)
+def _binary(out: dict, w: WarningLog, evaluation: SubmissionEvaluation, groups) -> None:
+    y, p = evaluation.labels.label, evaluation.predictions.probability
+    out["ece_10"] = w.observed(evaluation.ece(10))
+    out["ece_15"] = w.observed(evaluation.ece(15))
     out["ece_equal_mass_10"] = w(metrics.ece_equal_mass, y, p, 10)
     cis = w(metrics.calibration_intercept_slope, y, p, groups=groups)
     for src, dst in (
@@ -170,9 +142,10 @@ def _binary(out: dict, w: _Collect, y, p, groups) -> None:
         out[net_benefit_column(t)] = nb
 
 
-def _survival(out: dict, w: _Collect, t, e, surv, grid) -> None:
-    out["ece_10"] = w(metrics.survival_ece, t, e, surv, grid, n_groups=10).ece
-    out["ece_15"] = w(metrics.survival_ece, t, e, surv, grid, n_groups=15).ece
+def _survival(out: dict, w: WarningLog, evaluation: SubmissionEvaluation) -> None:
+    t, e, surv, grid = evaluation.inputs.args
+    out["ece_10"] = w.observed(evaluation.ece(10)).ece
+    out["ece_15"] = w.observed(evaluation.ece(15)).ece
     dcal = w(metrics.d_calibration, t, e, surv, grid, 10)
     out["dcal_statistic"], out["dcal_p"] = dcal.statistic, dcal.p_value
     out["dcal_divergence"] = dcal.divergence
@@ -208,7 +181,9 @@ def _patients(labels) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-def calibration_measures(kind: str, labels, predictions) -> dict:
+def calibration_measures(
+    kind: str, labels, predictions, evaluation: SubmissionEvaluation | None = None
+) -> dict:
     """Every calibration measure of one validated, label-aligned submission.
 
     Parameters
@@ -218,6 +193,9 @@ def calibration_measures(kind: str, labels, predictions) -> dict:
         Hidden outcomes; sequential tasks: the first id column is the patient (the cluster).
     predictions : AlignedPredictions
         From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+    evaluation : SubmissionEvaluation, optional
+        The submission's kernels: ``ece_10`` (``ece_15``) is its ECE with 10 (15) bins, the
+        store's ECE itself when that has 10 bins (made here when not given).
 
     Returns
     -------
@@ -245,30 +223,27 @@ def calibration_measures(kind: str, labels, predictions) -> dict:
     Examples
     --------
     >>> import numpy as np, pandas as pd
-    >>> from types import SimpleNamespace
-    >>> labels = SimpleNamespace(label=np.array([0, 1, 0, 1, 1, 0]),
-    ...                          ids=pd.DataFrame({"id": list("abcdef")}))
-    >>> preds = SimpleNamespace(probability=np.array([0.2, 0.6, 0.4, 0.7, 0.5, 0.3]))
+    >>> from automd_analysis.submissions import AlignedPredictions
+    >>> from automd_analysis.tasks import TaskLabels
+    >>> labels = TaskLabels(ids=pd.DataFrame({"id": list("abcdef")}),
+    ...                     label=np.array([0, 1, 0, 1, 1, 0]))
+    >>> preds = AlignedPredictions(probability=np.array([0.2, 0.6, 0.4, 0.7, 0.5, 0.3]))
     >>> row = calibration_measures("classification", labels, preds)
     >>> list(row) == list(CALIBRATION_MEASURE_COLUMNS)
     True
     >>> round(row["ece_10"], 4), row["cal_se_method"], bool(np.isnan(row["dcal_p"]))
     (0.35, 'model', True)
     """
-    w = _Collect()
+    w = WarningLog()
     out = _empty()
-    if kind == "survival":
-        t, e = labels.duration, labels.event
-        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-        _check_aligned(len(t), surv=predictions.surv)
-        _survival(out, w, t, e, predictions.surv, grid)
-    elif kind in ("classification", "sequential"):
-        y, p = labels.label, predictions.probability
-        _check_aligned(len(y), probability=p)
-        groups = _patients(labels) if kind == "sequential" else None
-        _binary(out, w, y, p, groups)
-    else:
+    if kind not in ("survival", "classification", "sequential"):
         raise ValueError(f"unknown task kind {kind!r}")
+    if evaluation is None:
+        evaluation = SubmissionEvaluation(kind, labels, predictions)
+    if kind == "survival":
+        _survival(out, w, evaluation)
+    else:
+        _binary(out, w, evaluation, _patients(labels) if kind == "sequential" else None)
     for c in CALIBRATION_MEASURE_COLUMNS:
         if c in _STRING_COLUMNS:
             out[c] = str(out[c])
@@ -313,7 +288,7 @@ def calibration_curve_rows(kind: str, labels, predictions, points=None) -> list[
     >>> [(r["x"], round(r["observed"], 4)) for r in rows]
     [(0.1, nan), (0.5, 1.0)]
     """
-    w = _Collect()
+    w = WarningLog()
     pts = DEFAULT_CURVE_POINTS if points is None else np.asarray(points, dtype=np.float64)
     if kind == "survival":
         t, e = labels.duration, labels.event

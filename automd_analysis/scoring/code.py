@@ -20,13 +20,12 @@ from collections.abc import Iterable
 
 from automd_analysis.archive import Run
 from automd_analysis.errors import AutomdError
+from automd_analysis.schema import CODE_SKIPPED
 
 __all__ = ["CODE_SKIPPED", "MAX_CODE_FILE_BYTES", "code_tables", "version_code"]
 
 #: Largest code file read (a larger one is skipped for its version and listed as a problem).
 MAX_CODE_FILE_BYTES = 1 << 20
-#: ``effect`` of the ``problems.parquet`` row of a code file that could not be read.
-CODE_SKIPPED = "code file skipped"
 
 
 def version_code(run: Run, version, problems: list[dict]) -> tuple[str, int] | None:

@@ -25,7 +25,6 @@ survival (App. F). The normalised score is eq. (1), clipped to [0, 1].
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +32,15 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.metrics import UndefinedMetricWarning
 from automd_analysis.metrics.registry import KINDS
+from automd_analysis.metrics.replicated import Replicated, recorded, with_replicates
 
 __all__ = [
     "DEFAULT_ECE_BINS",
     "METRIC_FIELDS",
     "SCORING_SETTINGS",
+    "SubmissionEvaluation",
+    "WarningLog",
     "calibration_rows",
     "metric_inputs",
     "metric_record",
@@ -68,22 +69,22 @@ def _f(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-class _Warnings:
-    """Run metric calls, collecting :class:`UndefinedMetricWarning` messages instead of printing."""
+class WarningLog:
+    """Run metric calls, collecting :class:`~automd_analysis.metrics.UndefinedMetricWarning`
+    messages instead of printing them (:attr:`messages`)."""
 
     def __init__(self) -> None:
         self.messages: list[str] = []
 
     def __call__(self, fn: Callable, *args, **kwargs):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedMetricWarning)
-            value = fn(*args, **kwargs)
-        for w in caught:
-            if issubclass(w.category, UndefinedMetricWarning):
-                self.messages.append(str(w.message))
-            else:  # pragma: no cover - re-emit anything else unchanged
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        value, caught = recorded(fn, *args, **kwargs)
+        self.messages += [str(w) for w in caught]
         return value
+
+    def observed(self, result: Replicated):
+        """The observed value of ``result``, its messages collected."""
+        self.messages += result.observed_warnings
+        return result.observed
 
 
 def _check_aligned(n_expected: int, **arrays: np.ndarray | None) -> None:
@@ -134,6 +135,135 @@ def primary_metric(kind: str, metric: str) -> metrics.Metric:
     return found
 
 
+class SubmissionEvaluation:
+    """The metric kernels of one validated submission, each called once.
+
+    Every quantity of a submission that the store publishes in several places is computed here
+    once and read by every table: the primary metric m and the ECE (``scores``, the replicates,
+    ``calibration_measures.ece_10``, the survival reliability groups), the AUROC of an AUROC task
+    (its ``raw`` and ``auroc``). With resample ``weights``, the primary metric and the ECE are
+    evaluated on the observed data and on every resample in the same kernel call
+    (:func:`~automd_analysis.metrics.with_replicates`,
+    :func:`~automd_analysis.metrics.survival_ece_replicated`).
+
+    One exception, kept so that published digits do not move: the ECE of an hourly (sequential)
+    task is published over patient-hours, while its replicates resample patients (the kernel's
+    clustered form), which sums the same rows in another order; its observed value and its
+    replicates are two calls of the kernel.
+
+    Parameters
+    ----------
+    kind : {"survival", "classification", "sequential"}
+    labels : TaskLabels
+    predictions : AlignedPredictions
+        From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+    metric : str, optional
+        The task's primary metric (:func:`primary_metric`); needed for :attr:`primary`.
+    weights : numpy.ndarray of shape (B, n_units), optional
+        The task's resample weights (:func:`~automd_analysis.scoring.replicates.task_resample_weights`);
+        ``None``: observed values only.
+    ece_bins : int, default 10
+        Equal-width bins of the scored ECE of binary and hourly tasks.
+
+    Raises
+    ------
+    ValueError
+        Unknown kind or metric, or predictions not aligned to the labels.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from automd_analysis.submissions import AlignedPredictions
+    >>> from automd_analysis.tasks import TaskLabels
+    >>> labels = TaskLabels(ids=pd.DataFrame({"id": list("abcd")}), label=np.array([1, 0, 1, 0]))
+    >>> ev = SubmissionEvaluation("classification", labels,
+    ...     AlignedPredictions(probability=np.array([0.8, 0.4, 0.4, 0.1])), metric="auroc",
+    ...     weights=np.array([[1, 1, 0, 2], [0, 1, 2, 1]]))
+    >>> ev.primary.observed, ev.primary.replicates.tolist(), ev.auroc()
+    (0.875, [1.0, 0.75], 0.875)
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        labels,
+        predictions,
+        *,
+        metric: str | None = None,
+        weights: np.ndarray | None = None,
+        ece_bins: int = DEFAULT_ECE_BINS,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown task kind {kind!r}")
+        self.kind, self.labels, self.predictions = kind, labels, predictions
+        self.declared = None if metric is None else primary_metric(kind, metric)
+        self.inputs = metric_inputs(kind, labels, predictions)
+        self.weights, self.ece_bins = weights, int(ece_bins)
+        self._memo: dict[object, Any] = {}
+
+    def _once(self, key, compute: Callable):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    @property
+    def primary(self) -> Replicated:
+        """The primary metric m (raw), with its replicates when there are weights."""
+        if self.declared is None:
+            raise ValueError("this evaluation was made without the task's primary metric")
+        return self._once("primary", lambda: with_replicates(
+            lambda w: self.declared.evaluate(self.inputs, w), self.weights
+        ))  # fmt: skip
+
+    @property
+    def scored_ece(self) -> Replicated:
+        """The ECE of the store (``ece_bins`` equal-width bins; survival: the Kaplan-Meier ECE
+        with its details), with its replicates when there are weights."""
+        return self._once("ece", self._scored_ece)
+
+    def _scored_ece(self) -> Replicated:
+        if self.kind == "survival":
+            return metrics.survival_ece_replicated(*self.inputs.args, weights=self.weights)
+        y, p = self.labels.label, self.predictions.probability
+        if self.kind == "classification":
+            return with_replicates(
+                lambda w: metrics.ece(y, p, self.ece_bins, weights=w), self.weights
+            )
+        observed = with_replicates(lambda w: metrics.ece(y, p, self.ece_bins, weights=w), None)
+        if self.weights is None:
+            return observed
+        hourly = metrics.ece_metric("sequential", self.ece_bins)
+        replicates = with_replicates(lambda w: hourly.evaluate(self.inputs, w), self.weights)
+        return Replicated(observed.observed, replicates.replicates, observed.observed_warnings,
+                          replicates.replicate_warnings)  # fmt: skip
+
+    def ece(self, n_bins: int) -> Replicated:
+        """The observed ECE with ``n_bins`` bins (survival: Kaplan-Meier groups), its messages:
+        the scored ECE's when ``n_bins`` is the scored setting, else one call."""
+        scored = 10 if self.kind == "survival" else self.ece_bins
+        if int(n_bins) == scored:
+            result = self.scored_ece
+            return Replicated(result.observed, None, result.observed_warnings)
+        return self._once(("ece", int(n_bins)), lambda: self._other_ece(int(n_bins)))
+
+    def _other_ece(self, n_bins: int) -> Replicated:
+        if self.kind == "survival":
+            return metrics.survival_ece_replicated(*self.inputs.args, n_groups=n_bins)
+        y, p = self.labels.label, self.predictions.probability
+        return with_replicates(lambda w: metrics.ece(y, p, n_bins, weights=w), None)
+
+    def auroc(self, log: WarningLog | None = None) -> float:
+        """The AUROC of the probability (the primary metric's value on an AUROC task)."""
+        if self.declared is not None and self.declared.name == "auroc":
+            result = self.primary
+        else:
+            y, p = self.labels.label, self.predictions.probability
+            result = self._once("auroc", lambda: with_replicates(
+                lambda w: metrics.auroc(y, p, weights=w), None
+            ))  # fmt: skip
+        return (log or WarningLog()).observed(result)
+
+
 def metric_record(
     kind: str,
     metric: str,
@@ -142,6 +272,7 @@ def metric_record(
     predictions,
     *,
     ece_bins: int = DEFAULT_ECE_BINS,
+    evaluation: SubmissionEvaluation | None = None,
 ) -> dict:
     """Score one validated submission.
 
@@ -158,6 +289,9 @@ def metric_record(
         From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
     ece_bins : int, default 10
         Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    evaluation : SubmissionEvaluation, optional
+        The submission's kernels, shared with its replicates and calibration rows (made here
+        without resamples when not given).
 
     Returns
     -------
@@ -172,28 +306,31 @@ def metric_record(
     ValueError
         Unknown kind/metric, or predictions not aligned to the labels.
     """
-    w = _Warnings()
+    w = WarningLog()
     nan = float("nan")
-    if kind not in KINDS:
-        raise ValueError(f"unknown task kind {kind!r}")
-    declared = primary_metric(kind, metric)
-    inputs = metric_inputs(kind, labels, predictions)
-    raw = w(declared.evaluate, inputs)
+    if evaluation is None:
+        evaluation = SubmissionEvaluation(
+            kind, labels, predictions, metric=metric, ece_bins=ece_bins
+        )
+    elif (evaluation.kind, getattr(evaluation.declared, "name", None)) != (kind, metric):
+        raise ValueError(f"the evaluation is of a {evaluation.kind} submission scored with "
+                         f"{getattr(evaluation.declared, 'name', None)!r}, not {kind}/{metric}")  # fmt: skip
+    raw = w.observed(evaluation.primary)
+    ece = w.observed(evaluation.scored_ece)
     if kind == "survival":
         t, e = labels.duration, labels.event
-        ece = w(metrics.survival_ece, *inputs.args).ece
-        record = {"raw": raw, "auroc": nan, "ece": ece, "brier": nan}
+        record = {"raw": raw, "auroc": nan, "ece": ece.ece, "brier": nan}
         record |= {"n": len(t), "n_rows": len(t), "n_events": int(np.sum(e))}
     else:
         y, p = labels.label, predictions.probability
         record = {
             "raw": raw,
-            "auroc": w(metrics.auroc, y, p),
-            "ece": w(metrics.ece, y, p, n_bins=ece_bins),
+            "auroc": evaluation.auroc(w),
+            "ece": ece,
             "brier": w(metrics.brier, y, p),
         }
         if kind == "sequential":
-            pid = inputs.args[0]
+            pid = evaluation.inputs.args[0]
             patients = np.unique(pid)
             septic = np.unique(pid[np.asarray(y) == 1])
             record |= {"n": len(patients), "n_rows": len(y), "n_events": len(septic)}
@@ -209,7 +346,12 @@ def metric_record(
 
 
 def calibration_rows(
-    kind: str, labels, predictions, *, ece_bins: int = DEFAULT_ECE_BINS
+    kind: str,
+    labels,
+    predictions,
+    *,
+    ece_bins: int = DEFAULT_ECE_BINS,
+    evaluation: SubmissionEvaluation | None = None,
 ) -> list[dict]:
     """Reliability-diagram rows of one valid submission (``calibration_bins.parquet``).
 
@@ -220,6 +362,9 @@ def calibration_rows(
     "survival"``, ``bin`` 0-based with 0 = lowest predicted survival, ``observed`` = the group's
     KM survival, ``kept = False`` for groups under 5 patients, ``weight = n_b / sum of kept n_b``).
 
+    The survival groups are those of the submission's scored ECE (``evaluation``, made here when
+    not given).
+
     Returns
     -------
     list of dict
@@ -227,11 +372,10 @@ def calibration_rows(
     """
     rows = []
     nan = float("nan")
-    w = _Warnings()
     if kind == "survival":
-        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-        res = w(metrics.survival_ece, labels.duration, labels.event, predictions.surv, grid)
-        g = res.groups
+        if evaluation is None:
+            evaluation = SubmissionEvaluation(kind, labels, predictions)
+        g = evaluation.scored_ece.observed.groups
         for i in range(len(g["group"])):
             rows.append(
                 {

@@ -37,9 +37,9 @@ from automd_analysis import __version__
 from automd_analysis._atomic import make_temp_dir
 from automd_analysis.archive import Run
 from automd_analysis.metrics.bootstrap import bias_corrected_interval
-from automd_analysis.schema import NOT_SCORABLE, SCHEMAS, STORE_SCHEMA_VERSION, TABLES
+from automd_analysis.schema import NOT_SCORABLE, PROCESS_KIND, SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
-from automd_analysis.tasks import PROCESS_KIND, ProcessTask
+from automd_analysis.tasks import ProcessTask
 
 __all__ = [
     "CURRENT",

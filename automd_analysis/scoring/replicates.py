@@ -32,15 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.metrics import UndefinedMetricWarning
-from automd_analysis.scoring.metrics_for import metric_inputs, primary_metric
+from automd_analysis.scoring.metrics_for import SubmissionEvaluation, metric_inputs, primary_metric
 
 __all__ = [
     "REPLICATE_COLUMNS",
@@ -209,18 +207,6 @@ class RunReplicates:
         )
 
 
-def _capture(messages: list[str], fn, *args, **kwargs):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UndefinedMetricWarning)
-        value = fn(*args, **kwargs)
-    for w in caught:
-        if issubclass(w.category, UndefinedMetricWarning):
-            messages.append(str(w.message))
-        else:  # pragma: no cover - re-emit anything else unchanged
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return value
-
-
 def run_replicates(
     kind: str,
     metric: str,
@@ -234,6 +220,7 @@ def run_replicates(
     alpha: float = 0.05,
     weights: np.ndarray | None = None,
     ece_bins: int = 10,
+    evaluation: SubmissionEvaluation | None = None,
 ) -> RunReplicates:
     """Bootstrap replicates of the normalised score and the ECE of one validated submission.
 
@@ -264,6 +251,10 @@ def run_replicates(
         (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
     ece_bins : int, default 10
         Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    evaluation : SubmissionEvaluation, optional
+        The submission's kernels with these resample weights: its primary metric and ECE were
+        evaluated on the observed data and on the resamples in one call each, which this reads
+        (made here from ``weights`` when not given).
 
     Returns
     -------
@@ -297,15 +288,21 @@ def run_replicates(
     >>> res.score.shape, bool(res.score_ci_low <= res.score_ci_high)
     ((200,), True)
     """
-    messages: list[str] = []
-    declared = primary_metric(kind, metric)
-    inputs = metric_inputs(kind, labels, predictions)
-    n_units = inputs.n_units
-    if weights is None:
-        weights = task_resample_weights(task_id, n_units, n_boot, seed)
-    w = weights
-    raw = _capture(messages, declared.evaluate, inputs, w)
-    ece = _capture(messages, metrics.ece_metric(kind, ece_bins).evaluate, inputs, w)
+    if evaluation is None:
+        primary_metric(kind, metric)
+        if weights is None:
+            n_units = metric_inputs(kind, labels, predictions).n_units
+            weights = task_resample_weights(task_id, n_units, n_boot, seed)
+        evaluation = SubmissionEvaluation(
+            kind, labels, predictions, metric=metric, weights=weights, ece_bins=ece_bins
+        )
+    if evaluation.weights is None:
+        raise ValueError("the evaluation has no resample weights, so it has no replicates")
+    w = evaluation.weights
+    n_units = evaluation.inputs.n_units
+    primary, scored_ece = evaluation.primary, evaluation.scored_ece
+    raw, ece = primary.replicates, scored_ece.replicates
+    messages = [*primary.replicate_warnings, *scored_ece.replicate_warnings]
     score = np.asarray(metrics.normalized_score(raw, null_score), dtype=np.float64)
     s_low, s_high = metrics.percentile_interval(score, alpha)
     e_low, e_high = metrics.percentile_interval(ece, alpha)

@@ -19,25 +19,25 @@ Eligibility: at least 50 units and both classes for AUROC, at least 80 units for
 defined score (a comparable pair). Ineligible groups are reported with ``score_raw = NaN`` and a
 ``reason``. Sequential tasks have no subgroup scores.
 
-Bootstrap replicates (:func:`subgroup_replicate_rows`): the score of every eligible group on each
-of the run's test resamples (:func:`~automd_analysis.scoring.replicates.task_resample_weights`),
-restricted to the group's units: ``metric(x[group], weights=W[:, group])``. Replicate b of every
-group and of the run's own score therefore describe the same resampled patients; groups and their
-eligibility are those of the observed test set.
+Bootstrap replicates (:func:`subgroup_scores`): the score of every eligible group on each of the
+run's test resamples (:func:`~automd_analysis.scoring.replicates.task_resample_weights`),
+restricted to the group's units: ``metric(x[group], weights=W[:, group])``, in the same kernel call
+as the group's observed score. Replicate b of every group and of the run's own score therefore
+describe the same resampled patients; groups and their eligibility are those of the observed test
+set.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.metrics import UndefinedMetricWarning
+from automd_analysis.metrics import Replicated
 
-__all__ = ["MIN_AUROC", "MIN_CTD", "assign_groups", "subgroup_replicate_rows", "subgroup_rows"]
+__all__ = ["MIN_AUROC", "MIN_CTD", "assign_groups", "subgroup_rows", "subgroup_scores"]
 
 #: Minimum observations for a subgroup AUROC (paper App. F).
 MIN_AUROC = 50
@@ -125,26 +125,21 @@ def _pooled_name(kept: list[str]) -> str:
     return "Other"
 
 
-def _score(kind: str, idx: np.ndarray, labels, predictions, weights=None):
-    """The group's score (a float, or one per weight row) and the first undefined-score message."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UndefinedMetricWarning)
-        if kind == "survival":
-            grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
-            value = metrics.concordance_td(
-                labels.duration[idx],
-                labels.event[idx],
-                predictions.surv[idx],
-                grid,
-                method="antolini",
-                weights=weights,
-            )
-        else:
-            value = metrics.auroc(labels.label[idx], predictions.probability[idx], weights=weights)
-    reason = next(
-        (str(c.message) for c in caught if issubclass(c.category, UndefinedMetricWarning)), None
-    )
-    return value, reason
+def _score(kind: str, idx: np.ndarray, labels, predictions, weights=None) -> Replicated:
+    """The group's score on the observed units and, with ``weights`` (the run's resamples), on
+    each resample, in one kernel call (:func:`~automd_analysis.metrics.with_replicates`)."""
+    group_weights = None if weights is None else weights[:, idx]
+    if kind == "survival":
+        grid = predictions.time_grid if predictions.time_grid is not None else labels.time_grid
+        durations, events, surv = labels.duration[idx], labels.event[idx], predictions.surv[idx]
+        return metrics.with_replicates(
+            lambda w: metrics.concordance_td(
+                durations, events, surv, grid, method="antolini", weights=w
+            ),
+            group_weights,
+        )
+    y, p = labels.label[idx], predictions.probability[idx]
+    return metrics.with_replicates(lambda w: metrics.auroc(y, p, weights=w), group_weights)
 
 
 def _group_units(subgroup_rules: dict[str, str], labels):
@@ -159,8 +154,22 @@ def _group_units(subgroup_rules: dict[str, str], labels):
             yield attribute, position, group, np.flatnonzero(groups == group)
 
 
-def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions) -> list[dict]:
-    """Subgroup scores of one selected, valid submission (paper App. F).
+def subgroup_scores(
+    kind: str, subgroup_rules: dict[str, str], labels, predictions, weights=None
+) -> tuple[list[dict], list[dict]]:
+    """Subgroup scores of one selected, valid submission (paper App. F) and their bootstrap
+    replicates, each group's kernel called once.
+
+    For an eligible group G and resample b (row b of ``weights``, the run's test resamples), the
+    replicate is the group's score on the resampled units of G:
+
+    .. math:: s^{(b)}_G = \\mathrm{metric}\\bigl(x_G;\\ w^{(b)}_G\\bigr)
+
+    (AUROC or plain Antolini C^td, as the observed score), computed with the observed score in one
+    call (:func:`~automd_analysis.metrics.with_replicates`). A resample that leaves the group
+    without a defined score (one class, no comparable pair) gives NaN. Replicate b of every group
+    and of the run's own score therefore describe the same resampled patients; groups and their
+    eligibility are those of the observed test set.
 
     Parameters
     ----------
@@ -170,78 +179,21 @@ def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions
     labels : TaskLabels
         Hidden labels; ``labels.subgroups`` has one column per attribute.
     predictions : AlignedPredictions
+    weights : numpy.ndarray of shape (n_boot, n_units), optional
+        The run's resample weights
+        (:func:`~automd_analysis.scoring.replicates.task_resample_weights`); ``None``: no
+        replicates.
 
     Returns
     -------
-    list of dict
+    rows : list of dict
         One row per (attribute, group) in display order, with ``attribute``, ``group``,
         ``group_order``, ``metric`` (``auroc`` / ``ctd_antolini``), ``n``, ``n_events``,
         ``score_raw``, ``eligible`` and ``reason`` (None when eligible). Empty for sequential
         tasks.
-    """
-    if kind == "sequential" or labels.subgroups is None:
-        return []
-    survival = kind == "survival"
-    outcome = labels.event if survival else labels.label
-    minimum = MIN_CTD if survival else MIN_AUROC
-    rows = []
-    for attribute, position, group, idx in _group_units(subgroup_rules, labels):
-        n = len(idx)
-        n_events = int(np.sum(outcome[idx])) if n else 0
-        score, reason = math.nan, None
-        if n < minimum:
-            reason = f"fewer than {minimum} observations"
-        elif not survival and n_events in (0, n):
-            reason = "only one outcome class"
-        else:
-            value, undefined = _score(kind, idx, labels, predictions)
-            score = float(value)
-            if math.isnan(score):
-                reason = f"undefined: {undefined or 'no comparable pair'}"
-        rows.append(
-            {
-                "attribute": attribute,
-                "group": group,
-                "group_order": position,
-                "metric": "ctd_antolini" if survival else "auroc",
-                "n": n,
-                "n_events": n_events,
-                "score_raw": score,
-                "eligible": reason is None,
-                "reason": reason,
-            }
-        )
-    return rows
-
-
-def subgroup_replicate_rows(
-    kind: str, subgroup_rules: dict[str, str], labels, predictions, weights, rows: list[dict]
-) -> list[dict]:
-    """Bootstrap replicates of the score of every eligible subgroup of one submission.
-
-    For resample b (row b of ``weights``, the run's test resamples) and an eligible group G of
-    :func:`subgroup_rows`, the group's score on the resampled units of G:
-
-    .. math:: s^{(b)}_G = \\mathrm{metric}\\bigl(x_G;\\ w^{(b)}_G\\bigr)
-
-    (AUROC or plain Antolini C^td, as the observed score). A resample that leaves the group
-    without a defined score (one class, no comparable pair) gives NaN.
-
-    Parameters
-    ----------
-    kind, subgroup_rules, labels, predictions
-        As :func:`subgroup_rows`.
-    weights : numpy.ndarray of shape (n_boot, n_units)
-        The run's resample weights
-        (:func:`~automd_analysis.scoring.replicates.task_resample_weights`).
-    rows : list of dict
-        :func:`subgroup_rows` of the same submission (which groups are eligible).
-
-    Returns
-    -------
-    list of dict
+    replicates : list of dict
         ``attribute``, ``group``, ``replicates`` (``n_boot`` floats) per eligible group, in the
-        order of ``rows``; empty for sequential tasks.
+        order of ``rows``; empty for sequential tasks and without ``weights``.
 
     References
     ----------
@@ -257,20 +209,50 @@ def subgroup_replicate_rows(
     >>> labels = TaskLabels(ids=pd.DataFrame({"id": [str(i) for i in range(120)]}), label=y,
     ...     subgroups=pd.DataFrame({"sex": ["F", "M"] * 60}))
     >>> preds = AlignedPredictions(probability=np.clip(0.3 * y + rng.random(120) * 0.7, 0, 1))
-    >>> rows = subgroup_rows("classification", {"sex": "categorical"}, labels, preds)
     >>> w = np.ones((2, 120), dtype=np.int64)
-    >>> reps = subgroup_replicate_rows("classification", {"sex": "categorical"}, labels, preds,
-    ...     w, rows)
+    >>> rows, reps = subgroup_scores("classification", {"sex": "categorical"}, labels, preds, w)
     >>> [r["group"] for r in reps], reps[0]["replicates"][0] == rows[0]["score_raw"]
     (['F', 'M'], True)
     """
-    if kind == "sequential" or labels.subgroups is None or weights is None:
-        return []
-    eligible = {(r["attribute"], r["group"]) for r in rows if r["eligible"]}
-    out = []
-    for attribute, _, group, idx in _group_units(subgroup_rules, labels):
-        if (attribute, group) in eligible:
-            values, _ = _score(kind, idx, labels, predictions, weights[:, idx])
-            replicates = [float(v) for v in np.asarray(values, dtype=np.float64)]
-            out.append({"attribute": attribute, "group": group, "replicates": replicates})
-    return out
+    if kind == "sequential" or labels.subgroups is None:
+        return [], []
+    survival = kind == "survival"
+    outcome = labels.event if survival else labels.label
+    minimum = MIN_CTD if survival else MIN_AUROC
+    rows, replicates = [], []
+    for attribute, position, group, idx in _group_units(subgroup_rules, labels):
+        n = len(idx)
+        n_events = int(np.sum(outcome[idx])) if n else 0
+        score, reason = math.nan, None
+        if n < minimum:
+            reason = f"fewer than {minimum} observations"
+        elif not survival and n_events in (0, n):
+            reason = "only one outcome class"
+        else:
+            result = _score(kind, idx, labels, predictions, weights)
+            score = float(result.observed)
+            if math.isnan(score):
+                undefined = next(iter(result.observed_warnings), None)
+                reason = f"undefined: {undefined or 'no comparable pair'}"
+            elif result.replicates is not None:
+                values = [float(v) for v in np.asarray(result.replicates, dtype=np.float64)]
+                replicates.append({"attribute": attribute, "group": group, "replicates": values})
+        rows.append(
+            {
+                "attribute": attribute,
+                "group": group,
+                "group_order": position,
+                "metric": "ctd_antolini" if survival else "auroc",
+                "n": n,
+                "n_events": n_events,
+                "score_raw": score,
+                "eligible": reason is None,
+                "reason": reason,
+            }
+        )
+    return rows, replicates
+
+
+def subgroup_rows(kind: str, subgroup_rules: dict[str, str], labels, predictions) -> list[dict]:
+    """The rows of :func:`subgroup_scores` without replicates."""
+    return subgroup_scores(kind, subgroup_rules, labels, predictions)[0]

@@ -26,12 +26,13 @@ from automd_analysis.scoring.calibration_measures import (
 from automd_analysis.scoring.extra_metrics import extra_metric_results, load_metric
 from automd_analysis.scoring.metrics_for import (
     DEFAULT_ECE_BINS,
+    SubmissionEvaluation,
     calibration_rows,
     metric_inputs,
     metric_record,
 )
 from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
-from automd_analysis.scoring.subgroup_scores import subgroup_replicate_rows, subgroup_rows
+from automd_analysis.scoring.subgroup_scores import subgroup_scores
 
 __all__ = [
     "ChunkJob",
@@ -130,27 +131,39 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
     }
 
 
-def _details(task, labels, preds, bootstrap: tuple[int, int], extra, ece_bins: int) -> dict:
+def _evaluation(task, labels, preds, details: bool, bootstrap, ece_bins: int):
+    """The submission's kernels (:class:`SubmissionEvaluation`): with the task's resample weights
+    when its details and replicates are asked for, so that every metric and its replicates are
+    one call."""
+    kind, (n_boot, seed) = task.manifest.kind.value, bootstrap
+    weights = None
+    if details and n_boot > 0:
+        n_units = metric_inputs(kind, labels, preds).n_units
+        weights = task_resample_weights(task.id, n_units, n_boot, seed)
+    return SubmissionEvaluation(kind, labels, preds, metric=task.manifest.metric.value,
+                                weights=weights, ece_bins=ece_bins)  # fmt: skip
+
+
+def _details(task, labels, preds, bootstrap: tuple[int, int], extra, ece_bins: int,
+             evaluation: SubmissionEvaluation) -> dict:  # fmt: skip
     """The detail rows of a selected valid submission (see :func:`score_file`)."""
     m = task.manifest
     kind = m.kind.value
     rules = {name: sg.rule for name, sg in m.subgroups.items()}
     n_boot, seed = bootstrap
-    replicates, weights = None, None
-    if n_boot > 0:
-        n_units = metric_inputs(kind, labels, preds).n_units
-        weights = task_resample_weights(task.id, n_units, n_boot, seed)
+    weights, replicates = evaluation.weights, None
+    if weights is not None:
         replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
                                     task_id=task.id, n_boot=n_boot, seed=seed,
-                                    weights=weights, ece_bins=ece_bins).to_dict()  # fmt: skip
-    subgroups = subgroup_rows(kind, rules, labels, preds)
+                                    evaluation=evaluation).to_dict()  # fmt: skip
+    subgroups, subgroup_replicates = subgroup_scores(kind, rules, labels, preds, weights)
     out = {
         "subgroups": subgroups,
-        "subgroup_replicates": subgroup_replicate_rows(
-            kind, rules, labels, preds, weights, subgroups
+        "subgroup_replicates": subgroup_replicates,
+        "calibration_bins": calibration_rows(
+            kind, labels, preds, ece_bins=ece_bins, evaluation=evaluation
         ),
-        "calibration_bins": calibration_rows(kind, labels, preds, ece_bins=ece_bins),
-        "calibration_measures": calibration_measures(kind, labels, preds),
+        "calibration_measures": calibration_measures(kind, labels, preds, evaluation),
         "calibration_curve": calibration_curve_rows(kind, labels, preds),
         "bootstrap": replicates,
     }
@@ -223,13 +236,12 @@ def score_file(
     if result.valid:
         kind = m.kind.value
         preds = result.predictions
-        entry["metrics"] = metric_record(
-            kind, m.metric.value, m.null_score, labels, preds, ece_bins=ece_bins
-        )
+        evaluation = _evaluation(task, labels, preds, details, tuple(bootstrap), int(ece_bins))
+        entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds,
+                                         ece_bins=ece_bins, evaluation=evaluation)  # fmt: skip
         if details:
-            entry["details"] = _details(
-                task, labels, preds, tuple(bootstrap), tuple(extra), int(ece_bins)
-            )
+            entry["details"] = _details(task, labels, preds, tuple(bootstrap), tuple(extra),
+                                        int(ece_bins), evaluation)  # fmt: skip
     return entry
 
 

@@ -26,7 +26,7 @@ EMBEDDING_CACHE = "build/nbval/embeddings"
 
 #: The parameters offered to every executed copy (``automd regenerate`` offers the same names);
 #: each notebook receives those its ``parameters`` cell declares
-#: (``automd_analysis.report.run_notebooks.notebook_parameters``). Notebook 07's embedding backend is
+#: (``automd_analysis.app.run_notebooks.notebook_parameters``). Notebook 07's embedding backend is
 #: pinned to the deterministic hashing fallback: CI does not install the ``embeddings`` extra, a
 #: development machine may, and the stored outputs must not depend on which. Its masking results
 #: are the fixture's synthetic ``masking.csv`` (the fixture's runs cannot be re-run).
@@ -56,7 +56,7 @@ def parameters_for(notebook: Path) -> dict[str, object]:
     """The parameters injected into one notebook: :data:`PARAMETERS` it declares."""
     import nbformat
 
-    from automd_analysis.report.run_notebooks import notebook_parameters
+    from automd_analysis.app.run_notebooks import notebook_parameters
 
     return notebook_parameters(nbformat.read(notebook, as_version=4), PARAMETERS)
 

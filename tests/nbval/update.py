@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 from nbval_params import COPIES, PARAMETERS, SOURCES, score_fixture
 
-from automd_analysis.report.run_notebooks import INJECTED_TAG, execute_notebooks, raise_for_failures
+from automd_analysis.app.run_notebooks import INJECTED_TAG, execute_notebooks, raise_for_failures
 
 
 def strip_run_metadata(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -4,7 +4,7 @@ One typed configuration (:class:`RegenerateConfig`) and one function per stage, 
 :func:`regenerate` in the single direction data flows. The command line (``automd regenerate``),
 the tests and a notebook user call it the same way::
 
-    from automd_analysis.report.pipeline import RegenerateConfig, regenerate
+    from automd_analysis.app.pipeline import RegenerateConfig, regenerate
 
     result = regenerate(RegenerateConfig(archive="runs_archive/demo", out="reports"))
 
@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from automd_analysis._atomic import check_writable_dir
-from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
-from automd_analysis.errors import AutomdError
-from automd_analysis.report.run_notebooks import (
+from automd_analysis.analysis.embeddings import embed_code
+from automd_analysis.analysis.store import load_store, scored_experiments, skipped_runs
+from automd_analysis.app.masking import run_masking
+from automd_analysis.app.run_notebooks import (
     DEFAULT_CELL_TIMEOUT,
     NotebookJob,
     NotebookResult,
@@ -48,8 +49,8 @@ from automd_analysis.report.run_notebooks import (
     raise_for_failures,
     without_unmet_cells,
 )
-from automd_analysis.report.run_notebooks import notebook_parameters as select_parameters
-from automd_analysis.report.stamps import (
+from automd_analysis.app.run_notebooks import notebook_parameters as select_parameters
+from automd_analysis.app.stamps import (
     OUTPUT_DIRS,
     STATE_DIR,
     Stamp,
@@ -62,6 +63,21 @@ from automd_analysis.report.stamps import (
     store_fingerprint,
     sweep,
 )
+from automd_analysis.archive import open_archive
+from automd_analysis.archive.workspace import Workspace, open_workspace, resolve_path
+from automd_analysis.errors import AutomdError
+from automd_analysis.masking.results import MASKING_FILE, MaskingResultsError, read_masking_results
+from automd_analysis.masking.step import describe_results
+from automd_analysis.report.disclosure import report_disclosure
+from automd_analysis.report.site import (
+    provenance_line,
+    render_page,
+    render_site,
+    summarise_store,
+    synthetic_tasks,
+)
+from automd_analysis.scoring import score_archive
+from automd_analysis.scoring.extra_metrics import user_metrics
 from automd_analysis.tasks import REPO_ROOT
 from automd_analysis.tasks import sha256_file as file_sha256
 
@@ -73,6 +89,7 @@ __all__ = [
     "RegenerateConfig",
     "RegenerateResult",
     "check_reportable",
+    "default_workspace",
     "embedding_stage",
     "load_stage",
     "masking_stage",
@@ -262,6 +279,12 @@ class Pipeline:
         return self.workspace.manifests
 
 
+def default_workspace(archive) -> Workspace:
+    """The folders ``automd regenerate ARCHIVE`` uses when no other is given
+    (:func:`~automd_analysis.archive.workspace.open_workspace`)."""
+    return open_workspace(archive)
+
+
 def _check_config(config: RegenerateConfig) -> None:
     if config.embedding_backend not in EMBEDDING_BACKENDS:
         raise AutomdError(
@@ -293,8 +316,6 @@ def _check_config(config: RegenerateConfig) -> None:
             fix="e.g. --min-cell 11 (0 disables suppression)",
         )
     if config.score and config.metrics:  # a bad --metric fails now, not after other work
-        from automd_analysis.scoring.extra_metrics import user_metrics
-
         user_metrics(config.metrics)
 
 
@@ -347,8 +368,6 @@ def resolve(config: RegenerateConfig, log: Callable[[str], None] = print) -> Pip
         Bad options, a missing or invalid archive (``archive.yaml`` is read, nothing else), a
         missing masking-results file, a bad notebook directory, unknown notebook parameters.
     """
-    from automd_analysis.archive import open_archive
-
     _check_config(config)
     meta = open_archive(resolve_path(config.archive)).meta
     ws = open_workspace(
@@ -405,7 +424,7 @@ def prepare_out_dir(out: Path) -> None:
 
     A directory is a previous report when it holds :data:`REPORT_MARKER`. Nothing of it is removed
     here: the notebook stage keeps the outputs of notebooks whose inputs did not change and
-    :func:`~automd_analysis.report.stamps.sweep` removes everything no notebook owns.
+    :func:`~automd_analysis.app.stamps.sweep` removes everything no notebook owns.
     """
     check_out_dir(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -420,8 +439,6 @@ def score_stage(p: Pipeline):
     if not p.config.score:
         p.log("scoring: skipped (--no-score), using the score store as it is")
         return None
-    from automd_analysis.scoring import score_archive
-
     p.log(f"scoring {p.archive} -> {p.scores_dir}")
     return score_archive(
         p.archive,
@@ -440,9 +457,6 @@ def score_stage(p: Pipeline):
 
 def load_stage(p: Pipeline):
     """Load and check the score store; return ``(store, summary)``."""
-    from automd_analysis.analysis.store import load_store
-    from automd_analysis.report.site import summarise_store
-
     store = load_store(p.scores_dir)
     return store, summarise_store(store, description=p.meta.description)
 
@@ -465,8 +479,6 @@ def check_reportable(p: Pipeline, store, scoring=None) -> None:
         scorer's own message when a task's manifest or data could not be used); nothing of the
         report has been written yet.
     """
-    from automd_analysis.analysis.store import skipped_runs
-
     main = p.meta.roles["main"]
     if (store.runs["experiment"] == main).any():
         return
@@ -512,8 +524,6 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
     Never raises for the test itself: a failure becomes the note (and a log line), so the rest of
     the report is still built.
     """
-    from automd_analysis.masking.results import MASKING_FILE
-
     if p.masking_results is not None:
         return None, _read_results_note(
             p.masking_results, f"results supplied in {p.masking_results.name} (not re-run)"
@@ -528,42 +538,28 @@ def masking_stage(p: Pipeline, store) -> tuple[object | None, str]:
             "masking test: not run - archive code is never executed unless you ask for it "
             "(automd regenerate --masking --allow-code-execution, or --masking-results FILE)"
         )
-    from automd_analysis.masking.sandbox import SandboxedRerun
-    from automd_analysis.masking.step import run_masking_step
-
-    rerun = SandboxedRerun(
-        p.config.rerunner,
-        data=None if p.data is None else str(p.data),
-        manifests=None if p.manifests is None else str(p.manifests),
-    )
-    p.log(f"masking test: re-running eligible runs in the sandbox ({rerun.isolation})")
     try:
-        summary = run_masking_step(
-            p.archive,
-            store,
-            p.scores_dir,
-            rerun=rerun,
+        run = run_masking(
+            p.workspace,
             allow_code_execution=p.config.allow_code_execution,
-            seed=p.config.seed,
+            store=store,
             experiment=p.meta.roles["main"],
-            data=p.data,
-            manifests=p.manifests,
+            rerunner=p.config.rerunner,
+            seed=p.config.seed,
             jobs=p.config.jobs,
             progress=p.config.progress,
+            log=p.log,
         )
     except AutomdError as exc:
         p.log(f"masking test failed: {exc}")
         return None, f"masking test: failed ({exc.message})"
-    return summary, summary.describe() + f"; re-run isolation: {rerun.isolation}"
+    return run.summary, run.summary.describe() + f"; re-run isolation: {run.isolation}"
 
 
 def _read_results_note(path: Path, source: str) -> str:
     """The index note of masking results read as data: what they found (the counts a re-run
     would give, :func:`~automd_analysis.masking.step.describe_results`) and where they came from;
     only the source when the file cannot be read (notebook 07 then says why)."""
-    from automd_analysis.masking.results import MaskingResultsError, read_masking_results
-    from automd_analysis.masking.step import describe_results
-
     try:
         frame = read_masking_results(path)
     except MaskingResultsError:
@@ -581,8 +577,6 @@ def embedding_stage(p: Pipeline, store) -> str:
     a failure becomes the note (the notebook will report the same problem).
     """
     from tqdm.auto import tqdm
-
-    from automd_analysis.analysis.embeddings import embed_code
 
     runs = store.runs
     experiment = p.meta.roles["main"]
@@ -608,8 +602,6 @@ def embedding_stage(p: Pipeline, store) -> str:
 
 def disclosure_note(p: Pipeline, store) -> str:
     """The small-cell policy the notebooks applied, for the index."""
-    from automd_analysis.report.disclosure import report_disclosure
-
     return report_disclosure(store, p.config.min_cell).describe()
 
 
@@ -649,8 +641,6 @@ class _Planned:
 
 def _masking_fingerprint(p: Pipeline) -> str:
     """What the masking-test results a notebook would read are (sha256 of the file, or absent)."""
-    from automd_analysis.masking.results import MASKING_FILE
-
     path = p.masking_results or p.scores_dir / MASKING_FILE
     return file_sha256(path) if path.is_file() else "absent"
 
@@ -678,8 +668,6 @@ def _plan(p: Pipeline, paths: list[Path], provenance: str) -> list[_Planned]:
 def _available(p: Pipeline, store) -> dict[str, bool]:
     """Experiment role -> whether the store has scored runs of its experiment (what a notebook's
     or a cell's ``requires`` asks for)."""
-    from automd_analysis.analysis.store import scored_experiments
-
     scored = scored_experiments(store)
     return {role: scored.get(exp, False) for role, exp in p.meta.roles.items()}
 
@@ -687,8 +675,6 @@ def _available(p: Pipeline, store) -> dict[str, bool]:
 def _unmet_reason(p: Pipeline, store, unmet: list[str]) -> str:
     """Why requirements are unmet: the roles' experiments have no runs, or only runs that are
     not scorable here."""
-    from automd_analysis.analysis.store import scored_experiments
-
     present = scored_experiments(store)  # every experiment with runs (none scored if unmet)
     unscored = [r for r in unmet if p.meta.roles.get(r, r) in present]
     names = ", ".join(f"{r} ({p.meta.roles.get(r, r)!r})" for r in unmet)
@@ -713,7 +699,7 @@ def _skipped(p: Pipeline, store) -> dict[Path, str]:
 
 def _source_for(p: Pipeline, store, path: Path) -> Path:
     """The notebook to execute: ``path`` itself, or a copy without the cells whose requirements
-    are unmet (:func:`~automd_analysis.report.run_notebooks.without_unmet_cells`)."""
+    are unmet (:func:`~automd_analysis.app.run_notebooks.without_unmet_cells`)."""
     import nbformat
 
     available = _available(p, store)
@@ -736,8 +722,6 @@ def _execute(
     each; return their results and the files published by the failed ones (kept although no
     stamp lists them)."""
     from functools import partial as bind
-
-    from automd_analysis.report.site import render_page
 
     # the longest first (last run's time, else the source size), so that no long notebook
     # starts last; results are reported in notebook order
@@ -773,12 +757,10 @@ def notebook_stage(p: Pipeline, store) -> tuple[list[NotebookResult], str]:
     and reused ones included, in report order) and the code-embeddings note for the index.
 
     Notebooks whose experiment roles have no runs are skipped. The others are reused when their
-    stamp says their inputs did not change (:mod:`automd_analysis.report.stamps`), else executed
+    stamp says their inputs did not change (:mod:`automd_analysis.app.stamps`), else executed
     into a staging folder, rendered, and published with a new stamp; the log says which and why.
     Afterwards every file of the report that no notebook owns is removed (:func:`sweep`).
     """
-    from automd_analysis.report.site import provenance_line, synthetic_tasks
-
     provenance = provenance_line(p.meta.description or "", synthetic_tasks(store))
     skipped = _skipped(p, store)
     planned = _plan(p, [path for path in p.notebook_paths if path not in skipped], provenance)
@@ -816,8 +798,6 @@ def _embedding_note(p: Pipeline, store, todo: list[_Planned], planned: list[_Pla
 
 def render_stage(p: Pipeline, results, summary, notes) -> Path:
     """Write ``OUT/index.html`` (the notebook pages were rendered with their runs)."""
-    from automd_analysis.report.site import render_site
-
     p.log(f"rendering the HTML report -> {p.out / 'index.html'}")
     return render_site(p.out, results, summary, notes=notes)
 
@@ -840,7 +820,7 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     AutomdError
         Bad configuration, missing archive, unusable ``out``, scoring or store errors, nothing
         to report (:func:`check_reportable`, before the report is touched), and
-        :class:`~automd_analysis.report.run_notebooks.NotebookExecutionError` naming the failing
+        :class:`~automd_analysis.app.run_notebooks.NotebookExecutionError` naming the failing
         notebook(s), cell(s) and error(s) - after the other pages were rendered.
     """
     p = resolve(config, log)

@@ -2,9 +2,10 @@
 
 The pairing rule depends only on a run's versions (creation time, step, parent links, node ids,
 validity) and its recorded search tree (``run.json`` ``steps[].node/parent``, ``docs/archive.md``),
-so it lives with the archive data: ``automd annotate`` forms the pairs whose code changes it
-annotates, the process analyses pair versions to measure code changes, and the development
-analyses pair the scored versions of the score store - all with :func:`form_version_pairs`.
+so it is a shared module below both the archive and the analyses: ``automd annotate`` forms the
+pairs whose code changes it annotates, the process analyses pair versions to measure code changes,
+and the development analyses pair the scored versions of the score store - all with
+:func:`form_version_pairs` (the analyses read the versions from the store, never the archive).
 
 Chronological order is ``(elapsed_min, step, version)`` (:func:`chronological`); versions without
 a creation time cannot be placed on the time axis and are not paired.

@@ -1,7 +1,7 @@
 """Agreement between two annotators: Cohen's kappa, precision/recall per value, confusion.
 
 Pure functions on sequences of labels, plus :func:`agreement_table` over two sets of
-:class:`~automd_analysis.archive.codebook.Annotations` (e.g. harness ground truth vs
+:class:`~automd_analysis.codebook.Annotations` (e.g. harness ground truth vs
 ``automd annotate``). Multi-valued codebook fields (``model_families``, ``ensembling``,
 ``validation_design``) are compared value by value: each (run, allowed value) pair is one binary
 "present/absent" rating, and kappa, precision and recall are computed over those pairs;
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.archive.codebook import CODEBOOK, Annotations
+from automd_analysis.codebook import CODEBOOK, Annotations
 
 __all__ = [
     "agreement_table",
@@ -149,7 +149,7 @@ def paired_answers(
 
     Examples
     --------
-    >>> from automd_analysis.archive.codebook import Annotations, Answer
+    >>> from automd_analysis.codebook import Annotations, Answer
     >>> ref = {"r1": Annotations("h", {"subgroup_checks": Answer("subgroup_checks", "no", ())}, ())}
     >>> paired_answers(ref, ref, "subgroup_checks")
     (['r1'], ['no'], ['no'])
@@ -206,7 +206,7 @@ def agreement_table(
 
     Examples
     --------
-    >>> from automd_analysis.archive.codebook import Annotations, Answer
+    >>> from automd_analysis.codebook import Annotations, Answer
     >>> def ann(v):
     ...     return Annotations("x", {"subgroup_checks": Answer("subgroup_checks", v, ())}, ())
     >>> ref = {"a": ann("no"), "b": ann("yes"), "c": ann("no")}
@@ -276,7 +276,7 @@ def confusion_table(
 
     Examples
     --------
-    >>> from automd_analysis.archive.codebook import Annotations, Answer
+    >>> from automd_analysis.codebook import Annotations, Answer
     >>> def ann(v):
     ...     return Annotations("x", {"subgroup_checks": Answer("subgroup_checks", v, ())}, ())
     >>> confusion_table({"a": ann("no")}, {"a": ann("yes")}, ["subgroup_checks"]).to_dict("records")
@@ -310,14 +310,14 @@ def pair_agreement(
 
     Examples
     --------
-    >>> from automd_analysis.archive.codebook import Annotations, PairAnnotation
+    >>> from automd_analysis.codebook import Annotations, PairAnnotation
     >>> def ann(*changes):
     ...     return Annotations("x", {}, (PairAnnotation("v1", "v2", changes, True, ()),))
     >>> t = pair_agreement({"r": ann("ensembling")}, {"r": ann("ensembling", "other")})
     >>> t.set_index("change").loc[["ensembling", "other"], ["n_reference", "n_rated"]].to_dict("index")
     {'ensembling': {'n_reference': 1, 'n_rated': 1}, 'other': {'n_reference': 0, 'n_rated': 1}}
     """
-    from automd_analysis.archive.codebook import PAIR_CHANGES
+    from automd_analysis.codebook import PAIR_CHANGES
 
     matched = []
     for run_id in sorted(set(reference) & set(rated)):
