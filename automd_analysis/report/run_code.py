@@ -90,6 +90,8 @@ _LEXERS = {
 }
 _STYLE = "default"
 _CSS_SCOPE = ".hl"
+#: One formatter for every call (building one prepares its whole style sheet).
+_FORMATTER = HtmlFormatter(nowrap=True, style=_STYLE)
 
 
 def split_lines(text: str) -> list[str]:
@@ -136,7 +138,7 @@ def _highlighted(lines: tuple[str, ...], name: str) -> tuple[str, ...]:
     too_long = any(len(line) > MAX_LINE_CHARS for line in lines)
     if lexer is None or too_long or sum(map(len, lines)) > MAX_HIGHLIGHT_CHARS or not lines:
         return plain
-    out = highlight("\n".join(lines) + "\n", lexer, HtmlFormatter(nowrap=True))
+    out = highlight("\n".join(lines) + "\n", lexer, _FORMATTER)
     out = _SPAN.sub(_without_unstyled, out).split("\n")
     if out and out[-1] == "":
         out.pop()
@@ -335,19 +337,20 @@ def text_key(text: str) -> str:
 
 
 def diff_table(change: FileChange, anchor: str) -> str:
-    """The HTML table of a file's diff; new-side line ``n`` has the id ``<anchor>-L<n>``."""
+    """The HTML table of a file's diff (classes ``a`` added, ``d`` removed, ``h`` hunk header);
+    the row of new-side line ``n`` has the id ``<anchor>-L<n>``."""
     body = []
-    marks = {" ": ("ctx", "&nbsp;"), "-": ("del", "&minus;"), "+": ("add", "+"), "@": ("hunk", "")}
+    marks = {" ": ("", ""), "-": (' class="d"', "&minus;"), "+": (' class="a"', "+")}
     for kind, old, new, text in _colored_rows(change):
+        if kind == "@":
+            body.append(f'<tr class="h"><td colspan="3"></td><td>{text}</td></tr>')
+            continue
         css, mark = marks[kind]
-        row_id = f' id="{anchor}-L{new}"' if kind in " +" and new is not None else ""
-        left = "" if old is None or kind == "@" else str(old)
-        right = "" if new is None or kind == "@" else str(new)
-        body.append(
-            f'<tr class="{css}"{row_id}><td class="ln">{left}</td><td class="ln">{right}</td>'
-            f'<td class="mk">{mark}</td><td class="hl"><pre>{text}</pre></td></tr>'
-        )
-    return f'<table class="diff">{"".join(body)}</table>'
+        row_id = f' id="{anchor}-L{new}"' if new is not None else ""
+        left, right = ("" if old is None else old), ("" if new is None else new)
+        body.append(f"<tr{css}{row_id}><td>{left}</td><td>{right}</td><td>{mark}</td>"
+                    f"<td>{text}</td></tr>")  # fmt: skip
+    return f'<table class="diff hl">{"".join(body)}</table>'
 
 
 def _key(*parts: str) -> str:
@@ -405,12 +408,13 @@ class CodePages:
             return rel
         cells = whole_file_lines(base, text)
         rows = "".join(
-            f'<tr id="L{i}"><td class="ln"><a href="#L{i}">{i}</a></td>'
-            f'<td class="hl"><pre>{line}</pre></td></tr>'
+            f'<tr id="L{i}"><td><a href="#L{i}">{i}</a></td><td>{line}</td></tr>'
             for i, line in enumerate(cells, start=1)
         )
         note = f"{len(cells)} lines; archived code, shown as text (never run)."
-        return self._write(rel, self._page(rel, base, note, f'<table class="code">{rows}</table>'))
+        return self._write(
+            rel, self._page(rel, base, note, f'<table class="code hl">{rows}</table>')
+        )
 
     def diff_page(self, change: FileChange, old_text: str, new_text: str) -> str:
         """The page of a diff too long for a run page; its report-relative path."""

@@ -277,7 +277,9 @@ def _changes(row: VersionRow, link) -> str:
             _e(p.get("change")) + ("" if p.get("affects_predictions") else " (no effect)")
             for p in pairs
         )
-        evidence = _evidence_links(pairs[0].get("evidence"), link)
+        evidence = _evidence_links(
+            pairs[0].get("evidence"), lambda path, line: link(path, line, whole=False)
+        )
         out.append(f"vs {_e(earlier)}: {names}" + (f"<br><small>{evidence}</small>"
                                                   if evidence else ""))  # fmt: skip
     return "<br>".join(out)
@@ -428,10 +430,10 @@ def _code_section(inputs: RunInputs, rows: list[VersionRow], changes: dict, code
                 code,
                 page,
                 shared,
-                f"{_code_anchor(version)}-{_slug(c.name)}",
+                f"{_code_anchor(version)}-{i}",
                 whole,
             )  # fmt: skip
-            for c in changes[version]
+            for i, c in enumerate(changes[version])
         )
         opened = " open" if version == chosen else ""
         parts.append(
@@ -471,31 +473,35 @@ def _file_change(change: FileChange, parent: dict[str, str], files: dict[str, st
     return head + diff_table(change, anchor)
 
 
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
 def _linker(inputs: RunInputs, changes: dict, code: CodePages, page: str, shared: list[str]):
-    """``link(path, line) -> href or None`` for a cited ``code/<version>/<file>:<line>``: the
-    line in the version's diff when the page shows it, else the line on the whole file's page;
+    """``link(path, line, whole=True) -> href or None`` for a cited
+    ``code/<version>/<file>:<line>``: the line in the version's diff when the page shows it, else
+    the line on the whole file's page (``whole``; otherwise the version's code section);
     ``None`` for a file the score store does not hold."""
-    by_path = {path: text for files in inputs.files.values() for path, text in files.items()}
+    by_path = {
+        path: (version, text)
+        for version, files in inputs.files.items()
+        for path, text in files.items()
+    }
     shown: dict[tuple[str, int], str] = {}
     for version, version_changes in changes.items():
-        for change in version_changes:
+        for i, change in enumerate(version_changes):
             if change.status != "modified" or len(change.rows) > MAX_INLINE_ROWS:
                 continue
-            anchor = f"{_code_anchor(version)}-{_slug(change.name)}"
+            anchor = f"{_code_anchor(version)}-{i}"
             for kind, _, new, _ in change.rows:
                 if kind in " +" and new is not None:
                     shown[(change.new, new)] = f"#{anchor}-L{new}"
 
-    def link(path: str, line: int | None) -> str | None:
+    def link(path: str, line: int | None, whole: bool = True) -> str | None:
         if path not in by_path:
             return None
         if line is not None and (path, line) in shown:
             return shown[(path, line)]
-        target = code.file_page(path, by_path[path])
+        version, text = by_path[path]
+        if not whole and version in changes:
+            return f"#{_code_anchor(version)}"
+        target = code.file_page(path, text)
         shared.append(target)
         return relative_href(page, target) + (f"#L{line}" if line is not None else "")
 

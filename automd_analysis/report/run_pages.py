@@ -209,13 +209,14 @@ details.version-code summary { cursor: pointer; }
 p.file { margin: .6rem 0 .2rem; }
 table.diff, table.code { border-collapse: collapse; width: 100%; font-size: .85rem; margin: 0; }
 table.diff td, table.code td { border: 0; padding: 0 .4rem; vertical-align: top; }
-table.diff pre, table.code pre { margin: 0; white-space: pre-wrap; word-break: break-all;
+table.diff td:last-child, table.code td:last-child { white-space: pre-wrap; word-break: break-all;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-td.ln { color: #999; text-align: right; user-select: none; width: 3.5rem; }
-td.ln a { color: #999; text-decoration: none; }
-td.mk { width: 1rem; color: #666; }
-tr.add { background: #e6ffec; } tr.del { background: #ffebe9; }
-tr.hunk td { background: #f0f4ff; color: #557; }
+table.diff td:nth-child(-n+2), table.code td:first-child { color: #999; text-align: right;
+  user-select: none; width: 3.5rem; }
+table.code td:first-child a { color: #999; text-decoration: none; }
+table.diff td:nth-child(3) { width: 1rem; color: #666; }
+table.diff tr.a { background: #e6ffec; } table.diff tr.d { background: #ffebe9; }
+table.diff tr.h td { background: #f0f4ff; color: #557; }
 tr:target { outline: 2px solid #e69f00; }
 .automd-contents ol { columns: 2; }
 .groups h3 { margin-bottom: .2rem; }
