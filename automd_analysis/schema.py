@@ -228,6 +228,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("has_submission", _BOOL),
             ("incomplete", _BOOL),
             ("status", _STR),
+            ("import_format", _STR),
+            ("import_source", _STR),
         ]
         + _TASK_COLS
         + [
@@ -355,6 +357,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "code": _schema(RUN_KEY_FIELDS + [("version", _STR), ("n_files", _I64), ("code_sha256", _STR)]),
     "code_texts": _schema([("code_sha256", _STR), ("text", _STR)]),
+    "code_files": _schema(
+        RUN_KEY_FIELDS + [("version", _STR), ("file", _STR), ("start", _I64), ("length", _I64)]
+    ),
     "tasks": _schema(
         [("task", _STR), ("title", _STR), ("origin", _STR)]
         + _TASK_COLS
@@ -413,6 +418,7 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "subgroup_replicates": ("run_id", "attribute", "group"),
     "code": ("run_id", "version"),
     "code_texts": ("code_sha256",),
+    "code_files": ("run_id", "version", "file"),
     "tasks": ("task",),
     "extra_metrics": ("run_id", "metric"),
 }
@@ -440,6 +446,7 @@ REQUIRED_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "subgroup_replicates": ("attribute", "group", "replicates"),
     "code": ("version", "n_files", "code_sha256"),
     "code_texts": ("text",),
+    "code_files": ("version", "file", "start", "length"),
     "tasks": ("task_kind", "metric", "unit", "access"),
     "problems": ("effect", "code", "message"),
     "extra_metrics": ("task_kind", "metric", "higher_is_better", "value", "ci_low", "ci_high",
@@ -457,6 +464,7 @@ NOT_NULL: Mapping[str, frozenset[str]] = {
     "replicates": frozenset({"replicate"}),
     "subgroup_replicates": frozenset({"attribute", "group"}),
     "code": frozenset({"n_files"}),
+    "code_files": frozenset({"version", "file", "start", "length"}),
     "tasks": frozenset({"task"}),
     "extra_metrics": frozenset({"metric", "higher_is_better"}),
 }

@@ -35,8 +35,8 @@ def main() -> None:
     import automd_analysis
     from automd_analysis.analysis import calibration_practices
     from automd_analysis.analysis.measure_comparison import compare_calibration_measures
-    from automd_analysis.report import calibration_figures
     from automd_analysis.app.notebook import open_report
+    from automd_analysis.report import calibration_figures
 
     with tempfile.TemporaryDirectory() as out:
         report = open_report(

@@ -37,9 +37,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from automd_analysis.analysis.store import load_store
+    from automd_analysis.app.run_notebooks import execute_notebook
     from automd_analysis.masking.sandbox import SandboxedRerun
     from automd_analysis.masking.step import run_masking_step
-    from automd_analysis.app.run_notebooks import execute_notebook
     from automd_analysis.scoring import score_archive
 
     rows = []

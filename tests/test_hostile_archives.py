@@ -7,6 +7,7 @@ Every test copies the committed fixture archive, plants one attack in one run, s
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -221,3 +222,52 @@ def test_written_files_and_directories_follow_the_umask(archive, tmp_path):
     generation = (out / CURRENT).resolve()
     assert stat.S_IMODE(generation.stat().st_mode) == 0o755
     assert {stat.S_IMODE((generation / n).stat().st_mode) for n in store_files()} == {0o644}
+
+
+def test_run_pages_show_archive_strings_as_text_and_link_only_inside_the_report(archive, tmp_path):
+    """Markup in run.json, notes, code and citations; a code file linked to /etc/passwd; a
+    citation of a path outside the run: the run pages show text, read nothing outside the store
+    and link only to their own files (docs/security.md)."""
+    from page_links import active_content, broken_links
+
+    from automd_analysis.report.run_links import run_page
+    from automd_analysis.report.run_pages import build_run_pages
+
+    evil = "<img src=x onerror=alert(1)><script>alert('run')</script>"
+    run = archive / RUN
+    _edit_json(
+        run / "run.json",
+        llm=evil,
+        notes=f"Imported by automd import aide from '{evil}' (automd-analysis 0.1.0); "
+        "prediction files bound by none; no token counts.",
+    )
+    code = run / "code" / "v02" / "train.py"
+    code.write_text(code.read_text() + f"\n# </td></tr></table>{evil}\n")
+    meta = run / "versions" / "v02" / "meta.json"
+    doc = json.loads(meta.read_text())
+    (run / "code" / "v02" / "secret.py").symlink_to("/etc/passwd")
+    doc["code_files"] = [*doc["code_files"], "code/v02/secret.py"]
+    meta.write_text(json.dumps(doc))
+    annotations = json.loads((run / "annotations.json").read_text())
+    annotations["run"]["ensembling"]["evidence"] = [
+        "code/../../../../../../etc/passwd:1", "javascript:alert(1)", f"code/v03/{evil}:2"
+    ]  # fmt: skip
+    (run / "annotations.json").write_text(json.dumps(annotations))
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    store = load_store(out)
+    assert store.runs.set_index("run_id").loc[RUN, "import_source"] == evil
+    report = tmp_path / "report"
+    summary = build_run_pages(store, report, description=evil, log=lambda _: None)
+    (report / "index.html").write_text("index")
+    assert summary.failed == [] and summary.built == len(store.runs)
+    pages = sorted((report / "runs").rglob("*.html"))
+    assert broken_links(report, pages) == []
+    passwd = Path("/etc/passwd").read_text().splitlines()[0]
+    for page in pages:
+        body = page.read_text()
+        assert active_content(page) == [], page
+        assert "<script" not in body and "<img src=x" not in body and passwd not in body, page
+    body = (report / run_page(RUN)).read_text()
+    assert html.escape(evil) in body  # shown, as text
+    assert "code/v02/secret.py" not in body.split('id="codebook"')[0].split('id="code"')[1]

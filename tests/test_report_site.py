@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from nbformat.v4 import new_output
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 
-from automd_analysis.report import site
 from automd_analysis.app.run_notebooks import NotebookFailure, NotebookResult, execute_notebooks
+from automd_analysis.report import site
 
 EVIL = "<script>alert('x')</script>"
 # a 1x1 PNG

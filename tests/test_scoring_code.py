@@ -48,6 +48,17 @@ def test_version_code_joins_sorted_files_read_through_the_reader():
     assert problems == []
 
 
+def test_the_layout_places_every_file_in_its_version_s_text():
+    run, _ = _run({"code/v1/b.py": "B\nb\n", "code/v1/a.py": "A", "code/v1/c.json": "{}"},
+                  {"v1": ["code/v1/c.json", "code/v1/b.py", "code/v1/a.py"]})  # fmt: skip
+    layout: list[dict] = []
+    rows, texts, _ = code_tables([run], lambda r: {"run_id": r.run_id}, layout)
+    text = texts[0]["text"]
+    assert [r["file"] for r in layout] == ["code/v1/a.py", "code/v1/b.py", "code/v1/c.json"]
+    assert [text[r["start"] : r["start"] + r["length"]] for r in layout] == ["A", "B\nb\n", "{}"]
+    assert {r["version"] for r in layout} == {"v1"} and rows[0]["n_files"] == 3
+
+
 def test_an_unreadable_file_is_left_out_and_listed():
     too_large = ArchiveError("file too large", code="archive.too_large", path="code/v1/big.py")
     run, _ = _run(
@@ -98,6 +109,16 @@ def test_the_store_holds_every_version_s_code_as_the_archive_has_it(scored):
     assert code_problems(store).empty
     rows, _, _ = code_tables(archive.runs(), run_key)
     assert len(store.code) == len(rows)
+    files = store.code_files_texts()
+    expected_files = {
+        run.run_id: {
+            v.version_id: {f: (run.dir / f).read_text(encoding="utf-8") for f in v.code_files}
+            for v in run.versions
+            if v.code_files
+        }
+        for run in archive.runs()
+    }
+    assert files == {r: vs for r, vs in expected_files.items() if vs}
 
 
 @pytest.mark.slow
@@ -133,6 +154,22 @@ def test_a_store_missing_code_texts_says_so(scored, tmp_path):
     )
     with pytest.raises(ScoreStoreError, match="lacks"):
         partial.code_texts()
+
+
+@pytest.mark.slow
+def test_a_store_without_the_layout_reads_each_version_as_one_file(scored):
+    store = load_store(scored)
+    old = ScoreStore.from_frames(scores=store.scores, runs=store.runs, code=store.code,
+                                 code_texts=pd.read_parquet(scored / "code_texts.parquet"))  # fmt: skip
+    whole = old.code_files_texts(["main/beta/fx_cls/rep0"])["main/beta/fx_cls/rep0"]
+    assert whole == {v: {"code": t} for v, t in store.code_texts()["main/beta/fx_cls/rep0"].items()}
+    layout = store.code_files.copy()
+    layout.loc[0, "length"] = 10**9  # a slice beyond the text: the store is inconsistent
+    bad = ScoreStore.from_frames(scores=store.scores, runs=store.runs, code=store.code,
+                                 code_files=layout,
+                                 code_texts=pd.read_parquet(scored / "code_texts.parquet"))  # fmt: skip
+    with pytest.raises(ScoreStoreError, match="outside its version's code text"):
+        bad.code_files_texts()
 
 
 def test_task_rows_take_the_manifest_facts():

@@ -20,7 +20,9 @@ from automd_analysis.scoring.scorable import (
     IMPORT_EFFECT,
     NOT_SCORABLE_CODE,
     NOT_SCORABLE_EFFECT,
+    import_origin,
     import_problem_codes,
+    not_scorable_reason,
 )
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "small"
@@ -50,6 +52,23 @@ def test_import_codes_are_read_from_the_closing_sentence_only():
 def test_free_text_before_the_sentence_never_adds_a_code(prefix, codes):
     listed = f" Problems: {', '.join(codes)} (see journal.md)." if codes else ""
     assert import_problem_codes(prefix + listed) == tuple(sorted(set(codes)))
+
+
+def test_the_import_format_and_source_come_from_the_importer_s_first_sentence():
+    assert import_origin(NOTE) == ("aide", "log")
+    hyphen = NOTE.replace("import aide", "import aiscientist-v2").replace("'log'", "'a b's'")
+    assert import_origin(hyphen) == ("aiscientist-v2", "a b's")
+    assert import_origin("x " + NOTE) == (None, None)  # anchored: free text never claims it
+    assert import_origin(NOTE.replace("import aide", "import AIDE<b>")) == (None, None)
+
+
+@pytest.mark.parametrize("fmt", ["aide", "aiscientist-v2"])
+def test_a_run_of_every_import_format_without_predictions_is_not_scorable(fmt):
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(submission_path=None, submission_issue=None, versions=(),
+                          notes=NOTE.replace("import aide", f"import {fmt}"))  # fmt: skip
+    assert not_scorable_reason(run)["code"] == NOT_SCORABLE_CODE
 
 
 def _archive(tmp: Path) -> Path:
@@ -96,6 +115,8 @@ def test_an_imported_run_without_predictions_is_not_scorable_and_not_invalid(sco
     assert list(selected_runs(store)["rep"]) == [0, 2]
     assert list(not_scorable_runs(store)["rep"]) == [1]
     assert json.loads((store.path / "store.json").read_text())["counts"]["not_scorable"] == 1
+    origin = store.runs.set_index("rep")[["import_format", "import_source"]]
+    assert origin.loc[1].tolist() == ["aide", "log"] and origin.loc[0].isna().all()
 
 
 def test_import_problems_and_the_reason_are_in_the_problems_table(scored):

@@ -95,8 +95,8 @@ def test_a_missing_archive_is_an_error_only_when_its_name_is_needed(tmp_path):
 
 def test_the_command_line_and_the_pipeline_use_the_same_defaults(tmp_path, monkeypatch, no_env):
     """`automd regenerate` run from any directory finds the store where a notebook looks."""
-    from automd_analysis.cli import app
     from automd_analysis.app import pipeline
+    from automd_analysis.cli import app
 
     archive = _archive(tmp_path / "arch", "wsname")
     seen = {}

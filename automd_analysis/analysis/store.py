@@ -88,8 +88,8 @@ SCORE_FIX = "run `automd score ARCHIVE --out DIR` to (re)build the score store, 
 _REQUIRED_TABLES = ("scores", "runs", "subgroups", "calibration_bins", "reasons", "annotations",
                     "pairs")  # fmt: skip
 _OPTIONAL_TABLES = ("steps", "calibration_measures", "calibration_curves", "annotation_comparison",
-                    "replicates", "subgroup_replicates", "problems", "code", "tasks",
-                    "extra_metrics")  # fmt: skip
+                    "replicates", "subgroup_replicates", "problems", "code", "code_files",
+                    "tasks", "extra_metrics")  # fmt: skip
 #: Read only when asked for (:meth:`ScoreStore.code_texts`): the archived code can be large.
 _CODE_TEXTS = "code_texts"
 
@@ -131,6 +131,10 @@ class ScoreStore:
     code : DataFrame or None
         Per archived version with code, the sha256 of its code text (the texts themselves:
         :meth:`code_texts`); ``None`` for a store written before the scorer published code.
+    code_files : DataFrame or None
+        Per code file of a version, where its text lies in the version's text (``file``,
+        ``start``, ``length``; the files themselves: :meth:`code_files_texts`); ``None`` for a
+        store written before the scorer published it.
     tasks : DataFrame or None
         One row per task: the manifest facts the analyses need (unit, access terms, ...).
     meta : dict
@@ -158,6 +162,7 @@ class ScoreStore:
     subgroup_replicates: pd.DataFrame | None = None
     annotation_comparison: pd.DataFrame | None = None
     code: pd.DataFrame | None = None
+    code_files: pd.DataFrame | None = None
     extra_metrics: pd.DataFrame | None = None
     tasks: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
@@ -258,6 +263,46 @@ class ScoreStore:
             out.setdefault(run_id, {})[version] = by_sha[sha]
         return out
 
+    def code_files_texts(
+        self, run_ids: Iterable[str] | None = None
+    ) -> dict[str, dict[str, dict[str, str]]]:
+        """``{run_id: {version: {file: text}}}``: each archived code file on its own.
+
+        A file's text is its slice of the version's text (:meth:`code_texts`) that
+        ``code_files.parquet`` records. A store without that table (written by an older scorer)
+        gives each version one entry, ``"code"``, holding the whole text.
+
+        Raises
+        ------
+        ScoreStoreError
+            As :meth:`code_texts`, or a recorded slice lies outside its version's text.
+        """
+        texts = self.code_texts(run_ids)
+        if self.code_files is None:
+            return {r: {v: {"code": t} for v, t in vs.items()} for r, vs in texts.items()}
+        layout = self.code_files
+        if run_ids is not None:
+            layout = layout.loc[layout["run_id"].isin(set(run_ids))]
+        out: dict[str, dict[str, dict[str, str]]] = {}
+        for run_id, version, file, start, length in zip(
+            layout["run_id"], layout["version"], layout["file"], layout["start"],
+            layout["length"], strict=True,
+        ):  # fmt: skip
+            text = texts.get(run_id, {}).get(version)
+            if text is None or start < 0 or length < 0 or start + length > len(text):
+                raise ScoreStoreError(
+                    f"code_files.parquet places {file!r} of {run_id} {version} outside its "
+                    "version's code text",
+                    path=self._where("code_files"),
+                    fix=SCORE_FIX,
+                    code="store.inconsistent",
+                )
+            out.setdefault(run_id, {}).setdefault(version, {})[file] = text[start : start + length]
+        for run_id, versions in texts.items():  # versions the layout does not describe
+            for version, text in versions.items():
+                out.setdefault(run_id, {}).setdefault(version, {"code": text})
+        return out
+
     def _where(self, name: str) -> Path | str:
         base = self.generation or self.path
         return base / f"{name}.parquet" if base is not None else f"{name}.parquet"
@@ -280,7 +325,7 @@ def load_store(directory: str | Path) -> ScoreStore:
     Reads ``scores``, ``runs``, ``subgroups``, ``calibration_bins``, ``reasons``, ``annotations`` and
     ``pairs`` (``.parquet``; all required), the optional tables when present (``steps``,
     ``problems``, ``replicates``, ``calibration_measures``, ``calibration_curves``,
-    ``annotation_comparison``, ``code``, ``tasks``; ``code_texts`` on first use, see
+    ``annotation_comparison``, ``code``, ``code_files``, ``tasks``; ``code_texts`` on first use, see
     :meth:`ScoreStore.code_texts`) and ``store.json`` (optional; when present its
     ``schema_version`` must be 1).
 

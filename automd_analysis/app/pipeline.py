@@ -736,7 +736,8 @@ def _execute(
                                 staging / f"{n.path.stem}.html"))  # fmt: skip
     executed = execute_jobs(
         jobs, workers=p.config.jobs, timeout=p.config.timeout,
-        render=bind(render_page, provenance=provenance),
+        render=bind(render_page, provenance=provenance,
+                    run_ids=frozenset() if store is None else frozenset(store.runs["run_id"])),
         progress=p.config.progress, log=p.log,
     )  # fmt: skip
     results, partial = {}, set()
@@ -830,7 +831,15 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     masking_summary, masking_note = masking_stage(p, store)
     prepare_out_dir(p.out)
     results, embedding_note = notebook_stage(p, store)
-    notes = (masking_note, embedding_note, disclosure_note(p, store))
+    from automd_analysis.masking.results import MASKING_FILE
+    from automd_analysis.report.run_pages import build_run_pages
+
+    run_pages = build_run_pages(
+        store, p.out, masking=p.masking_results or p.scores_dir / MASKING_FILE,
+        description=p.meta.description or "", min_cell=p.config.min_cell, jobs=p.config.jobs,
+        log=p.log,
+    )  # fmt: skip
+    notes = (masking_note, embedding_note, disclosure_note(p, store), run_pages.describe())
     index = render_stage(p, results, summary, notes)
     raise_for_failures(results)
     return RegenerateResult(

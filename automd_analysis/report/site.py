@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -41,8 +41,10 @@ from automd_analysis.report.provenance import (
     provenance_line,
     synthetic_tasks,
 )
+from automd_analysis.report.run_links import RUNS_INDEX, link_run_ids
 
 __all__ = [
+    "INDEX_CSS",
     "SUBDIRS",
     "StoreSummary",
     "SYNTHETIC_FOOTNOTE",
@@ -211,6 +213,8 @@ def render_notebook(
     *,
     index_href: str | None = None,
     provenance: str | None = None,
+    run_ids: Collection[str] = (),
+    page: str | None = None,
 ) -> str:
     """Render an executed notebook to a standalone HTML page with code hidden.
 
@@ -230,6 +234,13 @@ def render_notebook(
     provenance : str, optional
         If given, this line (:func:`provenance_line`, shown escaped) follows the page title,
         above the first table or figure.
+    run_ids : collection of str
+        Runs that have a page (``runs/``, :mod:`automd_analysis.report.run_pages`): each of them
+        shown as text on the page (a table cell, a caption) links to it
+        (:func:`~automd_analysis.report.run_links.link_run_ids`).
+    page : str, optional
+        The page's path relative to the report folder (for those links; default
+        ``html/<dest name>``).
 
     Returns
     -------
@@ -262,6 +273,8 @@ def render_notebook(
     )
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = with_contents(body)
+    if run_ids:
+        body = link_run_ids(body, run_ids, page or f"html/{dest.name}")
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(body, encoding="utf-8")
     return title
@@ -289,9 +302,22 @@ def with_contents(body: str) -> str:
     return body[:at] + nav + body[at:]
 
 
-def render_page(executed: str | Path, dest: str | Path, provenance: str | None = None) -> str:
-    """:func:`render_notebook` for a page in ``OUT/html`` (linking back to ``../index.html``)."""
-    return render_notebook(executed, dest, index_href="../index.html", provenance=provenance)
+def render_page(
+    executed: str | Path,
+    dest: str | Path,
+    provenance: str | None = None,
+    run_ids: Collection[str] = (),
+) -> str:
+    """:func:`render_notebook` for a page in ``OUT/html`` (linking back to ``../index.html``, and
+    from each run id in ``run_ids`` to the run's page)."""
+    return render_notebook(
+        executed,
+        dest,
+        index_href="../index.html",
+        provenance=provenance,
+        run_ids=run_ids,
+        page=f"html/{Path(dest).name}",
+    )
 
 
 @dataclass(frozen=True)
@@ -371,7 +397,7 @@ def summarise_store(store: ScoreStore, description: str = "") -> StoreSummary:
     )
 
 
-_INDEX_CSS = """
+INDEX_CSS = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; }
@@ -591,7 +617,7 @@ def build_index(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Auto-MD-bench report: {_e(summary.archive)}</title>",
-        f"<style>{_INDEX_CSS}</style></head><body>",
+        f"<style>{INDEX_CSS}</style></head><body>",
         f"<h1>Auto-MD-bench report: {_e(summary.archive)}</h1>",
     ]
     parts.append(
@@ -647,6 +673,13 @@ def build_index(
                 f'<span class="muted">({notebook_link})</span></li>'
             )
     parts.append("</ol>")
+    if (out_dir / RUNS_INDEX).is_file():
+        parts.append(
+            f'<h2>Runs</h2><p><a href="{_href(*RUNS_INDEX.split("/"))}">Every run on a page of its '
+            "own</a>: its development tree with each version's held-out score and calibration "
+            "beside the agent's own validation score, code diffs and codebook evidence (grouped "
+            "by experiment, task and agent).</p>"
+        )
 
     pages_by_name = {result.name: result.ok and title is not None for result, title in pages}
     parts.extend(_tables_section(_artifacts(out_dir / "tables"), pages_by_name))

@@ -10,7 +10,8 @@ archive's safe reader (:meth:`automd_analysis.archive.Run.read_text`: a regular 
 run, at most :data:`MAX_CODE_FILE_BYTES`, UTF-8 with undecodable bytes replaced) and joined with
 ``\\n``; nothing is executed. A file that cannot be read is left out of its version and listed in
 ``problems.parquet`` with ``effect == "code file skipped"``; the other files and runs are still
-read.
+read. ``code_files.parquet`` says where each file's text lies in its version's text, so the run
+pages can show and diff the files one by one.
 """
 
 from __future__ import annotations
@@ -22,10 +23,27 @@ from automd_analysis.archive import Run
 from automd_analysis.errors import AutomdError
 from automd_analysis.schema import CODE_SKIPPED
 
-__all__ = ["CODE_SKIPPED", "MAX_CODE_FILE_BYTES", "code_tables", "version_code"]
+__all__ = ["CODE_SKIPPED", "MAX_CODE_FILE_BYTES", "code_tables", "version_code", "version_files"]
 
 #: Largest code file read (a larger one is skipped for its version and listed as a problem).
 MAX_CODE_FILE_BYTES = 1 << 20
+
+
+def version_files(run: Run, version, problems: list[dict]) -> list[tuple[str, str]]:
+    """``(path, text)`` of each readable code file of one version, in sorted path order.
+
+    Unreadable files append ``{run_id, version, file, error}`` to ``problems``.
+    """
+    files = []
+    for rel in sorted(version.code_files or ()):
+        try:
+            files.append((rel, run.read_text(rel, max_bytes=MAX_CODE_FILE_BYTES)))
+        except AutomdError as exc:
+            problems.append(
+                {"run_id": run.run_id, "version": str(version.version_id), "file": rel,
+                 "error": exc}
+            )  # fmt: skip
+    return files
 
 
 def version_code(run: Run, version, problems: list[dict]) -> tuple[str, int] | None:
@@ -33,21 +51,25 @@ def version_code(run: Run, version, problems: list[dict]) -> tuple[str, int] | N
 
     Unreadable files append ``{run_id, version, file, error}`` to ``problems``.
     """
-    parts = []
-    for rel in sorted(version.code_files or ()):
-        try:
-            parts.append(run.read_text(rel, max_bytes=MAX_CODE_FILE_BYTES))
-        except AutomdError as exc:
-            problems.append(
-                {"run_id": run.run_id, "version": str(version.version_id), "file": rel,
-                 "error": exc}
-            )  # fmt: skip
-    if not parts:
+    files = version_files(run, version, problems)
+    if not files:
         return None
-    return "\n".join(parts), len(parts)
+    return "\n".join(text for _, text in files), len(files)
 
 
-def code_tables(runs: Iterable[Run], key) -> tuple[list[dict], list[dict], list[dict]]:
+def _layout(files: list[tuple[str, str]]) -> list[dict]:
+    """Where each file's text lies in the joined version text: ``file``, ``start``, ``length``
+    (characters)."""
+    rows, start = [], 0
+    for rel, text in files:
+        rows.append({"file": rel, "start": start, "length": len(text)})
+        start += len(text) + 1  # the joining newline
+    return rows
+
+
+def code_tables(
+    runs: Iterable[Run], key, layout: list[dict] | None = None
+) -> tuple[list[dict], list[dict], list[dict]]:
     """Rows of ``code`` and ``code_texts`` for ``runs``, and the unreadable files.
 
     Parameters
@@ -56,6 +78,10 @@ def code_tables(runs: Iterable[Run], key) -> tuple[list[dict], list[dict], list[
         The published runs, in publication order.
     key : callable
         Run -> its run-key columns (``scoring.publish.run_key``).
+    layout : list, optional
+        When given, the rows of ``code_files`` (run key, ``version``, ``file``, ``start``,
+        ``length``: the file's text is ``text[start:start + length]`` of its version's text) are
+        appended to it, in run, version and path order.
 
     Returns
     -------
@@ -69,15 +95,15 @@ def code_tables(runs: Iterable[Run], key) -> tuple[list[dict], list[dict], list[
     problems: list[dict] = []
     for run in runs:
         for version in sorted(run.versions, key=lambda v: str(v.version_id)):
-            code = version_code(run, version, problems)
-            if code is None:
+            files = version_files(run, version, problems)
+            if not files:
                 continue
-            text, n_files = code
+            text = "\n".join(t for _, t in files)
             sha = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
             texts.setdefault(sha, text)
-            rows.append(
-                key(run) | {"version": str(version.version_id), "n_files": n_files,
-                            "code_sha256": sha}
-            )  # fmt: skip
+            head = key(run) | {"version": str(version.version_id)}
+            rows.append(head | {"n_files": len(files), "code_sha256": sha})
+            if layout is not None:
+                layout.extend(head | place for place in _layout(files))
     text_rows = [{"code_sha256": sha, "text": texts[sha]} for sha in sorted(texts)]
     return rows, text_rows, problems

@@ -462,7 +462,8 @@ def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, com
     published, files, problems = _select_publishable(
         arch, runs, plan, entries, errors, task_errors, annotation_problems
     )
-    code, texts, unreadable = code_tables(published, run_key)
+    layout: list[dict] = []
+    code, texts, unreadable = code_tables(published, run_key, layout)
     problems += [
         _problem_row(u["error"].to_dict(), u["run_id"], arch.root, CODE_SKIPPED, u["version"])
         for u in unreadable
@@ -472,7 +473,7 @@ def _assemble(arch, runs, plan: Plan, outcome, annotation_problems, sources, com
                           annotation_sources=sources, not_scorable=plan.not_scorable)  # fmt: skip
     kept = {run.run_id for run in published}
     tables["annotation_comparison"] = [r for r in comparison if r["run_id"] in kept]
-    tables["code"], tables["code_texts"] = code, texts
+    tables["code"], tables["code_texts"], tables["code_files"] = code, texts, layout
     used = {run.task for run in published}
     tables["tasks"] = task_rows({t: declared[t] for t in used}, _task_hashes(plan, used))
     return published, tables

@@ -39,6 +39,7 @@ from automd_analysis.archive import Run
 from automd_analysis.metrics.bootstrap import bias_corrected_interval
 from automd_analysis.schema import NOT_SCORABLE, PROCESS_KIND, SCHEMAS, STORE_SCHEMA_VERSION, TABLES
 from automd_analysis.scoring.plan import FileRef
+from automd_analysis.scoring.scorable import import_origin
 from automd_analysis.tasks import ProcessTask
 
 __all__ = [
@@ -198,6 +199,7 @@ def _run_row(run: Run, manifest, annotations_source: str | None = None) -> dict:
             "has_submission": run.submission_path is not None,
             "incomplete": run.incomplete,
         }
+        | dict(zip(("import_format", "import_source"), import_origin(run.notes), strict=True))
         | _task_cols(manifest)
         | {
             "n_steps": n_steps,

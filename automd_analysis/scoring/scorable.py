@@ -26,6 +26,7 @@ __all__ = [
     "NOT_SCORABLE_CODE",
     "NOT_SCORABLE_EFFECT",
     "holds_predictions",
+    "import_origin",
     "import_problem_codes",
     "not_scorable_reason",
 ]
@@ -36,7 +37,10 @@ NOT_SCORABLE_CODE = "scoring.no_predictions"
 #: ``problems.parquet`` ``effect`` of a problem ``automd import`` recorded in ``run.json``.
 IMPORT_EFFECT = "recorded at import"
 
-_IMPORTED = re.compile(r"Imported by automd import [a-z0-9_]+ ")
+_IMPORTED = re.compile(r"Imported by automd import [a-z0-9_-]+ ")
+_ORIGIN = re.compile(
+    r"\AImported by automd import ([a-z0-9_-]{1,40}) from '(.{0,300}?)' \(automd-analysis [^()]{1,40}\);"
+)
 _PROBLEMS = re.compile(r" Problems: ([a-z0-9_., ]+) \(see journal\.md\)\.\Z")
 
 
@@ -62,6 +66,26 @@ def import_problem_codes(notes: str | None) -> tuple[str, ...]:
     if found is None:
         return ()
     return tuple(sorted({c for c in found.group(1).split(", ") if c in RECORDED}))
+
+
+def import_origin(notes: str | None) -> tuple[str | None, str | None]:
+    """The format and source name of a run written by ``automd import``, read from the first
+    sentence of its ``run.json`` ``notes``; ``(None, None)`` for any other run.
+
+    Display only: the archive wrote this text, so it is shown escaped and never acted on.
+
+    Examples
+    --------
+    >>> import_origin("Imported by automd import aiscientist-v2 from 'logs/run 7' "
+    ...     "(automd-analysis 0.1.0); prediction files bound by none; no token counts.")
+    ('aiscientist-v2', 'logs/run 7')
+    >>> import_origin("hand-written notes"), import_origin(None)
+    ((None, None), (None, None))
+    """
+    found = _ORIGIN.match(notes or "")
+    if found is None:
+        return None, None
+    return found.group(1), found.group(2)
 
 
 def holds_predictions(run: Run) -> bool:
