@@ -8,6 +8,7 @@ and types from here, so that a column is named once. The meaning of every column
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import pyarrow as pa
@@ -80,6 +81,13 @@ NULL_SCORES: Mapping[str, float] = {
 }
 #: ``problems.effect`` of a code file the scorer could not read (its version's code lacks it).
 CODE_SKIPPED = "code file skipped"
+#: Agent, task, run and experiment names: one safe path component (no separators, no leading dot).
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+#: ``runs.selection_rule``: the App. C rules that choose a run's submitted version.
+RULE_FINAL_FILE = "final_file"
+RULE_BEST_NON_FAULTY = "best_reported_val_non_faulty"
+RULE_LATEST_STAGE = "latest_stage_best_node"
+RULE_FML_BEST_STEP = "earliest_best_val_metric_step"
 
 
 #: Thresholds of the stored decision curve (columns ``net_benefit_p01`` ... ``net_benefit_p50``).

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from page_links import active_content, broken_links, visible_text
 
 from automd_analysis.analysis.store import ScoreStore, load_store
+from automd_analysis.masking.results import read_masking_results
 from automd_analysis.report import run_page_html
 from automd_analysis.report.run_code import (
     compare_files,
@@ -248,7 +249,7 @@ def built(tmp_path_factory):
                   bootstrap=20)  # fmt: skip
     store = load_store(tmp / "scores")
     out = tmp / "report"
-    summary = build_run_pages(store, out, masking=SMALL / "masking.csv", description="fixture",
+    summary = build_run_pages(store, out, masking=read_masking_results(SMALL / "masking.csv"), description="fixture",
                               jobs=1, log=lambda _: None)  # fmt: skip
     (out / "index.html").write_text("the report index (written by regenerate after the runs)")
     return archive, store, out, summary
@@ -332,7 +333,7 @@ def test_unchanged_runs_are_reused_and_a_changed_run_is_rebuilt(built, tmp_path)
     stray = copy / "runs" / "main" / "gone" / "t" / "rep0.html"
     stray.parent.mkdir(parents=True)
     stray.write_text("old page")
-    again = build_run_pages(store, copy, masking=SMALL / "masking.csv", description="fixture",
+    again = build_run_pages(store, copy, masking=read_masking_results(SMALL / "masking.csv"), description="fixture",
                             log=lambda _: None)  # fmt: skip
     assert (again.built, again.reused) == (0, len(store.runs))
     assert not stray.exists() and not stray.parent.exists()  # pages of no current run are removed
@@ -340,7 +341,7 @@ def test_unchanged_runs_are_reused_and_a_changed_run_is_rebuilt(built, tmp_path)
     target = "main/beta/fx_surv/rep1"
     scores.loc[(scores["run_id"] == target) & ~scores["is_selected"], "reported_val"] += 0.01
     changed = dataclasses.replace(store, scores=scores)
-    after = build_run_pages(changed, copy, masking=SMALL / "masking.csv", description="fixture",
+    after = build_run_pages(changed, copy, masking=read_masking_results(SMALL / "masking.csv"), description="fixture",
                             log=lambda _: None)  # fmt: skip
     assert (after.built, after.reused) == (1, len(store.runs) - 1)
     assert target in (copy / MANIFEST).read_text()

@@ -69,6 +69,7 @@ from automd_analysis.errors import AutomdError
 from automd_analysis.masking.results import MASKING_FILE, MaskingResultsError, read_masking_results
 from automd_analysis.masking.step import describe_results
 from automd_analysis.report.disclosure import report_disclosure
+from automd_analysis.report.run_pages import build_run_pages
 from automd_analysis.report.site import (
     provenance_line,
     render_page,
@@ -797,6 +798,23 @@ def _embedding_note(p: Pipeline, store, todo: list[_Planned], planned: list[_Pla
     return "code embeddings: not needed (no notebook uses them)"
 
 
+def run_pages_stage(p: Pipeline, store) -> str:
+    """Write (or update) the run pages under ``OUT/runs/``; return their note for the index."""
+    notes = []
+    try:
+        masking = read_masking_results(
+            p.masking_results or p.scores_dir / MASKING_FILE, missing_ok=True
+        )
+    except MaskingResultsError as exc:
+        masking = None
+        notes.append(f"masking results not shown on the run pages ({exc.message})")
+    pages = build_run_pages(
+        store, p.out, masking=masking, description=p.meta.description or "",
+        min_cell=p.config.min_cell, jobs=p.config.jobs, log=p.log,
+    )  # fmt: skip
+    return "; ".join([pages.describe(), *notes])
+
+
 def render_stage(p: Pipeline, results, summary, notes) -> Path:
     """Write ``OUT/index.html`` (the notebook pages were rendered with their runs)."""
     p.log(f"rendering the HTML report -> {p.out / 'index.html'}")
@@ -831,15 +849,8 @@ def regenerate(config: RegenerateConfig, log: Callable[[str], None] = print) -> 
     masking_summary, masking_note = masking_stage(p, store)
     prepare_out_dir(p.out)
     results, embedding_note = notebook_stage(p, store)
-    from automd_analysis.masking.results import MASKING_FILE
-    from automd_analysis.report.run_pages import build_run_pages
-
-    run_pages = build_run_pages(
-        store, p.out, masking=p.masking_results or p.scores_dir / MASKING_FILE,
-        description=p.meta.description or "", min_cell=p.config.min_cell, jobs=p.config.jobs,
-        log=p.log,
-    )  # fmt: skip
-    notes = (masking_note, embedding_note, disclosure_note(p, store), run_pages.describe())
+    run_pages = run_pages_stage(p, store)
+    notes = (masking_note, embedding_note, disclosure_note(p, store), run_pages)
     index = render_stage(p, results, summary, notes)
     raise_for_failures(results)
     return RegenerateResult(

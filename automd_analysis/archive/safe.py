@@ -14,9 +14,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from automd_analysis.errors import ArchiveError
+from automd_analysis.schema import NAME_PATTERN
 
 #: Names of experiments, agents, tasks and versions (docs/archive.md).
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 #: Repetition directories.
 REP_PATTERN = re.compile(r"^rep(0|[1-9][0-9]{0,5})$")
 #: Largest ``archive.yaml`` / ``run.json`` / ``meta.json`` / ``annotations.json`` accepted.

@@ -32,6 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from automd_analysis.precision import comparable_scalar
+from automd_analysis.schema import (
+    RULE_BEST_NON_FAULTY,
+    RULE_FINAL_FILE,
+    RULE_FML_BEST_STEP,
+    RULE_LATEST_STAGE,
+)
 
 __all__ = [
     "RULE_BEST_NON_FAULTY",
@@ -47,11 +53,6 @@ __all__ = [
     "latest_stage_best_node",
     "rank_by_metric",
 ]
-
-RULE_FINAL_FILE = "final_file"
-RULE_BEST_NON_FAULTY = "best_reported_val_non_faulty"
-RULE_LATEST_STAGE = "latest_stage_best_node"
-RULE_FML_BEST_STEP = "earliest_best_val_metric_step"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection
 from urllib.parse import quote
 
-from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.schema import NAME_PATTERN
 
 __all__ = [
     "RUNS_DIR",

@@ -21,12 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from automd_analysis.analysis.development import VAL_TEST_METRICS
-from automd_analysis.importers.selection import (
-    RULE_BEST_NON_FAULTY,
-    RULE_FINAL_FILE,
-    RULE_FML_BEST_STEP,
-    RULE_LATEST_STAGE,
-)
 from automd_analysis.report.provenance import SYNTHETIC_FOOTNOTE, SYNTHETIC_MARK
 from automd_analysis.report.run_code import (
     MAX_INLINE_ROWS,
@@ -41,6 +35,12 @@ from automd_analysis.report.run_figures import run_figure
 from automd_analysis.report.run_links import RUNS_DIR, RUNS_INDEX, relative_href
 from automd_analysis.report.run_versions import VersionRow, tree_nodes, version_rows
 from automd_analysis.report.tables import MISSING, format_interval, format_number
+from automd_analysis.schema import (
+    RULE_BEST_NON_FAULTY,
+    RULE_FINAL_FILE,
+    RULE_FML_BEST_STEP,
+    RULE_LATEST_STAGE,
+)
 
 __all__ = ["SELECTION_RULES", "RenderedRun", "render_run"]
 

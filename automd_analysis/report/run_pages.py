@@ -177,18 +177,6 @@ def _sweep(out_dir: Path, keep: set[str]) -> int:
     return removed
 
 
-def _masking_frame(masking, notes: list[str]) -> pd.DataFrame | None:
-    if masking is None or isinstance(masking, pd.DataFrame):
-        return masking
-    from automd_analysis.masking.results import MaskingResultsError, read_masking_results
-
-    try:
-        return read_masking_results(masking, missing_ok=True)
-    except MaskingResultsError as exc:
-        notes.append(f"masking results not shown on the run pages ({exc.message})")
-        return None
-
-
 _CSS_EXTRA = """
 body { max-width: 82rem; }
 .nav { font-size: .95rem; }
@@ -292,7 +280,7 @@ def build_run_pages(
     store: ScoreStore,
     out_dir: str | Path,
     *,
-    masking: str | Path | pd.DataFrame | None = None,
+    masking: pd.DataFrame | None = None,
     description: str = "",
     min_cell: int | None = None,
     jobs: int = 1,
@@ -303,12 +291,12 @@ def build_run_pages(
     Parameters
     ----------
     store : ScoreStore
-        The score store the report was built from; nothing else is read (except ``masking``).
+        The score store the report was built from; nothing else is read.
     out_dir : path
         The report folder; pages go to ``out_dir/runs/``.
-    masking : path or DataFrame, optional
-        Masking-test results (``masking.parquet`` or a CSV; a missing file means none); counts
-        are shown under the report's small-cell rule.
+    masking : DataFrame, optional
+        Masking-test results, one row per tested run (as ``masking.results.read_masking_results``
+        returns them); counts are shown under the report's small-cell rule.
     description : str
         The archive's description (the provenance line of every page).
     min_cell : int, optional
@@ -325,7 +313,7 @@ def build_run_pages(
     start = time.perf_counter()
     out = Path(out_dir)
     notes: list[str] = []
-    frame = _masking_frame(masking, notes)
+    frame = masking
     if frame is not None:
         frame = report_disclosure(store, min_cell).apply(frame, "masking_runs")
     provenance = provenance_line(description, synthetic_tasks(store))
