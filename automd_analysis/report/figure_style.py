@@ -169,19 +169,23 @@ def agent_colors(agents: Iterable[str]) -> dict[str, str]:
     {'codex': '#009E73', 'baseline': '#7f7f7f', 'aide': '#0072B2'}
     >>> agent_colors(["codex"]) == {"codex": agent_colors(["aide", "codex"])["codex"]}
     True
+
+    A name without a fixed colour never takes a paper agent's colour, whatever the order:
+
+    >>> c = agent_colors(["ai_scientist", "autoresearch"])
+    >>> c["ai_scientist"] != c["autoresearch"]
+    True
     """
-    colors: dict[str, str] = {}
-    for agent in dict.fromkeys(agents):
-        if agent == BASELINE_AGENT:
-            colors[agent] = BASELINE_COLOR
-        elif agent in _AGENT_COLORS:
-            colors[agent] = _AGENT_COLORS[agent]
-        else:
+    names = list(dict.fromkeys(agents))
+    fixed = {BASELINE_AGENT: BASELINE_COLOR, **_AGENT_COLORS}
+    colors = {agent: fixed[agent] for agent in names if agent in fixed}  # reserved first
+    for agent in names:
+        if agent not in colors:
             start = int(hashlib.sha256(str(agent).encode()).hexdigest(), 16) % len(_PALETTE)
             taken = set(colors.values())
             free = [_PALETTE[(start + k) % len(_PALETTE)] for k in range(len(_PALETTE))]
             colors[agent] = next((c for c in free if c not in taken), free[0])
-    return colors
+    return {agent: colors[agent] for agent in names}
 
 
 def outside_legend(
