@@ -506,7 +506,8 @@ def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
                 if batch.num_rows == 0:
                     continue
                 cols = [batch.column(p) for p in id_pos]
-                if _rows_in_label_order(pa, pc, keys, cols, ck.sequential, start):
+                in_order = _rows_in_label_order(pa, pc, keys, cols, ck.sequential, start)
+                if in_order:
                     pos = np.arange(start, n_rows)  # distinct by construction
                     if seen[start:n_rows].any():
                         return None
@@ -517,16 +518,16 @@ def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
                     if len(pos) > 1 and np.bincount(pos, minlength=n).max() > 1:
                         return None
                 seen[pos] = True
-                if surv is not None:
-                    present = [(k, p) for k, p in enumerate(ck.grid_pos)]
-                    mat = np.column_stack(
-                        [batch.column(p).to_numpy(zero_copy_only=False) for _, p in present]
-                    )
-                    if not np.isfinite(mat).all() or (mat < 0).any() or (mat > 1).any():
+                if surv is not None:  # in label order: straight into place, no scatter
+                    mat = surv[start:n_rows] if in_order else np.empty((len(pos), surv.shape[1]))
+                    columns = [batch.column(p).to_numpy(zero_copy_only=False) for p in ck.grid_pos]
+                    np.stack(columns, axis=1, out=mat)
+                    if not ((mat >= 0) & (mat <= 1)).all():  # NaN and infinities fail too
                         return None
-                    if mat.shape[1] > 1 and (np.diff(mat, axis=1) > 0).any():
+                    if (mat[:, 1:] > mat[:, :-1]).any():  # a curve increases
                         return None
-                    surv[pos] = mat
+                    if not in_order:
+                        surv[pos] = mat
                 if prob is not None:
                     v = batch.column(ck.pred_pos[ck.sub.probability_column]).to_numpy()
                     if not np.isfinite(v).all() or (v < 0).any() or (v > 1).any():
