@@ -7,19 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from test_submissions_properties import SETTINGS
 from test_tasks_tiny import FORMATS, make_tiny_task
 
 from automd_analysis import submissions
 from automd_analysis.submissions import validate_submission
 from automd_analysis.tasks import load_labels
-
-SETTINGS = settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 
 
 @pytest.fixture(scope="module")
