@@ -568,6 +568,40 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: Columns of the one-row-per-point summary: (heading, quantity, measure).
+SUMMARY = (
+    ("penalised mean", "penalized mean", "coverage"),
+    ("non-penalised mean", "non-penalised mean", "coverage"),
+    ("bias-corr. ECE", "bias-corrected ECE", "coverage"),
+    ("score diff.", "score difference", "coverage"),
+    ("score test type-I", "score difference", "type-I error"),
+    ("score test power", "score difference", "power"),
+    ("ECE diff.", "ECE difference", "coverage"),
+    ("ECE test type-I", "ECE difference", "type-I error"),
+    ("ECE test power", "ECE difference", "power"),
+    ("family-wise (Holm)", "score difference", "family-wise error (Holm)"),
+    ("single best (null)", "best mark", "single best under the null"),
+    ("mean rank", "mean rank (penalised)", "coverage"),
+)
+
+
+def summary_markdown(rows: list[dict]) -> str:
+    """One row per grid point: rate (MC SE) of each quantity and measure; blank where not measured."""
+    found = {(r["point"], r["quantity"], r["measure"]): r for r in rows}
+    points = list(dict.fromkeys(r["point"] for r in rows))
+    lines = [
+        "| grid point | " + " | ".join(h for h, _, _ in SUMMARY) + " |",
+        "|---" * (len(SUMMARY) + 1) + "|",
+    ]
+    for point in points:
+        cells = []
+        for _, quantity, measure in SUMMARY:
+            r = found.get((point, quantity, measure))
+            cells.append("" if r is None else f"{100 * r['rate']:.1f} ({100 * r['mc_se']:.1f})")
+        lines.append(f"| {point} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", choices=("quick", "full"), default="quick")
@@ -577,7 +611,14 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--summarise", type=Path, metavar="CSV",
+        help="print the one-row-per-point table of an earlier --out CSV and exit",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.summarise:
+        print(summary_markdown(pd.read_csv(args.summarise).to_dict("records")))
+        return 0
     grid = QUICK if args.grid == "quick" else full_grid()
     if args.point:
         named = {p.name: p for p in (*full_grid(), *QUICK)}
@@ -592,6 +633,7 @@ def main(argv=None) -> int:
         if args.out:
             pd.DataFrame(rows).to_csv(args.out, index=False)
     print(markdown(rows))
+    print("\n" + summary_markdown(rows))
     return 0
 
 

@@ -107,6 +107,7 @@ def export_notebook_outputs(
         primary.invalid_breakdown(store, **main, units=report.task_units()), "invalid_submissions"
     )
     table(primary.coverage(store, **main), "run_coverage")
+    table(primary.coverage_by_run(store, **main), "run_coverage_runs")
     # 02 calibration and practices
     table3 = calibration_practices.ece_by_task_class(store, **main, seed=report.seed)
     table(table3, "table3_ece")

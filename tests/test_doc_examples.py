@@ -57,6 +57,8 @@ NOT_RUN = {
     "runs regenerate with --metric my_metrics:sens_at_90_spec on the fixture archive",
     "automd import": "needs an agent's own logs; every format and option of these lines is "
     "imported by tests/test_importers_integration.py from logs written in each agent's format",
+    "automd regenerate runs_archive/fmlbench": "reports on the archive the automd import line "
+    "before it writes; tests/test_fmlbench_results.py regenerates an imported FML-bench tree",
     "A=runs_archive/study": "the variable of the import walkthrough (see automd import)",
     "for t in uci_diabetes": "the walkthrough's baselines on a benchmark task whose data is not "
     "redistributable; automd baselines runs in tests/test_harness_cli.py",

@@ -115,6 +115,10 @@ def test_without_replicates_intervals_are_empty_and_the_report_says_why(regenera
         "penalized_mean_ci_high",
         "nonpenalized_mean_ci_low",
         "nonpenalized_mean_ci_high",
+        "rank_penalized_mean_ci_low",
+        "rank_penalized_mean_ci_high",
+        "rank_nonpenalized_mean_ci_low",
+        "rank_nonpenalized_mean_ci_high",
     ]
     assert table2[ci].isna().all().all()
     for name in ("pairwise_comparisons", "power_table"):

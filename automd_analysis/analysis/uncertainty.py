@@ -207,6 +207,9 @@ def _pairwise_distributions(matrix: RunDraws) -> dict[str, list]:
     for measure in MEASURES:
         values = matrix.score if measure == "score" else matrix.ece
         task_values = per_cell(_run_values(values, matrix.valid, measure), list(cells.values()))
+        # observed values to 12 digits: tied agents differ by exactly 0, not by an ulp whose sign
+        # would decide the p-value
+        task_values[:, 0] = comparable(task_values[:, 0])
         observed = _task_table(matrix.units, task_values[:, 0], cells)
         pairs = []
         for a, b in itertools.combinations(names, 2):

@@ -8,7 +8,7 @@ the observed value and whose columns 1..B are the draws of the resampler
   percentile interval of :func:`automd_analysis.metrics.percentile_interval`), widened where needed
   to hold the estimate (an interval never excludes its own estimate) and cut to the quantity's
   range; for a value that the resampling biases (the binned ECE) the bias-corrected estimate and
-  its symmetric interval (:func:`bias_corrected`,
+  its interval from below it up to the plug-in (:func:`bias_corrected`,
   :func:`automd_analysis.metrics.bias_corrected_interval`);
 - **p-value** (:func:`p_value`): the two-sided test of "θ = 0" that inverts that interval, never
   below 1 / (B + 1), so "p < α" exactly when the interval excludes 0;

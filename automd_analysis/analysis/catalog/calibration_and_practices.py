@@ -36,8 +36,9 @@ TABLE3 = Table(
         caption="ECE by agent and task class (lower is better); runs averaged within task, "
         "tasks weighted equally. Plug-in: the paper's binned ECE (App. F), biased upwards on "
         "finite test sets, so shown without an interval. Bias-corrected: 2 x plug-in minus the "
-        "mean of the two-stage bootstrap replicates, with its 95% interval (symmetric about it: "
-        "the longer bootstrap tail plus half the estimated bias).",
+        "mean of the bootstrap replicates, with its 95% interval, which reaches from below the "
+        "corrected value up to the plug-in: the bias of a binned ECE is estimated only partly "
+        "by the bootstrap (docs/statistics.md section 9).",
         labels=("agent",),
         stats=(
             *(Stat(_CLASS_TITLES[c], c) for c in (*TASK_CLASSES, "all")),
@@ -423,7 +424,7 @@ FIGURES = (
         "ECE per agent and task class with 95% intervals.",
         paper="Table 3",
         caption="Bias-corrected ECE per agent and task class with its 95% bootstrap "
-        "interval (two-stage, symmetric about the corrected value; lower is better), one colour "
+        "interval (from below the corrected value up to the plug-in; lower is better), one colour "
         "per agent. Dashed grey: the simple baseline's estimate. Each panel's x axis spans its "
         "intervals.",
     ),

@@ -25,7 +25,8 @@ TABLE7 = Table(
         caption="One agent with several LLMs: penalised score (mean ± SD over repetitions), "
         "ECE averaged across tasks (plug-in: the paper's binned ECE, biased upwards, no "
         "interval; bias-corrected: 2 x plug-in minus the bootstrap mean, with its 95% "
-        "bootstrap interval symmetric about it), valid-run rate and tokens per run (millions).",
+        "bootstrap interval from below it up to the plug-in), valid-run rate and tokens per run "
+        "(millions).",
         labels=("llm",),
         stats=(
             Stat("Penalised score", "penalized_mean", "penalized_sd", direction="max"),
