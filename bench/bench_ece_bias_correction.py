@@ -120,12 +120,16 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="100 sets, 200 resamples")
     parser.add_argument("--limits", action="store_true", help="also c(p) = p^0.97 and c(p) = p")
+    parser.add_argument(
+        "--only-limits", action="store_true", help="only c(p) = p^0.97 and c(p) = p"
+    )  # fmt: skip
     args = parser.parse_args()
     sets, n_boot = (100, 200) if args.quick else (args.sets, args.boot)
     print("| curve | n | estimate and interval | ECE_pop | mean plug-in bias | sets | resamples | coverage "
           "| MC SE (points) | mean width | seconds |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for power in POWERS + (LIMIT_POWERS if args.limits else ()):
+    powers = POWERS + (LIMIT_POWERS if args.limits else ())
+    for power in LIMIT_POWERS if args.only_limits else powers:
         for n in (100, 500, 5_000):
             print("\n".join(run(n, power, sets, n_boot)), flush=True)
 
