@@ -161,14 +161,7 @@ class LibraryCalls:
         samplers = {lab for lab in inner_labels if lab[0] == "sampler"}
         missing = {lab for lab in inner_labels if lab[0] == "missflag"}
         if kind == "search":
-            designs = ("kfold_cv",)
-            cv = kwargs.get("cv")
-            if cv is not None:
-                found = [lab[1] for lab in cv.labels if lab[0] == "splitter"]
-                if found:
-                    designs = found[0]
-            for d in designs:
-                self.event("validation", d, self.eid(frame, node))
+            self._validation_events(kwargs, ("kfold_cv",), frame, node)
             return Value(frozenset(lab for lab in inner_labels if lab[0] == "model"))
         if kind in ("pipeline", "wrap"):
             for mid in inner:
@@ -192,6 +185,17 @@ class LibraryCalls:
             self.set_role(mid, "stack_wrapper")
         return Value(frozenset({("model", mid)}))
 
+    def _validation_events(self, kwargs, designs, frame, node) -> None:
+        """A validation event per design of a cross-validating call: its ``cv`` splitter's
+        designs when it has one, else ``designs``."""
+        cv = kwargs.get("cv")
+        if cv is not None:
+            found = [lab[1] for lab in cv.labels if lab[0] == "splitter"]
+            if found:
+                designs = found[0]
+        for d in designs:
+            self.event("validation", d, self.eid(frame, node))
+
     def _splitter(self, key, designs, args, kwargs, node, frame) -> Value:
         e = self.eid(frame, node)
         root, name = key
@@ -205,13 +209,7 @@ class LibraryCalls:
         if name[0].isupper():  # a splitter object; the design counts when it splits
             return Value(frozenset({("splitter", designs, e)}))
         if name.startswith("cross_val") or name in ("cross_validate", "learning_curve"):
-            cv = kwargs.get("cv")
-            if cv is not None:
-                found = [lab[1] for lab in cv.labels if lab[0] == "splitter"]
-                if found:
-                    designs = found[0]
-            for d in designs:
-                self.event("validation", d, e)
+            self._validation_events(kwargs, designs, frame, node)
             models = {lab[1] for v in everything for lab in v.labels if lab[0] == "model"}
             if name == "cross_val_predict":
                 out = {("src", mid) for mid in models}
