@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import resource
 import sys
@@ -36,7 +37,7 @@ from _synthetic_store import paper_scale_store
 
 import automd_analysis.report.site  # noqa: F401 (loaded when `automd regenerate` builds the pages)
 from automd_analysis.analysis.store import BASELINE_AGENT, load_store
-from automd_analysis.report.run_pages import build_run_pages
+from automd_analysis.report.run_pages import MANIFEST, build_run_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +69,13 @@ def sizes(out: Path) -> dict[str, int]:
                 else "pages" if rel.endswith(".html") else "other")  # fmt: skip
         kinds[kind] += path.stat().st_size
     return kinds
+
+
+def code_page_links(out: Path) -> tuple[int, int]:
+    """(links from run pages to ``_code/`` pages, distinct ``_code/`` pages), from the manifest."""
+    doc = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    links = [f for entry in doc["runs"].values() for f in entry["files"] if "/_code/" in f]
+    return len(links), len(set(links))
 
 
 def one_run_changed(store):
@@ -120,6 +128,7 @@ def main() -> None:
         out = (args.keep or Path(scratch)).resolve() / "report"
         rows = [("cold (fresh folder)", timed_build(store, out, args.jobs))]
         on_disk = sizes(out)
+        links, pages = code_page_links(out)
         rows.append(("unchanged (same folder)", timed_build(store, out, args.jobs)))
         changed, run_id = one_run_changed(store)
         rows.append((f"one run changed ({run_id})", timed_build(changed, out, args.jobs)))
@@ -143,7 +152,8 @@ def main() -> None:
     print(f"| **total** | **{total / mib:.1f}** |")
     print(f"\ncode text of every version's files: {total_code / mib:.1f} MiB; distinct file "
           f"texts: {distinct_code / mib:.1f} MiB; runs/ / distinct code: "
-          f"{total / distinct_code:.2f}")  # fmt: skip
+          f"{total / distinct_code:.2f}; links from run pages to `_code/` pages: {links}, "
+          f"to {pages} distinct pages")  # fmt: skip
 
 
 if __name__ == "__main__":
