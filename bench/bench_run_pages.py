@@ -109,6 +109,8 @@ def main() -> None:
     parser.add_argument("--as-is", action="store_true", help="the source store, not synthesised")
     parser.add_argument("--keep", type=Path, default=None, help="keep the report in this folder")
     args = parser.parse_args()
+    if not (args.source / "runs.parquet").is_file():
+        parser.error(f"--source {args.source}: no score store there (make demo writes scores/demo)")
 
     shape = (
         {"runs_per_agent": 2, "baseline_runs": 3, "versions_per_run": 5}
