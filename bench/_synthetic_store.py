@@ -3,12 +3,13 @@
 The paper's archive has 255 runs: 45 per agent for four agents and 75 simple-baseline runs, about
 3,800 versions with code. :func:`paper_scale_store` builds one of that shape from any scored
 store that has code (the demo store): each synthetic agent run copies a run of the source store
-of the same agent and repeats its chain of versions until it has ``versions_per_run`` (copy ``k``
-of version ``v0003`` is ``v0003k<k>``, its parent the copy of the original parent, or the last
-version of the previous copy for a root), with its times shifted; baseline runs are copied as
-they are. Every code file gets one comment line naming the synthetic run and copy, so no two runs
-share a text: the pages must highlight and store every run's code (the content-addressed pages
-get no help from the copying), while each diff is a real diff between the source's versions.
+of the same agent (the first four agents, by name, with runs that have code) and repeats its
+chain of versions until it has ``versions_per_run`` (copy ``k`` of version ``v0003`` is
+``v0003k<k>``, its parent the copy of the original parent, or the last version of the previous
+copy for a root), with its times shifted; baseline runs are copied as they are. Every code file
+gets one comment line naming the synthetic run and copy, so no two versions share a text: the
+pages must highlight and store every run's code (the content-addressed pages get no help from the
+copying), while each diff is a real diff between the source's versions.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def paper_scale_store(
     """A store of ``4 * runs_per_agent + baseline_runs`` runs built from ``source``'s main
     experiment (module docstring)."""
     main = source.runs.loc[source.runs["experiment"] == "main"]
-    agents = sorted(set(main["agent"]) - {BASELINE_AGENT})[:4]
     texts = source.code_files_texts()
+    with_code = main.loc[main["run_id"].isin(texts), "agent"]
+    agents = sorted(set(with_code) - {BASELINE_AGENT})[:4]  # agents with code to copy
     frames: dict[str, list[pd.DataFrame]] = {
         name: [] for name in ("runs", "scores", "steps", "annotations", "pairs", "reasons",
                               "calibration_curves")

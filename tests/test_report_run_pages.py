@@ -460,3 +460,36 @@ def test_a_store_without_code_files_still_gives_pages(tmp_path):
     body = (tmp_path / run_page("main/a/t/rep0")).read_text()
     assert "first version" in body and "&lt;b&gt;" not in body  # the code is on its own page
     assert broken_links(tmp_path, sorted((tmp_path / "runs").rglob("*.html"))) == []
+
+
+@pytest.mark.slow
+def test_the_benchmark_s_paper_scale_store_has_its_shape_and_rebuilds_one_changed_run(
+    built, tmp_path, monkeypatch
+):
+    """``bench/bench_run_pages.py``: the synthetic store it times and what it measures."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "bench"))
+    from _synthetic_store import paper_scale_store
+    from bench_run_pages import code_page_links, one_run_changed
+
+    _, store, _, _ = built
+    big = paper_scale_store(store, runs_per_agent=2, baseline_runs=3, versions_per_run=7)
+    # the imported aide run has no code to copy: the agents with code are
+    assert big.runs.groupby("agent").size().to_dict() == {"alpha": 2, "baseline": 3, "beta": 2}
+    versions = big.scores.loc[~big.scores["is_selected"]]
+    agent_versions = versions.loc[versions["agent"] != "baseline"]
+    assert agent_versions.groupby("run_id").size().tolist() == [7, 7, 7, 7]
+    known = set(zip(versions["run_id"], versions["version"], strict=True))
+    parents = zip(versions["run_id"], versions["parent"], strict=True)
+    assert all(p is None or (r, p) in known for r, p in parents)
+    assert big.code["code_sha256"].is_unique and len(big.code) >= 4 * 7
+
+    summary = build_run_pages(big, tmp_path, jobs=1, log=lambda _: None)
+    (tmp_path / "index.html").write_text("the report index")
+    assert (summary.built, summary.failed) == (len(big.runs), [])
+    assert broken_links(tmp_path, sorted((tmp_path / "runs").rglob("*.html"))) == []
+    links, distinct = code_page_links(tmp_path)
+    assert links >= distinct > 0
+    changed, run_id = one_run_changed(big)
+    assert run_id.startswith("main/alpha/")
+    again = build_run_pages(changed, tmp_path, jobs=1, log=lambda _: None)
+    assert (again.built, again.reused) == (1, len(big.runs) - 1)
