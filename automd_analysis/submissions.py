@@ -438,32 +438,10 @@ def _fast_positions(pa, pc, keys: _LabelKeys, cols: list, sequential: bool, n: i
 _FAST_BLOCK_BYTES = 1 << 20
 
 
-def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
-    """Confirm a well-formed file quickly; ``None`` means "use the strict path".
-
-    Returns ``(AlignedPredictions, n_rows)`` only when the header is exactly right on line 1
-    and pyarrow reads every row (no quotes, no nulls, every number parsed) with all checks
-    passing. Anything else - an exception, a missing/extra/duplicate id, a value out of range -
-    returns None without a verdict: the strict path then decides and explains.
-    """
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.csv as pacsv
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        return None
-    ck = _Checker(task, labels, grid, path)
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh, strict=True)
-            header = next(reader, None)
-            if not header or reader.line_num != 1:
-                return None
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return None
-    if not ck.header(header) or ck.tallies:
-        return None
-    ncols = len(header)
+def _arrow_csv_options(pa, pacsv, ck: _Checker, ncols: int):
+    """pyarrow's read, parse and convert options of the fast reader: ids as strings (a
+    sequential task's hour as a number), every other column a float, no quotes in values, no
+    nulls."""
     names = [f"c{i}" for i in range(ncols)]
     types = {name: pa.float64() for name in names}
     id_pos = ck.id_pos
@@ -490,6 +468,35 @@ def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
         quoted_strings_can_be_null=False,
         check_utf8=True,
     )
+    return read_opts, parse_opts, conv_opts
+
+
+def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
+    """Confirm a well-formed file quickly; ``None`` means "use the strict path".
+
+    Returns ``(AlignedPredictions, n_rows)`` only when the header is exactly right on line 1
+    and pyarrow reads every row (no quotes, no nulls, every number parsed) with all checks
+    passing. Anything else - an exception, a missing/extra/duplicate id, a value out of range -
+    returns None without a verdict: the strict path then decides and explains.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    ck = _Checker(task, labels, grid, path)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, strict=True)
+            header = next(reader, None)
+            if not header or reader.line_num != 1:
+                return None
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    if not ck.header(header) or ck.tallies:
+        return None
+    read_opts, parse_opts, conv_opts = _arrow_csv_options(pa, pacsv, ck, len(header))
     n = ck.n
     keys = _label_keys(labels, ck.sequential)
     seen = np.zeros(n, dtype=bool)
@@ -505,7 +512,7 @@ def _fast_validate(task: Task, labels: TaskLabels, grid, path: Path):
                 start, n_rows = n_rows, n_rows + batch.num_rows
                 if batch.num_rows == 0:
                     continue
-                cols = [batch.column(p) for p in id_pos]
+                cols = [batch.column(p) for p in ck.id_pos]
                 in_order = _rows_in_label_order(pa, pc, keys, cols, ck.sequential, start)
                 if in_order:
                     pos = np.arange(start, n_rows)  # distinct by construction

@@ -33,14 +33,22 @@ class _AsRoot:
     # Python's own files and the venv may sit in folders nobody cannot enter (a clone in a mode-700
     # `mktemp -d`, /root/.pyenv): a module imported lazily after the privilege drop (typer loads
     # parts of click on first use) is found and loaded with root's file access, then access drops
-    # back. Only imports get it: every file the command itself opens is opened as nobody.
+    # back. Only imports get it: every file the command itself opens is opened as nobody. Imports
+    # nest (pandas' Styler reads its templates while an outer import runs): access drops back only
+    # when the outermost import ends.
+    depth = 0
+
     def __enter__(self):
-        os.seteuid(0)
-        os.setegid(0)
+        if _AsRoot.depth == 0:
+            os.seteuid(0)
+            os.setegid(0)
+        _AsRoot.depth += 1
 
     def __exit__(self, *exc):
-        os.setegid({uid})
-        os.seteuid({uid})
+        _AsRoot.depth -= 1
+        if _AsRoot.depth == 0:
+            os.setegid({uid})
+            os.seteuid({uid})
 
 
 class _Loader:

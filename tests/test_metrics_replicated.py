@@ -1,4 +1,4 @@
-"""One kernel call for a metric and its bootstrap replicates (``metrics.replicated``): the observed
+"""One kernel call for a metric and its bootstrap replicates (``metrics._replicated``): the observed
 value, the replicates and the undefined-value messages are those of the two separate calls."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from automd_analysis.metrics import (
     survival_ece_replicated,
     with_replicates,
 )
-from automd_analysis.metrics.replicated import observed_first, recorded
+from automd_analysis.metrics._replicated import observed_first, recorded
 
 
 def _separate(fn, weights):

@@ -13,7 +13,7 @@ from prose_claims import CLAIMS, contradicted_claims, page_text
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Table 3's layout under the method in force: plug-in ECE without an interval, the
-#: bias-corrected value in the middle of a symmetric interval.
+#: bias-corrected value with an interval from below it up to (at least) the plug-in.
 TABLE3 = pd.DataFrame(
     {"agent": ["a", "b"], "all": [0.09, 0.07], "all_bc": [0.085, 0.068],
      "all_bc_ci_low": [0.05, 0.033], "all_bc_ci_high": [0.12, 0.103]}
@@ -40,13 +40,17 @@ def test_the_old_prose_stands_where_an_interval_does_lie_above_its_estimate():
 def test_caption_claims_are_checked_against_the_columns():
     caption = (
         "Plug-in: the paper's binned ECE (App. F), biased upwards, so shown without an interval. "
-        "Bias-corrected: 2 x plug-in minus the bootstrap mean, with its 95% interval (symmetric "
-        "about it)."
+        "Bias-corrected: 2 x plug-in minus the bootstrap mean, with its 95% interval, which "
+        "reaches from below the corrected value up to the plug-in."
     )
     assert contradicted_claims(caption, {"table3_ece": TABLE3}) == []
-    lopsided = TABLE3.assign(all_bc_ci_high=[0.2, 0.103])
-    [problem] = contradicted_claims(caption, {"table3_ece": lopsided})
-    assert "table3_ece.all_bc: interval not symmetric in 1 rows" in problem
+    short = TABLE3.assign(all_bc_ci_high=[0.088, 0.103])  # ends below the plug-in 0.09
+    [problem] = contradicted_claims(caption, {"table3_ece": short})
+    assert "table3_ece.all_bc: interval does not reach from below the corrected value" in problem
+    assert "in 1 rows" in problem
+    above = TABLE3.assign(all_bc_ci_low=[0.086, 0.033])  # starts above the corrected 0.085
+    [problem] = contradicted_claims(caption, {"table3_ece": above})
+    assert "in 1 rows" in problem
     with_plug_in_interval = TABLE3.assign(all_ci_low=0.0, all_ci_high=1.0)
     [problem] = contradicted_claims(caption, {"table3_ece": with_plug_in_interval})
     assert "table3_ece.all: the plug-in value has an interval" in problem

@@ -363,7 +363,7 @@ def test_a_page_that_fails_is_reported_and_the_others_are_written(built, tmp_pat
     assert summary.built == len(store.runs) - 1
     index = (tmp_path / "out" / "runs" / "index.html").read_text()
     assert "(page failed)" in index and "<b>boom" not in index and "&lt;b&gt;boom" in index
-    assert "1 failed (main/alpha/fx_icu/rep1)" in summary.describe()
+    assert "1 failed (main/alpha/fx_icu/rep1)" in summary.index_note()
 
 
 @pytest.mark.slow

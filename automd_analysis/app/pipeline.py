@@ -69,7 +69,6 @@ from automd_analysis.errors import AutomdError
 from automd_analysis.masking.results import MASKING_FILE, MaskingResultsError, read_masking_results
 from automd_analysis.masking.step import describe_results
 from automd_analysis.report.disclosure import report_disclosure
-from automd_analysis.report.run_pages import build_run_pages
 from automd_analysis.report.site import (
     provenance_line,
     render_page,
@@ -800,6 +799,8 @@ def _embedding_note(p: Pipeline, store, todo: list[_Planned], planned: list[_Pla
 
 def run_pages_stage(p: Pipeline, store) -> str:
     """Write (or update) the run pages under ``OUT/runs/``; return their note for the index."""
+    from automd_analysis.report.run_pages import build_run_pages  # Matplotlib: only when used
+
     notes = []
     try:
         masking = read_masking_results(
@@ -812,7 +813,8 @@ def run_pages_stage(p: Pipeline, store) -> str:
         store, p.out, masking=masking, description=p.meta.description or "",
         min_cell=p.config.min_cell, jobs=p.config.jobs, log=p.log,
     )  # fmt: skip
-    return "; ".join([pages.describe(), *notes])
+    p.log(pages.describe())
+    return "; ".join([pages.index_note(), *notes])
 
 
 def render_stage(p: Pipeline, results, summary, notes) -> Path:

@@ -27,6 +27,7 @@ that is undefined on well-formed input returns ``nan`` and emits :class:`Undefin
 """
 
 from automd_analysis.metrics._numba import set_kernel_threads
+from automd_analysis.metrics._replicated import Replicated, recorded, with_replicates
 from automd_analysis.metrics._validation import UndefinedMetricWarning
 from automd_analysis.metrics._weights import cluster_row_weights
 from automd_analysis.metrics.bootstrap import (
@@ -68,7 +69,6 @@ from automd_analysis.metrics.registry import (
     MetricInputs,
     ece_metric,
 )
-from automd_analysis.metrics.replicated import Replicated, with_replicates
 from automd_analysis.metrics.survival import (
     KaplanMeierCurve,
     grid_index_post,
@@ -158,5 +158,6 @@ __all__ = [
     "survival_ece_replicated",
     "survival_ici_at",
     "survival_time_grid",
+    "recorded",
     "with_replicates",
 ]

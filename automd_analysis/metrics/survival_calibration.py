@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from automd_analysis.metrics._numba import cached_njit
+from automd_analysis.metrics._replicated import Replicated, observed_first, recorded
 from automd_analysis.metrics._validation import check_survival_ece_inputs, finish
 from automd_analysis.metrics._weights import as_weights, is_matrix, ones_or
-from automd_analysis.metrics.replicated import Replicated, observed_first, recorded
 
 __all__ = ["SurvivalECEResult", "survival_ece", "survival_ece_replicated"]
 
@@ -661,7 +661,7 @@ def survival_ece_replicated(
     pass of the kernel.
 
     The kernel runs once over the weight matrix whose first row is all ones and whose other rows
-    are ``weights`` (:func:`~automd_analysis.metrics.replicated.observed_first`); each row is
+    are ``weights`` (:func:`~automd_analysis.metrics._replicated.observed_first`); each row is
     computed on its own, so the observed result equals ``survival_ece(durations, events, surv,
     time_grid)`` and the replicates equal ``survival_ece(..., weights=weights)``.
 

@@ -79,11 +79,16 @@ class RunPagesSummary:
     notes: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        """One line for the report index."""
-        text = (
-            f"run pages: {self.n_runs} (runs/index.html), {self.built} built, "
-            f"{self.reused} unchanged"
+        """One line for the log: what was built now and what was kept."""
+        failed = f", {len(self.failed)} failed" if self.failed else ""
+        return (
+            f"run pages: {self.built} built, {self.reused} unchanged{failed}, "
+            f"in {self.seconds:.1f} s"
         )
+
+    def index_note(self) -> str:
+        """One line for the report index; the same for a rebuilt and an unchanged report."""
+        text = f"run pages: {self.n_runs} (runs/index.html)"
         if self.failed:
             text += f", {len(self.failed)} failed ({', '.join(r for r, _ in self.failed[:3])})"
         return "; ".join([text, *self.notes])

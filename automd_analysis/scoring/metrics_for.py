@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
+from automd_analysis.metrics import Replicated, recorded, with_replicates
 from automd_analysis.metrics.registry import KINDS
-from automd_analysis.metrics.replicated import Replicated, recorded, with_replicates
 
 __all__ = [
     "DEFAULT_ECE_BINS",
