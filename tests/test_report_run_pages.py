@@ -286,6 +286,7 @@ def test_the_version_table_shows_the_stored_numbers(built):
     sel = scores.loc["selected"]
     assert f"{sel['score']:.3f} [{sel['score_ci_low']:.3f}, {sel['score_ci_high']:.3f}]" in text
     assert f"{sel['ece_bc']:.3f} [{sel['ece_bc_ci_low']:.3f}, {sel['ece_bc_ci_high']:.3f}]" in text
+    assert "automd score --version-bootstrap R computes them for every version" in text
     inputs = {i.run_id: i for i in collect_runs(store)}[run_id]
     for row in version_rows(inputs)[1:]:
         stored = scores.loc[row.version]

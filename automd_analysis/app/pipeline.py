@@ -173,6 +173,9 @@ class RegenerateConfig:
         to every task, ``0`` disables suppression.
     bootstrap : int
         Bootstrap replicates per selected submission when scoring (intervals; 0 disables).
+    version_bootstrap : int
+        Replicates of an interval for every archived version too (``automd score
+        --version-bootstrap``; 0: none, else 2 to ``bootstrap``).
     annotations : path, optional
         Output directory of ``automd annotate`` (codebook answers generated from the code).
     prefer_generated : bool
@@ -205,6 +208,7 @@ class RegenerateConfig:
     embedding_cache: str | Path | None = None
     min_cell: int | None = None
     bootstrap: int = 1000
+    version_bootstrap: int = 0
     annotations: str | Path | None = None
     prefer_generated: bool = False
     metrics: tuple[str, ...] = ()
@@ -448,6 +452,7 @@ def score_stage(p: Pipeline):
         jobs=p.config.jobs,
         progress=p.config.progress,
         bootstrap=p.config.bootstrap,
+        version_bootstrap=p.config.version_bootstrap,
         annotations=p.workspace.annotations,
         prefer_generated=p.config.prefer_generated,
         extra_metrics=p.config.metrics,

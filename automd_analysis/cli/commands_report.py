@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from automd_analysis.app.run_notebooks import DEFAULT_CELL_TIMEOUT
+from automd_analysis.app.scoring import VERSION_BOOTSTRAP
 from automd_analysis.cli._apps import (
     DataOpt,
     EceBinsOpt,
@@ -106,6 +107,13 @@ def regenerate_command(
     bootstrap: int = typer.Option(
         1000, "--bootstrap", min=0, help="Bootstrap replicates per run for intervals (0: none)."
     ),
+    version_bootstrap: int = typer.Option(
+        0,
+        "--version-bootstrap",
+        min=0,
+        help="Replicates of an interval for every archived version too (0: none; "
+        f"e.g. {VERSION_BOOTSTRAP}; passed to `automd score`).",
+    ),
     annotations: Path | None = typer.Option(
         None, "--annotations", help="Annotations written by `automd annotate --out DIR`."
     ),
@@ -161,6 +169,7 @@ def regenerate_command(
         embedding_cache=typed(embedding_cache),
         min_cell=min_cell,
         bootstrap=bootstrap,
+        version_bootstrap=version_bootstrap,
         annotations=typed(annotations),
         prefer_generated=prefer_generated,
         metrics=tuple(metric),

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.app.scoring import DEFAULT_BOOTSTRAP, ScoreSummary, score_archive
+from automd_analysis.app.scoring import (
+    DEFAULT_BOOTSTRAP,
+    VERSION_BOOTSTRAP,
+    ScoreSummary,
+    score_archive,
+)
 from automd_analysis.cli._apps import DataOpt, EceBinsOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 
@@ -78,6 +83,13 @@ def score(
         help="Bootstrap replicates per selected submission for intervals (0 disables).",
     ),
     bootstrap_seed: int = typer.Option(0, "--bootstrap-seed", help="Seed of the resamples."),
+    version_bootstrap: int = typer.Option(
+        0,
+        "--version-bootstrap",
+        min=0,
+        help="Replicates of a score and ECE interval for every archived version too (0: none; "
+        f"e.g. {VERSION_BOOTSTRAP}; at most --bootstrap: the first of the same resamples).",
+    ),
     annotations: Path | None = typer.Option(
         None,
         "--annotations",
@@ -114,6 +126,7 @@ def score(
         progress=progress,
         bootstrap=bootstrap,
         bootstrap_seed=bootstrap_seed,
+        version_bootstrap=version_bootstrap,
         annotations=typed(annotations),
         prefer_generated=prefer_generated,
         extra_metrics=tuple(metric),

@@ -341,7 +341,8 @@ def _versions_section(inputs: RunInputs, rows: list[VersionRow], link) -> str:
         notes.append(
             "Held-out: the task's hidden test set, scored by the toolkit; intervals are 95 % "
             "percentile bootstrap intervals where the score store has them "
-            f"({MISSING} where it has none). The gap is the agent's validation score minus the "
+            f"({MISSING} where it has none; automd score --version-bootstrap R computes them "
+            "for every version). The gap is the agent's validation score minus the "
             "held-out metric"
             + (
                 ""

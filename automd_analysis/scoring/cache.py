@@ -39,7 +39,7 @@ def cache_key(
     task_hash: str,
     labels_sha256: str,
     scorer_version: str,
-    bootstrap: tuple[int, int] = (0, 0),
+    bootstrap: tuple[int, ...] = (0, 0),
     extra: list[dict] | None = None,
     settings: dict | None = None,
 ) -> str:
@@ -56,8 +56,9 @@ def cache_key(
         The pinned sha256 of the hidden-label file.
     scorer_version : str
         ``automd_analysis.__version__``.
-    bootstrap : (int, int)
-        ``(n_boot, seed)`` of the per-run bootstrap (another setting is another result).
+    bootstrap : (int, int) or (int, int, int)
+        ``(n_boot, seed)`` of the per-run bootstrap, and the replicates of every valid file's
+        interval when there are any (another setting is another result).
     extra : list of dict, optional
         Fingerprints of the user metrics
         (:func:`~automd_analysis.scoring.extra_metrics.fingerprint`): adding, removing or editing
@@ -73,7 +74,7 @@ def cache_key(
     """
     parts = [submission_sha256 or "absent", task_hash, labels_sha256, scorer_version, CACHE_FORMAT]
     if tuple(bootstrap) != (0, 0):
-        parts.append([int(bootstrap[0]), int(bootstrap[1])])
+        parts.append([int(b) for b in bootstrap])
     if extra:
         parts.append({"extra_metrics": list(extra)})
     if settings:

@@ -44,10 +44,20 @@ from automd_analysis.scoring.scorable import (
 )
 from automd_analysis.scoring.worker import ChunkJob, run_chunk
 
-__all__ = ["DEFAULT_BOOTSTRAP", "ScoreSummary", "ScoringInterrupted", "score_archive"]
+__all__ = [
+    "DEFAULT_BOOTSTRAP",
+    "VERSION_BOOTSTRAP",
+    "ScoreSummary",
+    "ScoringInterrupted",
+    "score_archive",
+]
 
 #: Bootstrap replicates per selected valid submission unless told otherwise.
 DEFAULT_BOOTSTRAP = 1000
+#: Replicates of a version's interval when versions get one (``version_bootstrap``): enough that
+#: a percentile end's Monte Carlo standard error is about a tenth of the interval's half-width
+#: (docs/statistics.md section 1, "Versions: intervals on request").
+VERSION_BOOTSTRAP = 200
 
 #: Temporaries older than this (seconds) are left-overs of a killed run and are deleted.
 _STALE_TMP_SECONDS = 600
@@ -219,7 +229,7 @@ def _execute(
     jobs: int,
     scheduler: str | None,
     on_done: Callable[[list[dict]], None],
-    bootstrap: tuple[int, int] = (0, 0),
+    bootstrap: tuple[int, ...] = (0, 0),
     extra: tuple[str, ...] = (),
     ece_bins: int = DEFAULT_ECE_BINS,
 ) -> None:
@@ -486,8 +496,11 @@ def _task_hashes(plan: Plan, tasks) -> dict[str, str]:
     return {t: known[t] for t in tasks if t in known}
 
 
-def _checked_settings(bootstrap: int, bootstrap_seed: int, ece_bins: int) -> tuple[int, int]:
-    """``(n_boot, seed)`` of the bootstrap (``(0, 0)``: none), after checking the settings."""
+def _checked_settings(
+    bootstrap: int, bootstrap_seed: int, ece_bins: int, version_bootstrap: int = 0
+) -> tuple[int, ...]:
+    """``(n_boot, seed)`` of the bootstrap (``(0, 0)``: none), and ``version_bootstrap`` after
+    them when versions get intervals, after checking the settings."""
     if isinstance(ece_bins, bool) or not isinstance(ece_bins, int) or not 2 <= ece_bins <= 1000:
         raise ScoreStoreError(
             f"--ece-bins must be a whole number from 2 to 1000, got {ece_bins!r}",
@@ -502,7 +515,23 @@ def _checked_settings(bootstrap: int, bootstrap_seed: int, ece_bins: int) -> tup
             code="usage",
             fix="e.g. --bootstrap 1000",
         )
-    return (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    if (
+        isinstance(version_bootstrap, bool)
+        or not isinstance(version_bootstrap, int)
+        or version_bootstrap < 0
+        or version_bootstrap == 1
+        or version_bootstrap > max(bootstrap, 0)
+    ):
+        raise ScoreStoreError(
+            f"version replicates must be 0 (none) or between 2 and --bootstrap ({bootstrap}), "
+            f"got {version_bootstrap!r}",
+            location="--version-bootstrap",
+            code="usage",
+            fix=f"e.g. --version-bootstrap {min(VERSION_BOOTSTRAP, max(bootstrap, 2))} (the "
+            "first replicates of the same resamples; at most --bootstrap)",
+        )
+    boot = (int(bootstrap), int(bootstrap_seed)) if bootstrap else (0, 0)
+    return (*boot, int(version_bootstrap)) if version_bootstrap else boot
 
 
 def score_archive(
@@ -519,6 +548,7 @@ def score_archive(
     prefer_generated: bool = False,
     extra_metrics: Sequence[str] = (),
     ece_bins: int = DEFAULT_ECE_BINS,
+    version_bootstrap: int = 0,
 ) -> ScoreSummary:
     """Score every run of an archive into a Parquet score store (``docs/score_store.md``).
 
@@ -548,6 +578,12 @@ def score_archive(
     bootstrap_seed : int, default 0
         Seed of the resamples (they depend only on the task, the test size and this seed, so the
         runs of a task share them: comparisons are paired).
+    version_bootstrap : int, default 0
+        Replicates of the score and ECE interval of every valid *version* (the ``score_ci_*`` and
+        ``ece_bc*`` columns of its ``scores`` row): the first ``version_bootstrap`` of the same
+        resamples, at most ``bootstrap`` (:data:`VERSION_BOOTSTRAP` is the number the run pages
+        need); 0 (default): versions get no interval. Selected submissions always get
+        ``bootstrap``.
     annotations : path, optional
         Output directory of ``automd annotate`` (generated codebook answers). A run's annotations
         in the archive win unless ``prefer_generated``; ``runs.parquet`` records which were used
@@ -616,7 +652,7 @@ def score_archive(
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
             f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
-    boot = _checked_settings(bootstrap, bootstrap_seed, ece_bins)
+    boot = _checked_settings(bootstrap, bootstrap_seed, ece_bins, version_bootstrap)
     extra = [fingerprint(u) for u in users]
     plan = make_plan(
         runs,
@@ -654,7 +690,8 @@ def score_archive(
         **({"extra_metrics": extra} if extra else {}),
         "archive": arch.name,
         "settings": dict(SCORING_SETTINGS)
-        | {"ece_n_bins": int(ece_bins), "bootstrap_n": boot[0], "bootstrap_seed": boot[1]},
+        | {"ece_n_bins": int(ece_bins), "bootstrap_n": boot[0], "bootstrap_seed": boot[1]}
+        | ({"version_bootstrap_n": boot[2]} if len(boot) > 2 else {}),
         "annotations": {
             "generated": ws.annotations is not None,
             "prefer_generated": bool(prefer_generated) if ws.annotations is not None else False,

@@ -159,7 +159,7 @@ def make_plan(
     data=None,
     manifests=None,
     hash_workers: int = 1,
-    bootstrap: tuple[int, int] = (0, 0),
+    bootstrap: tuple[int, ...] = (0, 0),
     extra: list[dict] | None = None,
     process_tasks: dict[str, ProcessTask] | None = None,
     settings: dict | None = None,
@@ -174,8 +174,8 @@ def make_plan(
         Data root and manifest directory (defaults: ``AUTOMD_DATA`` / ``AUTOMD_MANIFESTS``).
     hash_workers : int, default 1
         Threads hashing the submission files.
-    bootstrap : (int, int)
-        ``(n_boot, seed)`` of the per-run bootstrap (part of every cache key).
+    bootstrap : (int, int) or (int, int, int)
+        ``(n_boot, seed[, n_version])`` of the per-run bootstrap (part of every cache key).
     extra : list of dict, optional
         Fingerprints of the user metrics (part of every cache key).
     process_tasks : dict, optional

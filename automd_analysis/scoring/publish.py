@@ -295,6 +295,29 @@ _NON_FLOAT = frozenset(
 )
 
 
+def _interval_columns(row: dict, boot: dict) -> dict:
+    """``score_ci_low/high``, ``ece_bc`` and ``ece_bc_ci_low/high`` of a ``scores`` row from its
+    replicates (:meth:`~automd_analysis.scoring.replicates.RunReplicates.to_dict`)."""
+    low, high, score = (
+        _nan(boot.get("score_ci_low")),
+        _nan(boot.get("score_ci_high")),
+        _nan(row.get("score")),
+    )
+    if math.isfinite(score) and math.isfinite(low):  # an interval holds its estimate
+        low, high = min(low, score), max(high, score)
+    # the plug-in ECE's percentile interval sits above the ECE on small test sets (the replicates
+    # are biased upwards): the store publishes the bias-corrected ECE instead, with the interval
+    # that belongs to it (docs/statistics.md, "Bias-corrected ECE")
+    bc, bc_low, bc_high = bias_corrected_interval(
+        _nan(row.get("ece")),
+        [_nan(v) for v in boot["ece"]],
+        float(boot.get("alpha", 0.05)),
+        lower=0.0,
+    )
+    return {"score_ci_low": low, "score_ci_high": high, "ece_bc": bc, "ece_bc_ci_low": bc_low,
+            "ece_bc_ci_high": bc_high}  # fmt: skip
+
+
 def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict]:
     """Rows a selected valid submission adds: subgroups (and their bootstrap replicates),
     reliability bins, calibration measures and curve, bootstrap replicates (and, on the ``scores``
@@ -315,23 +338,7 @@ def _detail_rows(tables: dict, key: dict, row: dict, details: dict) -> list[dict
         tables["calibration_curves"].append(key | _nullable(point))
     boot = details.get("bootstrap")
     if boot:
-        low, high, score = (
-            _nan(boot.get("score_ci_low")),
-            _nan(boot.get("score_ci_high")),
-            _nan(row.get("score")),
-        )
-        if math.isfinite(score) and math.isfinite(low):  # an interval holds its estimate
-            low, high = min(low, score), max(high, score)
-        row["score_ci_low"], row["score_ci_high"] = low, high
-        # the plug-in ECE's percentile interval sits above the ECE on small test sets (the
-        # replicates are biased upwards): the store publishes the bias-corrected ECE instead, with
-        # the interval that belongs to it (docs/statistics.md, "Bias-corrected ECE")
-        row["ece_bc"], row["ece_bc_ci_low"], row["ece_bc_ci_high"] = bias_corrected_interval(
-            _nan(row.get("ece")),
-            [_nan(v) for v in boot["ece"]],
-            float(boot.get("alpha", 0.05)),
-            lower=0.0,
-        )
+        row |= _interval_columns(row, boot)
         run_id = key["run_id"]
         for i, (score, ece) in enumerate(zip(boot["score"], boot["ece"], strict=True)):
             tables["replicates"].append(
@@ -426,6 +433,8 @@ def build_tables(
             if entry is None:
                 continue  # not scored (an error recorded in problems)
             row = _score_row(ref, entry, manifest)
+            if not ref.is_selected and row["valid"] and entry.get("interval"):
+                row |= _interval_columns(row, entry["interval"])  # version_bootstrap replicates
             tables["scores"].append(row)
             if ref.is_selected:
                 tables["runs"][-1]["status"] = "valid" if row["valid"] else "invalid"

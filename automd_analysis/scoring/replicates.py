@@ -165,6 +165,30 @@ class RunReplicates:
             "ece_ci_high": self.ece_ci_high,
         }
 
+    def head(self, k: int) -> RunReplicates:
+        """The first ``k`` replicates with their own percentile intervals.
+
+        The resamples are prefix-stable (:func:`task_resample_indices`), so this is what
+        :func:`run_replicates` gives with ``n_boot = k`` (apart from ``warnings``, which are left
+        empty: they counted the undefined replicates of all ``n_boot``).
+
+        Examples
+        --------
+        >>> res = RunReplicates(np.array([0.5, 0.6, 0.9]), np.array([0.1, 0.2, 0.3]), 0.5, 0.9,
+        ...                     0.1, 0.3, n_boot=3, seed=0, alpha=0.05, n_units=10)
+        >>> h = res.head(2)
+        >>> h.n_boot, h.score.tolist(), round(h.score_ci_high, 4)
+        (2, [0.5, 0.6], 0.5975)
+        """
+        if not 2 <= k <= self.n_boot:
+            raise ValueError(f"k must lie in [2, {self.n_boot}], got {k}.")
+        score, ece = self.score[:k], self.ece[:k]
+        s_low, s_high = metrics.percentile_interval(score, self.alpha)
+        e_low, e_high = metrics.percentile_interval(ece, self.alpha)
+        return RunReplicates(score=score, ece=ece, score_ci_low=s_low, score_ci_high=s_high,
+                             ece_ci_low=e_low, ece_ci_high=e_high, n_boot=int(k), seed=self.seed,
+                             alpha=self.alpha, n_units=self.n_units)  # fmt: skip
+
     def to_dict(self) -> dict:
         """JSON-ready dict (floats as Python floats, NaN as ``None``), inverse of :meth:`from_dict`."""
 

@@ -31,7 +31,11 @@ from automd_analysis.scoring.metrics_for import (
     metric_inputs,
     metric_record,
 )
-from automd_analysis.scoring.replicates import run_replicates, task_resample_weights
+from automd_analysis.scoring.replicates import (
+    RunReplicates,
+    run_replicates,
+    task_resample_weights,
+)
 from automd_analysis.scoring.subgroup_scores import subgroup_scores
 
 __all__ = [
@@ -132,14 +136,17 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
 
 
 def _evaluation(task, labels, preds, details: bool, bootstrap, ece_bins: int):
-    """The submission's kernels (:class:`SubmissionEvaluation`): with the task's resample weights
-    when its details and replicates are asked for, so that every metric and its replicates are
-    one call."""
-    kind, (n_boot, seed) = task.manifest.kind.value, bootstrap
+    """The submission's kernels (:class:`SubmissionEvaluation`), so that every metric and its
+    replicates are one call: with the task's resample weights when its details and replicates
+    are asked for, else with the first ``n_version`` of them when every version gets an interval
+    (the resamples are prefix-stable:
+    :func:`~automd_analysis.scoring.replicates.task_resample_indices`)."""
+    kind, (n_boot, seed, n_version) = task.manifest.kind.value, (*bootstrap, 0)[:3]
+    n_weights = n_boot if details else n_version
     weights = None
-    if details and n_boot > 0:
+    if n_boot > 0 and n_weights > 0:
         n_units = metric_inputs(kind, labels, preds).n_units
-        weights = task_resample_weights(task.id, n_units, n_boot, seed)
+        weights = task_resample_weights(task.id, n_units, n_weights, seed)
     return SubmissionEvaluation(kind, labels, preds, metric=task.manifest.metric.value,
                                 weights=weights, ece_bins=ece_bins)  # fmt: skip
 
@@ -176,13 +183,28 @@ def _details(task, labels, preds, bootstrap: tuple[int, int], extra, ece_bins: i
     return out
 
 
+def _version_interval(task, labels, preds, bootstrap: tuple[int, int, int], details,
+                      evaluation: SubmissionEvaluation) -> dict:  # fmt: skip
+    """The first ``n_version`` replicates of a submission's score and ECE: the selected
+    submission's own replicates cut when it has them, else read from ``evaluation`` (made on the
+    task's first ``n_version`` resample weights by :func:`_evaluation`)."""
+    _, seed, n_version = bootstrap
+    boot = (details or {}).get("bootstrap")
+    if boot is not None:
+        return RunReplicates.from_dict(boot).head(n_version).to_dict()
+    m = task.manifest
+    return run_replicates(m.kind.value, m.metric.value, m.null_score, labels, preds,
+                          task_id=task.id, n_boot=n_version, seed=seed,
+                          evaluation=evaluation).to_dict()  # fmt: skip
+
+
 def score_file(
     task,
     path,
     labels=None,
     details: bool = False,
     sha256: str | None = None,
-    bootstrap: tuple[int, int] = (0, 0),
+    bootstrap: tuple[int, ...] = (0, 0),
     extra: tuple[str, ...] = (),
     ece_bins: int = DEFAULT_ECE_BINS,
 ) -> dict:
@@ -203,8 +225,10 @@ def score_file(
     sha256 : str, optional
         The sha256 the caller planned with; if the file now has other bytes,
         :class:`SubmissionChanged` is raised so that no result is cached under a stale key.
-    bootstrap : (int, int)
-        ``(n_boot, seed)`` of the per-run bootstrap (``n_boot = 0``: none).
+    bootstrap : (int, int) or (int, int, int)
+        ``(n_boot, seed)`` of the per-run bootstrap (``n_boot = 0``: none), and optionally
+        ``n_version``: the replicates of the interval every valid file gets (``interval``), the
+        first ``n_version`` of the same resamples (0: none).
     extra : tuple of str
         ``module:attribute`` of the user metrics to compute with the details
         (:mod:`~automd_analysis.scoring.extra_metrics`).
@@ -218,8 +242,10 @@ def score_file(
         ``reasons`` (list of ``{code, message, examples}``), ``n_rows_read``, ``metrics``
         (:func:`~automd_analysis.scoring.metrics_for.metric_record`, ``None`` when invalid) and
         ``details`` (``{"subgroups", "subgroup_replicates", "calibration_bins",
-        "calibration_measures", "calibration_curve", "bootstrap"}`` and, with user metrics, ``"extra_metrics"``; ``None``
-        when not requested or invalid).
+        "calibration_measures", "calibration_curve", "bootstrap"}`` and, with user metrics,
+        ``"extra_metrics"``; ``None`` when not requested or invalid) and, with ``n_version``, the
+        ``interval`` of a valid file (:meth:`RunReplicates.to_dict` of its first ``n_version``
+        replicates).
 
     Raises
     ------
@@ -236,12 +262,16 @@ def score_file(
     if result.valid:
         kind = m.kind.value
         preds = result.predictions
-        evaluation = _evaluation(task, labels, preds, details, tuple(bootstrap), int(ece_bins))
+        boot = (*bootstrap, 0)[:3]  # (n_boot, seed, n_version)
+        evaluation = _evaluation(task, labels, preds, details, boot, int(ece_bins))
         entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds,
                                          ece_bins=ece_bins, evaluation=evaluation)  # fmt: skip
         if details:
-            entry["details"] = _details(task, labels, preds, tuple(bootstrap), tuple(extra),
+            entry["details"] = _details(task, labels, preds, boot[:2], tuple(extra),
                                         int(ece_bins), evaluation)  # fmt: skip
+        if boot[2]:
+            entry["interval"] = _version_interval(task, labels, preds, boot, entry["details"],
+                                                  evaluation)  # fmt: skip
     return entry
 
 
@@ -250,7 +280,7 @@ def run_chunk(
     data_root: str,
     cache_dir: str,
     jobs: list[ChunkJob],
-    bootstrap: tuple[int, int] = (0, 0),
+    bootstrap: tuple[int, ...] = (0, 0),
     extra: tuple[str, ...] = (),
     ece_bins: int = DEFAULT_ECE_BINS,
 ) -> list[dict]:
@@ -266,8 +296,8 @@ def run_chunk(
     cache_dir : str
         The score cache directory (shared with the engine).
     jobs : list of (key, path, sha256, details)
-    bootstrap : (int, int)
-        ``(n_boot, seed)`` for :func:`score_file`.
+    bootstrap : (int, int) or (int, int, int)
+        ``(n_boot, seed[, n_version])`` for :func:`score_file`.
     extra : tuple of str
         User metrics for :func:`score_file`.
     ece_bins : int, default 10
