@@ -22,6 +22,7 @@ import yaml
 from references import require
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+import automd_analysis
 from automd_analysis.scoring.publish import TABLES
 
 #: The module shares one scored store: keep its tests on one xdist worker.
@@ -435,7 +436,7 @@ def test_scores_every_column_independently(store):
             assert len(row.cache_key) == 64 and row.cache_key != sha and labels_sha
         else:
             assert row.submission_sha256 is None and row.cache_key is None
-        assert row.scorer_version == "0.1.0"
+        assert row.scorer_version == automd_analysis.__version__
         if not row.valid:
             assert row.reason_code.startswith(CORRUPTION_CODES[design]), (design, row.reason_code)
             assert row.reason_code in row.reason_codes.split("|")
