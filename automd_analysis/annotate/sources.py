@@ -15,10 +15,10 @@ import io
 import os
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from automd_analysis.archive import MAX_JSON_BYTES, MAX_TEXT_BYTES, Run
-from automd_analysis.archive.safe import check_name, read_bounded, resolve_inside
+from automd_analysis.archive.safe import check_name, read_bounded, resolve_inside, walk_files
 from automd_analysis.archive.schema import VersionJson, load_json_model
 from automd_analysis.errors import ArchiveError, AutomdError
 
@@ -75,24 +75,8 @@ def _listed(run: Run, version: str) -> tuple[tuple[str, ...] | None, list[str], 
 def _walk(run: Run, rel: str) -> list[str]:
     """Run-relative paths of the ``.py`` files under the run's directory ``rel`` (no symlinked
     directory is entered; at most :data:`MAX_CODE_FILES` files and 8 levels)."""
-    try:
-        start = resolve_inside(run.dir, rel, base=run.dir, what="code directory")
-    except ArchiveError:
-        return []
-    out: list[str] = []
-    todo = [(start, PurePosixPath(rel), 0)]
-    while todo and len(out) < MAX_CODE_FILES:
-        folder, name, depth = todo.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and depth < _MAX_WALK_DEPTH:
-                todo.append((Path(entry.path), name / entry.name, depth + 1))
-            elif entry.name.endswith(".py") and not entry.is_dir():
-                out.append(str(name / entry.name))
-    return sorted(out)[:MAX_CODE_FILES]
+    return walk_files(run.dir, rel, max_files=MAX_CODE_FILES, suffix=".py",
+                      max_depth=_MAX_WALK_DEPTH)  # fmt: skip
 
 
 def bind_code(run: Run, version: str) -> CodeBinding:

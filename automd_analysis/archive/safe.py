@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import stat
 from pathlib import Path, PurePosixPath
@@ -149,6 +150,45 @@ def read_bounded(path: Path, max_bytes: int, root: Path) -> bytes:
     if len(data) > max_bytes:  # the file grew after stat
         raise too_large
     return data
+
+
+def walk_files(run_dir: Path, rel: str, *, max_files: int, suffix: str = "",
+               max_depth: int = 8) -> list[str]:  # fmt: skip
+    """Run-relative paths of the entries that are not directories under the run's directory
+    ``rel``, sorted: no symlinked directory is entered, at most ``max_files`` paths and
+    ``max_depth`` levels, only names ending in ``suffix``; ``[]`` when ``rel`` is unsafe or
+    absent. Nothing is opened: read each path with a bounded reader.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> run = Path(tempfile.mkdtemp())
+    >>> for name in ("code/n1/a.py", "code/n1/sub/b.txt", "code/n2/c.py"):
+    ...     (run / name).parent.mkdir(parents=True, exist_ok=True)
+    ...     _ = (run / name).write_text("x")
+    >>> walk_files(run, "code/n1", max_files=10), walk_files(run, "code/n1", max_files=9, suffix=".py")
+    (['code/n1/a.py', 'code/n1/sub/b.txt'], ['code/n1/a.py'])
+    >>> walk_files(run, "../etc", max_files=10)
+    []
+    """
+    try:
+        start = resolve_inside(run_dir, rel, base=run_dir, what="code directory")
+    except ArchiveError:
+        return []
+    out: list[str] = []
+    todo = [(start, PurePosixPath(rel), 0)]
+    while todo and len(out) < max_files:
+        folder, name, depth = todo.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and depth < max_depth:
+                todo.append((Path(entry.path), name / entry.name, depth + 1))
+            elif entry.name.endswith(suffix) and not entry.is_dir():
+                out.append(str(name / entry.name))
+    return sorted(out)[:max_files]
 
 
 def exists_or_link(path: Path) -> bool:

@@ -12,6 +12,13 @@ run, at most :data:`MAX_CODE_FILE_BYTES`, UTF-8 with undecodable bytes replaced)
 ``problems.parquet`` with ``effect == "code file skipped"``; the other files and runs are still
 read. ``code_files.parquet`` says where each file's text lies in its version's text, so the run
 pages can show and diff the files one by one.
+
+A run without any archived version (imported from an agent's log without prediction files) still
+carries its search-tree nodes' code: ``automd import`` writes each node's files under
+``code/<node>/``, and ``run.json`` ``steps`` name the nodes. Such a run's code is published per
+step node, under the node id in the ``version`` column: every file under ``code/<node>/`` (no
+symbolic link followed, at most :data:`MAX_NODE_FILES` files, 8 levels) read through the same
+reader and limits. Runs with archived versions publish their versions' code only.
 """
 
 from __future__ import annotations
@@ -20,13 +27,52 @@ import hashlib
 from collections.abc import Iterable
 
 from automd_analysis.archive import Run
-from automd_analysis.errors import AutomdError
+from automd_analysis.archive.safe import walk_files
+from automd_analysis.errors import ArchiveError, AutomdError
 from automd_analysis.schema import CODE_SKIPPED
 
-__all__ = ["CODE_SKIPPED", "MAX_CODE_FILE_BYTES", "code_tables", "version_code", "version_files"]
+__all__ = [
+    "CODE_SKIPPED",
+    "MAX_CODE_FILE_BYTES",
+    "MAX_NODE_FILES",
+    "code_tables",
+    "node_code_files",
+    "version_code",
+    "version_files",
+]
 
 #: Largest code file read (a larger one is skipped for its version and listed as a problem).
 MAX_CODE_FILE_BYTES = 1 << 20
+#: Files read per step node of a run without archived versions (``code/<node>/``).
+MAX_NODE_FILES = 200
+
+
+def _check_listed_name(run: Run, rel: str) -> None:
+    """Refuse a listed file name that is not printable UTF-8 (``archive.bad_name``)."""
+    if not rel.isprintable() or rel != rel.encode("utf-8", "replace").decode("utf-8"):
+        raise ArchiveError(
+            f"code file name {rel!r} is not printable UTF-8",
+            path=run.dir,
+            code="archive.bad_name",
+            fix="rename the file (letters, digits, '_', '-', '.', '/')",
+        )
+
+
+def _read_files(
+    run: Run, name: str, paths, problems: list[dict], listed: bool = False
+) -> list[tuple[str, str]]:
+    """``(path, text)`` of each readable file of ``paths`` (run-relative; ``listed``: found in
+    the run's folders, names checked), in sorted order; unreadable ones append ``{run_id,
+    version, file, error}`` to ``problems``."""
+    files = []
+    for rel in sorted(paths):
+        try:
+            if listed:
+                _check_listed_name(run, rel)
+            files.append((rel, run.read_text(rel, max_bytes=MAX_CODE_FILE_BYTES)))
+        except AutomdError as exc:
+            problems.append({"run_id": run.run_id, "version": name, "file": rel, "error": exc})
+    return files
 
 
 def version_files(run: Run, version, problems: list[dict]) -> list[tuple[str, str]]:
@@ -34,16 +80,42 @@ def version_files(run: Run, version, problems: list[dict]) -> list[tuple[str, st
 
     Unreadable files append ``{run_id, version, file, error}`` to ``problems``.
     """
-    files = []
-    for rel in sorted(version.code_files or ()):
-        try:
-            files.append((rel, run.read_text(rel, max_bytes=MAX_CODE_FILE_BYTES)))
-        except AutomdError as exc:
-            problems.append(
-                {"run_id": run.run_id, "version": str(version.version_id), "file": rel,
-                 "error": exc}
-            )  # fmt: skip
-    return files
+    return _read_files(run, str(version.version_id), version.code_files or (), problems)
+
+
+def node_code_files(run: Run) -> dict[str, list[str]]:
+    """``{node id: run-relative paths under code/<node>/}`` of a run without archived versions.
+
+    The nodes are those its ``run.json`` ``steps`` name (in step order; names already checked by
+    the reader); empty for a run with versions or without steps. Files are listed, not opened.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> import pathlib, tempfile
+    >>> run_dir = pathlib.Path(tempfile.mkdtemp())
+    >>> (run_dir / "code" / "n1").mkdir(parents=True)
+    >>> _ = (run_dir / "code" / "n1" / "runfile.py").write_text("print(1)")
+    >>> steps = (NS(node="n1", version=None), NS(node="n2", version=None), NS(node=None, version=None))
+    >>> node_code_files(NS(dir=run_dir, versions=(), steps=steps))
+    {'n1': ['code/n1/runfile.py']}
+    """
+    if run.versions or not run.steps:
+        return {}
+    nodes = dict.fromkeys(s.node for s in run.steps if s.node is not None)
+    found = {n: walk_files(run.dir, f"code/{n}", max_files=MAX_NODE_FILES) for n in nodes}
+    return {node: paths for node, paths in found.items() if paths}
+
+
+def _run_code(run: Run, problems: list[dict]):
+    """``(name, files)`` of each version (or step node, for a run without versions) with
+    readable code, in name order."""
+    named = [(str(v.version_id), v.code_files or (), False) for v in run.versions]
+    named += [(node, paths, True) for node, paths in node_code_files(run).items()]
+    for name, paths, listed in sorted(named, key=lambda item: item[0]):
+        files = _read_files(run, name, paths, problems, listed)
+        if files:
+            yield name, files
 
 
 def version_code(run: Run, version, problems: list[dict]) -> tuple[str, int] | None:
@@ -94,14 +166,11 @@ def code_tables(
     texts: dict[str, str] = {}
     problems: list[dict] = []
     for run in runs:
-        for version in sorted(run.versions, key=lambda v: str(v.version_id)):
-            files = version_files(run, version, problems)
-            if not files:
-                continue
+        for name, files in _run_code(run, problems):
             text = "\n".join(t for _, t in files)
             sha = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
             texts.setdefault(sha, text)
-            head = key(run) | {"version": str(version.version_id)}
+            head = key(run) | {"version": name}
             rows.append(head | {"n_files": len(files), "code_sha256": sha})
             if layout is not None:
                 layout.extend(head | place for place in _layout(files))
