@@ -4,7 +4,8 @@ Code is agent output and is treated as text: it is highlighted with Pygments (a 
 the file's extension from a short list; anything else, a file above
 :data:`MAX_HIGHLIGHT_CHARS` or with a line above :data:`MAX_LINE_CHARS` is shown escaped without
 colours) and never run. Pygments escapes every character it emits; the fallback uses
-:func:`html.escape`.
+:func:`html.escape`; control characters (a NUL byte, an escape sequence) are shown as their
+Unicode control pictures (``␀``...), never written raw.
 
 A version's code is compared with its parent's file by file (files are matched by their path
 inside the version's folder, ``code/<version>/``): a unified diff with three lines of context, as
@@ -125,14 +126,20 @@ def highlight_lines(lines: list[str], name: str) -> list[str]:
     --------
     >>> highlight_lines(["x = '<b>'"], "a.py")[0].count("&lt;b&gt;")
     1
-    >>> highlight_lines(["<script>"], "notes.txt")
-    ['&lt;script&gt;']
+    >>> highlight_lines(["<script>", "a\\x00b\\x1b"], "notes.txt")
+    ['&lt;script&gt;', 'a␀b␛']
     """
     return list(_highlighted(tuple(lines), name))
 
 
+#: Control characters (NUL, ESC, DEL...; not the tab) shown as their Unicode control pictures
+#: (U+2400...): a page never carries them raw, and the reader sees that they are there.
+_CONTROL_PICTURES = {c: 0x2400 + c for c in range(0x20) if c != 0x09} | {0x7F: 0x2421}
+
+
 @lru_cache(maxsize=512)
 def _highlighted(lines: tuple[str, ...], name: str) -> tuple[str, ...]:
+    lines = tuple(line.translate(_CONTROL_PICTURES) for line in lines)
     plain = tuple(html.escape(line, quote=False) for line in lines)
     lexer = _lexer(name)
     too_long = any(len(line) > MAX_LINE_CHARS for line in lines)

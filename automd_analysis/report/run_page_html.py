@@ -398,9 +398,9 @@ def _code_section(inputs: RunInputs, rows: list[VersionRow], changes: dict, code
     files = inputs.files
     if not files:
         return ('<h2 id="code">Code</h2><p>The score store holds no code of this run: the '
-                "scorer publishes the code of archived versions, and this run has none (a run "
-                "imported without prediction files keeps its nodes' code in the archive only, "
-                "under <code>code/</code>).</p>")  # fmt: skip
+                "scorer publishes the code of its archived versions (of its steps' search-tree "
+                "nodes, under <code>code/&lt;node&gt;/</code>, when it archived no version), and "
+                "none of them has a readable code file.</p>")  # fmt: skip
     chosen = next((r.source_version for r in rows if r.is_selected), None)
     chosen = chosen or inputs.run.get("selected_version")
     parts = ['<h2 id="code">Code, version by version</h2>',
