@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import math
 import re
 import shutil
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from page_links import active_content, broken_links, visible_text
 
 from automd_analysis.analysis.store import ScoreStore, load_store
+from automd_analysis.archive import open_archive
 from automd_analysis.masking.results import read_masking_results
 from automd_analysis.report import run_page_html
 from automd_analysis.report.run_code import (
@@ -34,6 +36,7 @@ from automd_analysis.report.run_versions import tree_nodes, version_rows
 
 SMALL = Path(__file__).resolve().parent / "fixtures" / "small"
 IMPORTED = "main/aide/fx_cls/rep0"
+IMPORTED_AIS = "main/ais/fx_cls/rep0"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -234,6 +237,18 @@ def _aide_log(root: Path) -> Path:
     return root
 
 
+def _ais_log(root: Path) -> Path:
+    """An AI-Scientist-v2 log (two stage journals) without its final submission file."""
+    import importer_sources as src
+
+    stage1 = [src.ais_node(0, plot_code="import matplotlib\n"), src.ais_node(1)]
+    stage1[1]["code"] = "import pandas as pd\nprint('<b>tuned</b>')\n"
+    src.build_ais(root, {src.AIS_STAGES[0]: src.aide_journal(stage1, {stage1[1]["id"]:
+                                                                       stage1[0]["id"]})})  # fmt: skip
+    (root / "submission.csv").unlink()
+    return root
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The small fixture archive with an imported AIDE run, scored, and its run pages."""
@@ -245,6 +260,8 @@ def built(tmp_path_factory):
     shutil.copytree(SMALL / "archive", archive)
     import_source("aide", _aide_log(tmp / "log"), archive, ImportOptions(agent="aide", task="fx_cls"),
                   manifests=SMALL / "manifests")  # fmt: skip
+    import_source("aiscientist-v2", _ais_log(tmp / "ais"), archive,
+                  ImportOptions(agent="ais", task="fx_cls"), manifests=SMALL / "manifests")  # fmt: skip
     score_archive(archive, tmp / "scores", data=SMALL / "data", manifests=SMALL / "manifests",
                   bootstrap=20)  # fmt: skip
     store = load_store(tmp / "scores")
@@ -324,6 +341,61 @@ def test_the_imported_run_s_page_shows_what_the_run_carries(built):
     assert "import.final_file_missing" in text and "scoring.no_predictions" in text
     assert text.count("00000000000000000000000000000002") >= 2  # a node and a parent
     assert "Held-out score" not in text and "gpt-4.1" in text
+
+
+def _code_section(page: Path) -> str:
+    body = page.read_text()
+    return body[body.index('id="code"') : body.index('id="codebook"')]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("run_id", "name", "diffed"),
+    [(IMPORTED, "runfile.py", ("00000000000000000000000000000002", "00000000000000000000000000000000")),
+     (IMPORTED_AIS, "experiment_code.py", ("00000000000000000000000000000001",
+                                           "00000000000000000000000000000000"))],
+)  # fmt: skip
+def test_an_imported_run_s_page_shows_each_node_s_code_against_its_parent(built, run_id, name,
+                                                                          diffed):  # fmt: skip
+    """Issue 31 item 3: the nodes' code of a run imported without prediction files reaches the
+    store (under the node ids its steps name) and its page: whole files for the roots, a diff for
+    each node against its parent, highlighted and escaped."""
+    archive, store, out, _ = built
+    run_dir = archive / run_id
+    expected = {
+        str(step["node"]): {
+            f"code/{step['node']}/{f.name}": f.read_text()
+            for f in sorted((run_dir / "code" / str(step["node"])).iterdir())
+        }
+        for step in json.loads((run_dir / "run.json").read_text())["steps"]
+        if (run_dir / "code" / str(step["node"])).is_dir()
+    }
+    assert expected and store.code_files_texts([run_id]) == {run_id: expected}
+    section = _code_section(out / run_page(run_id))
+    child, parent = diffed
+    assert f"<strong>{child} &larr; {parent}</strong>" in section
+    assert f"<strong>{parent}: first version</strong>" in section
+    assert "<script" not in section and "<b>" not in section and name in section
+    diff = section[section.index(f'id="code-{child}"') :]
+    diff = html.unescape(re.sub(r"<[^>]+>", "", diff[: diff.index("</details>")]))
+    old_lines = expected[parent][f"code/{parent}/{name}"].splitlines()
+    added = [line for line in expected[child][f"code/{child}/{name}"].splitlines()
+             if line not in old_lines]  # fmt: skip
+    assert added and all(f"+{line}" in diff for line in added)
+
+
+@pytest.mark.slow
+def test_only_the_runs_without_versions_gain_node_code(built):
+    """The scored runs' code rows are their versions' code, as before; the two imported runs'
+    rows are named by their nodes."""
+    archive, store, _, _ = built
+    code = store.code
+    versions = {(r.run_id, str(v.version_id)) for r in open_archive(archive).runs()
+                for v in r.versions if v.code_files}  # fmt: skip
+    rows = set(zip(code["run_id"], code["version"], strict=True))
+    assert {r for r in rows if r[0] not in (IMPORTED, IMPORTED_AIS)} == versions
+    assert {v for r, v in rows if r == IMPORTED} == {f"{i:032d}" for i in range(4)}
+    assert {v for r, v in rows if r == IMPORTED_AIS} == {f"{i:032d}" for i in range(2)}
 
 
 @pytest.mark.slow

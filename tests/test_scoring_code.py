@@ -11,10 +11,15 @@ import pandas as pd
 import pytest
 
 from automd_analysis.analysis.store import ScoreStore, code_problems, load_store
-from automd_analysis.archive import open_archive
+from automd_analysis.archive import Run, open_archive
 from automd_analysis.errors import ArchiveError, ScoreStoreError
 from automd_analysis.scoring import score_archive
-from automd_analysis.scoring.code import MAX_CODE_FILE_BYTES, code_tables, version_code
+from automd_analysis.scoring.code import (
+    MAX_CODE_FILE_BYTES,
+    code_tables,
+    node_code_files,
+    version_code,
+)
 from automd_analysis.scoring.publish import run_key, task_rows
 from automd_analysis.tasks import load_manifests
 
@@ -34,6 +39,7 @@ def _run(files: dict[str, str | Exception], versions: dict[str, list[str]]):
     run = SimpleNamespace(
         run_id="main/a/t/rep0",
         versions=[SimpleNamespace(version_id=v, code_files=c) for v, c in versions.items()],
+        steps=None,
         read_text=read_text,
     )
     return run, reads
@@ -79,6 +85,69 @@ def test_identical_code_is_stored_once():
     rows, texts, _ = code_tables([run], lambda r: {"run_id": r.run_id})
     assert len(rows) == 2 and len(texts) == 1
     assert rows[0]["code_sha256"] == rows[1]["code_sha256"] == texts[0]["code_sha256"]
+
+
+def _node_run(root: Path, files: dict[str, str], nodes: list[str | None], versions=()):
+    """A run folder holding ``files`` whose ``run.json`` steps name ``nodes``, read through the
+    archive's own safe reader."""
+    run_dir = root / "main" / "a" / "t" / "rep0"
+    for rel, text in files.items():
+        (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / rel).write_text(text)
+    run = SimpleNamespace(
+        run_id="main/a/t/rep0", dir=run_dir, archive_root=root, versions=list(versions),
+        steps=tuple(SimpleNamespace(node=n, version=None) for n in nodes),
+    )  # fmt: skip
+    run.read_text = lambda rel, max_bytes: Run.read_text(run, rel, max_bytes)
+    return run
+
+
+def test_a_run_without_versions_publishes_the_code_of_the_nodes_its_steps_name(tmp_path):
+    run = _node_run(
+        tmp_path,
+        {"code/n1/runfile.py": "A", "code/n1/lib/util.py": "U\n", "code/n2/runfile.py": "A\nU\n",
+         "code/stray/x.py": "not a step", "code/n3.py": "not a folder"},
+        ["n2", "n1", None, "n1", "n3", "n4"],
+    )  # fmt: skip
+    assert node_code_files(run) == {"n2": ["code/n2/runfile.py"],
+                                    "n1": ["code/n1/lib/util.py", "code/n1/runfile.py"]}  # fmt: skip
+    layout: list[dict] = []
+    rows, texts, unreadable = code_tables([run], lambda r: {"run_id": r.run_id}, layout)
+    sha = hashlib.sha256(b"U\n\nA").hexdigest()
+    assert rows == [
+        {"run_id": "main/a/t/rep0", "version": "n1", "n_files": 2, "code_sha256": sha},
+        {"run_id": "main/a/t/rep0", "version": "n2", "n_files": 1,
+         "code_sha256": hashlib.sha256(b"A\nU\n").hexdigest()},
+    ]  # fmt: skip
+    assert [(r["version"], r["file"], r["start"], r["length"]) for r in layout] == [
+        ("n1", "code/n1/lib/util.py", 0, 2), ("n1", "code/n1/runfile.py", 3, 1),
+        ("n2", "code/n2/runfile.py", 0, 4),
+    ]  # fmt: skip
+    assert {t["code_sha256"]: t["text"] for t in texts}[sha] == "U\n\nA" and unreadable == []
+
+
+def test_a_run_with_versions_publishes_its_versions_code_only(tmp_path):
+    version = SimpleNamespace(version_id="v1", code_files=["code/v1/a.py"])
+    run = _node_run(tmp_path, {"code/v1/a.py": "v", "code/n1/a.py": "node"}, ["n1"], [version])
+    assert node_code_files(run) == {}
+    rows, _, _ = code_tables([run], lambda r: {"run_id": r.run_id})
+    assert [r["version"] for r in rows] == ["v1"]
+
+
+def test_unsafe_node_files_are_listed_as_problems_and_the_others_read(tmp_path):
+    run = _node_run(tmp_path, {"code/n1/ok.py": "ok\x00</script>", "code/n1/big.py": "x" * 10,
+                               "code/n1/bad\nname.py": "y"}, ["n1"])  # fmt: skip
+    (run.dir / "code" / "n1" / "leak.py").symlink_to("/etc/passwd")
+    (run.dir / "code" / "n1" / "linked").symlink_to("/etc", target_is_directory=True)
+    (run.dir / "code" / "n1" / "big.py").write_bytes(b"#" * (MAX_CODE_FILE_BYTES + 1))
+    rows, texts, unreadable = code_tables([run], lambda r: {"run_id": r.run_id})
+    assert [(r["version"], r["n_files"]) for r in rows] == [("n1", 1)]
+    assert [t["text"] for t in texts] == ["ok\x00</script>"]  # kept as text; the page escapes it
+    assert sorted((u["file"], u["error"].code) for u in unreadable) == [
+        ("code/n1/bad\nname.py", "archive.bad_name"), ("code/n1/big.py", "archive.too_large"),
+        ("code/n1/leak.py", "archive.unsafe_path"),
+    ]  # fmt: skip
+    # the symlinked directory is neither entered nor read
 
 
 @pytest.fixture(scope="module")
