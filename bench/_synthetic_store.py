@@ -57,9 +57,10 @@ def paper_scale_store(
     """A store of ``4 * runs_per_agent + baseline_runs`` runs built from ``source``'s main
     experiment (module docstring)."""
     main = source.runs.loc[source.runs["experiment"] == "main"]
-    texts = source.code_files_texts()
+    scored = set(source.scores["run_id"])  # a run imported without predictions has code only
+    texts = {r: v for r, v in source.code_files_texts().items() if r in scored}
     with_code = main.loc[main["run_id"].isin(texts), "agent"]
-    agents = sorted(set(with_code) - {BASELINE_AGENT})[:4]  # agents with code to copy
+    agents = sorted(set(with_code) - {BASELINE_AGENT})[:4]  # agents with scored code to copy
     frames: dict[str, list[pd.DataFrame]] = {
         name: [] for name in ("runs", "scores", "steps", "annotations", "pairs", "reasons",
                               "calibration_curves")

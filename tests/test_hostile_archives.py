@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -271,3 +272,73 @@ def test_run_pages_show_archive_strings_as_text_and_link_only_inside_the_report(
     body = (report / run_page(RUN)).read_text()
     assert html.escape(evil) in body  # shown, as text
     assert "code/v02/secret.py" not in body.split('id="codebook"')[0].split('id="code"')[1]
+
+
+def test_an_imported_run_s_node_code_stays_text_on_its_page(archive, tmp_path):
+    """Issue 31 item 3: the nodes' code of a run imported without prediction files reaches its
+    page. Markup, ``</script>``, NUL and escape bytes are shown as text; a ``..`` file name in the
+    log is written inside the node's folder; a file above the size limit and a symbolic link to
+    /etc/passwd planted in the archive are skipped and listed; a diff too long for the page is
+    folded onto a page of its own (docs/security.md)."""
+    import importer_sources as src
+    from page_links import active_content, broken_links
+
+    from automd_analysis.report.run_links import run_page
+    from automd_analysis.report.run_pages import build_run_pages
+
+    evil = "<img src=x onerror=alert(1)></script><script>alert('code')</script>"
+    steps = [src.fml_step(1, metadata={"node_id": "a"}),
+             src.fml_step(2, metadata={"node_id": "b", "parent_id": "a"}),
+             src.fml_step(3, metadata={"node_id": "c", "parent_id": "b"})]  # fmt: skip
+    snapshots = {
+        1: {"train.py": f"x = '{evil}'\n", "../../../escape.py": "print('outside?')\n"},
+        2: {"train.py": f"x = '{evil}'\ny = 'a\x00b\x1b[31m'\n", "big.py": "#" * (1 << 20) + "\n"},
+        3: {"train.py": "".join(f"z{i} = {i}\n" for i in range(400))},
+    }
+    log = src.build_fmlbench(tmp_path / "log", src.fml_summary(steps), snapshots)
+    (log / "submission.csv").unlink()
+    imported = subprocess.run(
+        [sys.executable, "-m", "automd_analysis", "import", "fmlbench", str(log), "--archive",
+         str(archive), "--agent", "fml", "--task", "fx_cls", "--manifests", str(MANIFESTS)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    run_id = "main/fml/fx_cls/rep0"
+    run = archive / run_id
+    assert (run / "code" / "step-0001" / "escape.py").is_file()
+    assert [p.relative_to(archive) for p in tmp_path.rglob("escape.py")] == [
+        Path(run_id, "code", "step-0001", "escape.py")
+    ]  # written inside the node's folder, nowhere else
+    (run / "code" / "step-0002" / "leak.py").symlink_to("/etc/passwd")
+    out = tmp_path / "scores"
+    assert score(archive, out).returncode == 0
+    store = load_store(out)
+    files = store.code_files_texts([run_id])[run_id]
+    assert sorted(files) == ["step-0001", "step-0002", "step-0003"]
+    assert sorted(files["step-0002"]) == ["code/step-0002/train.py"]
+    skipped = store.problems[(store.problems["run_id"] == run_id)
+                             & (store.problems["effect"] == "code file skipped")]  # fmt: skip
+    assert sorted(zip(skipped["path"], skipped["code"], strict=True)) == [
+        (f"{run_id}/code/step-0002/big.py", "archive.too_large"),
+        (f"{run_id}/code/step-0002/leak.py", "archive.unsafe_path"),
+    ]
+    report = tmp_path / "report"
+    summary = build_run_pages(store, report, log=lambda _: None)
+    (report / "index.html").write_text("index")
+    assert summary.failed == []
+    page = report / run_page(run_id)
+    pages = sorted((report / "runs").rglob("*.html"))
+    assert broken_links(report, pages) == []
+    passwd = Path("/etc/passwd").read_text().splitlines()[0]
+    for shown in pages:
+        body = shown.read_text()
+        assert active_content(shown) == [], shown
+        assert "<script" not in body and "<img src=x" not in body and passwd not in body, shown
+        assert "\x00" not in body and "\x1b" not in body, shown
+    body = page.read_text()
+    code = body[body.index('id="code"') : body.index('id="codebook"')]
+    assert "<strong>step-0002 &larr; step-0001</strong>" in code
+    assert "&lt;/script&gt;&lt;script&gt;" in code and "\u2400b\u241b[31m" in code
+    folded = re.findall(r'href="([^"]*_code/[^"]+)"', code[code.index('id="code-step-0003"') :])
+    assert folded  # the 400-line diff is linked, not inlined
+    assert code.count("<tr") < 300

@@ -109,7 +109,16 @@ def test_highlighting_keeps_every_line_and_escapes_it(lines, name):
     assert len(out) == len(lines)
     for source, shown in zip(lines, out, strict=True):
         assert "<" not in re.sub(r'</?span( class="[a-z0-9]+")?>', "", shown)
-        assert html.unescape(re.sub(r"<[^>]+>", "", shown)) == source
+        assert not re.search(r"[\x00-\x08\x0a-\x1f\x7f]", shown)  # controls never raw
+        assert html.unescape(re.sub(r"<[^>]+>", "", shown)) == "".join(
+            _CONTROL_PICTURE.get(c, c) for c in source
+        )
+
+
+#: What a page shows for a control character: its Unicode control picture.
+_CONTROL_PICTURE = {"\x00": "\u2400", "\x1b": "\u241b", "\x7f": "\u2421"} | {
+    chr(c): chr(0x2400 + c) for c in range(0x20) if c != 0x09
+}
 
 
 def test_a_version_is_compared_with_its_parent_file_by_file():
@@ -546,7 +555,7 @@ def test_the_benchmark_s_paper_scale_store_has_its_shape_and_rebuilds_one_change
 
     _, store, _, _ = built
     big = paper_scale_store(store, runs_per_agent=2, baseline_runs=3, versions_per_run=7)
-    # the imported aide run has no code to copy: the agents with code are
+    # the imported runs have code but no scores to copy: the agents with scored code are
     assert big.runs.groupby("agent").size().to_dict() == {"alpha": 2, "baseline": 3, "beta": 2}
     versions = big.scores.loc[~big.scores["is_selected"]]
     agent_versions = versions.loc[versions["agent"] != "baseline"]
