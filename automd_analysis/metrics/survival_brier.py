@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
@@ -86,6 +87,7 @@ def _brier_curve(t, e, s, grid, times, normalize: str) -> np.ndarray:
     return out
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def survival_brier_score(
     durations, events, surv, time_grid, eval_times=None, normalize: str = "weights"
 ) -> np.ndarray:
@@ -103,14 +105,7 @@ def survival_brier_score(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored.
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid`` (finite, in [0, 1]).
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     eval_times : array-like of shape (m,), optional
         Strictly increasing times at which to evaluate; default ``time_grid``. Curves are read at the
         last grid time <= t (clipped to the grid).

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
@@ -116,6 +117,7 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
     return value + frac * (surv[rows, nxt] - value)
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def d_calibration(
     durations,
     events,
@@ -151,14 +153,7 @@ def d_calibration(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored (bool allowed).
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid``, finite, in [0, 1].
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     n_bins : int, default 10
         B >= 2.
     interpolation : {"linear", "step"}, default "linear"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -378,6 +379,7 @@ def _cox_slope_unchecked(t, e, s, h, level):
     return float(beta), float(se), float(beta - z * se), float(beta + z * se)
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def survival_calibration_at(
     durations,
     events,
@@ -403,14 +405,7 @@ def survival_calibration_at(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored.
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid``.
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     horizon : float
         h >= 0.
     n_groups : int, default 10
