@@ -253,8 +253,7 @@ def bins_from_index(
 
     References
     ----------
-    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
-       using Bayesian binning. AAAI 2015:2901-2907.
+    .. [1] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`calibration_bins`).
 
     Examples
     --------

@@ -24,9 +24,8 @@ from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
-    as_surv_matrix,
-    as_time_grid,
     check_same_length,
+    check_survival_inputs,
     warn_undefined,
 )
 from automd_analysis.metrics.calibration_smooth import (
@@ -51,11 +50,7 @@ _TOL = 1e-10
 
 
 def _validated(durations, events, surv, time_grid, horizon):
-    t = as_durations("durations", durations)
-    e = as_binary("events", events)
-    n = check_same_length(durations=t, events=e)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
+    t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
     h = float(horizon)
     if not math.isfinite(h) or h < 0.0:
         raise ValueError(f"horizon must be a finite time >= 0, got {horizon!r}.")
