@@ -164,8 +164,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> Calib
     ----------
     .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
        agents for real-world medical tasks. arXiv:2610.25069, App. F.
-    .. [2] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
-       using Bayesian binning. AAAI 2015:2901-2907.
+    .. [2] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`ece`).
 
     Examples
     --------
@@ -253,7 +252,7 @@ def bins_from_index(
 
     References
     ----------
-    .. [1] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`calibration_bins`).
+    .. [1] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`ece`).
 
     Examples
     --------

@@ -61,6 +61,7 @@ def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> Calibration
     ----------
     {binary_inputs}
     n_bins : int, default 10
+        Number of quantile groups of the predictions.
 
     Returns
     -------
@@ -111,6 +112,7 @@ def ece_equal_mass(y_true, y_prob, n_bins: int = 10) -> float:
     ----------
     {binary_inputs}
     n_bins : int, default 10
+        Number of bins, as :func:`calibration_bins_equal_mass`.
 
     Returns
     -------

@@ -147,10 +147,12 @@ def format_interval_label(text: str) -> str:
     Parameters
     ----------
     text : str
+        A label with intervals, e.g. a covariate's bins.
 
     Returns
     -------
     str
+        The label with the numbers inside its brackets rounded.
 
     See Also
     --------
@@ -196,10 +198,12 @@ def column_kind(name: str) -> str:
     Parameters
     ----------
     name : str
+        A CSV column name.
 
     Returns
     -------
     str
+        One of the kinds above.
 
     See Also
     --------
