@@ -34,7 +34,7 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
     RANKING_AGREEMENT,
     SLOPE_INTERCEPT,
 )
-from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
+from automd_analysis.analysis.store import TASK_CLASSES, agent_order, agent_positions, mean_sd
 from automd_analysis.docstrings import AUSTIN_STEYERBERG_2014, VICKERS_ELKIN_2006, fill_doc
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
@@ -745,7 +745,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     data = points.merge(valid, on="run_id", how="inner")
     data = data.loc[np.isfinite(pd.to_numeric(data["observed"], errors="coerce").astype(float))]
     rows = []
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     for (task, agent, kind, x), group in data.groupby(["task", "agent", "kind", "x"], sort=True):
         mean, sd = mean_sd(group["observed"])
         rows.append(
@@ -824,7 +824,7 @@ def decision_curves(
     columns = [net_benefit_column(t) for t in thresholds]
     joined = _join(measures, runs, ["prevalence", *columns])
     data = joined.loc[joined["valid"].astype(bool) & joined["task_kind"].isin(list(kinds))]
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     rows = []
     for task, task_rows in data.groupby("task", sort=True):
         prevalence = mean_sd(pd.to_numeric(task_rows["prevalence"], errors="coerce"))[0]
