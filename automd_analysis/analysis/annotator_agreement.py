@@ -18,6 +18,7 @@ import pandas as pd
 from automd_analysis.agreement import agreement_table, confusion_table
 from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
 from automd_analysis.codebook import CODEBOOK, Annotations, Answer
+from automd_analysis.docstrings import COHEN_1960, fill_doc
 
 __all__ = ["AnnotatorAgreement", "agreement_text", "annotator_agreement"]
 
@@ -70,6 +71,7 @@ def _as_annotations(rows: pd.DataFrame, side: str) -> dict[str, Annotations]:
     return out
 
 
+@fill_doc(cohen_1960=COHEN_1960)
 def annotator_agreement(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -105,8 +107,7 @@ def annotator_agreement(
 
     References
     ----------
-    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
-       Psychological Measurement 20(1):37-46.
+    {cohen_1960}
     .. [2] Auto-MD-bench, App. I: the practice annotations behind Figure 2 and Table 20.
 
     Examples
@@ -150,6 +151,7 @@ def annotator_agreement(
     )
 
 
+@fill_doc(cohen_1960=COHEN_1960)
 def agreement_text(agreement: AnnotatorAgreement) -> str:
     """:func:`annotator_agreement` in one line of plain text.
 
@@ -162,8 +164,7 @@ def agreement_text(agreement: AnnotatorAgreement) -> str:
 
     References
     ----------
-    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
-       Psychological Measurement 20(1):37-46.
+    {cohen_1960}
 
     Examples
     --------

@@ -34,7 +34,8 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
     RANKING_AGREEMENT,
     SLOPE_INTERCEPT,
 )
-from automd_analysis.analysis.store import TASK_CLASSES, agent_order, mean_sd
+from automd_analysis.analysis.store import TASK_CLASSES, agent_order, agent_positions, mean_sd
+from automd_analysis.docstrings import AUSTIN_STEYERBERG_2014, VICKERS_ELKIN_2006, fill_doc
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 from automd_analysis.schema import NET_BENEFIT_THRESHOLDS, net_benefit_column
@@ -55,6 +56,12 @@ __all__ = [
     "slope_intercept_table",
     "smoothed_curves",
 ]
+
+
+#: The App. F aggregation rule, cited by every table below that averages runs per task.
+APP_F_TASK_MEAN = """
+.. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+"""
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,7 @@ def _measure_list(names: Sequence[str] | None) -> list[RankingMeasure]:
     return [known[n] for n in names]
 
 
+@fill_doc(app_f_task_mean=APP_F_TASK_MEAN)
 def run_criteria(
     measures: pd.DataFrame, runs: pd.DataFrame, names: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -169,7 +177,7 @@ def run_criteria(
 
     References
     ----------
-    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+    {app_f_task_mean}
 
     Examples
     --------
@@ -218,6 +226,7 @@ def _ranks(values: pd.Series) -> pd.Series:
     return displayed(values).rank(method="average", ascending=True)
 
 
+@fill_doc(app_f_task_mean=APP_F_TASK_MEAN)
 def agent_measure_table(
     measures: pd.DataFrame, runs: pd.DataFrame, names: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -257,7 +266,7 @@ def agent_measure_table(
 
     References
     ----------
-    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+    {app_f_task_mean}
 
     Examples
     --------
@@ -615,6 +624,7 @@ def _best(values: pd.Series) -> str | None:
     return str(best.index[0]) if len(best) == 1 else None
 
 
+@fill_doc(app_f_task_mean=APP_F_TASK_MEAN)
 def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Calibration slope and intercept per agent and task class (the two numbers read first).
 
@@ -641,7 +651,7 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
 
     References
     ----------
-    .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
+    {app_f_task_mean}
     .. [2] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
        BMC Medicine 17:230.
 
@@ -689,6 +699,7 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
     return SLOPE_INTERCEPT.frame(pd.DataFrame(rows, columns=SLOPE_INTERCEPT.named))
 
 
+@fill_doc(austin_steyerberg_2014=AUSTIN_STEYERBERG_2014)
 def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Smoothed calibration curves per task and agent: each valid run's curve, averaged over runs.
 
@@ -713,8 +724,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
 
     References
     ----------
-    .. [1] Austin PC, Steyerberg EW (2014). Graphical assessment of internal and external calibration
-       of logistic regression models by using loess smoothers. Statistics in Medicine 33:517-535.
+    {austin_steyerberg_2014}
 
     Examples
     --------
@@ -735,7 +745,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     data = points.merge(valid, on="run_id", how="inner")
     data = data.loc[np.isfinite(pd.to_numeric(data["observed"], errors="coerce").astype(float))]
     rows = []
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     for (task, agent, kind, x), group in data.groupby(["task", "agent", "kind", "x"], sort=True):
         mean, sd = mean_sd(group["observed"])
         rows.append(
@@ -757,6 +767,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     return out.reset_index(drop=True).astype({"n_runs": "int64"})
 
 
+@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006)
 def decision_curves(
     measures: pd.DataFrame,
     runs: pd.DataFrame,
@@ -791,8 +802,7 @@ def decision_curves(
 
     References
     ----------
-    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis: a novel method for evaluating
-       prediction models. Medical Decision Making 26:565-574.
+    {vickers_elkin_2006}
 
     Examples
     --------
@@ -814,7 +824,7 @@ def decision_curves(
     columns = [net_benefit_column(t) for t in thresholds]
     joined = _join(measures, runs, ["prevalence", *columns])
     data = joined.loc[joined["valid"].astype(bool) & joined["task_kind"].isin(list(kinds))]
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     rows = []
     for task, task_rows in data.groupby("task", sort=True):
         prevalence = mean_sd(pd.to_numeric(task_rows["prevalence"], errors="coerce"))[0]

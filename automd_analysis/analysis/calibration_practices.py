@@ -46,6 +46,7 @@ from automd_analysis.analysis.store import (
     TASK_CLASSES,
     ScoreStore,
     agent_order,
+    agent_positions,
     annotation_table,
     mean_sd,
     selected_runs,
@@ -111,7 +112,7 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
     runs = selected_runs(store, experiment)
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     return TABLE13.frame(per_task_summary(runs, "ece", order))
 
 
@@ -742,7 +743,7 @@ def reliability_bins(
     ).reset_index()
     out["n"] = out["n"].astype("int64")
     out["n_runs"] = out["n_runs"].astype("int64")
-    order = {a: i for i, a in enumerate(agent_order(out["agent"]))}
+    order = agent_positions(out["agent"])
     out["_order"] = out["agent"].map(order)
     out = out.sort_values(["_order", "kind", "_q", "bin"], kind="mergesort")
     return out[columns].reset_index(drop=True)

@@ -26,6 +26,7 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
     RANKING_AGREEMENT,
 )
 from automd_analysis.analysis.store import DEFAULT_EXPERIMENTS, ScoreStore, selected_runs
+from automd_analysis.docstrings import VAN_CALSTER_2019, fill_doc
 from automd_analysis.schema import CALIBRATION_MEASURE_COLUMNS
 
 __all__ = ["REFERENCE_MEASURE", "MeasureComparison", "compare_calibration_measures"]
@@ -77,6 +78,7 @@ def _empty(columns) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
 
 
+@fill_doc(van_calster_2019=VAN_CALSTER_2019)
 def compare_calibration_measures(
     store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
 ) -> MeasureComparison:
@@ -113,8 +115,7 @@ def compare_calibration_measures(
 
     References
     ----------
-    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
-       BMC Medicine 17:230.
+    {van_calster_2019}
     .. [2] Austin PC, Steyerberg EW (2019). The Integrated Calibration Index (ICI) and related
        metrics for quantifying the calibration of logistic regression models. Statistics in
        Medicine 38:4051-4065.

@@ -36,6 +36,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.stats.intervals import best_marks, check_alpha, estimate
 from automd_analysis.stats.resample import resample
@@ -142,6 +143,7 @@ def _metric_summary(runs: pd.DataFrame) -> dict:
     return out
 
 
+@fill_doc(efron_tibshirani_1993=EFRON_TIBSHIRANI_1993)
 def objective_intervals(
     runs: pd.DataFrame,
     by: Sequence[str],
@@ -185,8 +187,7 @@ def objective_intervals(
 
     References
     ----------
-    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13 (percentile
-       intervals). Chapman & Hall.
+    {efron_tibshirani_1993}
 
     Examples
     --------

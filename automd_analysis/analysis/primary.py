@@ -43,6 +43,7 @@ from automd_analysis.analysis.store import (
     NOT_SCORABLE,
     ScoreStore,
     agent_order,
+    agent_positions,
     mean_sd,
     selected_runs,
     skipped_runs,
@@ -315,7 +316,7 @@ def scores_by_task(
     DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
     runs = selected_runs(store, experiment)
-    order = {a: i for i, a in enumerate(agent_order(runs["agent"]))}
+    order = agent_positions(runs["agent"])
     return TABLE12.frame(per_task_summary(runs, "score", order))
 
 
@@ -412,7 +413,7 @@ def coverage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -
 
 def _by_task_and_agent(table: pd.DataFrame, *also: str) -> pd.DataFrame:
     """Rows sorted by task, then agent (baseline last), then ``also``."""
-    order = {a: i for i, a in enumerate(agent_order(table["agent"]))}
+    order = agent_positions(table["agent"])
     table = table.assign(_order=table["agent"].map(order))
     table = table.sort_values(["task", "_order", *also], kind="mergesort").drop(columns="_order")
     return table.reset_index(drop=True)

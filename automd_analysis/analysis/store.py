@@ -57,6 +57,7 @@ __all__ = [
     "TASK_CLASSES",
     "ScoreStore",
     "agent_order",
+    "agent_positions",
     "annotation_table",
     "code_problems",
     "load_store",
@@ -662,6 +663,11 @@ def agent_order(agents: Iterable[str], baseline: str = BASELINE_AGENT) -> list[s
     """Stable display order: agents sorted alphabetically (case-insensitive), the baseline last."""
     unique = sorted(set(agents), key=lambda a: (a == baseline, a.lower(), a))
     return unique
+
+
+def agent_positions(agents: Iterable[str], baseline: str = BASELINE_AGENT) -> dict[str, int]:
+    """Agent -> its position in :func:`agent_order` (a sort key that puts the baseline last)."""
+    return {a: i for i, a in enumerate(agent_order(agents, baseline))}
 
 
 def task_classes(store: ScoreStore) -> pd.Series:

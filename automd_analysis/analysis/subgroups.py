@@ -32,6 +32,7 @@ from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
+    agent_positions,
     annotation_table,
     mean_sd,
     selected_runs,
@@ -383,7 +384,7 @@ def subgroup_table(
         valid, on="run_id", how="inner"
     )
     rows = []
-    order = {a: i for i, a in enumerate(agent_order(sub["agent"]))}
+    order = agent_positions(sub["agent"])
     for (task, attribute, group, agent), rows_g in sub.groupby(
         ["task", "attribute", "group", "agent"], sort=True
     ):

@@ -209,6 +209,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
     Returns
     -------
     list of ImportedRun
+        The one run of the work directory.
 
     Raises
     ------

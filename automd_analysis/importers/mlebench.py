@@ -42,6 +42,7 @@ def read_mlebench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     Returns
     -------
     list of ImportedRun
+        One per run directory of the group that holds an AIDE journal.
 
     Raises
     ------

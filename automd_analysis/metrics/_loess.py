@@ -90,11 +90,14 @@ def _moments(xs, ys, x0, inv_h, lo, hi):
 
 
 @cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
-def _weight_moments(xs, x0, inv_h, lo, hi):
-    """Sums of w u^k (k = 0..4) over xs[lo:hi] (outcome-free: binary y uses the positives' x)."""
+def _weight_moments(xs, x0, inv_h, lo, hi, squared):
+    """Sums of w^p u^k (k = 0..4; p = 1, or 2 if ``squared``) over xs[lo:hi] (outcome-free:
+    binary y uses the positives' x)."""
     s0 = s1 = s2 = s3 = s4 = 0.0
     for i in range(lo, hi):
         w, u = _tricube(xs[i], x0, inv_h)
+        if squared:
+            w = w * w
         wu = w * u
         wu2 = wu * u
         s0 += w
@@ -103,23 +106,6 @@ def _weight_moments(xs, x0, inv_h, lo, hi):
         s3 += wu2 * u
         s4 += wu2 * u * u
     return s0, s1, s2, s3, s4
-
-
-@cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
-def _squared_weight_moments(xs, x0, inv_h, lo, hi):
-    """Sums of w^2 u^k (k = 0..4) over xs[lo:hi]."""
-    v0 = v1 = v2 = v3 = v4 = 0.0
-    for i in range(lo, hi):
-        w, u = _tricube(xs[i], x0, inv_h)
-        ww = w * w
-        wwu = ww * u
-        wwu2 = wwu * u
-        v0 += ww
-        v1 += wwu
-        v2 += wwu2
-        v3 += wwu2 * u
-        v4 += wwu2 * u * u
-    return v0, v1, v2, v3, v4
 
 
 @cached_njit(inline="always")
@@ -191,14 +177,14 @@ def _fit_range(xs, ys, xs1, binary, x_eval, q, want_var, max_degree, j0, j1, val
         else:
             distinct = 2
         if binary:
-            s0, s1, s2, s3, s4 = _weight_moments(xs, x0, inv_h, lo, hi)
+            s0, s1, s2, s3, s4 = _weight_moments(xs, x0, inv_h, lo, hi, False)
             lo1 = np.searchsorted(xs1, xs[lo], side="left")
             hi1 = np.searchsorted(xs1, xs[hi - 1], side="right")
-            t0, t1, t2, _, _ = _weight_moments(xs1, x0, inv_h, lo1, hi1)
+            t0, t1, t2, _, _ = _weight_moments(xs1, x0, inv_h, lo1, hi1, False)
         else:
             s0, s1, s2, s3, s4, t0, t1, t2 = _moments(xs, ys, x0, inv_h, lo, hi)
         zero = (0.0, 0.0, 0.0, 0.0, 0.0)
-        v0, v1, v2, v3, v4 = _squared_weight_moments(xs, x0, inv_h, lo, hi) if want_var else zero
+        v0, v1, v2, v3, v4 = _weight_moments(xs, x0, inv_h, lo, hi, True) if want_var else zero
         degree = min(max_degree, 2 if distinct >= 3 else distinct - 1)
         done = False
         if degree == 2:

@@ -22,6 +22,7 @@ __all__ = [
     "as_surv_matrix",
     "as_time_grid",
     "check_same_length",
+    "check_survival_inputs",
     "check_survival_ece_inputs",
     "finish",
     "undefined_message",
@@ -191,14 +192,22 @@ def check_same_length(**arrays: np.ndarray) -> int:
     return next(iter(lengths.values()))
 
 
-def check_survival_ece_inputs(durations, events, surv, time_grid, quantiles, n_groups, min_group):
-    """Validated ``(durations, events, surv, time_grid, quantiles)`` of :func:`survival_ece` (and of
-    its bootstrap twin); ``ValueError`` naming the argument otherwise."""
+def check_survival_inputs(durations, events, surv, time_grid):
+    """Validated ``(durations, events, surv, time_grid)`` of a survival metric: follow-up times,
+    0/1 events of the same length, a strictly increasing grid and one curve per patient on it;
+    ``ValueError`` naming the argument otherwise."""
     t = as_durations("durations", durations)
     e = as_binary("events", events)
     n = check_same_length(durations=t, events=e)
     grid = as_time_grid("time_grid", time_grid)
     s = as_surv_matrix("surv", surv, n, len(grid))
+    return t, e, s, grid
+
+
+def check_survival_ece_inputs(durations, events, surv, time_grid, quantiles, n_groups, min_group):
+    """Validated ``(durations, events, surv, time_grid, quantiles)`` of :func:`survival_ece` (and of
+    its bootstrap twin); ``ValueError`` naming the argument otherwise."""
+    t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
     qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
     if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
         raise ValueError(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
@@ -122,6 +123,7 @@ def check_n_bins(n_bins) -> int:
     return int(n_bins)
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> CalibrationBins:
     """Equal-width reliability-diagram bins of binary predictions (Auto-MD-bench App. F).
 
@@ -137,11 +139,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> Calib
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities of outcome 1, finite and in [0, 1] (scored as submitted, no
-        recalibration).
+    {binary_inputs}
     n_bins : int, default 10
     weights : array-like of int, shape (n,), optional
         Multiplicity of each observation (counts and means are weighted).
@@ -166,8 +164,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> Calib
     ----------
     .. [1] Zhou S, Zou Q, Zhao W, Liao Z, Liu D (2026). Auto-MD-bench: evaluating autoresearch
        agents for real-world medical tasks. arXiv:2610.25069, App. F.
-    .. [2] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
-       using Bayesian binning. AAAI 2015:2901-2907.
+    .. [2] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`ece`).
 
     Examples
     --------
@@ -255,8 +252,7 @@ def bins_from_index(
 
     References
     ----------
-    .. [1] Naeini MP, Cooper GF, Hauskrecht M (2015). Obtaining well calibrated probabilities
-       using Bayesian binning. AAAI 2015:2901-2907.
+    .. [1] Naeini MP et al. (2015), AAAI 2015:2901-2907 (in full at :func:`ece`).
 
     Examples
     --------
@@ -283,6 +279,7 @@ def bins_from_index(
     )
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
     """Expected calibration error with equal-width bins (Auto-MD-bench App. F, "Expected Calibration Error").
 
@@ -295,10 +292,7 @@ def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1], scored as submitted.
+    {binary_inputs}
     n_bins : int, default 10
     weights : array-like of int, shape (u,) or (m, u), optional
         Multiplicity of each unit - an observation, or with ``cluster`` a cluster (u clusters, in
@@ -379,6 +373,7 @@ def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
     return out if is_matrix(w) else float(out[0])
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def brier(y_true, y_prob, *, weights=None, cluster=None):
     """Brier score of binary probabilities (Auto-MD-bench App. F.1, "Evaluation").
 
@@ -388,10 +383,7 @@ def brier(y_true, y_prob, *, weights=None, cluster=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     weights, cluster
         Multiplicities per observation or per cluster, as for :func:`ece`.
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import as_binary, as_probabilities, check_same_length
 from automd_analysis.metrics.calibration import (
     CalibrationBins,
@@ -45,6 +46,7 @@ def _equal_mass_index(p: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarra
     return idx, edges
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> CalibrationBins:
     """Equal-mass (quantile) reliability bins of binary predictions.
 
@@ -57,11 +59,9 @@ def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> Calibration
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1], scored as submitted.
+    {binary_inputs}
     n_bins : int, default 10
+        Number of quantile groups of the predictions.
 
     Returns
     -------
@@ -98,6 +98,7 @@ def calibration_bins_equal_mass(y_true, y_prob, n_bins: int = 10) -> Calibration
     return bins_from_index(y, p, idx, edges)
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def ece_equal_mass(y_true, y_prob, n_bins: int = 10) -> float:
     """Expected calibration error over equal-mass (quantile) bins.
 
@@ -109,11 +110,9 @@ def ece_equal_mass(y_true, y_prob, n_bins: int = 10) -> float:
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     n_bins : int, default 10
+        Number of bins, as :func:`calibration_bins_equal_mass`.
 
     Returns
     -------
@@ -183,6 +182,7 @@ class BrierDecomposition:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def brier_decomposition(
     y_true, y_prob, n_bins: int = 10, *, strategy: str = "uniform"
 ) -> BrierDecomposition:
@@ -207,10 +207,7 @@ def brier_decomposition(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     n_bins : int, default 10
     strategy : {"uniform", "quantile"}, default "uniform"
 

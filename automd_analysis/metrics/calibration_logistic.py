@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -266,6 +267,7 @@ def _overlap(y: np.ndarray, lp: np.ndarray) -> bool:
     return bool(l0.max() > l1.min() and l1.max() > l0.min())
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def calibration_intercept_slope(
     y_true, y_prob, *, groups=None, level: float = 0.95, weights=None
 ) -> CalibrationInterceptSlope:
@@ -294,10 +296,7 @@ def calibration_intercept_slope(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1], scored as submitted (never clipped).
+    {binary_inputs}
     groups : array-like of shape (n,), optional
         Cluster label of every row (sequential tasks: the patient id); selects the cluster-robust
         covariance.
@@ -451,6 +450,7 @@ def _cluster_se(info: np.ndarray, scores: np.ndarray, n: int, g: int, k: int) ->
     return np.sqrt(np.diag(cov))
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def spiegelhalter_z(y_true, y_prob, *, groups=None) -> SpiegelhalterResult:
     """Spiegelhalter's z test of calibration of binary probabilities.
 
@@ -474,10 +474,7 @@ def spiegelhalter_z(y_true, y_prob, *, groups=None) -> SpiegelhalterResult:
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     groups : array-like of shape (n,), optional
         Cluster label of every row.
 

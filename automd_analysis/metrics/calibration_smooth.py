@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -126,6 +127,7 @@ def ici_from_observed(observed: np.ndarray, predicted: np.ndarray, *, exact: boo
     )
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000, weights=None) -> ICIResult:
     """Integrated calibration index (ICI), E50, E90 and Emax of binary probabilities.
 
@@ -151,10 +153,7 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000, weights=N
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     span : float, default 0.75
         Fraction of observations in each local window, in (0, 1].
     max_direct : int, default 2000
@@ -235,6 +234,7 @@ class SmoothedCalibrationCurve:
         return {"x": self.x, "observed": self.observed, "se": self.se, "lo": self.lo, "hi": self.hi}
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def smoothed_calibration_curve(
     y_true, y_prob, points=None, *, span: float = 0.75, level: float = 0.95
 ) -> SmoothedCalibrationCurve:
@@ -253,10 +253,7 @@ def smoothed_calibration_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     points : array-like of shape (k,), optional
         Where to read the curve; default :data:`DEFAULT_CURVE_POINTS` (0, 0.01, ..., 1).
     span : float, default 0.75

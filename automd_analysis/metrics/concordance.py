@@ -78,11 +78,7 @@ import numpy as np
 
 from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
-    as_binary,
-    as_durations,
-    as_surv_matrix,
-    as_time_grid,
-    check_same_length,
+    check_survival_inputs,
     finish,
 )
 from automd_analysis.metrics._weights import LANES, as_weights, is_matrix, lane_blocks, n_vectors
@@ -716,11 +712,8 @@ def concordance_td(
     """
     if method not in CONCORDANCE_METHODS:
         raise ValueError(f"method must be one of {CONCORDANCE_METHODS}, got {method!r}.")
-    t = as_durations("durations", durations)
-    d = as_binary("events", events)
-    n = check_same_length(durations=t, events=d)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
+    t, d, s, grid = check_survival_inputs(durations, events, surv, time_grid)
+    n = len(t)
     w = as_weights(weights, n, unit="patient")
     st = _Structure(t, d, s, grid, method == "adj_antolini")
     m = n_vectors(w)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_finite_1d,
@@ -60,6 +61,7 @@ class DecisionCurve:
         }
 
 
+@fill_doc(binary_inputs=BINARY_INPUTS)
 def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
     """Net benefit of a risk model across threshold probabilities (decision-curve analysis).
 
@@ -79,10 +81,7 @@ def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
 
     Parameters
     ----------
-    y_true : array-like of shape (n,)
-        Binary outcomes (0/1 or bool).
-    y_prob : array-like of shape (n,)
-        Predicted probabilities in [0, 1].
+    {binary_inputs}
     thresholds : array-like of shape (k,)
         Threshold probabilities in [0, 1) (t = 1 has infinite odds), any order.
     weights : array-like of int, shape (n,), optional

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
-    as_binary,
-    as_durations,
-    as_surv_matrix,
     as_time_grid,
-    check_same_length,
+    check_survival_inputs,
     warn_undefined,
 )
 from automd_analysis.metrics.survival import grid_index_post
@@ -38,6 +36,20 @@ __all__ = ["integrated_brier_score", "survival_brier_score"]
 
 _NORMALIZE = ("weights", "n")
 _INTEGRATION = ("trapezoid", "simpson")
+
+
+#: The examples' data: the eight patients of vector H with exponential survival curves.
+_VECTOR_H = """
+The eight patients of vector H (docs/reference_values.md) with exponential curves
+S_i(t) = exp(-r_i t / 3) on the grid 0, 1, ..., 6:
+
+>>> import numpy as np
+>>> durations = [1, 2, 2, 3, 4, 4, 5, 6]
+>>> events = [1, 1, 0, 1, 1, 1, 0, 1]
+>>> risk = np.array([.9, .8, .8, .5, .6, .6, .2, .1])
+>>> grid = np.arange(7.0)
+>>> surv = np.exp(-np.outer(risk, grid) / 3)
+"""
 
 
 def _censoring_km(t: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,11 +67,7 @@ def _censoring_km(t: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def _validated(durations, events, surv, time_grid, eval_times):
-    t = as_durations("durations", durations)
-    e = as_binary("events", events)
-    n = check_same_length(durations=t, events=e)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
+    t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
     times = grid if eval_times is None else as_time_grid("eval_times", eval_times)
     return t, e, s, grid, times
 
@@ -86,6 +94,7 @@ def _brier_curve(t, e, s, grid, times, normalize: str) -> np.ndarray:
     return out
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS, vector_h=_VECTOR_H)
 def survival_brier_score(
     durations, events, surv, time_grid, eval_times=None, normalize: str = "weights"
 ) -> np.ndarray:
@@ -103,14 +112,7 @@ def survival_brier_score(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored.
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid`` (finite, in [0, 1]).
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     eval_times : array-like of shape (m,), optional
         Strictly increasing times at which to evaluate; default ``time_grid``. Curves are read at the
         last grid time <= t (clipped to the grid).
@@ -143,15 +145,7 @@ def survival_brier_score(
 
     Examples
     --------
-    The eight patients of vector H (docs/reference_values.md) with exponential curves
-    S_i(t) = exp(-r_i t / 3) on the grid 0, 1, ..., 6:
-
-    >>> import numpy as np
-    >>> durations = [1, 2, 2, 3, 4, 4, 5, 6]
-    >>> events = [1, 1, 0, 1, 1, 1, 0, 1]
-    >>> risk = np.array([.9, .8, .8, .5, .6, .6, .2, .1])
-    >>> grid = np.arange(7.0)
-    >>> surv = np.exp(-np.outer(risk, grid) / 3)
+    {vector_h}
     >>> survival_brier_score(durations, events, surv, grid, [2, 3, 4]).round(6).tolist()
     [0.129668, 0.168547, 0.136581]
     >>> by_n = survival_brier_score(durations, events, surv, grid, [2, 3, 4], normalize="n")
@@ -169,6 +163,7 @@ def survival_brier_score(
     return out
 
 
+@fill_doc(vector_h=_VECTOR_H)
 def integrated_brier_score(
     durations,
     events,
@@ -216,15 +211,7 @@ def integrated_brier_score(
 
     Examples
     --------
-    The eight patients of vector H (docs/reference_values.md) with exponential curves
-    S_i(t) = exp(-r_i t / 3) on the grid 0, 1, ..., 6:
-
-    >>> import numpy as np
-    >>> durations = [1, 2, 2, 3, 4, 4, 5, 6]
-    >>> events = [1, 1, 0, 1, 1, 1, 0, 1]
-    >>> risk = np.array([.9, .8, .8, .5, .6, .6, .2, .1])
-    >>> grid = np.arange(7.0)
-    >>> surv = np.exp(-np.outer(risk, grid) / 3)
+    {vector_h}
     >>> times = [2, 3, 4]
     >>> round(integrated_brier_score(durations, events, surv, grid, times), 6)
     0.150836

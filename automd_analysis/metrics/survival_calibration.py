@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._replicated import Replicated, observed_first, recorded
 from automd_analysis.metrics._validation import check_survival_ece_inputs, finish
@@ -530,6 +531,7 @@ def _result(qs, grid, parts, min_group, n_total) -> SurvivalECEResult:
 _GROUP_FIELDS = ("quantile", "time", "group", "n", "mean_pred", "km", "abs_diff", "kept", "weight")
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def survival_ece(
     durations,
     events,
@@ -566,14 +568,7 @@ def survival_ece(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored (bool allowed).
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid``, finite, in [0, 1].
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     quantiles : sequence of float, default (0.25, 0.5, 0.75)
         Levels in [0, 1] of the test event-time distribution.
     n_groups : int, default 10

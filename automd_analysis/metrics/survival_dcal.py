@@ -6,12 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
-    as_binary,
-    as_durations,
-    as_surv_matrix,
-    as_time_grid,
-    check_same_length,
+    check_survival_inputs,
 )
 from automd_analysis.metrics._weights import as_weight_vector
 from automd_analysis.metrics.survival import grid_index_post
@@ -116,6 +113,7 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
     return value + frac * (surv[rows, nxt] - value)
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def d_calibration(
     durations,
     events,
@@ -151,14 +149,7 @@ def d_calibration(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored (bool allowed).
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid``, finite, in [0, 1].
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     n_bins : int, default 10
         B >= 2.
     interpolation : {"linear", "step"}, default "linear"
@@ -202,11 +193,8 @@ def d_calibration(
     >>> round(res.statistic, 4), round(res.p_value, 4)
     (0.9259, 0.8192)
     """
-    t = as_durations("durations", durations)
-    e = as_binary("events", events)
-    n = check_same_length(durations=t, events=e)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
+    t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
+    n = len(t)
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 2:
         raise ValueError(f"n_bins must be an integer >= 2, got {n_bins!r}.")
     b = int(n_bins)

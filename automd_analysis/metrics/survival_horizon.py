@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
-    as_surv_matrix,
-    as_time_grid,
     check_same_length,
+    check_survival_inputs,
     warn_undefined,
 )
 from automd_analysis.metrics.calibration_smooth import (
@@ -50,11 +50,7 @@ _TOL = 1e-10
 
 
 def _validated(durations, events, surv, time_grid, horizon):
-    t = as_durations("durations", durations)
-    e = as_binary("events", events)
-    n = check_same_length(durations=t, events=e)
-    grid = as_time_grid("time_grid", time_grid)
-    s = as_surv_matrix("surv", surv, n, len(grid))
+    t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
     h = float(horizon)
     if not math.isfinite(h) or h < 0.0:
         raise ValueError(f"horizon must be a finite time >= 0, got {horizon!r}.")
@@ -378,6 +374,7 @@ def _cox_slope_unchecked(t, e, s, h, level):
     return float(beta), float(se), float(beta - z * se), float(beta + z * se)
 
 
+@fill_doc(survival_inputs=SURVIVAL_INPUTS)
 def survival_calibration_at(
     durations,
     events,
@@ -403,14 +400,7 @@ def survival_calibration_at(
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Test follow-up times (finite, >= 0).
-    events : array-like of shape (n,)
-        1 = event, 0 = censored.
-    surv : array-like of shape (n, G)
-        Predicted survival curves on ``time_grid``.
-    time_grid : array-like of shape (G,)
-        Strictly increasing grid times.
+    {survival_inputs}
     horizon : float
         h >= 0.
     n_groups : int, default 10

@@ -29,6 +29,7 @@ from matplotlib.patches import Patch
 
 from automd_analysis.analysis.calibration_measures import RANKING_MEASURES
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
+from automd_analysis.docstrings import VAN_CALSTER_2019, VICKERS_ELKIN_2006, fill_doc
 from automd_analysis.report.figure_style import (
     MIN_FONT_PT,
     agent_colors,
@@ -269,6 +270,7 @@ def smoothed_calibration_figures(
     return out
 
 
+@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006)
 def decision_curve_figure(
     curves: pd.DataFrame, *, columns: int = 3, synthetic: Iterable[str] = ()
 ) -> Figure:
@@ -304,8 +306,7 @@ def decision_curve_figure(
 
     References
     ----------
-    .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis: a novel method for evaluating
-       prediction models. Medical Decision Making 26:565-574.
+    {vickers_elkin_2006}
 
     Examples
     --------
@@ -381,6 +382,7 @@ def decision_curve_figure(
     return fig
 
 
+@fill_doc(van_calster_2019=VAN_CALSTER_2019)
 def measure_rank_figure(agent_table: pd.DataFrame) -> Figure:
     """The agents' calibration rank under each measure (1 = best), as a grid.
 
@@ -405,8 +407,7 @@ def measure_rank_figure(agent_table: pd.DataFrame) -> Figure:
 
     References
     ----------
-    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
-       BMC Medicine 17:230.
+    {van_calster_2019}
 
     Examples
     --------

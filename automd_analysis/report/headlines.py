@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.docstrings import COHEN_1960, VAN_CALSTER_2019, fill_doc
 from automd_analysis.precision import comparable
 from automd_analysis.report.presentation import format_p_value
 from automd_analysis.stats import wording
@@ -1058,6 +1059,7 @@ def _and(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+@fill_doc(van_calster_2019=VAN_CALSTER_2019)
 def measure_robustness_findings(
     agreement: pd.DataFrame,
     pairwise: pd.DataFrame | None = None,
@@ -1094,8 +1096,7 @@ def measure_robustness_findings(
 
     References
     ----------
-    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
-       BMC Medicine 17:230.
+    {van_calster_2019}
 
     Examples
     --------
@@ -1195,6 +1196,7 @@ def annotation_findings(provenance: pd.DataFrame) -> Findings:
     return Findings([Finding("annotator", _name(provenance_text(provenance)), counts)])
 
 
+@fill_doc(cohen_1960=COHEN_1960)
 def annotator_agreement_findings(agreement) -> Findings:
     """How well ``automd annotate`` agrees with the archive's own codebook answers, as one finding.
 
@@ -1212,8 +1214,7 @@ def annotator_agreement_findings(agreement) -> Findings:
 
     References
     ----------
-    .. [1] Cohen J (1960). A coefficient of agreement for nominal scales. Educational and
-       Psychological Measurement 20(1):37-46.
+    {cohen_1960}
 
     Examples
     --------

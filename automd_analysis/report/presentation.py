@@ -35,6 +35,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.docstrings import COLE_2015, fill_doc
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.stats import wording
 
@@ -135,6 +136,7 @@ def _round_for_reading(token: str) -> str:
     return text
 
 
+@fill_doc(cole_2015=COLE_2015)
 def format_interval_label(text: str) -> str:
     """Round the numbers of interval labels such as ``age T1 [18.146, 55.4003)`` for reading.
 
@@ -145,10 +147,12 @@ def format_interval_label(text: str) -> str:
     Parameters
     ----------
     text : str
+        A label with intervals, e.g. a covariate's bins.
 
     Returns
     -------
     str
+        The label with the numbers inside its brackets rounded.
 
     See Also
     --------
@@ -156,8 +160,7 @@ def format_interval_label(text: str) -> str:
 
     References
     ----------
-    .. [1] Cole TJ (2015). Too many digits: the presentation of numerical data. Arch Dis Child
-       100(7):608-609.
+    {cole_2015}
 
     Examples
     --------
@@ -195,10 +198,12 @@ def column_kind(name: str) -> str:
     Parameters
     ----------
     name : str
+        A CSV column name.
 
     Returns
     -------
     str
+        One of the kinds above.
 
     See Also
     --------

@@ -36,6 +36,7 @@ from pandas.io.formats.style import Styler
 from automd_analysis._atomic import write_text_atomic
 from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import FEW_VALID_MARKS, Stat, Table, TableSpec
+from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.precision import comparable, comparable_scalar
 
 __all__ = [
@@ -286,6 +287,7 @@ def _finite(value) -> bool:
         return False
 
 
+@fill_doc(efron_tibshirani_1993=EFRON_TIBSHIRANI_1993)
 def format_interval(low, high, decimals: int = 3, percent: bool = False) -> str:
     """``"[0.278, 0.424]"`` (``"[71%, 364%]"`` with ``percent``); ``""`` when a bound is missing.
 
@@ -306,8 +308,7 @@ def format_interval(low, high, decimals: int = 3, percent: bool = False) -> str:
 
     References
     ----------
-    .. [1] Efron B, Tibshirani R (1993). An Introduction to the Bootstrap, ch. 13 (percentile
-       intervals). Chapman & Hall.
+    {efron_tibshirani_1993}
 
     Examples
     --------

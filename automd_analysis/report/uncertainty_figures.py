@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.report.figure_style import (
     BASELINE_COLOR,
     GREYS,
@@ -49,6 +50,23 @@ __all__ = [
 
 #: (panel title, estimate column, low column, high column)
 Panel = tuple[str, str, str, str]
+
+
+#: What every table's forest-plot wrapper returns, and the function that draws it.
+_FOREST_RETURNS = """
+Returns
+-------
+Figure
+
+See Also
+--------
+forest_plot
+"""
+
+
+def _ci_panel(title: str, column: str) -> tuple[str, str, str, str]:
+    """A forest panel of ``column`` with its ``_ci_low`` / ``_ci_high`` interval columns."""
+    return (title, column, f"{column}_ci_low", f"{column}_ci_high")
 
 
 def _float(value) -> float:
@@ -198,6 +216,7 @@ def forest_plot(
     return fig
 
 
+@fill_doc(forest_returns=_FOREST_RETURNS)
 def table2_forest(table2: pd.DataFrame) -> Figure:
     """Forest plot of Table 2: penalised and non-penalised mean score with 95 % intervals.
 
@@ -206,13 +225,7 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     table2 : DataFrame
         :func:`~automd_analysis.analysis.primary.agent_summary`.
 
-    Returns
-    -------
-    Figure
-
-    See Also
-    --------
-    forest_plot
+    {forest_returns}
 
     References
     ----------
@@ -229,23 +242,14 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     return forest_plot(
         table2,
         [
-            (
-                "Penalised score",
-                "penalized_mean",
-                "penalized_mean_ci_low",
-                "penalized_mean_ci_high",
-            ),
-            (
-                "Non-penalised score",
-                "nonpenalized_mean",
-                "nonpenalized_mean_ci_low",
-                "nonpenalized_mean_ci_high",
-            ),
+            _ci_panel("Penalised score", "penalized_mean"),
+            _ci_panel("Non-penalised score", "nonpenalized_mean"),
         ],
         xlabel="normalised score",
     )
 
 
+@fill_doc(forest_returns=_FOREST_RETURNS)
 def table3_forest(table3: pd.DataFrame) -> Figure:
     """Forest plot of Table 3: bias-corrected ECE per task class and over all tasks with their
     95 % intervals (the dots are the ``<class>_bc`` values the intervals belong to).
@@ -255,13 +259,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     table3 : DataFrame
         :func:`~automd_analysis.analysis.calibration_practices.ece_by_task_class`.
 
-    Returns
-    -------
-    Figure
-
-    See Also
-    --------
-    forest_plot
+    {forest_returns}
 
     References
     ----------
@@ -275,7 +273,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     ['All tasks']
     """
     panels = [
-        (title, f"{column}_bc", f"{column}_bc_ci_low", f"{column}_bc_ci_high")
+        _ci_panel(title, f"{column}_bc")
         for title, column in (
             ("Survival", "survival"),
             ("Classification", "classification"),
@@ -286,6 +284,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     return forest_plot(table3, panels, xlabel="Bias-corrected ECE (lower is better)")
 
 
+@fill_doc(forest_returns=_FOREST_RETURNS)
 def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Forest plot of Table 5: external / internal score ratio (%) per external task and agent.
 
@@ -300,13 +299,7 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     synthetic : iterable of str
         Synthetic tasks.
 
-    Returns
-    -------
-    Figure
-
-    See Also
-    --------
-    forest_plot
+    {forest_returns}
 
     References
     ----------
@@ -327,7 +320,7 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     rows = table5.assign(_row=tasks + ": " + table5["agent"].astype(str))
     return forest_plot(
         rows,
-        [("External / internal score", "ratio", "ratio_ci_low", "ratio_ci_high")],
+        [_ci_panel("External / internal score", "ratio")],
         label="_row",
         color_by="agent",
         xlabel="ratio (%)",
@@ -337,6 +330,7 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     )
 
 
+@fill_doc(forest_returns=_FOREST_RETURNS)
 def table7_forest(table7: pd.DataFrame) -> Figure:
     """Forest plot of Table 7: penalised score and ECE per LLM with 95 % intervals.
 
@@ -347,13 +341,7 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     table7 : DataFrame
         :func:`~automd_analysis.analysis.llm.llm_summary`.
 
-    Returns
-    -------
-    Figure
-
-    See Also
-    --------
-    forest_plot
+    {forest_returns}
 
     References
     ----------
@@ -371,13 +359,8 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     return forest_plot(
         table7,
         [
-            (
-                "Penalised score",
-                "penalized_mean",
-                "penalized_mean_ci_low",
-                "penalized_mean_ci_high",
-            ),
-            ("ECE, bias-corrected", "ece_mean_bc", "ece_mean_bc_ci_low", "ece_mean_bc_ci_high"),
+            _ci_panel("Penalised score", "penalized_mean"),
+            _ci_panel("ECE, bias-corrected", "ece_mean_bc"),
         ],
         label="llm",
         agents=False,

@@ -92,10 +92,12 @@ def caption_html(text: str) -> str:
     Parameters
     ----------
     text : str
+        Caption in the Markdown subset above.
 
     Returns
     -------
     str
+        Safe HTML.
 
     See Also
     --------
@@ -310,6 +312,7 @@ def llm_agent_note(runs) -> Note:
     Returns
     -------
     Note
+        One sentence naming each agent's default LLM and the others it ran with.
 
     See Also
     --------
@@ -559,6 +562,7 @@ def extra_metrics_note(table) -> Note:
     Returns
     -------
     Note
+        The metrics of your own and their direction, or how to add one.
 
     See Also
     --------

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
+from automd_analysis.docstrings import AUSTIN_STEYERBERG_2014, VAN_CALSTER_2019, fill_doc
 from automd_analysis.metrics.calibration_smooth import DEFAULT_CURVE_POINTS
 from automd_analysis.schema import (
     CALIBRATION_MEASURE_COLUMNS,
@@ -181,6 +182,7 @@ def _patients(labels) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+@fill_doc(van_calster_2019=VAN_CALSTER_2019)
 def calibration_measures(
     kind: str, labels, predictions, evaluation: SubmissionEvaluation | None = None
 ) -> dict:
@@ -217,8 +219,7 @@ def calibration_measures(
 
     References
     ----------
-    .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
-       BMC Medicine 17:230.
+    {van_calster_2019}
 
     Examples
     --------
@@ -255,6 +256,7 @@ def calibration_measures(
     return out
 
 
+@fill_doc(austin_steyerberg_2014=AUSTIN_STEYERBERG_2014)
 def calibration_curve_rows(kind: str, labels, predictions, points=None) -> list[dict]:
     """The smoothed calibration curve of one valid submission with pointwise intervals.
 
@@ -275,8 +277,7 @@ def calibration_curve_rows(kind: str, labels, predictions, points=None) -> list[
 
     References
     ----------
-    .. [1] Austin PC, Steyerberg EW (2014). Graphical assessment of internal and external calibration
-       of logistic regression models by using loess smoothers. Statistics in Medicine 33:517-535.
+    {austin_steyerberg_2014}
 
     Examples
     --------

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis.store import BASELINE_AGENT
+from automd_analysis.docstrings import COLE_2015, fill_doc
 from automd_analysis.errors import AutomdError
 
 __all__ = [
@@ -182,6 +183,7 @@ class TableSpec:
         return names + ([self.extra] if self.extra else [])
 
 
+@fill_doc(cole_2015=COLE_2015)
 def per_agent_spec(
     labels: Sequence[str], caption: str, *, decimals: int = 0, sd: bool = False
 ) -> Callable[[pd.DataFrame], TableSpec]:
@@ -206,8 +208,7 @@ def per_agent_spec(
 
     References
     ----------
-    .. [1] Cole TJ (2015). Too many digits: the presentation of numerical data. Arch Dis Child
-       100(7):608-609.
+    {cole_2015}
 
     Examples
     --------
