@@ -17,6 +17,7 @@ import yaml
 from notebook_factory import code, markdown, parameters_cell, write_notebook
 
 from automd_analysis.app.pipeline import REPORT_MARKER
+from automd_analysis.report.index_headlines import index_headlines
 
 #: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
 pytestmark = pytest.mark.slow
@@ -197,6 +198,14 @@ def test_the_index_leads_with_findings_and_every_link_resolves(two_reports):
         (href,) = re.findall(r'href="([^"]+)"', item)
         page, anchor = href.split("#")
         assert f'id="{anchor}"' in (out / page).read_text(), href
+    # issue 30 item 1: each sentence is computed once, by its notebook, and quoted by the index
+    recorded = [
+        row["text"]
+        for path in sorted((out / "findings").glob("*.json"))
+        for row in json.loads(path.read_text())
+    ]
+    quoted = [h.text for h in index_headlines(out)]
+    assert len(quoted) == len(items) and set(quoted) <= set(recorded)
     for name in NOTEBOOKS:
         text = (out / "html" / f"{name}.html").read_text()
         nav = re.search(r'<nav class="automd-contents">(.*?)</nav>', text, re.S)
@@ -594,7 +603,7 @@ def _files(out: Path) -> dict[str, tuple[bytes, int]]:
     """Bytes and modification time of every published file (tables, figures, pages, copies)."""
     return {
         str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)
-        for sub in ("tables", "figures", "notebooks", "html")
+        for sub in ("tables", "figures", "findings", "notebooks", "html")
         for p in sorted((out / sub).glob("*"))
     }
 

@@ -388,3 +388,27 @@ def test_a_table_of_contents_only_for_pages_with_three_sections_or_more():
     assert out.index("<p>intro</p>") < out.index("<nav")
     assert re.findall(r'<li><a href="#(S-\d)">', out) == ["S-0", "S-1", "S-2"]
     assert "Section &amp; 1</a>" in out
+
+
+def test_the_index_quotes_the_findings_its_notebooks_recorded(tmp_path):
+    """Issue 30 item 1: a sentence is computed once (by its notebook) and the index quotes it;
+    the primary-score comparison is picked from notebook 01's list, other measures are not."""
+    from automd_analysis.report.headlines import Finding, Findings
+    from automd_analysis.report.index_headlines import index_headlines, record_findings
+
+    first = Findings(
+        [
+            Finding("score_spread", "Scores range from 0.4 to 0.5."),
+            Finding("no_separation_score", "The data cannot separate a and b."),
+        ]
+    )
+    record_findings(first, tmp_path, "table2_primary_scores")
+    ece = Findings([Finding("ece_spread", "ECE ranges."), Finding("diff_ece_a_b", "a lower.")])
+    record_findings(ece, tmp_path, "table3_ece")
+    (tmp_path / "findings" / "table7_llm.json").write_text("not json")  # unreadable: left out
+    got = [(h.table, h.text) for h in index_headlines(tmp_path)]
+    assert got == [
+        ("table2_primary_scores", "Scores range from 0.4 to 0.5."),
+        ("pairwise_comparisons", "The data cannot separate a and b."),
+        ("table3_ece", "ECE ranges."),
+    ]

@@ -52,7 +52,7 @@ __all__ = [
 #: Hidden folder of a report directory holding the stamps and the staging folders.
 STATE_DIR = ".automd"
 #: Report sub-folders whose files belong to notebooks (each file to exactly one).
-OUTPUT_DIRS = ("tables", "figures", "notebooks", "html")
+OUTPUT_DIRS = ("tables", "figures", "findings", "notebooks", "html")
 _STAMP_VERSION = 1
 
 
@@ -181,10 +181,10 @@ def check_stamp(out: Path, stamp: Stamp | None, key: str, inputs: Mapping) -> st
 
 
 def _staged_files(staging: Path, name: str) -> dict[str, Path]:
-    """Report-relative target -> staged file: ``tables/*``, ``figures/*``, the executed copy,
-    its log and the HTML page."""
+    """Report-relative target -> staged file: ``tables/*``, ``figures/*``, ``findings/*``, the
+    executed copy, its log and the HTML page."""
     files = {}
-    for sub in ("tables", "figures"):
+    for sub in ("tables", "figures", "findings"):
         if (staging / sub).is_dir():
             for path in sorted((staging / sub).iterdir()):
                 if path.is_file() and not path.name.startswith("."):  # no temporaries

@@ -1,28 +1,31 @@
 """The findings the report index leads with: a few "At a glance" sentences, each linking to its table.
 
-The sentences are the notebooks' own (:mod:`automd_analysis.report.headlines`), computed again from
-the tables the notebooks published (``OUT/tables/<name>.csv``), so the index says what the pages say
-and reads nothing but the report. One sentence per source, in report order, each the first finding of
-its function (the spread across agents, with its intervals) - plus the first significant or "cannot
-separate" statement of the pairwise comparisons - and at most :data:`MAX_HEADLINES` in all. A source
-whose tables are missing (a skipped or failed notebook) is left out.
+The sentences are the notebooks' own (:mod:`automd_analysis.report.headlines`), computed once: a
+notebook that shows findings through :meth:`Report.findings(..., table=NAME)
+<automd_analysis.report.notebook.Report.findings>` records them (keys and sentences) in
+``OUT/findings/NAME.json``, and the index quotes them from there, so it says what the pages say and
+reads nothing but the report. One sentence per source, in report order, each the first finding of
+its notebook's list (the spread across agents, with its intervals) - plus the first significant or
+"cannot separate" statement of the primary-score comparisons - and at most :data:`MAX_HEADLINES` in
+all. A source whose findings are missing (a skipped or failed notebook) is left out.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
+from automd_analysis._atomic import write_text_atomic
+from automd_analysis.report.headlines import Findings
 
-from automd_analysis.report import headlines as h
-
-__all__ = ["MAX_HEADLINES", "IndexHeadline", "index_headlines"]
+__all__ = ["FINDINGS_DIR", "MAX_HEADLINES", "IndexHeadline", "index_headlines", "record_findings"]
 
 MAX_HEADLINES = 6
+#: Where a report keeps the findings its notebooks recorded (``OUT/findings/<table>.json``).
+FINDINGS_DIR = "findings"
 
 
 @dataclass(frozen=True)
@@ -47,62 +50,73 @@ def _inline_markdown(text: str) -> str:
     return out.replace("\x00", "*")
 
 
-def _read(tables: Path, name: str) -> pd.DataFrame | None:
-    path = tables / f"{name}.csv"
-    if not path.is_file():
-        return None
+def record_findings(findings: Findings, out_dir: str | Path, table: str) -> Path:
+    """Write ``findings`` (keys and sentences, as computed) to ``out_dir/findings/<table>.json``."""
+    path = Path(out_dir) / FINDINGS_DIR / f"{table}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"key": f.key, "text": f.text} for f in findings]
+    write_text_atomic(path, json.dumps(rows, ensure_ascii=False, indent=1) + "\n")
+    return path
+
+
+def _recorded(report: Path, table: str) -> list[dict]:
+    """The findings recorded for ``table``; empty when missing or unreadable."""
     try:
-        return pd.read_csv(path, keep_default_na=True)
+        rows = json.loads((report / FINDINGS_DIR / f"{table}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return []
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("text"), str)]
 
 
-#: (table linked, tables read, the headline function on them): the first finding of each.
-_SOURCES: tuple[tuple[str, tuple[str, ...], Callable[..., h.Findings]], ...] = (
-    ("table2_primary_scores", ("table2_primary_scores", "table12_task_scores"),
-     lambda t2, t12: h.primary_findings(t2, t12)),
-    ("pairwise_comparisons", ("pairwise_comparisons",),
-     lambda pw: h.comparison_findings(pw, "score")),
-    ("table3_ece", ("table2_primary_scores", "table3_ece"),
-     lambda t2, t3: h.calibration_findings(t2, t3)),
-    ("table5_external", ("table5_external",), h.shift_findings),
-    ("table14_subgroup_gaps", ("table14_subgroup_gaps",), h.subgroup_findings),
-    ("table7_llm", ("table7_llm",), h.llm_findings),
-)  # fmt: skip
+def _comparison(key: str) -> bool:
+    return key.startswith(("diff_score_", "no_separation_score", "no_comparisons_score"))
 
 
-def index_headlines(tables_dir: str | Path) -> list[IndexHeadline]:
-    """The index's headline sentences from the published tables in ``tables_dir``.
+#: (table linked, findings recorded under, which of them): the first finding of each, or the
+#: first primary-score comparison.
+_SOURCES: tuple[tuple[str, str, bool], ...] = (
+    ("table2_primary_scores", "table2_primary_scores", False),
+    ("pairwise_comparisons", "table2_primary_scores", True),
+    ("table3_ece", "table3_ece", False),
+    ("table5_external", "table5_external", False),
+    ("table14_subgroup_gaps", "table14_subgroup_gaps", False),
+    ("table7_llm", "table7_llm", False),
+)
+
+
+def index_headlines(report_dir: str | Path) -> list[IndexHeadline]:
+    """The index's headline sentences, as the notebooks of the report in ``report_dir`` recorded them.
 
     Parameters
     ----------
-    tables_dir : path
-        ``OUT/tables`` of a report.
+    report_dir : path
+        A report folder (``OUT``); its notebooks recorded their findings in ``OUT/findings/``
+        (:func:`record_findings`).
 
     Returns
     -------
     list of IndexHeadline
-        At most :data:`MAX_HEADLINES`, in report order; empty when no source table is there.
+        At most :data:`MAX_HEADLINES`, in report order; empty when nothing was recorded.
 
     Examples
     --------
     >>> import tempfile
+    >>> from automd_analysis.report.headlines import Finding
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     index_headlines(d)
-    []
+    ...     _ = record_findings(Findings([Finding("llm_spread", "Sonnet leads.")]), d, "table7_llm")
+    ...     [h.text for h in index_headlines(d)]
+    ['Sonnet leads.']
     """
-    tables = Path(tables_dir)
+    report = Path(report_dir)
     out: list[IndexHeadline] = []
-    for linked, names, compute in _SOURCES:
-        frames = [_read(tables, name) for name in names]
-        if any(f is None or f.empty for f in frames):
-            continue
-        try:
-            found = compute(*frames)
-        except (KeyError, ValueError, TypeError, IndexError):  # a table of an older layout
-            continue
-        if found:
-            out.append(IndexHeadline(found[0].text, linked))
+    for linked, recorded, comparison in _SOURCES:
+        rows = [
+            r for r in _recorded(report, recorded) if _comparison(str(r.get("key"))) == comparison
+        ]
+        if rows:
+            out.append(IndexHeadline(rows[0]["text"], linked))
         if len(out) == MAX_HEADLINES:
             break
     return out

@@ -33,6 +33,7 @@ from automd_analysis.report import figures as _figures
 from automd_analysis.report import tables as _tables
 from automd_analysis.report.disclosure import DisclosurePolicy
 from automd_analysis.report.headlines import Findings
+from automd_analysis.report.index_headlines import record_findings
 from automd_analysis.report.presentation import is_long
 from automd_analysis.report.provenance import (
     SYNTHETIC_FOOTNOTE,
@@ -304,20 +305,29 @@ class Report:
             figure=fig,
         )
 
-    def findings(self, findings: Findings) -> Findings:
+    def findings(self, findings: Findings, table: str | None = None) -> Findings:
         """The headline findings as this report shows them: every synthetic task's name marked
         ``†`` (:func:`~automd_analysis.report.provenance.mark_synthetic_text`), with the
         footnote under the list when a name was marked; the numbers unchanged.
+
+        With ``table``, the findings as computed (keys and unmarked sentences) are also written
+        to ``findings/<table>.json``: the report index quotes them from there
+        (:func:`~automd_analysis.report.index_headlines.index_headlines`), so each sentence is
+        computed once, here.
 
         Parameters
         ----------
         findings : Findings
             From :mod:`automd_analysis.report.headlines`.
+        table : str, optional
+            The published table the findings summarise (their index entry links to it).
 
         Returns
         -------
         Findings
         """
+        if table is not None:
+            record_findings(findings, self.output_dir, table)
         out = MarkedFindings()
         for finding in findings:
             text, marked = mark_synthetic_text(finding.text, self.synthetic)

@@ -551,7 +551,7 @@ def _findings_section(
 
     rendered = {result.name for result, title in pages if result.ok and title is not None}
     items, any_marked = [], False
-    for headline in index_headlines(out_dir / "tables"):
+    for headline in index_headlines(out_dir):
         notebook = TABLES[headline.table].notebook
         if notebook in rendered:
             text, marked = mark_synthetic_text(headline.text, synthetic)
