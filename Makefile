@@ -30,7 +30,7 @@ demo: install
 	$(BIN)/automd demo archive
 	$(BIN)/automd annotate runs_archive/demo --out annotations/demo --jobs $(JOBS)
 	$(BIN)/automd regenerate runs_archive/demo --out reports --scores scores/demo --jobs $(JOBS) \
-	  --annotations annotations/demo --masking --allow-code-execution
+	  --annotations annotations/demo --masking --allow-code-execution --version-bootstrap 200
 	@echo "Report: reports/index.html"
 
 ## all tests: lint, format check, unit/property/reference/integration tests, the docstring examples
