@@ -1,11 +1,14 @@
-"""Scoring at paper scale: a synthetic archive with the paper's test sizes and version counts.
+"""Paper scale: a synthetic archive with the paper's test sizes and version counts, scored and
+reported through the command line as a user runs it.
 
 Usage::
 
-    python bench/bench_scoring.py [--jobs 2] [--version-scale 1.0] [--size-scale 1.0]
-                                  [--workdir DIR] [--keep] [--demo runs_archive/demo]
+    python bench/bench_scoring.py --workdir DIR --keep [--jobs 2] [--json out.json]
+    python bench/bench_scoring.py --version-scale 0.04 --size-scale 0.05     # a quick smoke run
 
-What it builds (seeded, deterministic, in a temporary directory unless ``--workdir``):
+What it builds (seeded, deterministic; into ``--workdir``, reused when it already holds an archive
+built with the same scales, else a temporary directory that is deleted at the end unless
+``--keep``):
 
 * the 15 paper tasks, from ``data_manifests/<task>.yaml`` (kind, metric, id/label/subgroup columns,
   shared test sets) with synthetic hidden labels of the paper's test sizes (Table 8; sequential
@@ -13,22 +16,31 @@ What it builds (seeded, deterministic, in a temporary directory unless ``--workd
 * the main experiment: AIDE-, Codex-, Autoresearch- and AI-Scientist-like agents x 15 tasks x 3
   reps with, per run, about the paper's mean number of versions (Table 18: 25.3, 6.4, 7.8, 41.0;
   3,622 versions at scale 1), the selected submission a copy of one version, ~4% invalid versions,
-  plus 5 baseline reps per task.
+  plus 5 baseline reps per task. Each version differs from its run's base predictions in a few
+  rows, so every file has its own content and is really scored. At scale 1 the archive is
+  about 23 GB (almost all of it the two SEER tasks).
 
-Then it times (wall clock) ``score_archive`` from an empty cache, and the unchanged re-run (which
-must do no metric work). Each version differs from its run's base predictions in a few rows, so
-every file has its own content and is really scored. ``--version-scale``/``--size-scale`` shrink
-the archive when disk or time demand it (the full archive is ~21 GB, almost all of it the two
-SEER tasks); the per-task table lets the full-scale time be extrapolated. ``--demo DIR`` also
-times ``automd score DIR`` twice through the CLI (the second run is the unchanged re-run).
+Then it times, each in a fresh ``automd`` process, wall and CPU seconds (the process and all its
+children: scoring workers, notebook kernels, run-page workers) and the peak resident memory
+(sampled every 0.2 s: the largest process and the sum over the process tree):
+
+1. ``automd regenerate`` cold: a new score store and a new report folder (scoring, notebooks, run
+   pages, HTML), each step timed from the stage lines the command logs (``REGENERATE_STEPS``);
+2. ``automd regenerate`` again, unchanged (nothing is scored, no notebook runs);
+3. ``automd score`` again, unchanged (every file hashed, nothing scored).
+
+Before that, the fixture archive is scored once into a scratch store so that the numba kernels are
+compiled and cached (a first run after an install pays that once; ``--no-warm-up`` skips it). After
+the cold run it prints where the scoring's CPU time went, per task and kind of work, from the store's
+``scoring_profile.json`` (``automd_analysis.scoring.profile``). Everything is printed as Markdown for
+docs/performance.md, with the load average before and after each command (the machine may be
+shared: compare CPU seconds; ``bench_scoring_files.py`` measures the uncontended cost per file).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -43,9 +55,16 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-from automd_analysis.scoring import score_archive  # noqa: E402
+from _process_tree import Command  # noqa: E402
+
+from automd_analysis.scoring.profile import WORK_KINDS, read_profile  # noqa: E402
 from automd_analysis.tasks import load_manifests, sha256_file  # noqa: E402
+
+FIXTURE = REPO / "tests" / "fixtures" / "small"
+#: Marker of a built archive in --workdir (the scales and the per-task file counts and bytes).
+BUILT = "build.json"
 
 #: Agents: search style and mean versions per run (paper Table 18).
 AGENTS = {"aide": ("tree", 25.3), "codex": ("linear", 6.4), "autoresearch": ("linear", 7.8),
@@ -55,6 +74,16 @@ HOURS_PER_PATIENT = 38.5
 GRID_POINTS = 101
 INVALID_SHARE = 0.04
 SEED = 20260101
+
+#: Stage lines of ``automd regenerate`` (``automd_analysis/app/pipeline.py``,
+#: ``report/run_pages.py``) that start each step, in the order they run.
+REGENERATE_STEPS = [
+    ("score, load the store", r"^scoring "),
+    ("plan notebooks", r"^  notebook \S+: (runs|reused)"),
+    ("notebooks (and code embeddings)", r"^notebooks: running"),
+    ("run pages", r"^run pages: building"),
+    ("HTML index", r"^rendering the HTML report"),
+]
 
 
 def _subgroup_values(rng, name: str, rule: str, n: int):
@@ -241,141 +270,140 @@ def build(work: Path, version_scale: float, size_scale: float) -> tuple[Path, Pa
     return arch, data_root, man_dir, dict(stats)
 
 
-def _per_file(arch: Path, data: Path, manifests: Path, repeat: int = 3) -> dict[str, dict]:
-    """Median single-file cost per task (validation alone, validation + metrics), one process."""
-    from automd_analysis.scoring.worker import score_file
-    from automd_analysis.submissions import validate_submission
-    from automd_analysis.tasks import get_task, load_labels
+def _warm_up() -> None:
+    """Score the fixture archive once, so that the numba kernels are compiled and cached."""
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "automd_analysis", "score", str(FIXTURE / "archive"),
+                        "--data", str(FIXTURE / "data"), "--manifests", str(FIXTURE / "manifests"),
+                        "--out", str(Path(tmp) / "s"), "--jobs", "2", "--no-progress"],
+                       check=True, capture_output=True, cwd=REPO)  # fmt: skip
 
-    out = {}
-    for man in sorted(manifests.glob("*.yaml")):
-        task = get_task(man.stem, data=data, manifests=manifests)
-        labels = load_labels(task)
-        path = next(
-            (arch / "main" / "codex" / man.stem / "rep0" / "versions").glob("*/submission.csv")
-        )
-        score_file(task, path, labels)  # warm-up (numba, caches)
-        t_val, t_all = [], []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            validate_submission(task, path, labels)
-            t1 = time.perf_counter()
-            score_file(task, path, labels)
-            t_all.append(time.perf_counter() - t1)
-            t_val.append(t1 - t0)
-        out[man.stem] = {"validate_s": float(np.median(t_val)), "score_s": float(np.median(t_all)),
-                         "mb": path.stat().st_size / 1e6}  # fmt: skip
+
+def profile_table(profile: dict) -> list[str]:
+    """Markdown: CPU seconds per task and kind of work (the kinds that are not all zero), files
+    worked on (of them selected), totals and each kind's share."""
+    cpu, files = profile.get("cpu_seconds", {}), profile.get("files", {})
+    kinds = [k for k in WORK_KINDS if any(cpu[t].get(k, 0.0) > 0.005 for t in cpu)]
+    totals = {t: sum(cpu[t].values()) for t in cpu}
+    out = ["| task | files (selected) | " + " | ".join(kinds) + " | total CPU s |",
+           "|---|---|" + "---|" * len(kinds) + "---|"]  # fmt: skip
+    for t in sorted(cpu, key=lambda t: (-totals[t], t)):
+        n = files.get(t, {})
+        cells = " | ".join(f"{cpu[t].get(k, 0.0):.1f}" for k in kinds)
+        out.append(f"| {t} | {n.get('scored', 0)} ({n.get('selected', 0)}) | {cells} | "
+                   f"{totals[t]:.1f} |")  # fmt: skip
+    col = [sum(cpu[t].get(k, 0.0) for t in cpu) for k in kinds]
+    grand = sum(col) or 1.0
+    n_all = sum(f.get("scored", 0) for f in files.values())
+    n_sel = sum(f.get("selected", 0) for f in files.values())
+    out.append(f"| **all** | {n_all} ({n_sel}) | " + " | ".join(f"**{c:.0f}**" for c in col)
+               + f" | **{sum(col):.0f}** |")  # fmt: skip
+    out.append("| share | | " + " | ".join(f"{100 * c / grand:.0f} %" for c in col) + " | 100 % |")
     return out
 
 
-def _paper_files_per_task() -> float:
-    """Distinct files per task in the paper-scale archive (versions + baselines)."""
-    return REPS * sum(mean for _, mean in AGENTS.values()) + 5
+def built_archive(work: Path, version_scale: float, size_scale: float):
+    """(archive, data, manifests, per-task stats) in ``work``: reused when built there before with
+    the same scales, else built (``SystemExit`` for other scales or a half-built folder)."""
+    marker = work / BUILT
+    if marker.is_file():
+        meta = json.loads(marker.read_text())
+        if meta["scales"] == [version_scale, size_scale]:
+            print(f"reusing the archive built in {work}")
+            return work / "archive", work / "data", work / "manifests", meta["stats"]
+        raise SystemExit(f"{work} holds an archive of other scales {meta['scales']}: "
+                         "choose another --workdir")  # fmt: skip
+    if (work / "archive").exists():
+        raise SystemExit(f"{work} holds an archive this script did not finish building "
+                         f"(no {BUILT}): delete it or choose another --workdir")  # fmt: skip
+    t0 = time.perf_counter()
+    arch, data, manifests, stats = build(work, version_scale, size_scale)
+    print(f"built the archive in {time.perf_counter() - t0:.0f} s")
+    marker.write_text(json.dumps({"scales": [version_scale, size_scale], "stats": stats}))
+    return arch, data, manifests, stats
 
 
-def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and its finished children (the workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def _commands(work: Path, arch: Path, data: Path, manifests: Path, jobs: int) -> dict:
+    """Run the three timed commands; their :class:`Command` and the cold scoring's profile."""
+    scores, out = work / "scores", work / "report"
+    for old in (scores, out):
+        shutil.rmtree(old, ignore_errors=True)
+    inputs = [str(arch), "--data", str(data), "--manifests", str(manifests), "--jobs", str(jobs)]
+    regen = ["regenerate", *inputs, "--scores", str(scores), "--out", str(out)]
+    cold = Command(regen)
+    profile = read_profile(scores)
+    again = Command(regen)
+    rescore = Command(["score", *inputs, "--out", str(scores), "--no-progress"])
+    if read_profile(scores).get("scored") != 0:
+        raise SystemExit("the unchanged `automd score` did metric work")
+    return {"cold": cold, "unchanged": again, "score_unchanged": rescore, "profile": profile}
 
 
-def _time_score(arch, data, manifests, out, jobs) -> tuple[float, float, object]:
-    t0, c0 = time.perf_counter(), _cpu_seconds()
-    summary = score_archive(arch, out=out, data=data, manifests=manifests, jobs=jobs, progress=True)
-    return time.perf_counter() - t0, _cpu_seconds() - c0, summary
+def report_lines(runs: dict, n_files: int, n_bytes: int, jobs: int) -> list[str]:
+    """The Markdown tables of one bench: commands, steps, scoring phases, profile, notebooks."""
+    cold, profile = runs["cold"], runs["profile"]
+    lines = [
+        f"archive: {n_files} files, {n_bytes / 1e9:.1f} GB; --jobs {jobs}", "",
+        "| command | wall s | CPU s | largest process GiB | process tree GiB | "
+        "load average before / after |",
+        "|---|---|---|---|---|---|",
+        cold.row("`automd regenerate`, cold (new store, new report)"),
+        runs["unchanged"].row("`automd regenerate`, unchanged"),
+        runs["score_unchanged"].row("`automd score`, unchanged"), "",
+        "| step of the cold `automd regenerate` | wall s | CPU s |", "|---|---|---|",
+    ]  # fmt: skip
+    lines += [f"| {name} | {w:.1f} | {c:.1f} |" for name, w, c in cold.steps(REGENERATE_STEPS)]
+    lines += [
+        "",
+        "scoring phases (wall s): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in profile.get("phases_wall_s", {}).items()),
+        "main process CPU s: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in profile.get("main_cpu_s", {}).items()),
+        f"files scored: {profile.get('scored')}, from cache: {profile.get('cached')}",
+        "",
+        "CPU seconds of the cold scoring's workers, per task and kind of work:",
+        "",
+        *profile_table(profile),
+        "",
+        "| notebook (cold) | s |",
+        "|---|---|",
+    ]
+    return lines + [f"| {k} | {v} |" for k, v in sorted(cold.notebooks().items())]
 
 
-def _demo(demo: Path, jobs: int) -> list[float]:
-    out = Path(tempfile.mkdtemp(prefix="automd-bench-demo-"))
-    times = []
-    try:
-        for _ in range(2):
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "automd_analysis", "score", str(demo), "--out", str(out),
-                            "--jobs", str(jobs), "--no-progress"], check=True, cwd=REPO)  # fmt: skip
-            times.append(time.perf_counter() - t0)
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
-    return times
-
-
-def main(argv=None) -> int:
+def _arguments(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--version-scale", type=float, default=1.0)
     ap.add_argument("--size-scale", type=float, default=1.0)
-    ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--keep", action="store_true", help="keep the generated archive")
-    ap.add_argument(
-        "--demo", type=Path, default=None, help="also time `automd score` on this archive"
-    )
+    ap.add_argument("--workdir", type=Path, default=None,
+                    help="build the archive here, or reuse the one built here before")  # fmt: skip
+    ap.add_argument("--keep", action="store_true", help="keep the archive, store and report")
+    ap.add_argument("--no-warm-up", action="store_true", help="do not compile the kernels first")
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
-    ap.add_argument(
-        "--per-file", action="store_true", help="also time one file per task and extrapolate"
-    )
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = _arguments(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="automd-bench-scoring-"))
     work.mkdir(parents=True, exist_ok=True)
-    report: dict = {
-        "jobs": args.jobs,
-        "version_scale": args.version_scale,
-        "size_scale": args.size_scale,
-    }
     try:
-        t0 = time.perf_counter()
-        arch, data, manifests, stats = build(work, args.version_scale, args.size_scale)
-        report["build_s"] = time.perf_counter() - t0
+        arch, data, manifests, stats = built_archive(work, args.version_scale, args.size_scale)
         n_files = sum(s["files"] for s in stats.values())
         n_bytes = sum(s["bytes"] for s in stats.values())
-        print(
-            f"built {n_files} submission files ({n_bytes / 1e9:.2f} GB) in {report['build_s']:.0f} s"
-        )
-        out = work / "scores"
-        load_before = os.getloadavg()[0]
-        cold, cold_cpu, s1 = _time_score(arch, data, manifests, out, args.jobs)
-        warm, warm_cpu, s2 = _time_score(arch, data, manifests, out, args.jobs)
-        assert s2.n_scored == 0, "the unchanged re-run did metric work"
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        report |= {
-            "runs": s1.n_runs, "files": s1.n_files, "distinct": s1.n_unique, "gb": n_bytes / 1e9,
-            "invalid_files": s1.n_invalid, "cold_s": cold, "rerun_s": warm,
-            "cold_cpu_s": cold_cpu, "rerun_cpu_s": warm_cpu,
-            "load_avg_1min": [load_before, os.getloadavg()[0]],
-            "cold_phases_s": s1.timings, "rerun_phases_s": s2.timings,
-            "peak_rss_worker_mb": peak, "peak_rss_main_mb": own,
-            "per_task": {t: {**s, "mb": s["bytes"] / 1e6} for t, s in stats.items()},
-        }  # fmt: skip
-        print(f"\nscored {s1.n_runs} runs / {s1.n_files} files ({s1.n_unique} distinct, "
-              f"{s1.n_invalid} invalid): {cold:.1f} s with --jobs {args.jobs}")  # fmt: skip
-        print(f"  CPU (main + workers): {cold_cpu:.0f} s = {cold_cpu / args.jobs:.0f} s of wall "
-              f"time on {args.jobs} otherwise idle cores; 1-min load average before/after: "
-              f"{report['load_avg_1min'][0]:.1f}/{report['load_avg_1min'][1]:.1f}")  # fmt: skip
-        print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s1.timings.items()))
-        print(f"unchanged re-run: {warm:.1f} s ({s2.n_cached} cached, {s2.n_scored} scored)")
-        print("  phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in s2.timings.items()))
-        print(f"peak RSS: main {own:.0f} MB, largest worker {peak:.0f} MB")
-        print("\nper task: files, MB")
-        for t, s in sorted(stats.items(), key=lambda kv: -kv[1]["bytes"]):
-            print(f"  {t:16s} {s['files']:5d} {s['bytes'] / 1e6:9.1f}")
-        if args.per_file:
-            costs = _per_file(arch, data, manifests)
-            n_paper = _paper_files_per_task()
-            estimate = sum(c["score_s"] for c in costs.values()) * n_paper / args.jobs
-            report["per_file"], report["paper_scale_estimate_s"] = costs, estimate
-            print("\nper-file cost at these test sizes (median of 3, one process):")
-            print("  task              MB   validate_s  validate+metrics_s")
-            for t, c in sorted(costs.items(), key=lambda kv: -kv[1]["score_s"]):
-                print(f"  {t:16s} {c['mb']:6.1f} {c['validate_s']:10.3f} {c['score_s']:12.3f}")
-            print(f"estimated full paper scale ({n_paper:.0f} distinct files per task, "
-                  f"--jobs {args.jobs}): {estimate / 60:.1f} min of scoring")  # fmt: skip
-        if args.demo:
-            report["demo_s"] = _demo(args.demo, args.jobs)
-            print(f"\ndemo archive via CLI: first {report['demo_s'][0]:.1f} s, "
-                  f"unchanged re-run {report['demo_s'][1]:.1f} s")  # fmt: skip
+        print(f"archive: {n_files} submission files, {n_bytes / 1e9:.2f} GB")
+        if not args.no_warm_up:
+            _warm_up()
+        runs = _commands(work, arch, data, manifests, args.jobs)
+        print("\n".join(report_lines(runs, n_files, n_bytes, args.jobs)))
         if args.json:
-            args.json.write_text(json.dumps(report, indent=1))
+            numbers = {name: runs[name].to_dict(REGENERATE_STEPS)
+                       for name in ("cold", "unchanged", "score_unchanged")}  # fmt: skip
+            args.json.write_text(json.dumps({
+                "jobs": args.jobs, "version_scale": args.version_scale,
+                "size_scale": args.size_scale, "files": n_files, "gb": n_bytes / 1e9,
+                "commands": numbers, "profile": runs["profile"]}, indent=1))  # fmt: skip
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

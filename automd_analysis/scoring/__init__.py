@@ -10,6 +10,7 @@ metric work) and incremental (a killed run resumes where it stopped). Modules, o
 ``worker``       score one file / one chunk of a task (what a worker process runs)
 ``store``        cache + archive metadata -> Parquet tables (``docs/score_store.md``)
 ``engine``       plan -> execute (process pool / Dask) -> publish
+``profile``      CPU seconds per task and kind of work (``<store>/scoring_profile.json``)
 """
 
 from automd_analysis.scoring.cache import ScoreCache, cache_key

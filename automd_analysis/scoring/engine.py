@@ -35,6 +35,7 @@ from automd_analysis.scoring.extra_metrics import fingerprint, user_metrics
 from automd_analysis.scoring.legacy_store import adopt_legacy_store
 from automd_analysis.scoring.metrics_for import DEFAULT_ECE_BINS, SCORING_SETTINGS
 from automd_analysis.scoring.plan import Job, Plan, make_plan
+from automd_analysis.scoring.profile import ScoringProfile
 from automd_analysis.scoring.publish import build_tables, run_key, task_rows, write_store
 from automd_analysis.scoring.scorable import (
     IMPORT_EFFECT,
@@ -98,6 +99,12 @@ class ScoreSummary:
     timings : dict
         Wall-clock seconds of the phases ``plan`` (read archive, check task data, hash files),
         ``score`` (metric work) and ``publish`` (build and write the tables).
+    cpu : dict
+        CPU seconds of this process in the same phases (the workers' are in ``profile``).
+    profile : ScoringProfile
+        CPU seconds of the workers per task and kind of work, for the files scored in this call
+        (:mod:`~automd_analysis.scoring.profile`; also written to
+        ``<out_dir>/scoring_profile.json``, which is not part of the store).
     notes : list of str
         What the user should know about the store itself (a store of the old layout met and
         its caches taken: :mod:`~automd_analysis.scoring.legacy_store`).
@@ -119,6 +126,8 @@ class ScoreSummary:
     n_errors: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    profile: ScoringProfile = field(default_factory=ScoringProfile)
     notes: list[str] = field(default_factory=list)
 
 
@@ -238,7 +247,7 @@ def _execute(
 
     def failed(chunk, exc) -> list[dict]:
         err = {"code": "scoring.worker_failed", "message": f"{type(exc).__name__}: {exc}"}
-        return [{"key": j[0], "status": "error", "error": err} for j in chunk[2]]
+        return [{"key": j[0], "status": "error", "error": err, "cpu": {}} for j in chunk[2]]
 
     if scheduler:
         from distributed import Client
@@ -316,14 +325,17 @@ def _score_missing(
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(todo), unit="file", desc="scoring", disable=not progress)
-    key_task = {j.key: j.task_id for j in todo}
+    by_key = {j.key: j for j in todo}
 
     def on_done(results: list[dict]) -> None:
         for res in results:
+            job = by_key[res["key"]]
+            if res.get("cpu"):
+                summary.profile.add(job.task_id, res["cpu"], selected=job.details)
             if res["status"] == "scored":
                 summary.n_scored += 1
             elif res["status"] == "task_error":
-                task_errors.setdefault(key_task[res["key"]], res["error"])
+                task_errors.setdefault(job.task_id, res["error"])
             else:
                 errors[res["key"]] = res["error"]
         bar.update(len(results))
@@ -534,6 +546,27 @@ def _checked_settings(
     return (*boot, int(version_bootstrap)) if version_bootstrap else boot
 
 
+def _now() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _finish(summary: ScoreSummary, marks: list[tuple[float, float]], jobs, scheduler) -> None:
+    """The phases' wall and CPU seconds into ``summary``, and its profile written beside the
+    store (a profile that cannot be written is a note: the store is complete)."""
+    phases = list(zip(("plan", "score", "publish"), marks, marks[1:], strict=False))
+    summary.seconds = marks[-1][0] - marks[0][0]
+    summary.timings = {name: end[0] - start[0] for name, start, end in phases}
+    summary.cpu = {name: end[1] - start[1] for name, start, end in phases}
+    try:
+        summary.profile.write(
+            summary.out_dir, phases_wall_s=summary.timings, main_cpu_s=summary.cpu,
+            jobs=None if scheduler else int(jobs), scheduler=bool(scheduler),
+            scored=summary.n_scored, cached=summary.n_cached,
+        )  # fmt: skip
+    except OSError as exc:
+        summary.notes.append(f"the scoring profile was not written ({exc}); the store is complete")
+
+
 def score_archive(
     archive: str | Path | Archive,
     out: str | Path | None = None,
@@ -616,7 +649,7 @@ def score_archive(
     AutomdError
         A user metric cannot be loaded (``metric.*``; nothing is scored).
     """
-    t0 = time.perf_counter()
+    marks = [_now()]
     users = user_metrics(extra_metrics)
     arch = archive if isinstance(archive, Archive) else open_archive(resolve_path(archive))
     ws = open_workspace(
@@ -667,12 +700,12 @@ def score_archive(
     cache = ScoreCache(out_dir / "cache")
     cache.clean_temporaries(older_than=_STALE_TMP_SECONDS)
     summary = ScoreSummary(out_dir=out_dir, archive=arch.name, n_unique=len(plan.jobs), notes=notes)
-    t_plan = time.perf_counter()
+    marks.append(_now())
     specs = tuple(u.spec for u in users)
     entries, errors, task_errors = _score_missing(
         plan, cache, jobs, scheduler, progress, summary, boot, specs, int(ece_bins)
     )
-    t_score = time.perf_counter()
+    marks.append(_now())
     published, tables = _assemble(
         arch, runs, plan, (entries, errors, task_errors), annotation_problems, sources, comparison
     )
@@ -711,7 +744,5 @@ def score_archive(
         },
     }
     write_store(out_dir, tables, meta)
-    end = time.perf_counter()
-    summary.seconds = end - t0
-    summary.timings = {"plan": t_plan - t0, "score": t_score - t_plan, "publish": end - t_score}
+    _finish(summary, [*marks, _now()], jobs, scheduler)
     return summary

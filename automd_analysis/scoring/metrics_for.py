@@ -25,6 +25,7 @@ survival (App. F). The normalised score is eq. (1), clipped to [0, 1].
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,26 @@ def _check_aligned(n_expected: int, **arrays: np.ndarray | None) -> None:
             )
 
 
+#: Label-only arrays of a sequential task per TaskLabels object: id -> (weak reference, value).
+_SEQUENTIAL: dict[int, tuple[weakref.ref, tuple]] = {}
+
+
+def _sequential_units(labels) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(patient id per row, hour per row, patients, septic patients) of a sequential task's
+    labels, computed once per labels object (every file of the task needs them) and forgotten
+    with it."""
+    hit = _SEQUENTIAL.get(id(labels))
+    if hit is not None and hit[0]() is labels:
+        return hit[1]
+    pid = labels.ids.iloc[:, 0].to_numpy()
+    hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
+    septic = pid[np.asarray(labels.label) == 1]
+    value = (pid, hours, len(pd.unique(pid)), len(pd.unique(septic)))
+    forget = weakref.ref(labels, lambda _ref, key=id(labels): _SEQUENTIAL.pop(key, None))
+    _SEQUENTIAL[id(labels)] = (forget, value)
+    return value
+
+
 def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
     """The arrays every metric of ``kind`` receives (:class:`~automd_analysis.metrics.MetricInputs`).
 
@@ -120,9 +141,8 @@ def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
     _check_aligned(len(y), probability=p, label=label)
     if kind == "classification":
         return metrics.MetricInputs(kind, (y, p), label=label, n_units=len(y))
-    pid = labels.ids.iloc[:, 0].to_numpy()
-    hours = labels.ids.iloc[:, 1].astype(np.int64).to_numpy()
-    return metrics.MetricInputs(kind, (pid, hours, y, p, label), n_units=len(pd.unique(pid)))
+    pid, hours, n_patients, _ = _sequential_units(labels)
+    return metrics.MetricInputs(kind, (pid, hours, y, p, label), n_units=n_patients)
 
 
 def primary_metric(kind: str, metric: str) -> metrics.Metric:
@@ -330,10 +350,8 @@ def metric_record(
             "brier": w(metrics.brier, y, p),
         }
         if kind == "sequential":
-            pid = evaluation.inputs.args[0]
-            patients = np.unique(pid)
-            septic = np.unique(pid[np.asarray(y) == 1])
-            record |= {"n": len(patients), "n_rows": len(y), "n_events": len(septic)}
+            _, _, n_patients, n_septic = _sequential_units(labels)
+            record |= {"n": n_patients, "n_rows": len(y), "n_events": n_septic}
         else:
             record |= {"n": len(y), "n_rows": len(y), "n_events": int(np.sum(y))}
     raw = _f(record["raw"])

@@ -5,7 +5,9 @@ reliability rows). :func:`run_chunk` is what the engine ships to a local process
 a list of files of **one task**, so the hidden labels are loaded once per worker and task (they are
 kept in a small per-process cache) and never once per file. Nothing here raises for a bad
 submission; an unexpected exception while scoring one file is returned as that file's error and is
-not cached, so the next run retries it.
+not cached, so the next run retries it. Each file's result carries the CPU seconds its kinds of
+work took (:mod:`~automd_analysis.scoring.profile`). What every file of a task shares is made once
+per process: the labels, and the task's resample weights (:func:`task_weights`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from automd_analysis.scoring.metrics_for import (
     metric_inputs,
     metric_record,
 )
+from automd_analysis.scoring.profile import cpu_clock
 from automd_analysis.scoring.replicates import (
     RunReplicates,
     run_replicates,
@@ -44,6 +47,7 @@ __all__ = [
     "limit_numba_threads_on_dask",
     "run_chunk",
     "score_file",
+    "task_weights",
     "validation_entry",
 ]
 
@@ -53,6 +57,11 @@ _MAX_TASKS = 8
 _LOADS = {"count": 0}
 #: A Dask worker runs chunks on several threads of one process: one at a time in the label cache.
 _LABELS_LOCK = threading.Lock()
+#: Resample weights kept per process: (task id, units, replicates, seed) -> weights, at most
+#: ``_MAX_WEIGHT_BYTES`` in all (the largest, SEER's 1,000 x 49,291, is 49 MB of uint8).
+_WEIGHTS: OrderedDict[tuple[str, int, int, int], object] = OrderedDict()
+_MAX_WEIGHT_BYTES = 256 << 20
+_WEIGHTS_LOCK = threading.Lock()
 
 #: One file of a chunk: (cache key, submission path, planned sha256 or None, compute details).
 ChunkJob = tuple[str, str, str | None, bool]
@@ -80,6 +89,22 @@ def _task_and_labels(manifest_json: str, data_root: str):
         while len(_LABELS) > _MAX_TASKS:
             _LABELS.popitem(last=False)
         return task, labels
+
+
+def task_weights(task_id: str, n_units: int, n_boot: int, seed: int):
+    """:func:`~automd_analysis.scoring.replicates.task_resample_weights`, drawn once per process
+    and kept (every file of a task is evaluated on the same resamples); the least recently used
+    are dropped beyond ``_MAX_WEIGHT_BYTES``. Callers must not write to the array."""
+    key = (task_id, int(n_units), int(n_boot), int(seed))
+    with _WEIGHTS_LOCK:
+        if key in _WEIGHTS:
+            _WEIGHTS.move_to_end(key)
+            return _WEIGHTS[key]
+        weights = task_resample_weights(task_id, n_units, n_boot, seed)
+        _WEIGHTS[key] = weights
+        while len(_WEIGHTS) > 1 and sum(w.nbytes for w in _WEIGHTS.values()) > _MAX_WEIGHT_BYTES:
+            _WEIGHTS.popitem(last=False)
+        return weights
 
 
 def limit_numba_threads_on_dask() -> bool:
@@ -135,7 +160,7 @@ def validation_entry(task_id: str, result, sha256: str | None = None) -> dict:
     }
 
 
-def _evaluation(task, labels, preds, details: bool, bootstrap, ece_bins: int):
+def _evaluation(task, labels, preds, details: bool, bootstrap, ece_bins: int, work=None):
     """The submission's kernels (:class:`SubmissionEvaluation`), so that every metric and its
     replicates are one call: with the task's resample weights when its details and replicates
     are asked for, else with the first ``n_version`` of them when every version gets an interval
@@ -145,42 +170,58 @@ def _evaluation(task, labels, preds, details: bool, bootstrap, ece_bins: int):
     n_weights = n_boot if details else n_version
     weights = None
     if n_boot > 0 and n_weights > 0:
-        n_units = metric_inputs(kind, labels, preds).n_units
-        weights = task_resample_weights(task.id, n_units, n_weights, seed)
-    return SubmissionEvaluation(kind, labels, preds, metric=task.manifest.metric.value,
-                                weights=weights, ece_bins=ece_bins)  # fmt: skip
+        with cpu_clock(work, "resample_weights"):
+            n_units = metric_inputs(kind, labels, preds).n_units
+            weights = task_weights(task.id, n_units, n_weights, seed)
+    with cpu_clock(work, "point_metrics"):
+        evaluation = SubmissionEvaluation(kind, labels, preds, metric=task.manifest.metric.value,
+                                          weights=weights, ece_bins=ece_bins)  # fmt: skip
+    if weights is not None:  # the observed values come with the replicates, in one kernel call
+        with cpu_clock(work, "replicates"):
+            _ = evaluation.primary, evaluation.scored_ece  # kept by the evaluation
+    return evaluation
 
 
 def _details(task, labels, preds, bootstrap: tuple[int, int], extra, ece_bins: int,
-             evaluation: SubmissionEvaluation) -> dict:  # fmt: skip
+             evaluation: SubmissionEvaluation, work=None) -> dict:  # fmt: skip
     """The detail rows of a selected valid submission (see :func:`score_file`)."""
     m = task.manifest
     kind = m.kind.value
     rules = {name: sg.rule for name, sg in m.subgroups.items()}
     n_boot, seed = bootstrap
-    weights, replicates = evaluation.weights, None
+    weights, out, replicates = evaluation.weights, {}, None
     if weights is not None:
-        replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
-                                    task_id=task.id, n_boot=n_boot, seed=seed,
-                                    evaluation=evaluation).to_dict()  # fmt: skip
-    subgroups, subgroup_replicates = subgroup_scores(kind, rules, labels, preds, weights)
-    out = {
-        "subgroups": subgroups,
-        "subgroup_replicates": subgroup_replicates,
-        "calibration_bins": calibration_rows(
-            kind, labels, preds, ece_bins=ece_bins, evaluation=evaluation
-        ),
-        "calibration_measures": calibration_measures(kind, labels, preds, evaluation),
-        "calibration_curve": calibration_curve_rows(kind, labels, preds),
-        "bootstrap": replicates,
-    }
-    if extra:
-        users = [load_metric(spec) for spec in extra]
-        rows, problems = extra_metric_results(
-            users, metric_inputs(kind, labels, preds), weights, alpha=0.05
+        with cpu_clock(work, "replicates"):
+            replicates = run_replicates(kind, m.metric.value, m.null_score, labels, preds,
+                                        task_id=task.id, n_boot=n_boot, seed=seed,
+                                        evaluation=evaluation).to_dict()  # fmt: skip
+    with cpu_clock(work, "subgroup_scores" if weights is None else "subgroup_replicates"):
+        out["subgroups"], out["subgroup_replicates"] = subgroup_scores(
+            kind, rules, labels, preds, weights
         )
-        out["extra_metrics"] = {"rows": rows, "problems": problems}
+    with cpu_clock(work, "calibration_bins"):
+        out["calibration_bins"] = calibration_rows(
+            kind, labels, preds, ece_bins=ece_bins, evaluation=evaluation
+        )
+    with cpu_clock(work, "calibration_measures"):
+        out["calibration_measures"] = calibration_measures(kind, labels, preds, evaluation)
+    with cpu_clock(work, "calibration_curve"):
+        out["calibration_curve"] = calibration_curve_rows(kind, labels, preds)
+    out["bootstrap"] = replicates
+    if extra:
+        with cpu_clock(work, "extra_metrics"):
+            out["extra_metrics"] = _extra_metrics(kind, labels, preds, extra, weights)
     return out
+
+
+def _extra_metrics(kind: str, labels, preds, extra, weights) -> dict:
+    """The user metrics' rows and problems; they get a copy of the task's shared resamples."""
+    users = [load_metric(spec) for spec in extra]
+    mine = None if weights is None else weights.copy()
+    rows, problems = extra_metric_results(
+        users, metric_inputs(kind, labels, preds), mine, alpha=0.05
+    )
+    return {"rows": rows, "problems": problems}
 
 
 def _version_interval(task, labels, preds, bootstrap: tuple[int, int, int], details,
@@ -207,6 +248,7 @@ def score_file(
     bootstrap: tuple[int, ...] = (0, 0),
     extra: tuple[str, ...] = (),
     ece_bins: int = DEFAULT_ECE_BINS,
+    work: dict[str, float] | None = None,
 ) -> dict:
     """Validate and score one submission file against ``task``.
 
@@ -234,6 +276,9 @@ def score_file(
         (:mod:`~automd_analysis.scoring.extra_metrics`).
     ece_bins : int, default 10
         Equal-width bins of the ECE (and reliability rows) of binary and hourly tasks.
+    work : dict, optional
+        The CPU seconds of this process are added to it per kind of work
+        (:data:`~automd_analysis.scoring.profile.WORK_KINDS`), for the scoring profile.
 
     Returns
     -------
@@ -254,7 +299,8 @@ def score_file(
     """
     if labels is None:
         labels = tasks.load_labels(task)
-    result = submissions.validate_submission(task, Path(path), labels)
+    with cpu_clock(work, "validation"):
+        result = submissions.validate_submission(task, Path(path), labels)
     if sha256 is not None and result.sha256 is not None and result.sha256 != sha256:
         raise SubmissionChanged(f"{path} changed while it was being scored")
     entry = validation_entry(task.id, result, sha256)
@@ -263,15 +309,17 @@ def score_file(
         kind = m.kind.value
         preds = result.predictions
         boot = (*bootstrap, 0)[:3]  # (n_boot, seed, n_version)
-        evaluation = _evaluation(task, labels, preds, details, boot, int(ece_bins))
-        entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds,
-                                         ece_bins=ece_bins, evaluation=evaluation)  # fmt: skip
+        evaluation = _evaluation(task, labels, preds, details, boot, int(ece_bins), work)
+        with cpu_clock(work, "point_metrics"):
+            entry["metrics"] = metric_record(kind, m.metric.value, m.null_score, labels, preds,
+                                             ece_bins=ece_bins, evaluation=evaluation)  # fmt: skip
         if details:
             entry["details"] = _details(task, labels, preds, boot[:2], tuple(extra),
-                                        int(ece_bins), evaluation)  # fmt: skip
+                                        int(ece_bins), evaluation, work)  # fmt: skip
         if boot[2]:
-            entry["interval"] = _version_interval(task, labels, preds, boot, entry["details"],
-                                                  evaluation)  # fmt: skip
+            with cpu_clock(work, "replicates"):
+                entry["interval"] = _version_interval(task, labels, preds, boot,
+                                                      entry["details"], evaluation)  # fmt: skip
     return entry
 
 
@@ -306,16 +354,21 @@ def run_chunk(
     Returns
     -------
     list of dict
-        One ``{"key", "status", "error"}`` per job; status ``"scored"``, ``"error"`` (this file;
-        not cached) or ``"task_error"`` (the task's data could not be loaded).
+        One ``{"key", "status", "error", "cpu"}`` per job; status ``"scored"``, ``"error"`` (this
+        file; not cached) or ``"task_error"`` (the task's data could not be loaded); ``cpu`` the
+        CPU seconds of the worker process per kind of work
+        (:data:`~automd_analysis.scoring.profile.WORK_KINDS`) while it scored this file (loading
+        the labels is counted with the chunk's first file).
     """
     limit_numba_threads_on_dask()
     cache = ScoreCache(cache_dir)
+    work: dict[str, float] = {}
     try:
-        task, labels = _task_and_labels(manifest_json, data_root)
+        with cpu_clock(work, "labels"):
+            task, labels = _task_and_labels(manifest_json, data_root)
     except AutomdError as exc:
         err = exc.to_dict()
-        return [{"key": j[0], "status": "task_error", "error": err} for j in jobs]
+        return [{"key": j[0], "status": "task_error", "error": err, "cpu": {}} for j in jobs]
     out = []
     for key, path, sha, details in jobs:
         try:
@@ -328,9 +381,11 @@ def run_chunk(
                 bootstrap=tuple(bootstrap),
                 extra=tuple(extra),
                 ece_bins=ece_bins,
+                work=work,
             )
-            cache.put(key, entry)
-            out.append({"key": key, "status": "scored", "error": None})
+            with cpu_clock(work, "cache_write"):
+                cache.put(key, entry)
+            out.append({"key": key, "status": "scored", "error": None, "cpu": work})
         except Exception as exc:  # one file's failure must not stop the others
             code = (
                 "archive.file_changed"
@@ -343,6 +398,8 @@ def run_chunk(
                     "key": key,
                     "status": "error",
                     "error": {"code": code, "message": tb, "path": path},
+                    "cpu": work,
                 }
             )
+        work = {}
     return out
