@@ -306,6 +306,18 @@ def objective_summary_by_agent(
     return TABLE15.frame(pd.DataFrame(rows, columns=TABLE15.named))
 
 
+def _runs_and_practices(store, task, main_experiment, objectives_experiment):
+    """:func:`objective_runs` and the practice groups of both experiments' runs, by run id."""
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
+    groups = practice_groups(store, [main_experiment, objectives_experiment])
+    return runs, groups.set_index("run_id")
+
+
 def objective_points(
     store: ScoreStore,
     *,
@@ -320,15 +332,7 @@ def objective_points(
     annotations ``averaged_ranks``, ``imbalance_handling``, ``recalibration``,
     ``probability_calibration``.
     """
-    runs = objective_runs(
-        store,
-        task=task,
-        main_experiment=main_experiment,
-        objectives_experiment=objectives_experiment,
-    )
-    main = main_experiment
-    objectives = objectives_experiment
-    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    runs, groups = _runs_and_practices(store, task, main_experiment, objectives_experiment)
     points = runs.loc[runs["run_id"].isin(groups.index)].copy()
     extra = ["averaged_ranks", "imbalance_handling", "recalibration", "probability_calibration"]
     for column in ["group", *extra]:
@@ -351,15 +355,7 @@ def objective_practices(
     the two are counted separately and "categories can overlap"), ``explicit_calibration``
     (``probability_calibration == "yes"``), ``n_unannotated`` (valid runs without annotations).
     """
-    runs = objective_runs(
-        store,
-        task=task,
-        main_experiment=main_experiment,
-        objectives_experiment=objectives_experiment,
-    )
-    main = main_experiment
-    objectives = objectives_experiment
-    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    runs, groups = _runs_and_practices(store, task, main_experiment, objectives_experiment)
     valid = runs.loc[runs["valid"]]
     rows = []
     for objective in _objective_order(runs["objective"]):
