@@ -4,7 +4,8 @@ several modules cite.
 A docstring line holding only ``{name}`` is filled by ``@fill_doc(name=TEXT)`` (see
 :func:`automd_analysis.metrics.docstrings.fill_doc`; it is defined in the metrics layer, the
 lowest, so that the metric modules use it too). The constants below are the literature references
-cited by functions in more than one module, each as a numbered footnote ``.. [1]``.
+cited by functions in more than one module, each as a numbered footnote ``.. [1]``, and input
+descriptions that functions of several modules share.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ __all__ = [
     "COHEN_1960",
     "COLE_2015",
     "EFRON_TIBSHIRANI_1993",
+    "HOLM_1979",
+    "PAIRWISE_INPUTS",
     "VAN_CALSTER_2019",
     "VICKERS_ELKIN_2006",
     "fill_doc",
@@ -41,6 +44,11 @@ EFRON_TIBSHIRANI_1993 = """
    intervals). Chapman & Hall.
 """
 
+HOLM_1979 = """
+.. [1] Holm S (1979). A simple sequentially rejective multiple test procedure. Scandinavian
+   Journal of Statistics 6(2), 65-70.
+"""
+
 VAN_CALSTER_2019 = """
 .. [1] Van Calster B et al. (2019). Calibration: the Achilles heel of predictive analytics.
    BMC Medicine 17:230.
@@ -49,4 +57,13 @@ VAN_CALSTER_2019 = """
 VICKERS_ELKIN_2006 = """
 .. [1] Vickers AJ, Elkin EB (2006). Decision curve analysis: a novel method for evaluating
    prediction models. Medical Decision Making 26:565-574.
+"""
+
+#: The inputs of the report's views of the paired comparisons (findings and matrix figure).
+PAIRWISE_INPUTS = """
+pairwise : DataFrame
+    :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons` (any measures).
+measure : str, default "score"
+    ``score`` or ``ece``.
+alpha : float, default 0.05
 """

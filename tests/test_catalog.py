@@ -3,12 +3,14 @@ each consistent with docs/tables.md, with the notebooks that publish it and with
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from html import escape as html_escape
 from pathlib import Path
 
 import notebook_exports as nx
+import notebook_producers
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,6 +23,7 @@ from automd_analysis.analysis.catalog.declaration import (
     Table,
     TableDeclarationError,
 )
+from automd_analysis.app.notebook import NotebookReport
 from automd_analysis.report.tables import export_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +52,58 @@ def test_the_notebooks_publish_exactly_the_declared_names():
         for kind, name in mine:
             assert catalog.lookup(name, kind).notebook == path.stem, (path.stem, name)
     assert list(catalog.ANALYSES) == [p.stem for p in NOTEBOOKS]
+
+
+def _resolve(dotted: str):
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_every_declaration_names_a_callable_that_computes_it():
+    for entry in [*catalog.TABLES.values(), *catalog.FIGURES.values()]:
+        assert entry.computed_by.startswith("automd_analysis."), entry.name
+        assert callable(_resolve(entry.computed_by)), entry.name
+        layer = "analysis" if isinstance(entry, Table) else "report"
+        assert entry.computed_by.split(".")[1] == layer, (entry.name, entry.computed_by)
+
+
+def test_the_notebook_that_publishes_each_name_calls_its_declared_function():
+    # what each report.table/figure call publishes, traced back through the cells to the calls
+    # whose result it is (the report's own overview and reliability figures: its methods)
+    published = notebook_producers.module_publications("automd_analysis.report.notebook")
+    for path in NOTEBOOKS:
+        mine = notebook_producers.notebook_publications(path, NotebookReport)
+        for kind, name in mine:
+            assert catalog.lookup(name, kind).notebook == path.stem, (path.stem, name)
+        published |= mine
+    declared = {("table", n): t for n, t in catalog.TABLES.items()}
+    declared |= {("figure", n): f for n, f in catalog.FIGURES.items()}
+    assert set(published) == set(declared)
+    for key, entry in declared.items():
+        assert entry.computed_by in published[key], (key, entry.computed_by, published[key])
+
+
+def test_the_producer_trace_follows_names_fields_and_wrappers():
+    cells = """
+from automd_analysis.analysis import primary as p
+from automd_analysis.report import figures
+a = p.agent_summary(store)
+b, c = report.unless_no_baseline("x", p.scores_by_task, store)
+report.table(a, "one")
+report.table(b.fields if b else None, "two")
+report.figure(figures.add_note(figures.figure2a(a)), "three")
+views = [report.figure(f, f"curve_{t}") for t, f in figures.curves(a).items()]
+"""
+    tree = notebook_producers.ast.parse(cells)
+    found = notebook_producers._Source(tree, "report", NotebookReport).publications(tree)
+    assert found[("table", "one")] == {"automd_analysis.analysis.primary.agent_summary"}
+    assert "automd_analysis.analysis.primary.scores_by_task" in found[("table", "two")]
+    assert "automd_analysis.analysis.primary.agent_summary" not in found[("table", "two")]
+    assert found[("figure", "three")] == {
+        "automd_analysis.report.figures.add_note",
+        "automd_analysis.report.figures.figure2a",
+    }
+    assert found[("figure", "curve_<task>")] == {"automd_analysis.report.figures.curves"}
 
 
 def test_names_are_unique_and_every_entry_is_complete():

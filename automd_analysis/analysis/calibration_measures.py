@@ -181,7 +181,6 @@ def run_criteria(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
     ...     "task_kind": "classification", "valid": [True, False], "reference": False})
     >>> measures = pd.DataFrame({"run_id": ["r1", "r2"], "cal_slope": [0.8, 2.0]})
@@ -270,7 +269,6 @@ def agent_measure_table(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["a1", "a2", "b1"], "agent": ["A", "A", "B"],
     ...     "task": ["t", "u", "t"], "task_kind": "classification", "valid": True,
     ...     "reference": False})
@@ -352,7 +350,6 @@ def measure_correlations(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": list("abc"), "agent": list("ABC"), "task": "t",
     ...     "task_kind": "classification", "valid": True, "reference": False})
     >>> measures = pd.DataFrame({"run_id": list("abc"), "ece_10": [0.1, 0.2, 0.3],
@@ -424,7 +421,6 @@ def agent_value_draws(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["a1", "a2"], "agent": "A", "task": "t",
     ...     "task_kind": "classification", "valid": True, "reference": False})
     >>> measures = pd.DataFrame({"run_id": ["a1", "a2"], "ece_10": [0.1, 0.3]})
@@ -507,7 +503,6 @@ def rank_flips(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> table = pd.DataFrame({"measure": ["ece_10"] * 2 + ["ici"] * 2, "agent": ["A", "B"] * 2,
     ...     "value": [0.1, 0.2, 0.05, 0.03], "n_tasks": 1, "n_runs": 1, "n_undefined": 0,
     ...     "rank": [1.0, 2.0, 2.0, 1.0]})
@@ -581,7 +576,6 @@ def ranking_agreement(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> table = pd.DataFrame({"measure": ["ece_10"] * 3 + ["ici"] * 3, "agent": list("ABC") * 2,
     ...     "value": [0.1, 0.2, 0.3, 0.05, 0.03, 0.3], "n_tasks": 1, "n_runs": 1, "n_undefined": 0,
     ...     "rank": [1.0, 2.0, 3.0, 2.0, 1.0, 3.0]})
@@ -657,7 +651,6 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "agent": "A", "task": ["t", "t", "u"],
     ...     "task_kind": "classification", "valid": True, "reference": False})
     >>> measures = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "cal_slope": [0.8, 1.0, 0.5],
@@ -728,7 +721,6 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
     ...     "task_kind": "classification", "valid": True, "reference": False})
     >>> rows = pd.DataFrame({"run_id": ["r1", "r2"], "kind": "binary", "horizon": float("nan"),
@@ -806,7 +798,6 @@ def decision_curves(
 
     Examples
     --------
-    >>> import pandas as pd
     >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
     ...     "task_kind": "classification", "valid": True, "reference": False})
     >>> measures = pd.DataFrame({"run_id": ["r1", "r2"], "prevalence": 0.2,

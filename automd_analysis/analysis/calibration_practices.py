@@ -50,6 +50,7 @@ from automd_analysis.analysis.store import (
     annotation_table,
     mean_sd,
     selected_runs,
+    task_agent_summary,
 )
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.stats.intervals import check_alpha, estimate, summarise
@@ -57,7 +58,6 @@ from automd_analysis.stats.resample import RunDraws, resample, run_draws
 from automd_analysis.stats.rules import (
     mean_over,
     per_cell,
-    per_task_summary,
     row_groups,
     valid_only,
 )
@@ -109,11 +109,11 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
 
     Returns
     -------
-    DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
+    DataFrame
+        :func:`~automd_analysis.analysis.store.task_agent_summary` of ``"ece"``: ``task, agent,
+        mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
-    runs = selected_runs(store, experiment)
-    order = agent_positions(runs["agent"])
-    return TABLE13.frame(per_task_summary(runs, "ece", order))
+    return TABLE13.frame(task_agent_summary(store, experiment, "ece"))
 
 
 def ece_by_task_class(

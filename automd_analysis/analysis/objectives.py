@@ -18,6 +18,7 @@ run-to-run randomness alone, and the test patients every objective is scored on 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -226,6 +227,22 @@ def _with_intervals(summary: dict, intervals: Mapping[str, tuple[float, float]])
     return summary
 
 
+def _objective_rows(runs, by, n_boot, seed, alpha, tag) -> tuple[list[dict], dict]:
+    """Tables 4 and 15: one row per group ``by`` with runs (agents in report order, objectives
+    in label order), its metric summaries and their intervals; and the groups' mean draws."""
+    means = _mean_distributions(runs, by, n_boot, seed, tag)
+    orders = {"agent": agent_order(runs["agent"]), "objective": _objective_order(runs["objective"])}
+    rows = []
+    for key in itertools.product(*(orders[column] for column in by)):
+        mine = runs[np.logical_and.reduce([runs[c] == v for c, v in zip(by, key, strict=True)])]
+        if len(mine):
+            row = {"task": _task_of(runs), **dict(zip(by, key, strict=True))}
+            row |= _metric_summary(mine)
+            ci = {m: estimate(d, alpha, (0.0, 1.0))[1:] for m, d in means[key].items()}
+            rows.append(_with_intervals(row, ci))
+    return rows, means
+
+
 def objective_summary(
     store: ScoreStore,
     *,
@@ -251,14 +268,8 @@ def objective_summary(
         objectives_experiment=objectives_experiment,
     )
     alpha = check_alpha(alpha)
-    means = _mean_distributions(runs, ["objective"], n_boot, seed, "table4_objectives")
-    objectives = _objective_order(runs["objective"])
-    rows = []
-    for objective in objectives:
-        summary = _metric_summary(runs[runs["objective"] == objective])
-        row = {"task": _task_of(runs), "objective": objective, **summary}
-        ci = {m: estimate(d, alpha, (0.0, 1.0))[1:] for m, d in means[(objective,)].items()}
-        rows.append(_with_intervals(row, ci))
+    rows, means = _objective_rows(runs, ["objective"], n_boot, seed, alpha, "table4_objectives")
+    objectives = [row["objective"] for row in rows]
     for column, direction in TABLE4.best.items():
         metric = column.removesuffix("_mean")
         # the observed means of the distributions are the table's: mean over the valid runs
@@ -290,23 +301,21 @@ def objective_summary_by_agent(
         main_experiment=main_experiment,
         objectives_experiment=objectives_experiment,
     )
-    ci = objective_intervals(
-        runs,
-        ["agent", "objective"],
-        n_boot=n_boot,
-        seed=seed,
-        alpha=alpha,
-        tag="table15_objectives_by_agent",
-    )
-    rows = []
-    for agent in agent_order(runs["agent"]):
-        for objective in _objective_order(runs["objective"]):
-            mine = runs[(runs["agent"] == agent) & (runs["objective"] == objective)]
-            if len(mine):
-                row = {"task": _task_of(runs), "agent": agent, "objective": objective}
-                row |= _metric_summary(mine)
-                rows.append(_with_intervals(row, ci[(agent, objective)]))
+    tag = "table15_objectives_by_agent"
+    rows, _ = _objective_rows(runs, ["agent", "objective"], n_boot, seed, check_alpha(alpha), tag)
     return TABLE15.frame(pd.DataFrame(rows, columns=TABLE15.named))
+
+
+def _runs_and_practices(store, task, main_experiment, objectives_experiment):
+    """:func:`objective_runs` and the practice groups of both experiments' runs, by run id."""
+    runs = objective_runs(
+        store,
+        task=task,
+        main_experiment=main_experiment,
+        objectives_experiment=objectives_experiment,
+    )
+    groups = practice_groups(store, [main_experiment, objectives_experiment])
+    return runs, groups.set_index("run_id")
 
 
 def objective_points(
@@ -323,15 +332,7 @@ def objective_points(
     annotations ``averaged_ranks``, ``imbalance_handling``, ``recalibration``,
     ``probability_calibration``.
     """
-    runs = objective_runs(
-        store,
-        task=task,
-        main_experiment=main_experiment,
-        objectives_experiment=objectives_experiment,
-    )
-    main = main_experiment
-    objectives = objectives_experiment
-    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    runs, groups = _runs_and_practices(store, task, main_experiment, objectives_experiment)
     points = runs.loc[runs["run_id"].isin(groups.index)].copy()
     extra = ["averaged_ranks", "imbalance_handling", "recalibration", "probability_calibration"]
     for column in ["group", *extra]:
@@ -354,15 +355,7 @@ def objective_practices(
     the two are counted separately and "categories can overlap"), ``explicit_calibration``
     (``probability_calibration == "yes"``), ``n_unannotated`` (valid runs without annotations).
     """
-    runs = objective_runs(
-        store,
-        task=task,
-        main_experiment=main_experiment,
-        objectives_experiment=objectives_experiment,
-    )
-    main = main_experiment
-    objectives = objectives_experiment
-    groups = practice_groups(store, [main, objectives]).set_index("run_id")
+    runs, groups = _runs_and_practices(store, task, main_experiment, objectives_experiment)
     valid = runs.loc[runs["valid"]]
     rows = []
     for objective in _objective_order(runs["objective"]):

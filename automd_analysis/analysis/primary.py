@@ -47,6 +47,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
     skipped_runs,
+    task_agent_summary,
 )
 from automd_analysis.reason_codes import paper_category
 from automd_analysis.stats.intervals import check_alpha, summarise
@@ -59,7 +60,6 @@ from automd_analysis.stats.rules import (
     penalized,
     per_cell,
     per_repetition,
-    per_task_summary,
     row_groups,
     valid_only,
 )
@@ -313,11 +313,11 @@ def scores_by_task(
 
     Returns
     -------
-    DataFrame ``task, agent, mean, sd, n_valid``, sorted by task then agent (baseline last).
+    DataFrame
+        :func:`~automd_analysis.analysis.store.task_agent_summary` of ``"score"``: ``task, agent,
+        mean, sd, n_valid``, sorted by task then agent (baseline last).
     """
-    runs = selected_runs(store, experiment)
-    order = agent_positions(runs["agent"])
-    return TABLE12.frame(per_task_summary(runs, "score", order))
+    return TABLE12.frame(task_agent_summary(store, experiment, "score"))
 
 
 def invalid_breakdown(

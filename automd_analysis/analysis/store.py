@@ -45,7 +45,7 @@ from automd_analysis.schema import (
     STORE_SCHEMA_VERSION,
     key_columns,
 )
-from automd_analysis.stats.rules import penalized
+from automd_analysis.stats.rules import penalized, per_task_summary
 
 __all__ = [
     "BASELINE_AGENT",
@@ -67,6 +67,7 @@ __all__ = [
     "selected_runs",
     "skipped_runs",
     "task_access",
+    "task_agent_summary",
     "task_classes",
     "task_units",
 ]
@@ -830,6 +831,47 @@ def selected_runs(
     out["score"] = score
     out["penalized"] = penalized(score.to_numpy(dtype=float), out["valid"].to_numpy(dtype=bool))
     return out.sort_values("run_id", kind="mergesort").reset_index(drop=True)
+
+
+def task_agent_summary(
+    store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"], column: str = "score"
+) -> pd.DataFrame:
+    """Mean, sample SD and count of ``column`` over the valid selected runs of every (task, agent).
+
+    :func:`~automd_analysis.stats.rules.per_task_summary` of :func:`selected_runs`, the agents in
+    report order (:func:`agent_positions`: baseline last); the rows of paper Tables 12
+    (``"score"``) and 13 (``"ece"``).
+
+    Parameters
+    ----------
+    store : ScoreStore
+    experiment : str
+    column : str
+        A column of :func:`selected_runs`.
+
+    Returns
+    -------
+    DataFrame
+        ``task, agent, mean, sd, n_valid``, sorted by task then agent.
+
+    Raises
+    ------
+    ScoreStoreError
+        As :func:`selected_runs`.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, Tables 12 and 13.
+
+    Examples
+    --------
+    >>> from automd_analysis.analysis._doc_example import example_store
+    >>> summary = task_agent_summary(example_store()[0], "main", "ece")
+    >>> summary[summary["task"] == "surv"][["agent", "n_valid"]].to_records(index=False).tolist()
+    [('a', 3), ('b', 2), ('baseline', 2)]
+    """
+    runs = selected_runs(store, experiment)
+    return per_task_summary(runs, column, agent_positions(runs["agent"]))
 
 
 def annotation_table(store: ScoreStore, run_ids: Iterable[str] | None = None) -> pd.DataFrame:

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from automd_analysis.analysis.store import BASELINE_AGENT
-from automd_analysis.docstrings import COHEN_1960, VAN_CALSTER_2019, fill_doc
+from automd_analysis.docstrings import (
+    COHEN_1960,
+    HOLM_1979,
+    PAIRWISE_INPUTS,
+    VAN_CALSTER_2019,
+    fill_doc,
+)
 from automd_analysis.precision import comparable
 from automd_analysis.report.presentation import format_p_value
 from automd_analysis.stats import wording
@@ -902,6 +908,7 @@ def _pair_words(row: Mapping) -> str:
     return f"{_name(row['agent_a'])} and {_name(row['agent_b'])}"
 
 
+@fill_doc(pairwise_inputs=PAIRWISE_INPUTS, holm_1979=HOLM_1979)
 def comparison_findings(
     pairwise: pd.DataFrame,
     measure: str = "score",
@@ -929,11 +936,7 @@ def comparison_findings(
 
     Parameters
     ----------
-    pairwise : DataFrame
-        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons` (any measures).
-    measure : str, default "score"
-        ``score`` or ``ece``.
-    alpha : float, default 0.05
+    {pairwise_inputs}
     has_replicates : bool, default True
         Whether the store had replicates (only changes the wording of an empty table).
 
@@ -944,8 +947,7 @@ def comparison_findings(
 
     References
     ----------
-    .. [1] Holm S (1979). A simple sequentially rejective multiple test procedure. Scandinavian
-       Journal of Statistics 6(2), 65-70.
+    {holm_1979}
 
     Examples
     --------

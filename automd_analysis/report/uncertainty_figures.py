@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
-from automd_analysis.docstrings import fill_doc
+from automd_analysis.docstrings import HOLM_1979, PAIRWISE_INPUTS, fill_doc
 from automd_analysis.report.figure_style import (
     BASELINE_COLOR,
     GREYS,
@@ -382,6 +382,7 @@ def _advantage(pairwise: pd.DataFrame, measure: str, agents: list[str]):
     return adv, p
 
 
+@fill_doc(pairwise_inputs=PAIRWISE_INPUTS, holm_1979=HOLM_1979)
 def pairwise_matrix(
     pairwise: pd.DataFrame, measure: str = "score", *, alpha: float = 0.05
 ) -> Figure:
@@ -399,11 +400,7 @@ def pairwise_matrix(
 
     Parameters
     ----------
-    pairwise : DataFrame
-        :func:`~automd_analysis.analysis.uncertainty.pairwise_comparisons` (any measures).
-    measure : str, default "score"
-        ``score`` or ``ece``.
-    alpha : float, default 0.05
+    {pairwise_inputs}
 
     Returns
     -------
@@ -417,8 +414,7 @@ def pairwise_matrix(
 
     References
     ----------
-    .. [1] Holm S (1979). A simple sequentially rejective multiple test procedure. Scandinavian
-       Journal of Statistics 6(2), 65-70.
+    {holm_1979}
 
     Examples
     --------

@@ -51,6 +51,7 @@ TABLE3 = Table(
         "(runs of every agent and task redrawn, each drawn run's ECE on a shared test "
         "resample).",
     ),
+    computed_by="automd_analysis.analysis.calibration_practices.ece_by_task_class",
 )
 
 TABLE13 = Table(
@@ -64,6 +65,7 @@ TABLE13 = Table(
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
     ),
+    computed_by="automd_analysis.analysis.calibration_practices.ece_by_task",
 )
 
 PROVENANCE = Table(
@@ -80,6 +82,7 @@ PROVENANCE = Table(
         exclude_from_best=(),
         titles={"annotations_source": "source"},
     ),
+    computed_by="automd_analysis.analysis.annotation_provenance.annotation_provenance",
 )
 
 #: How the intervals of Figure 2a/2b are drawn (their captions' bracket sentence).
@@ -112,6 +115,7 @@ FIG2A = Table(
             Stat("Mean ECE", "mean_ece"),
         ),
     ),
+    computed_by="automd_analysis.analysis.calibration_practices.ece_decomposition",
 )
 
 FIG2B = Table(
@@ -127,6 +131,7 @@ FIG2B = Table(
         Column("ece"),
     ),
     paper="Fig. 2b",
+    computed_by="automd_analysis.analysis.calibration_practices.recalibration_effect",
 )
 
 FIG2B_SUMMARY = Table(
@@ -143,6 +148,7 @@ FIG2B_SUMMARY = Table(
     caption="ECE of the valid runs that handle class imbalance, without and with recalibration "
     "afterwards (mean ± SD over runs).",
     interval_note=RUNS_REDRAWN_NOTE,
+    computed_by="automd_analysis.analysis.calibration_practices.recalibration_summary",
 )
 
 TABLE20 = Table(
@@ -158,6 +164,7 @@ TABLE20 = Table(
         Column("percent"),
     ),
     paper="Table 20",
+    computed_by="automd_analysis.analysis.calibration_practices.practice_prevalence",
 )
 
 TABLE20_WIDE = Table(
@@ -169,6 +176,7 @@ TABLE20_WIDE = Table(
     spec=per_agent_spec(
         ("practice",), "Modelling practices: % of each agent's eligible valid runs."
     ),
+    computed_by="automd_analysis.analysis.calibration_practices.practice_prevalence_wide",
 )
 
 AGREEMENT = Table(
@@ -182,6 +190,7 @@ AGREEMENT = Table(
         Column("kappa"),
         Column("multi", "bool"),
     ),
+    computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
 
 AGREEMENT_VALUES = Table(
@@ -196,6 +205,7 @@ AGREEMENT_VALUES = Table(
         Column("precision"),
         Column("recall"),
     ),
+    computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
 
 AGREEMENT_CONFUSION = Table(
@@ -208,6 +218,7 @@ AGREEMENT_CONFUSION = Table(
         Column("rated", "str"),
         Column("n", "int"),
     ),
+    computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
 
 BY_MEASURE = Table(
@@ -230,6 +241,7 @@ BY_MEASURE = Table(
         pivot=("measure", "agent"),
         cell=Stat("value", "value"),
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 RANKING_AGREEMENT = Table(
@@ -260,6 +272,7 @@ RANKING_AGREEMENT = Table(
         exclude_from_best=(),
         titles={"best_agent": "best agent"},
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 RANK_FLIPS = Table(
@@ -283,6 +296,7 @@ RANK_FLIPS = Table(
     "clear (their 95% intervals exclude 0).",
     empty="No agent pair reverses: wherever two agents are clearly apart under the 10-bin ECE "
     "and under another measure, the two measures order them the same way.",
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 CORRELATIONS = Table(
@@ -309,6 +323,7 @@ CORRELATIONS = Table(
         ),
         exclude_from_best=(),
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 SLOPE_INTERCEPT = Table(
@@ -340,6 +355,7 @@ SLOPE_INTERCEPT = Table(
         ),
         titles={"task_class": "task class"},
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 RELIABILITY = Table(
@@ -360,6 +376,7 @@ RELIABILITY = Table(
         Column("mean_pred"),
         Column("observed"),
     ),
+    computed_by="automd_analysis.analysis.calibration_practices.reliability_table",
 )
 
 CURVES = Table(
@@ -377,6 +394,7 @@ CURVES = Table(
         Column("hi_mean"),
         Column("n_runs", "int"),
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 DECISION_CURVES = Table(
@@ -393,6 +411,7 @@ DECISION_CURVES = Table(
         Column("treat_all"),
         Column("treat_none"),
     ),
+    computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
 
 TABLES = (
@@ -427,6 +446,7 @@ FIGURES = (
         "interval (from below the corrected value up to the plug-in; lower is better), one colour "
         "per agent. Dashed grey: the simple baseline's estimate. Each panel's x axis spans its "
         "intervals.",
+        computed_by="automd_analysis.report.uncertainty_figures.table3_forest",
     ),
     Figure(
         "pairwise_ece",
@@ -436,6 +456,7 @@ FIGURES = (
         "per-task ECE; blue: the row agent is better calibrated) with the Holm-adjusted "
         "p-value of the paired bootstrap test on these tasks; `*` and a black frame mark "
         "p < 0.05.",
+        computed_by="automd_analysis.report.uncertainty_figures.pairwise_matrix",
     ),
     Figure(
         "fig2a_ece_decomposition",
@@ -448,6 +469,7 @@ FIGURES = (
         "intervals (the runs of every agent and of the baseline redrawn within each task, the "
         "test sets held fixed); under each group its number of runs and mean ECE. The footnote "
         "names who produced the codebook answers.",
+        computed_by="automd_analysis.report.figures.figure2a",
     ),
     Figure(
         "fig2b_recalibration",
@@ -459,6 +481,7 @@ FIGURES = (
         "diamonds the group means, the black lines through them their 95% intervals (runs "
         "redrawn within each agent and task, the test sets held fixed). The y axis spans the "
         "runs' ECE.",
+        computed_by="automd_analysis.report.figures.figure2b",
     ),
     Figure(
         "calibration_measure_ranks",
@@ -467,6 +490,7 @@ FIGURES = (
         caption="Each agent's rank (1 = best calibrated) under each measure, with the measure's "
         "value below it. A column that differs from the first means that measure orders the "
         "agents differently from the paper's 10-bin ECE. The simple baseline is not ranked.",
+        computed_by="automd_analysis.report.calibration_figures.measure_rank_figure",
     ),
     Figure(
         "reliability_<task>",
@@ -480,6 +504,7 @@ FIGURES = (
         "quarter of the panel; its count in the panel title). Survival tasks: one curve per "
         "time quantile, each its own grey, line style and marker (legend), points the risk "
         "groups (patients per group in the title). Dashed grey: perfect calibration.",
+        computed_by="automd_analysis.report.figures.reliability_figure",
     ),
     Figure(
         "calibration_curve_<task>",
@@ -491,6 +516,7 @@ FIGURES = (
         "reliability points computed the same way - each run's bins, averaged over the runs "
         "(open circles) - and perfect calibration (dashed grey). The curve is cut where fewer "
         "than half of the agent's runs reach.",
+        computed_by="automd_analysis.report.calibration_figures.smoothed_calibration_figures",
     ),
     Figure(
         "decision_curves",
@@ -501,5 +527,6 @@ FIGURES = (
         "solid grey), treat all (dotted black) and treat none (dashed black, net benefit 0). "
         "Higher is better; the y axis runs from a little below the lowest agent curve or 0 "
         "(treat all, which falls steeply, is cut there) to a little above the highest curve.",
+        computed_by="automd_analysis.report.calibration_figures.decision_curve_figure",
     ),
 )

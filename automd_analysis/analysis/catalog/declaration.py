@@ -5,10 +5,11 @@ columns in order with their types (:class:`Column`, :class:`PerAgent`), which co
 bootstrap interval (``Column(..., interval=True)`` adds ``<stem>_ci_low`` / ``<stem>_ci_high``),
 how the LaTeX/HTML rendering shows it (:class:`TableSpec`: ``mean ± SD`` cells, bold-best
 direction, daggers, percentages, a pivot of a long table), its number in the source paper, the
-report notebook that publishes it and its one line on the report index. The analysis functions
+report notebook that publishes it, the function that computes it (:attr:`Table.computed_by`:
+start reading there) and its one line on the report index. The analysis functions
 build their frames with :meth:`Table.frame`; the report checks every published frame against its
 declaration, renders it from the declaration and lists it on the index from it. A :class:`Figure`
-declares a figure the same way (paper number, notebook, index line, caption).
+declares a figure the same way (paper number, notebook, drawing function, index line, caption).
 """
 
 from __future__ import annotations
@@ -295,6 +296,11 @@ class Table:
         why there is nothing to list.
     interval_note : str, optional
         As :attr:`TableSpec.interval_note`, for a table without a display spec.
+    computed_by : str
+        The dotted name of the function that computes the table
+        (``"automd_analysis.analysis.primary.agent_summary"``): where to start reading. A string,
+        not the function, as the catalog sits below the analysis modules; one function may
+        compute several tables (each field of its result).
     """
 
     name: str
@@ -307,6 +313,7 @@ class Table:
     caption: str = ""
     empty: str = ""
     interval_note: str | None = None
+    computed_by: str = ""
 
     @property
     def page_caption(self) -> str:
@@ -545,6 +552,9 @@ class Figure:
         As :class:`Table`.
     caption : str
         Shown under the figure (Markdown; ``{task}`` is the task id of a per-task figure).
+    computed_by : str
+        The dotted name of the function that draws the figure
+        (``"automd_analysis.report.figures.figure2a"``), as :attr:`Table.computed_by`.
     """
 
     name: str
@@ -552,6 +562,7 @@ class Figure:
     summary: str
     paper: str = ""
     caption: str = ""
+    computed_by: str = ""
 
     def matches(self, name: str) -> bool:
         """Whether ``name`` is this figure (a task id in place of ``<task>``)."""

@@ -52,6 +52,7 @@ TABLE4 = Table(
         ("task", "objective"),
         marked=True,
     ),
+    computed_by="automd_analysis.analysis.objectives.objective_summary",
 )
 
 TABLE15 = Table(
@@ -66,6 +67,7 @@ TABLE15 = Table(
         ("task", "agent", "objective"),
         marked=False,
     ),
+    computed_by="automd_analysis.analysis.objectives.objective_summary_by_agent",
 )
 
 TABLE16 = Table(
@@ -85,6 +87,7 @@ TABLE16 = Table(
     paper="Table 16",
     caption="Calibration-relevant practices of the valid runs under each stated objective "
     "(numbers of runs; a run can count in several columns).",
+    computed_by="automd_analysis.analysis.objectives.objective_practices",
 )
 
 FIG4 = Table(
@@ -104,6 +107,7 @@ FIG4 = Table(
         Column("probability_calibration", "str"),
     ),
     paper="Fig. 4",
+    computed_by="automd_analysis.analysis.objectives.objective_points",
 )
 
 TABLES = (TABLE4, TABLE15, TABLE16, FIG4)
@@ -118,5 +122,6 @@ FIGURES = (
         "objective: short thick black lines the objective means, points the runs (spread "
         "sideways), each calibration-practice group its own grey and marker (legend), the "
         "dashed black line the simple baseline's mean. The y axes span the data, not 0.",
+        computed_by="automd_analysis.report.figures.figure4",
     ),
 )

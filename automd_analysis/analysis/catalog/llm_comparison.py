@@ -37,6 +37,7 @@ TABLE7 = Table(
         ),
         exclude_from_best=(),
     ),
+    computed_by="automd_analysis.analysis.llm.llm_summary",
 )
 
 TABLE22 = Table(
@@ -58,6 +59,7 @@ TABLE22 = Table(
         Column("n_with_tokens", "int"),
     ),
     paper="Table 22",
+    computed_by="automd_analysis.analysis.llm.llm_summary_detail",
 )
 
 TABLE11 = Table(
@@ -77,6 +79,7 @@ TABLE11 = Table(
         labels=("agent",),
         stats=(Stat("Tokens per run (M)", "tokens_m_mean", "tokens_m_sd"),),
     ),
+    computed_by="automd_analysis.analysis.llm.token_usage",
 )
 
 TABLES = (TABLE7, TABLE22, TABLE11)
@@ -90,5 +93,6 @@ FIGURES = (
         caption="Penalised score and bias-corrected ECE per LLM with 95% two-stage bootstrap "
         "intervals (ECE: the interval of the bias-corrected value). The rows are one agent's "
         "LLMs, not agents, so all are drawn dark grey.",
+        computed_by="automd_analysis.report.uncertainty_figures.table7_forest",
     ),
 )

@@ -44,6 +44,7 @@ TABLE6 = Table(
         Column("n_unannotated", "int"),
     ),
     paper="Table 6",
+    computed_by="automd_analysis.analysis.methods.method_prevalence",
 )
 
 TABLE6_WIDE = Table(
@@ -58,6 +59,7 @@ TABLE6_WIDE = Table(
         "(mean ± SD over repetitions; categories can overlap).",
         sd=True,
     ),
+    computed_by="automd_analysis.analysis.methods.method_prevalence_wide",
 )
 
 TABLE17_SUMMARY = Table(
@@ -86,6 +88,7 @@ TABLE17_SUMMARY = Table(
             Stat("Still above the baseline", "n_exceeding_baseline", integer=True),
         ),
     ),
+    computed_by="automd_analysis.analysis.methods.censoring_summary",
 )
 
 TABLE17 = Table(
@@ -106,6 +109,7 @@ TABLE17 = Table(
         Column("exceeds_baseline", "bool"),
     ),
     paper="Table 17",
+    computed_by="automd_analysis.analysis.methods.censoring_errors",
 )
 
 TABLE18 = Table(
@@ -141,6 +145,7 @@ TABLE18 = Table(
             Stat("Reported validation - test", "val_minus_test", decimals=3),
         ),
     ),
+    computed_by="automd_analysis.analysis.development.development_by_agent",
 )
 
 FIG5 = Table(
@@ -155,6 +160,7 @@ FIG5 = Table(
         Column("n_runs", "int"),
     ),
     paper="Fig. 5",
+    computed_by="automd_analysis.analysis.development.development_curves",
 )
 
 PAIRS_SAMPLED = Table(
@@ -176,6 +182,7 @@ PAIRS_SAMPLED = Table(
         Column("group_size", "int"),
     ),
     paper="App. H",
+    computed_by="automd_analysis.analysis.development.sample_pairs",
 )
 
 PAIRS_COVERAGE = Table(
@@ -190,6 +197,7 @@ PAIRS_COVERAGE = Table(
         Column("n_unannotated", "int"),
     ),
     paper="App. H",
+    computed_by="automd_analysis.analysis.development.pair_coverage",
 )
 
 FIG3 = Table(
@@ -206,6 +214,7 @@ FIG3 = Table(
         Column("n_unannotated", "int"),
     ),
     paper="Fig. 3",
+    computed_by="automd_analysis.analysis.development.pair_change_shares",
 )
 
 TABLE19 = Table(
@@ -231,6 +240,7 @@ TABLE19 = Table(
         ),
         exclude_from_best=(),
     ),
+    computed_by="automd_analysis.analysis.development.pair_change_effects",
 )
 
 MASKING_SUMMARY = Table(
@@ -274,6 +284,7 @@ MASKING_SUMMARY = Table(
         ),
         exclude_from_best=(),
     ),
+    computed_by="automd_analysis.analysis.realtime.masking_summary",
 )
 
 MASKING_RUNS = Table(
@@ -297,6 +308,7 @@ MASKING_RUNS = Table(
         Column("reason", "str"),
     ),
     paper="App. G",
+    computed_by="automd_analysis.analysis.realtime.masking_runs",
 )
 
 _PROCESS_TEST = (
@@ -352,6 +364,7 @@ PROCESS_TABLE4 = Table(
     (Column("metric", "str"), Column("dimension", "str"), PROCESS_AGENTS, *_PROCESS_TEST),
     paper="FML-bench Table 4",
     spec=_process_table4_spec,
+    computed_by="automd_analysis.analysis.process.process_summary",
 )
 
 PROCESS_SPEARMAN = Table(
@@ -360,6 +373,7 @@ PROCESS_SPEARMAN = Table(
     "Within-cell (agent x task) Spearman correlation of each process metric with the final score.",
     (Column("dimension", "str"), Column("metric", "str"), *_PROCESS_TEST),
     paper="FML-bench",
+    computed_by="automd_analysis.analysis.process.spearman_table",
 )
 
 PROCESS_RUNS = Table(
@@ -394,6 +408,7 @@ PROCESS_RUNS = Table(
         Column("embedding_backend", "str"),
     ),
     paper="FML-bench",
+    computed_by="automd_analysis.analysis.process.process_metrics",
 )
 
 WIN_RATE = Table(
@@ -411,6 +426,7 @@ WIN_RATE = Table(
             Stat("Task x opponent terms", "n_comparisons", integer=True),
         ),
     ),
+    computed_by="automd_analysis.analysis.process.pairwise_win_rate",
 )
 
 OPPORTUNITY = Table(
@@ -426,6 +442,7 @@ OPPORTUNITY = Table(
         Column("embedding_backend", "str"),
     ),
     paper="FML-bench",
+    computed_by="automd_analysis.analysis.process.opportunity_partition",
 )
 
 TABLES = (
@@ -457,6 +474,7 @@ FIGURES = (
         caption="*Figure 5.* Mean normalised test score of the latest valid version over "
         "development time, one step curve per agent in its colour (number of runs in the "
         "legend); 0 before an agent's first valid version. Both axes start at 0.",
+        computed_by="automd_analysis.report.figures.figure5",
     ),
     Figure(
         "fig3_pair_changes",
@@ -467,6 +485,7 @@ FIGURES = (
         "(panels) and stage of development (bars, light to dark grey: early, middle, late; pairs "
         "per stage in each panel title), y axis 0 to 100%. Only change types that occur are "
         "drawn; the table has all of them.",
+        computed_by="automd_analysis.report.figures.figure3",
     ),
     Figure(
         "process_spearman",
@@ -478,5 +497,6 @@ FIGURES = (
         "within-task permutation p-value "
         "and the tasks and runs behind it; the title names the embedding backend of the "
         "exploration metrics. " + PROCESS_TEST_NOTE,
+        computed_by="automd_analysis.report.figures.process_correlation_figure",
     ),
 )

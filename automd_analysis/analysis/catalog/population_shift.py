@@ -23,6 +23,7 @@ TABLE5 = Table(
         extra="ratio",
         direction="max",
     ),
+    computed_by="automd_analysis.analysis.shift.external_ratios",
 )
 
 TABLE5_DETAIL = Table(
@@ -39,6 +40,7 @@ TABLE5_DETAIL = Table(
         Column("internal_score"),
     ),
     paper="Table 5",
+    computed_by="automd_analysis.analysis.shift.external_ratios_detail",
 )
 
 TABLES = (TABLE5, TABLE5_DETAIL)
@@ -52,6 +54,7 @@ FIGURES = (
         caption="External / internal score ratio (%) per external task and agent with its 95% "
         "two-stage bootstrap interval, one colour per agent; the dotted black line is 100% (no "
         "loss under the shift). The x axis spans the intervals.",
+        computed_by="automd_analysis.report.uncertainty_figures.table5_forest",
     ),
     Figure(
         "external_ratios",
@@ -62,5 +65,6 @@ FIGURES = (
         "points are Table 5's ratios, the vertical lines their 95% intervals (two-stage bootstrap "
         "of Table 5), one colour per agent; dashed black: 100%, no loss on the external "
         "population. The y axis spans the ratios, their intervals and 100% with a margin, not 0.",
+        computed_by="automd_analysis.report.figures.external_ratio_figure",
     ),
 )

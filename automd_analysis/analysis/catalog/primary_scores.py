@@ -56,6 +56,7 @@ OVERVIEW = Table(
             Stat("Not scorable", "not_scorable", integer=True),
         ),
     ),
+    computed_by="automd_analysis.analysis.primary.run_overview",
 )
 
 TABLE2 = Table(
@@ -88,6 +89,7 @@ TABLE2 = Table(
             _ms("Rank (non-penalised)", "rank_nonpenalized", None, 2),
         ),
     ),
+    computed_by="automd_analysis.analysis.primary.agent_summary",
 )
 
 PAIRWISE = Table(
@@ -128,6 +130,7 @@ PAIRWISE = Table(
         titles=_PAIR,
     ),
     intervals_after=True,
+    computed_by="automd_analysis.analysis.uncertainty.pairwise_comparisons",
 )
 
 POWER = Table(
@@ -163,6 +166,7 @@ POWER = Table(
         exclude_from_best=(),
         titles=_PAIR,
     ),
+    computed_by="automd_analysis.analysis.uncertainty.power_table",
 )
 
 TABLE12 = Table(
@@ -176,6 +180,7 @@ TABLE12 = Table(
         pivot=("task", "agent"),
         cell=PER_TASK_SCORE,
     ),
+    computed_by="automd_analysis.analysis.primary.scores_by_task",
 )
 
 INVALID = Table(
@@ -194,6 +199,7 @@ INVALID = Table(
     caption="Invalid selected submissions by agent and the first check they fail (its reason "
     "code and paper category, App. E).",
     empty="No selected submission is invalid.",
+    computed_by="automd_analysis.analysis.primary.invalid_breakdown",
 )
 
 COVERAGE = Table(
@@ -209,6 +215,7 @@ COVERAGE = Table(
         Column("n_skipped", "int"),
         Column("n_incomplete", "int"),
     ),
+    computed_by="automd_analysis.analysis.primary.coverage",
 )
 
 COVERAGE_BY_RUN = Table(
@@ -222,6 +229,7 @@ COVERAGE_BY_RUN = Table(
         Column("status", "str"),
         Column("problems", "str"),
     ),
+    computed_by="automd_analysis.analysis.primary.coverage_by_run",
 )
 
 EXTRA_METRICS = Table(
@@ -236,6 +244,7 @@ EXTRA_METRICS = Table(
         *(Column(group, interval=True) for group in TASK_GROUPS),
     ),
     intervals_after=True,
+    computed_by="automd_analysis.analysis.extra_metrics.extra_metrics_by_agent",
 )
 
 TABLES = (
@@ -259,6 +268,7 @@ FIGURES = (
         caption="Mean normalised primary score per agent with its 95% two-stage bootstrap "
         "interval, one colour per agent; left: invalid runs count 0, right: valid runs only. "
         "Dashed grey: the simple baseline's estimate. Each panel's x axis spans its intervals.",
+        computed_by="automd_analysis.report.uncertainty_figures.table2_forest",
     ),
     Figure(
         "pairwise_score",
@@ -268,5 +278,6 @@ FIGURES = (
         "(blue: the row agent scores higher) with the Holm-adjusted p-value of the paired "
         "bootstrap comparison on these tasks; `*` and a black frame mark p < 0.05. The matrix is antisymmetric: each pair "
         "appears twice with opposite signs.",
+        computed_by="automd_analysis.report.uncertainty_figures.pairwise_matrix",
     ),
 )

@@ -27,6 +27,7 @@ TABLE14 = Table(
     caption="Gap between the highest- and the lowest-scoring eligible subgroup of each valid run "
     "(mean ± SD over runs), the group most often lowest and the share of runs in which it is, "
     "and the share of runs whose lowest group is the simple baseline's on the same task.",
+    computed_by="automd_analysis.analysis.subgroups.subgroup_gaps",
 )
 
 RESULTS = Table(
@@ -44,6 +45,7 @@ RESULTS = Table(
         Column("sd"),
         Column("n_mean"),
     ),
+    computed_by="automd_analysis.analysis.subgroups.subgroup_table",
 )
 
 CHECKS = Table(
@@ -57,6 +59,7 @@ CHECKS = Table(
         Column("n_checked", "int"),
         Column("percent"),
     ),
+    computed_by="automd_analysis.analysis.subgroups.subgroup_checks",
 )
 
 TABLES = (TABLE14, RESULTS, CHECKS)
@@ -72,5 +75,6 @@ FIGURES = (
         "each agent and task, each scored on resampled test patients), one colour per agent; "
         "the x axis starts at 0, and further right means a less even performance across "
         "subgroups.",
+        computed_by="automd_analysis.report.figures.subgroup_gap_figure",
     ),
 )
