@@ -168,3 +168,24 @@ def test_runs_without_predictions_are_reported_not_stopped(tmp_path, with_data):
         'fx_cls,aide,0,not_scorable,"import.final_file_missing, import.predictions_not_bound, '
         'import.tokens_absent, scoring.no_predictions"'
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--bootstrap", 100, "--version-bootstrap", 200), "between 2 and --bootstrap (100)"),
+        (("--no-score", "--version-bootstrap", 200), "--no-score uses the store as it is"),
+    ],
+)
+def test_bad_version_bootstrap_stops_before_any_work(tmp_path, args, says):
+    """A --version-bootstrap that scoring would refuse (or that --no-score would ignore) stops
+    the run at once: exit 2, nothing scored, the earlier report untouched."""
+    out = _previous_report(tmp_path / "out")
+    before = sorted(p.name for p in out.iterdir())
+    result = _automd("regenerate", FIXTURE / "archive", "--data", FIXTURE / "data",
+                     "--manifests", FIXTURE / "manifests", "--scores", tmp_path / "scores",
+                     "--out", out, *args)  # fmt: skip
+    message = _error(result)
+    assert says in message and "--version-bootstrap" in message
+    assert not (tmp_path / "scores").exists()
+    assert sorted(p.name for p in out.iterdir()) == before

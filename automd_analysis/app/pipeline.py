@@ -76,7 +76,7 @@ from automd_analysis.report.site import (
     summarise_store,
     synthetic_tasks,
 )
-from automd_analysis.scoring import score_archive
+from automd_analysis.scoring import checked_settings, score_archive
 from automd_analysis.scoring.extra_metrics import user_metrics
 from automd_analysis.tasks import REPO_ROOT
 from automd_analysis.tasks import sha256_file as file_sha256
@@ -319,8 +319,17 @@ def _check_config(config: RegenerateConfig) -> None:
             code="usage",
             fix="e.g. --min-cell 11 (0 disables suppression)",
         )
-    if config.score and config.metrics:  # a bad --metric fails now, not after other work
-        user_metrics(config.metrics)
+    if config.score:  # bad scoring settings fail now, not after other work
+        checked_settings(config.bootstrap, 0, config.ece_bins, config.version_bootstrap)
+        if config.metrics:
+            user_metrics(config.metrics)
+    elif config.version_bootstrap:
+        raise AutomdError(
+            "--version-bootstrap asks for scoring, but --no-score uses the store as it is",
+            location="--version-bootstrap",
+            code="usage",
+            fix="drop --no-score to re-score with version intervals, or drop --version-bootstrap",
+        )
 
 
 def _check_parameters(config: RegenerateConfig, notebooks: Mapping[Path, Any]) -> None:

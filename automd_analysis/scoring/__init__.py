@@ -14,7 +14,14 @@ metric work) and incremental (a killed run resumes where it stopped). Modules, o
 """
 
 from automd_analysis.scoring.cache import ScoreCache, cache_key
-from automd_analysis.scoring.engine import ScoreSummary, score_archive
+from automd_analysis.scoring.engine import ScoreSummary, checked_settings, score_archive
 from automd_analysis.scoring.worker import score_file
 
-__all__ = ["ScoreCache", "ScoreSummary", "cache_key", "score_archive", "score_file"]
+__all__ = [
+    "ScoreCache",
+    "ScoreSummary",
+    "cache_key",
+    "checked_settings",
+    "score_archive",
+    "score_file",
+]

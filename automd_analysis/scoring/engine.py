@@ -50,6 +50,7 @@ __all__ = [
     "VERSION_BOOTSTRAP",
     "ScoreSummary",
     "ScoringInterrupted",
+    "checked_settings",
     "score_archive",
 ]
 
@@ -508,7 +509,7 @@ def _task_hashes(plan: Plan, tasks) -> dict[str, str]:
     return {t: known[t] for t in tasks if t in known}
 
 
-def _checked_settings(
+def checked_settings(
     bootstrap: int, bootstrap_seed: int, ece_bins: int, version_bootstrap: int = 0
 ) -> tuple[int, ...]:
     """``(n_boot, seed)`` of the bootstrap (``(0, 0)``: none), and ``version_bootstrap`` after
@@ -685,7 +686,7 @@ def score_archive(
             fix="pass --data DIR or set AUTOMD_DATA (demo tasks: run "
             f"`automd demo data --data {shlex.quote(str(root))}`)",
         )
-    boot = _checked_settings(bootstrap, bootstrap_seed, ece_bins, version_bootstrap)
+    boot = checked_settings(bootstrap, bootstrap_seed, ece_bins, version_bootstrap)
     extra = [fingerprint(u) for u in users]
     plan = make_plan(
         runs,
