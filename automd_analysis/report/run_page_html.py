@@ -339,10 +339,11 @@ def _versions_section(inputs: RunInputs, rows: list[VersionRow], link) -> str:
     if scored:
         comparable = inputs.run.get("metric") in VAL_TEST_METRICS
         notes.append(
-            "Held-out: the task's hidden test set, scored by the toolkit; intervals are 95 % "
-            "percentile bootstrap intervals where the score store has them "
-            f"({MISSING} where it has none; automd score --version-bootstrap R computes them "
-            "for every version). The gap is the agent's validation score minus the "
+            "Held-out: the task's hidden test set, scored by the toolkit; 95 % bootstrap "
+            "intervals where the score store has them: the score's percentile interval, and the "
+            "bias-corrected ECE's interval that reaches from below the corrected value up to the "
+            f"plug-in ({MISSING} where the store has none; automd score --version-bootstrap R "
+            "computes them for every version). The gap is the agent's validation score minus the "
             "held-out metric"
             + (
                 ""
