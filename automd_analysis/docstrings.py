@@ -2,7 +2,7 @@
 several modules cite.
 
 A docstring line holding only ``{name}`` is filled by ``@fill_doc(name=TEXT)`` (see
-:func:`automd_analysis.metrics.docstrings.fill_doc`; it is defined in the metrics layer, the
+:func:`automd_analysis.metrics._docstrings.fill_doc`; it is defined in the metrics layer, the
 lowest, so that the metric modules use it too). The constants below are the literature references
 cited by functions in more than one module, each as a numbered footnote ``.. [1]``, and input
 descriptions that functions of several modules share.
@@ -10,7 +10,7 @@ descriptions that functions of several modules share.
 
 from __future__ import annotations
 
-from automd_analysis.metrics.docstrings import fill_doc
+from automd_analysis.metrics import fill_doc
 
 __all__ = [
     "AUSTIN_STEYERBERG_2014",

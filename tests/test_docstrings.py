@@ -6,7 +6,7 @@ import pytest
 
 from automd_analysis.docstrings import fill_doc
 from automd_analysis.metrics import ece, survival_ece
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, SURVIVAL_INPUTS
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, SURVIVAL_INPUTS
 
 
 def test_a_placeholder_line_becomes_the_fragment_indented_like_it():

@@ -26,6 +26,7 @@ returns every replicate at once. Malformed input raises :class:`ValueError` nami
 that is undefined on well-formed input returns ``nan`` and emits :class:`UndefinedMetricWarning`.
 """
 
+from automd_analysis.metrics._docstrings import fill_doc
 from automd_analysis.metrics._numba import set_kernel_threads
 from automd_analysis.metrics._replicated import Replicated, recorded, with_replicates
 from automd_analysis.metrics._validation import UndefinedMetricWarning
@@ -99,6 +100,7 @@ from automd_analysis.metrics.utility import (
 
 __all__ = [
     "set_kernel_threads",
+    "fill_doc",
     "BOOTSTRAP_METHODS",
     "BUILTIN_METRICS",
     "CONCORDANCE_METHODS",

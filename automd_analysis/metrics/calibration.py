@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_probabilities,
@@ -28,7 +29,6 @@ from automd_analysis.metrics._weights import (
     n_vectors,
     row_units,
 )
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, fill_doc
 
 __all__ = ["CalibrationBins", "brier", "calibration_bins", "ece"]
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import as_binary, as_probabilities, check_same_length
 from automd_analysis.metrics.calibration import (
     CalibrationBins,
@@ -19,7 +20,6 @@ from automd_analysis.metrics.calibration import (
     check_n_bins,
     equal_width_bin_index,
 )
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, fill_doc
 
 __all__ = [
     "BRIER_STRATEGIES",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -25,7 +26,6 @@ from automd_analysis.metrics._validation import (
     warn_undefined,
 )
 from automd_analysis.metrics._weights import as_weight_vector
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, fill_doc
 
 __all__ = [
     "CalibrationInterceptSlope",

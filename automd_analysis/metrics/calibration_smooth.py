@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -20,7 +21,6 @@ from automd_analysis.metrics._validation import (
     check_same_length,
 )
 from automd_analysis.metrics._weights import as_weight_vector
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, fill_doc
 
 __all__ = [
     "DEFAULT_CURVE_POINTS",

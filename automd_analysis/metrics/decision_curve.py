@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_finite_1d,
@@ -13,7 +14,6 @@ from automd_analysis.metrics._validation import (
     check_same_length,
 )
 from automd_analysis.metrics._weights import as_weight_vector
-from automd_analysis.metrics.docstrings import BINARY_INPUTS, fill_doc
 
 __all__ = ["DecisionCurve", "net_benefit"]
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_time_grid,
     check_survival_inputs,
     warn_undefined,
 )
-from automd_analysis.metrics.docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics.survival import grid_index_post
 
 __all__ = ["integrated_brier_score", "survival_brier_score"]

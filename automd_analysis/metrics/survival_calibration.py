@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit
 from automd_analysis.metrics._replicated import Replicated, observed_first, recorded
 from automd_analysis.metrics._validation import check_survival_ece_inputs, finish
 from automd_analysis.metrics._weights import as_weights, is_matrix, ones_or
-from automd_analysis.metrics.docstrings import SURVIVAL_INPUTS, fill_doc
 
 __all__ = ["SurvivalECEResult", "survival_ece", "survival_ece_replicated"]
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     check_survival_inputs,
 )
 from automd_analysis.metrics._weights import as_weight_vector
-from automd_analysis.metrics.docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics.survival import grid_index_post
 
 __all__ = ["INTERPOLATIONS", "DCalibrationResult", "d_calibration", "survival_at_observed_time"]

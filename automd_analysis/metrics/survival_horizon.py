@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -33,7 +34,6 @@ from automd_analysis.metrics.calibration_smooth import (
     ici_from_observed,
     smoothed_curve_unchecked,
 )
-from automd_analysis.metrics.docstrings import SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics.survival import grid_index_post, kaplan_meier_unchecked
 
 __all__ = [
