@@ -17,7 +17,6 @@ off), so names containing ``$`` cannot trigger mathtext.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +31,7 @@ from matplotlib.patches import Patch
 
 from automd_analysis._atomic import write_bytes_atomic
 from automd_analysis.report import figure_style
+from automd_analysis.report._files import output_paths
 from automd_analysis.report.provenance import task_label
 
 __all__ = [
@@ -743,10 +743,7 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     ValueError
         ``name`` is not a plain file stem.
     """
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise ValueError(f"figure name {name!r} must be a plain file stem")
-    target = Path(out_dir) / "figures"
-    paths = {"png": target / f"{name}.png", "svg": target / f"{name}.svg"}
+    paths = output_paths(out_dir, "figures", "figure", name, ("png", "svg"))
     with matplotlib.rc_context(_RC):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
