@@ -1,5 +1,5 @@
-"""A tiny deterministic score store with bootstrap replicates, for the docstring examples of the
-tables with intervals (not used by any analysis).
+"""Tiny deterministic score stores for the docstring examples (not used by any analysis): one with
+bootstrap replicates, for the tables with intervals, and three plain runs (:func:`three_run_store`).
 
 Two agents (``a``, ``b``) and the simple baseline, three repetitions each (baseline: two), on a
 classification task ``clf``, its external validation ``clf_ext`` and a survival task ``surv``;
@@ -16,7 +16,7 @@ import pandas as pd
 
 from automd_analysis.analysis.store import ScoreStore
 
-__all__ = ["example_store", "example_store_with_replicates"]
+__all__ = ["example_store", "example_store_with_replicates", "three_run_store"]
 
 _TASKS = {
     "clf": ("classification", "internal", None),
@@ -90,3 +90,37 @@ def example_store_with_replicates() -> ScoreStore:
     """The store of :func:`example_store` with its replicates attached (``store.replicates``)."""
     store, replicates = example_store()
     return ScoreStore.from_frames(scores=store.scores, runs=store.runs, replicates=replicates)
+
+
+def three_run_store(annotation_comparison: pd.DataFrame | None = None, **run_columns) -> ScoreStore:
+    """A store of three valid runs of agent ``a`` on a classification task ``t``, its runs table
+    with ``run_columns`` added."""
+    key = {"experiment": "main", "agent": "a", "llm": None, "task": "t", "reference": False}
+    scores = pd.DataFrame(
+        [
+            key
+            | {
+                "run_id": f"main/a/t/rep{i}",
+                "rep": i,
+                "version": "v",
+                "is_selected": True,
+                "task_kind": "classification",
+                "validation": "internal",
+                "shift": "none",
+                "internal_counterpart": None,
+                "valid": True,
+                "reason_code": None,
+                "raw": 0.7,
+                "score": 0.4,
+                "auroc": 0.7,
+                "ece": 0.1,
+                "brier": 0.2,
+            }
+            for i in range(3)
+        ]
+    )
+    columns = ["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]
+    runs = scores[columns].assign(objective=None, tokens_total=None, **run_columns)
+    return ScoreStore.from_frames(
+        scores=scores, runs=runs, annotation_comparison=annotation_comparison
+    )

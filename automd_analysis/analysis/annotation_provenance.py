@@ -100,17 +100,9 @@ def annotation_provenance(
 
     Examples
     --------
-    >>> from automd_analysis.analysis.store import ScoreStore
-    >>> key = {"experiment": "main", "agent": "a", "llm": None, "task": "t", "reference": False}
-    >>> scores = pd.DataFrame([key | {"run_id": f"main/a/t/rep{i}", "rep": i, "version": "v",
-    ...     "is_selected": True, "task_kind": "classification", "validation": "internal",
-    ...     "shift": "none", "internal_counterpart": None, "valid": True, "reason_code": None,
-    ...     "raw": 0.7, "score": 0.4, "auroc": 0.7, "ece": 0.1, "brier": 0.2} for i in range(3)])
-    >>> runs = scores[["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]].assign(
-    ...     objective=None, tokens_total=None,
-    ...     annotator=["automd annotate 0.1.0", "automd annotate 0.1.0", None],
+    >>> from automd_analysis.analysis._doc_example import three_run_store
+    >>> store = three_run_store(annotator=["automd annotate 0.1.0", "automd annotate 0.1.0", None],
     ...     annotations_source=["generated", "generated", "none"])
-    >>> store = ScoreStore.from_frames(scores=scores, runs=runs)
     >>> annotation_provenance(store)
                    annotator annotations_source  n_runs
     0  automd annotate 0.1.0          generated       2

@@ -112,19 +112,13 @@ def annotator_agreement(
 
     Examples
     --------
-    >>> from automd_analysis.analysis.store import ScoreStore
-    >>> key = {"experiment": "main", "agent": "a", "llm": None, "task": "t", "reference": False}
-    >>> scores = pd.DataFrame([key | {"run_id": f"r{i}", "rep": i, "version": "v",
-    ...     "is_selected": True, "task_kind": "classification", "validation": "internal",
-    ...     "shift": "none", "internal_counterpart": None, "valid": True, "reason_code": None,
-    ...     "raw": 0.7, "score": 0.4, "auroc": 0.7, "ece": 0.1, "brier": 0.2} for i in range(3)])
-    >>> runs = scores[["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]].assign(
-    ...     objective=None, tokens_total=None)
+    >>> from automd_analysis.analysis._doc_example import three_run_store
+    >>> runs = three_run_store().runs
     >>> comparison = runs[["run_id", "experiment", "agent", "llm", "task", "rep", "reference"]].assign(
     ...     field="probability_calibration", reference_value=["yes", "no", "no"],
     ...     generated_value=["yes", "no", "yes"], reference_annotator="truth",
     ...     generated_annotator="automd annotate 0.1.0")
-    >>> store = ScoreStore.from_frames(scores=scores, runs=runs, annotation_comparison=comparison)
+    >>> store = three_run_store(annotation_comparison=comparison)
     >>> agreement = annotator_agreement(store)
     >>> agreement.fields[["field", "n_runs", "exact", "kappa"]].round(3).to_dict("records")
     [{'field': 'probability_calibration', 'n_runs': 3, 'exact': 0.667, 'kappa': 0.4}]

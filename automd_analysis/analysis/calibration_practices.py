@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     FIG2A,
     FIG2B,
@@ -52,6 +53,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
     task_agent_summary,
 )
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.stats.intervals import check_alpha, estimate, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
@@ -116,6 +118,7 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     return TABLE13.frame(task_agent_summary(store, experiment, "ece"))
 
 
+@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
 def ece_by_task_class(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -149,10 +152,7 @@ def ece_by_task_class(
         ``agent``, ``survival``, ``classification``, ``sequential``, ``all``, their ``<class>_bc``,
         then ``<class>_bc_ci_low``, ``<class>_bc_ci_high``; one row per agent, the baseline last.
 
-    Raises
-    ------
-    ScoreStoreError
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {raises_as_agent_summary}
 
     See Also
     --------

@@ -25,10 +25,10 @@ from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
+    chosen_or_only,
     mean_sd,
     selected_runs,
 )
-from automd_analysis.errors import ScoreStoreError
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, run_draws
 from automd_analysis.stats.rules import (
@@ -57,22 +57,15 @@ _MILLION = 1e6
 def _llm_agent(store: ScoreStore, llm_experiment: str, agent: str | None) -> str:
     runs = selected_runs(store, llm_experiment, role="llm", include_reference=False)
     agents = sorted(set(runs["agent"]))
-    if agent is not None:
-        if agent not in agents:
-            raise ScoreStoreError(
-                f"agent {agent!r} has no runs in the llm experiment {llm_experiment!r}; "
-                f"agents there: {', '.join(agents) or 'none'}",
-                fix="pass one of these agents",
-                code="store.no_agent",
-            )
-        return agent
-    if len(agents) != 1:
-        raise ScoreStoreError(
-            f"the llm experiment {llm_experiment!r} holds several agents ({', '.join(agents)})",
-            fix="pass agent=... to choose one",
-            code="store.ambiguous_agent",
-        )
-    return agents[0]
+    listed = ", ".join(agents)
+    return chosen_or_only(
+        agents,
+        agent,
+        "agent",
+        f"agent {agent!r} has no runs in the llm experiment {llm_experiment!r}; "
+        f"agents there: {listed or 'none'}",
+        f"the llm experiment {llm_experiment!r} holds several agents ({listed})",
+    )
 
 
 def llm_runs(

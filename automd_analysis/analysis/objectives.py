@@ -34,11 +34,11 @@ from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
+    chosen_or_only,
     mean_sd,
     selected_runs,
 )
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
-from automd_analysis.errors import ScoreStoreError
 from automd_analysis.stats.intervals import best_marks, check_alpha, estimate
 from automd_analysis.stats.resample import resample
 from automd_analysis.stats.rules import mean_over, row_groups, valid_only
@@ -80,23 +80,15 @@ def _objective_order(labels) -> list[str]:
 def _resolve_task(store: ScoreStore, objectives_experiment: str, task: str | None) -> str:
     runs = selected_runs(store, objectives_experiment, role="objectives")
     tasks = sorted(set(runs["task"]))
-    if task is not None:
-        if task not in tasks:
-            raise ScoreStoreError(
-                f"the objectives experiment {objectives_experiment!r} has no runs on task "
-                f"{task!r}; its tasks: {', '.join(tasks)}",
-                fix="pass one of these tasks",
-                code="store.no_task",
-            )
-        return task
-    if len(tasks) != 1:
-        raise ScoreStoreError(
-            f"the objectives experiment {objectives_experiment!r} covers several tasks "
-            f"({', '.join(tasks)})",
-            fix="pass task=... to choose one",
-            code="store.ambiguous_task",
-        )
-    return tasks[0]
+    listed = ", ".join(tasks)
+    return chosen_or_only(
+        tasks,
+        task,
+        "task",
+        f"the objectives experiment {objectives_experiment!r} has no runs on task {task!r}; "
+        f"its tasks: {listed}",
+        f"the objectives experiment {objectives_experiment!r} covers several tasks ({listed})",
+    )
 
 
 def objective_runs(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -23,6 +24,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
 from automd_analysis.stats.rules import mean_over, valid_only
@@ -206,6 +208,7 @@ def external_ratios_detail(
     return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
+@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
 def external_ratios(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -239,10 +242,7 @@ def external_ratios(
         ``agent, task, internal_task, score, ratio, score_ci_low, score_ci_high, ratio_ci_low,
         ratio_ci_high``, sorted by task then agent (baseline last).
 
-    Raises
-    ------
-    ScoreStoreError
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {raises_as_agent_summary}
 
     See Also
     --------

@@ -767,6 +767,24 @@ def _require_experiment(store: ScoreStore, experiment: str, role: str) -> None:
         )
 
 
+def chosen_or_only(
+    values: Sequence[str], chosen: str | None, what: str, missing: str, several: str
+):
+    """``chosen`` if it is one of ``values``, else the only value; a :class:`ScoreStoreError`
+    (message ``missing`` or ``several``, code ``store.no_<what>`` or ``store.ambiguous_<what>``)."""
+    if chosen is not None:
+        if chosen not in values:
+            raise ScoreStoreError(
+                missing, fix=f"pass one of these {what}s", code=f"store.no_{what}"
+            )
+        return chosen
+    if len(values) != 1:
+        raise ScoreStoreError(
+            several, fix=f"pass {what}=... to choose one", code=f"store.ambiguous_{what}"
+        )
+    return values[0]
+
+
 _RUN_COLUMNS = (
     "task_kind",
     "validation",

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
 from automd_analysis.analysis.catalog.primary_scores import PAIRWISE, POWER
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -31,6 +32,7 @@ from automd_analysis.analysis.store import (
     agent_order,
     selected_runs,
 )
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.precision import comparable
 from automd_analysis.stats import wording
 from automd_analysis.stats.intervals import check_alpha, estimate, p_value
@@ -90,6 +92,7 @@ def _task_table(runs: pd.DataFrame, cell_values: np.ndarray, cells) -> pd.DataFr
     return comparable(series.unstack("agent").sort_index())
 
 
+@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
 def pairwise_comparisons(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -140,10 +143,7 @@ def pairwise_comparisons(
     tasks_a_better, tasks_p_value, tasks_p_holm``: one row per unordered pair (A before B in display order) and measure, score
     rows first.
 
-    Raises
-    ------
-    ScoreStoreError
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {raises_as_agent_summary}
 
     See Also
     --------

@@ -21,6 +21,7 @@ __all__ = [
     "as_probabilities",
     "as_surv_matrix",
     "as_time_grid",
+    "check_binary_inputs",
     "check_same_length",
     "check_survival_inputs",
     "check_survival_ece_inputs",
@@ -93,28 +94,27 @@ def _as_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
     return arr
 
 
+def _reject_first(name: str, arr: np.ndarray, bad: np.ndarray, must: str) -> None:
+    """Raise ``ValueError`` naming the first entry of ``arr`` that ``bad`` flags (if any)."""
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(f"{name} must {must}; {name}[{i}] is {arr[i].item()!r}.")
+
+
 def as_finite_1d(name: str, values, *, allow_empty: bool = False) -> np.ndarray:
     """Return ``values`` as a 1-D float64 array; raise if any entry is NaN or infinite."""
     arr = _as_1d(name, values, allow_empty=allow_empty)
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}.")
     arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{name} must be finite; {name}[{i}] is {arr[i].item()!r}.")
+    _reject_first(name, arr, ~np.isfinite(arr), "be finite")
     return arr
 
 
 def as_probabilities(name: str, values) -> np.ndarray:
     """Return ``values`` as a 1-D float64 array of finite numbers in [0, 1]."""
     arr = as_finite_1d(name, values)
-    bad = (arr < 0.0) | (arr > 1.0)
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(
-            f"{name} must be probabilities in [0, 1]; {name}[{i}] is {arr[i].item()!r}."
-        )
+    _reject_first(name, arr, (arr < 0.0) | (arr > 1.0), "be probabilities in [0, 1]")
     return arr
 
 
@@ -127,20 +127,15 @@ def as_binary(name: str, values) -> np.ndarray:
         raise ValueError(f"{name} must contain only 0 and 1, got dtype {arr.dtype}.")
     if arr.dtype.kind in "iu" and arr.min() >= 0 and arr.max() <= 1:  # fast path, no copy to float
         return arr.astype(np.int8)
-    bad = (arr != 0) & (arr != 1)  # NaN compares unequal to both, so it is caught here
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{name} must contain only 0 and 1; {name}[{i}] is {arr[i].item()!r}.")
+    # NaN compares unequal to both, so it is caught here
+    _reject_first(name, arr, (arr != 0) & (arr != 1), "contain only 0 and 1")
     return arr.astype(np.int8)
 
 
 def as_durations(name: str, values) -> np.ndarray:
     """Return ``values`` as a 1-D float64 array of finite, non-negative times."""
     arr = as_finite_1d(name, values)
-    bad = arr < 0.0
-    if bad.any():
-        i = _first(bad)
-        raise ValueError(f"{name} must be non-negative; {name}[{i}] is {arr[i].item()!r}.")
+    _reject_first(name, arr, arr < 0.0, "be non-negative")
     return arr
 
 
@@ -190,6 +185,14 @@ def check_same_length(**arrays: np.ndarray) -> int:
         desc = ", ".join(f"{name} has {n}" for name, n in lengths.items())
         raise ValueError(f"Inputs must have the same length: {desc}.")
     return next(iter(lengths.values()))
+
+
+def check_binary_inputs(y_true, y_prob) -> tuple[np.ndarray, np.ndarray, int]:
+    """Validated ``(y_true, y_prob, n)`` of a binary metric: 0/1 outcomes, probabilities of the
+    same length ``n``; ``ValueError`` naming the argument otherwise."""
+    y = as_binary("y_true", y_true)
+    p = as_probabilities("y_prob", y_prob)
+    return y, p, check_same_length(y_true=y, y_prob=p)
 
 
 def check_survival_inputs(durations, events, surv, time_grid):

@@ -32,6 +32,7 @@ __all__ = [
     "n_vectors",
     "ones_or",
     "row_units",
+    "unit_weights",
     "weight_totals",
 ]
 
@@ -94,6 +95,13 @@ def row_units(cluster, n: int) -> tuple[np.ndarray | None, int, str]:
     if len(codes) != n:
         raise ValueError(f"cluster must have one label per row: {len(codes)} labels for {n} rows.")
     return codes, n_units, "cluster"
+
+
+def unit_weights(weights, cluster, n: int) -> tuple[np.ndarray | None, int, np.ndarray | None]:
+    """(unit of each row, number of units, validated weights) of ``n`` rows: :func:`row_units`
+    and :func:`as_weights` of its units."""
+    codes, n_units, unit = row_units(cluster, n)
+    return codes, n_units, as_weights(weights, n_units, unit)
 
 
 def as_weight_vector(weights, n: int, unit: str = "observation") -> np.ndarray | None:

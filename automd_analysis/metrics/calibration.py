@@ -14,20 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
-from automd_analysis.metrics._validation import (
-    as_binary,
-    as_probabilities,
-    check_same_length,
-)
+from automd_analysis.metrics._validation import check_binary_inputs
 from automd_analysis.metrics._weights import (
     as_weight_vector,
-    as_weights,
     is_matrix,
     key_sums,
     lane_blocks,
     lane_dot,
     n_vectors,
-    row_units,
+    unit_weights,
 )
 
 __all__ = ["CalibrationBins", "brier", "calibration_bins", "ece"]
@@ -175,9 +170,7 @@ def calibration_bins(y_true, y_prob, n_bins: int = 10, *, weights=None) -> Calib
     ([2, 2], [0.25, 0.75], [0.5, 0.5])
     """
     n_bins = check_n_bins(n_bins)
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
+    y, p, n = check_binary_inputs(y_true, y_prob)
     w = as_weight_vector(weights, n)
     idx, edges = equal_width_bin_index(p, n_bins)
     return bins_from_index(y, p, idx, edges, w)
@@ -347,13 +340,10 @@ def ece(y_true, y_prob, n_bins: int = 10, *, weights=None, cluster=None):
     0.25
     """
     n_bins = check_n_bins(n_bins)
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
+    y, p, n = check_binary_inputs(y_true, y_prob)
     idx, _ = equal_width_bin_index(p, n_bins)
     values = np.column_stack([np.ones(n), p, y])
-    codes, n_units, unit = row_units(cluster, n)
-    w = as_weights(weights, n_units, unit)
+    codes, n_units, w = unit_weights(weights, cluster, n)
     entry_bin, entry_unit = np.asarray(idx, dtype=np.int64), None  # one entry per row
     if codes is not None:
         # one entry per (bin, cluster), sorted by bin then cluster: the rows of a cluster in a bin
@@ -418,11 +408,8 @@ def brier(y_true, y_prob, *, weights=None, cluster=None):
     >>> round(brier([0, 1, 1], [0.2, 0.6, 1.0], weights=[2, 1, 0]), 6)  # (2 x 0.04 + 0.16) / 3
     0.08
     """
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
-    codes, n_units, unit = row_units(cluster, n)
-    w = as_weights(weights, n_units, unit)
+    y, p, n = check_binary_inputs(y_true, y_prob)
+    codes, n_units, w = unit_weights(weights, cluster, n)
     squared = (p - y) ** 2
     if w is None:
         return float(np.mean(squared))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
-from automd_analysis.metrics._validation import as_binary, as_probabilities, check_same_length
+from automd_analysis.metrics._validation import check_binary_inputs
 from automd_analysis.metrics.calibration import (
     CalibrationBins,
     bins_from_index,
@@ -34,9 +34,7 @@ BRIER_STRATEGIES = ("uniform", "quantile")
 
 
 def _validated(y_true, y_prob) -> tuple[np.ndarray, np.ndarray]:
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
+    y, p, _ = check_binary_inputs(y_true, y_prob)
     return y, p
 
 

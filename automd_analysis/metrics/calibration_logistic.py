@@ -20,9 +20,7 @@ import numpy as np
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._validation import (
-    as_binary,
-    as_probabilities,
-    check_same_length,
+    check_binary_inputs,
     warn_undefined,
 )
 from automd_analysis.metrics._weights import as_weight_vector
@@ -349,9 +347,7 @@ def calibration_intercept_slope(
     from scipy.special import ndtri
 
     level = _check_level(level)
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
+    y, p, n = check_binary_inputs(y_true, y_prob)
     w = as_weight_vector(weights, n)
     if groups is not None:
         cluster, n_clusters = _cluster_index(groups, n)
@@ -514,9 +510,7 @@ def spiegelhalter_z(y_true, y_prob, *, groups=None) -> SpiegelhalterResult:
     """
     from scipy.special import log_ndtr
 
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
+    y, p, _ = check_binary_inputs(y_true, y_prob)
     c = 1.0 - 2.0 * p
     num = float(np.sum((y - p) * c))
     if groups is None:

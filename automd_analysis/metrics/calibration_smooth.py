@@ -15,10 +15,8 @@ import numpy as np
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
-    as_binary,
     as_finite_1d,
-    as_probabilities,
-    check_same_length,
+    check_binary_inputs,
 )
 from automd_analysis.metrics._weights import as_weight_vector
 
@@ -194,9 +192,7 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000, weights=N
     (0.2167, 0.1648, 0.4165, 0.7814)
     """
     span = _check_span(span)
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
+    y, p, n = check_binary_inputs(y_true, y_prob)
     w = as_weight_vector(weights, n)
     if w is not None:
         y, p = np.repeat(y, w), np.repeat(p, w)
@@ -295,9 +291,7 @@ def smoothed_calibration_curve(
     level = float(level)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}.")
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    check_same_length(y_true=y, y_prob=p)
+    y, p, _ = check_binary_inputs(y_true, y_prob)
     return smoothed_curve_unchecked(p, y, points, span, level)
 
 

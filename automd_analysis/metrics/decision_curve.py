@@ -8,10 +8,8 @@ import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
-    as_binary,
     as_finite_1d,
-    as_probabilities,
-    check_same_length,
+    check_binary_inputs,
 )
 from automd_analysis.metrics._weights import as_weight_vector
 
@@ -116,9 +114,7 @@ def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
     >>> dc.net_benefit.tolist(), dc.treat_all.tolist()
     ([0.4375, 0.0], [0.375, 0.0])
     """
-    y = as_binary("y_true", y_true)
-    p = as_probabilities("y_prob", y_prob)
-    n = check_same_length(y_true=y, y_prob=p)
+    y, p, n = check_binary_inputs(y_true, y_prob)
     t = as_finite_1d("thresholds", thresholds)
     bad = (t < 0.0) | (t >= 1.0)
     if bad.any():

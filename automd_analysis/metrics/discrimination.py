@@ -18,11 +18,10 @@ from automd_analysis.metrics._validation import (
     finish,
 )
 from automd_analysis.metrics._weights import (
-    as_weights,
     is_matrix,
     lane_blocks,
     n_vectors,
-    row_units,
+    unit_weights,
 )
 
 __all__ = ["auroc", "min_se_ppv"]
@@ -165,8 +164,7 @@ def auroc(y_true, y_prob, *, weights=None, cluster=None):
     y = as_binary("y_true", y_true)
     p = as_finite_1d("y_prob", y_prob)
     n = check_same_length(y_true=y, y_prob=p)
-    codes, n_units, unit = row_units(cluster, n)
-    w = as_weights(weights, n_units, unit)
+    codes, n_units, w = unit_weights(weights, cluster, n)
     order = np.argsort(p, kind="stable")
     p_sorted, y_sorted = p[order], y[order]
     # groups of tied scores, in increasing order
@@ -236,8 +234,7 @@ def min_se_ppv(y_true, y_pred_label, *, weights=None, cluster=None):
     y = as_binary("y_true", y_true)
     pred = as_binary("y_pred_label", y_pred_label)
     n = check_same_length(y_true=y, y_pred_label=pred)
-    codes, n_units, unit = row_units(cluster, n)
-    w = as_weights(weights, n_units, unit)
+    codes, n_units, w = unit_weights(weights, cluster, n)
     out = np.empty(n_vectors(w), dtype=np.float64)
     for k0, lanes in lane_blocks(w, n_units, codes):
         out[k0 : k0 + lanes.shape[1]] = _min_se_ppv_lanes(lanes, y, pred)

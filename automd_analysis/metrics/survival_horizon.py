@@ -48,6 +48,16 @@ __all__ = [
 _MAX_ITER = 100
 _TOL = 1e-10
 
+_TWELVE_PATIENTS = """
+Twelve patients (four survival curves, three times each) on the grid 0, 2, 4:
+
+>>> import numpy as np
+>>> grid = np.array([0.0, 2.0, 4.0])
+>>> surv = np.array([[1, .8, .5], [1, .7, .4], [1, .9, .6], [1, .6, .3]] * 3)
+>>> t = [1, 3, 5, 2, 6, 4, 1.5, 3.5, 5.5, 2.5, 6.5, 4.5]
+>>> e = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0]
+"""
+
 
 def _validated(durations, events, surv, time_grid, horizon):
     t, e, s, grid = check_survival_inputs(durations, events, surv, time_grid)
@@ -374,7 +384,7 @@ def _cox_slope_unchecked(t, e, s, h, level):
     return float(beta), float(se), float(beta - z * se), float(beta + z * se)
 
 
-@fill_doc(survival_inputs=SURVIVAL_INPUTS)
+@fill_doc(survival_inputs=SURVIVAL_INPUTS, twelve_patients=_TWELVE_PATIENTS)
 def survival_calibration_at(
     durations,
     events,
@@ -435,12 +445,8 @@ def survival_calibration_at(
 
     Examples
     --------
-    >>> import numpy as np
+    {twelve_patients}
     >>> from automd_analysis.metrics import survival_calibration_at
-    >>> grid = np.array([0.0, 2.0, 4.0])
-    >>> surv = np.array([[1, .8, .5], [1, .7, .4], [1, .9, .6], [1, .6, .3]] * 3)
-    >>> t = [1, 3, 5, 2, 6, 4, 1.5, 3.5, 5.5, 2.5, 6.5, 4.5]
-    >>> e = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0]
     >>> res = survival_calibration_at(t, e, surv, grid, 4.0, n_groups=2, min_group=1)
     >>> round(res.observed_risk, 4), round(res.predicted_risk, 4), res.n_events
     (0.4762, 0.55, 5)
@@ -512,6 +518,7 @@ def survival_calibration_at(
     )
 
 
+@fill_doc(twelve_patients=_TWELVE_PATIENTS)
 def survival_ici_at(
     durations, events, surv, time_grid, horizon, *, span: float = 0.75, max_direct: int = 2000
 ) -> ICIResult:
@@ -567,12 +574,8 @@ def survival_ici_at(
 
     Examples
     --------
-    >>> import numpy as np
+    {twelve_patients}
     >>> from automd_analysis.metrics import survival_ici_at
-    >>> grid = np.array([0.0, 2.0, 4.0])
-    >>> surv = np.array([[1, .8, .5], [1, .7, .4], [1, .9, .6], [1, .6, .3]] * 3)
-    >>> t = [1, 3, 5, 2, 6, 4, 1.5, 3.5, 5.5, 2.5, 6.5, 4.5]
-    >>> e = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0]
     >>> round(survival_ici_at(t, e, surv, grid, 4.0).ici, 4)
     0.2051
     """
@@ -595,6 +598,7 @@ def survival_ici_at(
     return ici_from_observed(fit.predict(xs), xs, exact=fit.exact)
 
 
+@fill_doc(twelve_patients=_TWELVE_PATIENTS)
 def smoothed_survival_calibration_curve(
     durations,
     events,
@@ -649,12 +653,8 @@ def smoothed_survival_calibration_curve(
 
     Examples
     --------
-    >>> import numpy as np
+    {twelve_patients}
     >>> from automd_analysis.metrics import smoothed_survival_calibration_curve
-    >>> grid = np.array([0.0, 2.0, 4.0])
-    >>> surv = np.array([[1, .8, .5], [1, .7, .4], [1, .9, .6], [1, .6, .3]] * 3)
-    >>> t = [1, 3, 5, 2, 6, 4, 1.5, 3.5, 5.5, 2.5, 6.5, 4.5]
-    >>> e = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 0]
     >>> curve = smoothed_survival_calibration_curve(t, e, surv, grid, 4.0, points=[0.1, 0.5, 0.6])
     >>> np.round(curve.observed, 4).tolist()
     [nan, 0.2663, 0.843]

@@ -17,7 +17,6 @@ off), so names containing ``$`` cannot trigger mathtext.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +31,7 @@ from matplotlib.patches import Patch
 
 from automd_analysis._atomic import write_bytes_atomic
 from automd_analysis.report import figure_style
+from automd_analysis.report._files import output_paths
 from automd_analysis.report.provenance import task_label
 
 __all__ = [
@@ -439,15 +439,9 @@ def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()
             return _empty(fig, "no external-validation pairs")
         synthetic = set(synthetic)
         data["ratio_pct"] = 100 * data["ratio"].astype(float)
-        data["agent"] = data["agent"].astype(str)
-        agents = list(dict.fromkeys(data["agent"]))
-        colors = figure_style.agent_colors(agents)
+        agents, colors = _agents_in_order(data)
         ax = fig.subplots()
-        step = 0.7 / max(len(agents), 1)
-        for i, agent in enumerate(agents):
-            mine = data.loc[data["agent"] == agent]
-            x = mine["task"].astype(str).map({t: k for k, t in enumerate(tasks)}).to_numpy(float)
-            x = x + (i - (len(agents) - 1) / 2) * step
+        for agent, mine, x in _side_by_side(data, agents, "task", tasks, 0.7):
             ax.scatter(x, mine["ratio_pct"], s=40, color=colors[agent], label=agent, zorder=3)
             if {"ratio_ci_low", "ratio_ci_high"} <= set(mine.columns):
                 lo = 100 * mine["ratio_ci_low"].to_numpy(float)
@@ -511,15 +505,9 @@ def subgroup_gap_figure(table14: pd.DataFrame, *, synthetic: Iterable[str] = ())
         fig = _figure(8.0, 0.4 * max(len(rows), 3) + 1.6)
         if data.empty:
             return _empty(fig, "no subgroup gaps")
-        data["agent"] = data["agent"].astype(str)
-        agents = list(dict.fromkeys(data["agent"]))
-        colors = figure_style.agent_colors(agents)
+        agents, colors = _agents_in_order(data)
         ax = fig.subplots()
-        step = 0.6 / max(len(agents), 1)
-        for i, agent in enumerate(agents):
-            mine = data.loc[data["agent"] == agent]
-            y = mine["where"].map({w: k for k, w in enumerate(rows)}).to_numpy(float)
-            y = y + (i - (len(agents) - 1) / 2) * step
+        for agent, mine, y in _side_by_side(data, agents, "where", rows, 0.6):
             ax.scatter(mine["gap_mean"].astype(float), y, s=36, color=colors[agent], label=agent)
             if {"gap_mean_ci_low", "gap_mean_ci_high"} <= set(mine.columns):
                 lo, hi = (mine[c].to_numpy(float) for c in ("gap_mean_ci_low", "gap_mean_ci_high"))
@@ -531,6 +519,24 @@ def subgroup_gap_figure(table14: pd.DataFrame, *, synthetic: Iterable[str] = ())
         ax.set_xlabel("Highest - lowest subgroup score (mean over runs)")
         _legend_below(fig, ax, ncols=5)
     return fig
+
+
+def _agents_in_order(data: pd.DataFrame) -> tuple[list[str], dict]:
+    """``data``'s agents (its ``agent`` column made text) in order of appearance, and their colours."""
+    data["agent"] = data["agent"].astype(str)
+    agents = list(dict.fromkeys(data["agent"]))
+    return agents, figure_style.agent_colors(agents)
+
+
+def _side_by_side(data: pd.DataFrame, agents: list[str], column: str, slots: list, width: float):
+    """Each agent's rows and their positions: the slot of ``column``, agents side by side in
+    ``width``."""
+    index = {slot: k for k, slot in enumerate(slots)}
+    step = width / max(len(agents), 1)
+    for i, agent in enumerate(agents):
+        mine = data.loc[data["agent"] == agent]
+        position = mine[column].astype(str).map(index).to_numpy(float)
+        yield agent, mine, position + (i - (len(agents) - 1) / 2) * step
 
 
 def _agents(values) -> list[str]:
@@ -737,10 +743,7 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     ValueError
         ``name`` is not a plain file stem.
     """
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise ValueError(f"figure name {name!r} must be a plain file stem")
-    target = Path(out_dir) / "figures"
-    paths = {"png": target / f"{name}.png", "svg": target / f"{name}.svg"}
+    paths = output_paths(out_dir, "figures", "figure", name, ("png", "svg"))
     with matplotlib.rc_context(_RC):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})

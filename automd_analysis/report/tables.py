@@ -38,6 +38,7 @@ from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import FEW_VALID_MARKS, Stat, Table, TableSpec
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.precision import comparable, comparable_scalar
+from automd_analysis.report._files import check_stem, output_paths
 
 __all__ = [
     "DAGGERS",
@@ -751,14 +752,7 @@ def write_rendered(
     ValueError
         ``name`` is not a plain file stem.
     """
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise ValueError(f"table name {name!r} must be a plain file stem")
-    target = Path(out_dir) / "tables"
-    paths = {
-        "csv": target / f"{name}.csv",
-        "tex": target / f"{name}.tex",
-        "html": target / f"{name}.html",
-    }
+    paths = output_paths(out_dir, "tables", "table", name, ("csv", "tex", "html"))
     write_text_atomic(paths["csv"], csv_text(df, sort_by))
     write_text_atomic(paths["tex"], render_latex(text, bold, name=name, caption=caption))
     write_text_atomic(paths["html"], render_html(text, bold, name=name, caption=caption))
@@ -838,8 +832,7 @@ def published(
     df: pd.DataFrame, name: str, declared: Table | None, spec: TableSpec | None = None
 ) -> tuple[pd.DataFrame, TableSpec | None, Mapping[str, tuple[str, str]]]:
     """The frame as published (checked against its declaration), its display spec and intervals."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", name):
-        raise ValueError(f"table name {name!r} must be a plain file stem")
+    check_stem(name, "table")
     if declared is None:
         return df, spec, {}
     frame = declared.frame(df)

@@ -247,13 +247,10 @@ def collapsed_table_html(table_html: str, caption: str, n_rows: int, name: str) 
 
     Parameters
     ----------
-    table_html : str
-        The table rendered without its caption.
-    caption : str
-        The caption (escaped here).
+    table_html, caption, name
+        As :func:`table_html`.
     n_rows : int
-    name : str
-        The table's export name (its CSV is ``tables/<name>.csv``).
+        The table's rows (shown in the summary).
 
     Returns
     -------
