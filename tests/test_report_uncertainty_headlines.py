@@ -312,3 +312,25 @@ def test_annotation_findings_escape_and_count():
     assert "&lt;i&gt;human\\_1&lt;/i&gt; (186 runs)" in f.text and "<i>" not in f.text
     assert f.text.endswith("no answers for 2 runs.")
     assert f.values == {"automd annotate 0.1.0": 12, "<i>human_1</i>": 186, "(none)": 2}
+
+
+@pytest.mark.parametrize(
+    ("holms", "said"),
+    [
+        ((0.40, 0.30), "neither agent's ECE differs from the simple baseline's 0.040"),
+        ((0.001, 0.002), "both agents' ECEs differ from the simple baseline's 0.040"),
+        ((0.40, 0.30, 0.20, 0.50), "none of the 4 agents' ECEs differs from the simple baseline's"),
+        ((0.001, 0.001, 0.01, 0.02), "all 4 agents' ECEs differ from the simple baseline's"),
+        ((0.001, 0.30, 0.01), "the ECE of 2 of 3 agents differs from the simple baseline's"),
+    ],
+)
+def test_the_baseline_sentence_reads_naturally_for_none_some_and_all(holms, said):
+    pw = pd.DataFrame(
+        [
+            _pair(f"agent{i}", "baseline", "ece", diff=0.05, holm=holm, better=8)
+            for i, holm in enumerate(holms)
+        ]
+    )
+    text = h._baseline_separation(pw, 0.04, 0.05)
+    assert said in text
+    assert " 0 of " not in text

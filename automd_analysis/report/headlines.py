@@ -279,7 +279,8 @@ def _pair_row(pairwise: pd.DataFrame | None, measure: str, x: str, y: str) -> Ma
 
 
 def _baseline_separation(pairwise: pd.DataFrame | None, base: float, alpha: float) -> str:
-    """``"; 2 of 4 agents differ from the simple baseline's 0.045 (paired test, ...)"``: how many
+    """``"; the ECE of 2 of 4 agents differs from the simple baseline's 0.045 (paired test, ...)"``
+    (``none of the 4 agents' ECEs``, ``all 4 agents' ECEs``; ``neither``/``both`` of two): how many
     agents' ECE the paired test separates from the baseline's, never a range of ratios that the
     intervals do not support."""
     if pairwise is None or pairwise.empty or math.isnan(base):
@@ -288,10 +289,16 @@ def _baseline_separation(pairwise: pd.DataFrame | None, base: float, alpha: floa
     with_base = mine.loc[(mine["agent_a"] == BASELINE_AGENT) | (mine["agent_b"] == BASELINE_AGENT)]
     if with_base.empty:
         return ""
-    separated = int((with_base["p_holm"].fillna(1.0) < alpha).sum())
+    separated, n = int((with_base["p_holm"].fillna(1.0) < alpha).sum()), len(with_base)
+    if separated == 0:
+        who = "neither agent's ECE differs" if n == 2 else f"none of the {n} agents' ECEs differs"
+    elif separated == n:
+        who = "both agents' ECEs differ" if n == 2 else f"all {n} agents' ECEs differ"
+    else:
+        who = f"the ECE of {separated} of {n} agents differs"
     return (
-        f"; the ECE of {separated} of {len(with_base)} agents differs from the simple baseline's "
-        f"{_f(base)} on these tasks (paired bootstrap test, Holm-adjusted p < {alpha:g})"
+        f"; {who} from the simple baseline's {_f(base)} on these tasks "
+        f"(paired bootstrap test, Holm-adjusted p < {alpha:g})"
     )
 
 
