@@ -351,14 +351,12 @@ def read_aide_run(
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=started,
-        ended_at=ended,
+        times=(started, ended),
         tokens=resolve_tokens(opts.tokens, None, problems, "the AIDE journal"),
         raw_logs=raw_logs,
         problems=problems,
         final_code=final_code,
         final_code_note=final_note,
-        final_created_at=ended,
     )
 
 

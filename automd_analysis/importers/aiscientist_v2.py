@@ -218,21 +218,18 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
         source=source,
         opts=opts,
         task=task,
-        rep=opts.rep,
         llm=llm,
         search="tree",
         nodes=nodes,
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=started,
-        ended_at=ended,
+        times=(started, ended),
         tokens=tokens,
         raw_logs=journals.raw_logs,
         problems=problems,
         final_code=final_code,
         final_code_note=final_note,
-        final_created_at=ended,
     )
     run.log_folders.update(journals.log_folders)
     return [run]

@@ -232,19 +232,16 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         source=source,
         opts=opts,
         task=task,
-        rep=opts.rep,
         llm=llm,
         search="tree" if tree else "linear",
         nodes=nodes,
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=start,
-        ended_at=end,
+        times=(start, end),
         tokens=tokens,
         raw_logs=_raw_logs(source),
         problems=problems,
-        final_created_at=end,
     )
     if process is not None:  # every step is a version; no file was expected
         run.process_task = process
