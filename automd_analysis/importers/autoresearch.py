@@ -277,6 +277,6 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         problems=problems,
         tokens_from="the autoresearch logs",
         other_logs={name: name for name in logs.values()},
-        steps_in_run_json=bool(tsv) and bool(nodes),
+        steps_in_run_json=bool(nodes) and bool(tsv),
     )
     return [run]
