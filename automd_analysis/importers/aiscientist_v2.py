@@ -194,10 +194,7 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     binding = bind_nodes(
         source, opts.predictions, [(n.node_id, n.log_step) for n in nodes], step_allowed=False
     )
-    nodes = [
-        replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
-        for n in nodes
-    ]
+    nodes = binding.attach(nodes)
     by_id = {n.node_id: n for n in nodes}
     stage_cands = _stage_candidates(stages, journals, by_id, problems)
     selection = latest_stage_best_node(stage_cands)

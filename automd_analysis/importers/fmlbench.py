@@ -213,10 +213,7 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     if tree:
         nodes = _link_parents(nodes, steps, problems)
     binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
-    nodes = [
-        replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
-        for n in nodes
-    ]
+    nodes = binding.attach(nodes)
     selection = _select(nodes, summary, problems, process_only=process is not None)
     final_rel = None if process else final_default(source, binding, ("submission.csv",))
     if not selection.use_final_file:
