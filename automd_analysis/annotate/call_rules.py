@@ -128,25 +128,22 @@ _TORCH_LOSS_FUNCTIONS = (
     "torch.nn.functional.l1_loss torch.nn.functional.smooth_l1_loss torch.nn.functional.huber_loss "
     "torch.nn.functional.kl_div torch.nn.functional.poisson_nll_loss"
 )
-_KERAS_LOSSES = " ".join(
-    f"{root}.losses.{name}"
-    for root in ("keras", "tensorflow")
-    for name in (
-        "BinaryCrossentropy",
-        "CategoricalCrossentropy",
-        "SparseCategoricalCrossentropy",
-        "BinaryFocalCrossentropy",
-        "MeanSquaredError",
-    )
+
+
+def _keras_losses(*names: str) -> str:
+    """``keras.losses.NAME`` then ``tensorflow.losses.NAME`` for each name, space-separated."""
+    return " ".join(f"{root}.losses.{name}" for root in ("keras", "tensorflow") for name in names)
+
+
+_KERAS_LOSSES = _keras_losses(
+    "BinaryCrossentropy",
+    "CategoricalCrossentropy",
+    "SparseCategoricalCrossentropy",
+    "BinaryFocalCrossentropy",
+    "MeanSquaredError",
 )
-_KERAS_LOSS_FUNCTIONS = " ".join(
-    f"{root}.losses.{name}"
-    for root in ("keras", "tensorflow")
-    for name in (
-        "binary_crossentropy",
-        "categorical_crossentropy",
-        "sparse_categorical_crossentropy",
-    )
+_KERAS_LOSS_FUNCTIONS = _keras_losses(
+    "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"
 )
 _NEURAL_MODELS = (
     "timm.create_model torchvision.models.* torchvision.ops.MLP "

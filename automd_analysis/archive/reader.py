@@ -59,6 +59,12 @@ def _problem(exc: ArchiveError, run_id: str | None, effect: str) -> ArchiveError
     return exc
 
 
+def _require_file(path: Path, code: str, fix: str) -> None:
+    """``code`` (``<name> not found``) unless ``path`` exists (a dangling link counts)."""
+    if not exists_or_link(path):
+        raise ArchiveError(f"{path.name} not found", path=path, code=code, fix=fix)
+
+
 def _utc(dt: datetime | None) -> datetime | None:
     return None if dt is None else dt.astimezone(UTC)
 
@@ -155,13 +161,11 @@ def open_archive(path: str | Path) -> Archive:
         )
     root = given.resolve()
     meta_path = root / "archive.yaml"
-    if not exists_or_link(meta_path):
-        raise ArchiveError(
-            "archive.yaml not found",
-            path=meta_path,
-            code="archive.missing",
-            fix="an archive directory must contain archive.yaml (docs/archive.md)",
-        )
+    _require_file(
+        meta_path,
+        "archive.missing",
+        "an archive directory must contain archive.yaml (docs/archive.md)",
+    )
     data = read_bounded(meta_path, MAX_JSON_BYTES, root)
     try:
         raw = yaml.safe_load(data.decode("utf-8"))
@@ -319,13 +323,11 @@ def _read_run(rep_dir: Path, root: Path, meta: ArchiveMeta, problems: list, run_
         )
     rep = int(m.group(1))
     run_json = rep_dir / "run.json"
-    if not exists_or_link(run_json):
-        raise ArchiveError(
-            "run.json not found",
-            path=run_json,
-            code="archive.run_json_missing",
-            fix="every rep<k> directory needs a run.json (docs/archive.md)",
-        )
+    _require_file(
+        run_json,
+        "archive.run_json_missing",
+        "every rep<k> directory needs a run.json (docs/archive.md)",
+    )
     rj: RunJson = load_json_model(run_json, RunJson, root, MAX_JSON_BYTES, "archive.run_invalid")
     for key, expected in (("experiment", exp), ("agent", agent), ("task", task), ("rep", rep)):
         if getattr(rj, key) != expected:
@@ -475,13 +477,11 @@ def _read_version(d: Path, rep_dir: Path, root: Path) -> VersionJson:
             fix="rename the version (e.g. v0001) and update the references to it",
         )
     meta_path = d / "meta.json"
-    if not exists_or_link(meta_path):
-        raise ArchiveError(
-            "meta.json not found",
-            path=meta_path,
-            code="archive.version_meta_missing",
-            fix="every versions/<id>/ directory needs a meta.json (docs/archive.md)",
-        )
+    _require_file(
+        meta_path,
+        "archive.version_meta_missing",
+        "every versions/<id>/ directory needs a meta.json (docs/archive.md)",
+    )
     vj: VersionJson = load_json_model(
         meta_path, VersionJson, root, MAX_JSON_BYTES, "archive.version_invalid"
     )

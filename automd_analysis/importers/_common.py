@@ -405,24 +405,25 @@ def assemble(
     source: SourceDir,
     opts: ImportOptions,
     task: str,
-    rep: int,
     llm: str,
     search: str,
     nodes: list[ImportedNode],
     selection: Selection,
     binding: Binding,
     final_rel: str | None,
-    started_at: datetime,
-    ended_at: datetime,
+    times: tuple[datetime, datetime],
     tokens: TokenCount | None,
     raw_logs: dict,
     problems: list[AutomdError],
+    rep: int | None = None,
     final_code: tuple = (),
     final_code_note: str = "",
-    final_created_at: datetime | None = None,
     steps_in_run_json: bool = True,
 ) -> ImportedRun:
     """Build the :class:`ImportedRun`: resolve the selected version and the final file.
+
+    ``times`` is the run's start and end (an end before the start becomes the start); the end
+    as given is also the final file's time. ``rep`` defaults to ``opts.rep``.
 
     When the selection uses the final file and that file's bytes equal a bound version's file,
     that version is the selection (the latest such; it gets ``final_code`` when it has no code of
@@ -434,6 +435,8 @@ def assemble(
     if len(nodes) > source.limits.max_nodes:
         raise too_many_nodes(len(nodes), source.limits.max_nodes, source.name)
     problems = list(problems) + list(binding.problems)
+    started_at, ended_at = times
+    final_created_at = ended_at
     if not binding.files:
         how = (
             "no --predictions was given"
@@ -480,7 +483,7 @@ def assemble(
         experiment=opts.experiment,
         agent=opts.agent,
         task=task,
-        rep=rep,
+        rep=opts.rep if rep is None else rep,
         llm=llm,
         search=search,
         started_at=started_at,

@@ -542,33 +542,24 @@ def check_json_shape(data: bytes, rel: str, what: str, limits: Limits, *,
     """
     cap = None if lines else limits.max_values
     shape = json_shape(data, max_depth=limits.max_depth, max_values=cap)
-    fix = "the limits are in docs/importing.md; a log this size is not a real agent run"
-    if shape.depth > limits.max_depth:
-        raise SourceError(
-            f"{what} {rel!r} nests objects/arrays more than {limits.max_depth} levels deep",
-            path=rel,
-            code="import.too_large",
-            fix=fix,
-            details={"limit": limits.max_depth},
-        )
-    if lines and shape.lines > limits.max_lines:
-        raise SourceError(
-            f"{what} {rel!r} has more than {limits.max_lines} lines",
-            path=rel,
-            code="import.too_large",
-            fix=fix,
-            details={"limit": limits.max_lines},
-        )
     count = shape.line_values if lines else shape.values
-    if count > limits.max_values:
-        raise SourceError(
-            f"{what} {rel!r} holds more than {limits.max_values} JSON values"
-            + (" on one line" if lines else ""),
-            path=rel,
-            code="import.too_large",
-            fix=fix,
-            details={"limit": limits.max_values},
-        )
+    on_one_line = " on one line" if lines else ""
+    for over, says, limit in (
+        (shape.depth > limits.max_depth,
+         f"nests objects/arrays more than {limits.max_depth} levels deep", limits.max_depth),
+        (lines and shape.lines > limits.max_lines,
+         f"has more than {limits.max_lines} lines", limits.max_lines),
+        (count > limits.max_values,
+         f"holds more than {limits.max_values} JSON values{on_one_line}", limits.max_values),
+    ):  # fmt: skip
+        if over:
+            raise SourceError(
+                f"{what} {rel!r} {says}",
+                path=rel,
+                code="import.too_large",
+                fix="the limits are in docs/importing.md; a log this size is not a real agent run",
+                details={"limit": limit},
+            )
 
 
 def is_cut_short(exc: json.JSONDecodeError) -> bool:

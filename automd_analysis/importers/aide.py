@@ -14,7 +14,6 @@ AIDE writes ``workspaces/<run>/working/submission.csv`` outside the log director
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -322,10 +321,7 @@ def read_aide_run(
         binding = Binding(merged, binding.final, binding.description, binding.problems)
         if binding.description == "none":
             binding.description = "harness record (MLE-bench code/node_id.txt)"
-    nodes = [
-        n if n.node_id not in binding.files else replace(n, prediction=binding.files[n.node_id])
-        for n in nodes
-    ]
+    nodes = binding.attach(nodes)
     selection = best_reported_val_non_faulty(node_candidate(n) for n in nodes)
     final_rel = (
         final_default(source, binding, final_candidates)
@@ -351,14 +347,12 @@ def read_aide_run(
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=started,
-        ended_at=ended,
+        times=(started, ended),
         tokens=resolve_tokens(opts.tokens, None, problems, "the AIDE journal"),
         raw_logs=raw_logs,
         problems=problems,
         final_code=final_code,
         final_code_note=final_note,
-        final_created_at=ended,
     )
 
 

@@ -194,10 +194,7 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     binding = bind_nodes(
         source, opts.predictions, [(n.node_id, n.log_step) for n in nodes], step_allowed=False
     )
-    nodes = [
-        replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
-        for n in nodes
-    ]
+    nodes = binding.attach(nodes)
     by_id = {n.node_id: n for n in nodes}
     stage_cands = _stage_candidates(stages, journals, by_id, problems)
     selection = latest_stage_best_node(stage_cands)
@@ -218,21 +215,18 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
         source=source,
         opts=opts,
         task=task,
-        rep=opts.rep,
         llm=llm,
         search="tree",
         nodes=nodes,
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=started,
-        ended_at=ended,
+        times=(started, ended),
         tokens=tokens,
         raw_logs=journals.raw_logs,
         problems=problems,
         final_code=final_code,
         final_code_note=final_note,
-        final_created_at=ended,
     )
     run.log_folders.update(journals.log_folders)
     return [run]

@@ -240,13 +240,7 @@ class ImportReport:
                         "reasons": list(r.selection.reasons),
                     },
                     "reported_val_score": r.reported_val_score,
-                    "tokens": None
-                    if r.tokens is None
-                    else {
-                        "prompt": r.tokens.prompt,
-                        "completion": r.tokens.completion,
-                        "total": r.tokens.total,
-                    },
+                    "tokens": None if r.tokens is None else r.tokens.counts(),
                     "tokens_source": None if r.tokens is None else r.tokens.source,
                     "incomplete": r.incomplete,
                     "problems": [p.to_dict() for p in r.problems],

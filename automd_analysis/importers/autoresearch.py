@@ -36,11 +36,7 @@ from automd_analysis.importers.model import ImportedNode, ImportedRun, Metric
 from automd_analysis.importers.predictions import Binding, bind_nodes
 from automd_analysis.importers.problems import SourceError
 from automd_analysis.importers.rollouts import read_rollouts
-from automd_analysis.importers.workdir import (
-    linear_steps_from_files,
-    times_from_files,
-    times_in_span,
-)
+from automd_analysis.importers.workdir import times_from_files, times_in_span
 
 __all__ = ["parse_results_tsv", "read_autoresearch"]
 
@@ -253,6 +249,7 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
         start, end = summary.first, summary.last
     else:
         start, end = times_from_files(source, problems, opts.budget_minutes)
+    nodes = binding = None  # the linear steps of the files, unless results.tsv lists them
     if tsv:
         data = source.read_bytes(tsv, source.limits.log_bytes, what="results.tsv")
         if data.count(b"\n") > min(source.limits.max_lines, source.limits.max_nodes + 1):
@@ -267,8 +264,6 @@ def read_autoresearch(source: SourceDir, opts: ImportOptions) -> list[ImportedRu
             else n
             for n in nodes
         ]
-    else:
-        nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
     run = assemble_rollout_run(
         "autoresearch",
         source,

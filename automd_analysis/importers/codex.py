@@ -90,15 +90,12 @@ def read_codex(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         start, end = times_from_files(source, problems, opts.budget_minutes)
     else:
         start, end = summary.first, summary.last
-    nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
     run = assemble_rollout_run(
         "codex",
         source,
         opts,
         task,
         summary,
-        nodes=nodes,
-        binding=binding,
         final_rel=final_rel,
         times=(start, end),
         problems=problems,
@@ -114,8 +111,8 @@ def assemble_rollout_run(
     task: str,
     summary: RolloutSummary,
     *,
-    nodes: list[ImportedNode],
-    binding: Binding,
+    nodes: list[ImportedNode] | None = None,
+    binding: Binding | None = None,
     final_rel: str | None,
     times: tuple[datetime, datetime],
     problems: list,
@@ -125,6 +122,8 @@ def assemble_rollout_run(
 ) -> ImportedRun:
     """The one linear run (selection ``final_file``) of a directory with Codex rollouts.
 
+    Its steps are ``nodes`` with their ``binding``, by default (``None``) the linear steps of the
+    files in SOURCE (:func:`~.workdir.linear_steps_from_files`, between the run's ``times``).
     The LLM and the tokens come from ``summary`` unless ``opts`` gives them (``tokens_from``
     names the logs in the messages); the final file is ``binding.final`` when the predictions
     map names one, else ``final_rel``; the run ends at ``times[1]``, which is also the final
@@ -154,6 +153,9 @@ def assemble_rollout_run(
     >>> run.search, run.selection.rule, run.ended_at == when[1]
     ('linear', 'final_file', True)
     """
+    start, end = times
+    if nodes is None or binding is None:
+        nodes, binding = linear_steps_from_files(source, opts, start, end, problems)
     if binding.final is not None:
         final_rel = binding.final
     if summary.first is not None:
@@ -168,27 +170,23 @@ def assemble_rollout_run(
     tokens = resolve_tokens(opts.tokens, summary.tokens, problems, tokens_from)
     raw_logs = {rel: rel for rel in summary.files}
     raw_logs.update(other_logs or {})
-    start, end = times
     run = assemble(
         fmt=fmt,
         source=source,
         opts=opts,
         task=task,
-        rep=opts.rep,
         llm=llm,
         search="linear",
         nodes=nodes,
         selection=final_file(),
         binding=binding,
         final_rel=final_rel,
-        started_at=start,
-        ended_at=end,
+        times=times,
         tokens=tokens,
         raw_logs=raw_logs,
         problems=problems,
         final_code=scripts(source, problems),
         final_code_note="the scripts in SOURCE when the run ended",
-        final_created_at=end,
         steps_in_run_json=steps_in_run_json,
     )
     run.log_texts.update(summary.outside)

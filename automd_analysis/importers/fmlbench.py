@@ -213,10 +213,7 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
     if tree:
         nodes = _link_parents(nodes, steps, problems)
     binding = bind_nodes(source, opts.predictions, [(n.node_id, n.log_step) for n in nodes])
-    nodes = [
-        replace(n, prediction=binding.files[n.node_id]) if n.node_id in binding.files else n
-        for n in nodes
-    ]
+    nodes = binding.attach(nodes)
     selection = _select(nodes, summary, problems, process_only=process is not None)
     final_rel = None if process else final_default(source, binding, ("submission.csv",))
     if not selection.use_final_file:
@@ -232,19 +229,16 @@ def read_fmlbench(source: SourceDir, opts: ImportOptions) -> list[ImportedRun]:
         source=source,
         opts=opts,
         task=task,
-        rep=opts.rep,
         llm=llm,
         search="tree" if tree else "linear",
         nodes=nodes,
         selection=selection,
         binding=binding,
         final_rel=final_rel,
-        started_at=start,
-        ended_at=end,
+        times=(start, end),
         tokens=tokens,
         raw_logs=_raw_logs(source),
         problems=problems,
-        final_created_at=end,
     )
     if process is not None:  # every step is a version; no file was expected
         run.process_task = process

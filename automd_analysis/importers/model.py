@@ -90,6 +90,10 @@ class TokenCount:
     total: int
     source: TokenSource
 
+    def counts(self) -> dict[str, int]:
+        """The three counts as a JSON object (``prompt``, ``completion``, ``total``)."""
+        return {"prompt": self.prompt, "completion": self.completion, "total": self.total}
+
 
 @dataclass(frozen=True)
 class ImportedNode:

@@ -20,12 +20,13 @@ import json
 import re
 import string
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._source import SourceDir, check_relative
 from automd_analysis.importers.json_bounds import json_shape
+from automd_analysis.importers.model import ImportedNode
 from automd_analysis.importers.problems import SourceError, problem
 
 __all__ = [
@@ -245,6 +246,13 @@ class Binding:
     final: str | None = None
     description: str = "none"
     problems: list[AutomdError] = field(default_factory=list)
+
+    def attach(self, nodes: list[ImportedNode]) -> list[ImportedNode]:
+        """``nodes``, each with its bound prediction file (``prediction``) when it has one."""
+        return [
+            replace(n, prediction=self.files[n.node_id]) if n.node_id in self.files else n
+            for n in nodes
+        ]
 
 
 def _usable(source: SourceDir, rel: str) -> bool:

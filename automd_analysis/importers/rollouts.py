@@ -42,22 +42,25 @@ _USAGE = ("input_tokens", "output_tokens", "total_tokens")
 
 
 @dataclass
-class RolloutSummary:
-    """What the importers take from Codex rollouts: time bounds, LLMs, tokens."""
+class _Span:
+    """The first and last times and the LLMs in order, of one rollout or of them all."""
 
     first: datetime | None = None
     last: datetime | None = None
     models: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RolloutSummary(_Span):
+    """What the importers take from Codex rollouts: time bounds, LLMs, tokens."""
+
     tokens: TokenCount | None = None
     files: list[str] = field(default_factory=list)
     outside: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
-class _Parsed:
-    first: datetime | None = None
-    last: datetime | None = None
-    models: list[str] = field(default_factory=list)
+class _Parsed(_Span):
     usage: dict | None = None
 
 

@@ -329,12 +329,7 @@ def _run_json_text(run: ImportedRun) -> str:
         "budget_minutes": run.budget_minutes,
         "tokens": None
         if run.tokens is None
-        else {
-            "prompt": run.tokens.prompt,
-            "completion": run.tokens.completion,
-            "total": run.tokens.total,
-            "source": run.tokens.source,
-        },
+        else {**run.tokens.counts(), "source": run.tokens.source},
         "selection": {"rule": run.selection.rule, "selected_version": run.selected_version},
         "reported_val_score": run.reported_val_score,
         "steps": steps,

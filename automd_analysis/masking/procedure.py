@@ -110,10 +110,10 @@ def _check_columns(frame: pd.DataFrame, columns: Iterable[str], what: str, path=
 
 
 def _raise_for_bad_rows(
-    bad: np.ndarray, values: pd.Series, message: str, *, path, code: str, fix: str
+    bad: np.ndarray, message: str, *, path, code: str, fix: str, values: pd.Series | None = None
 ) -> None:
-    """A :class:`MaskingError` naming the first bad rows (file rows: header = row 1) and their
-    values, when any entry of ``bad`` is true."""
+    """A :class:`MaskingError` naming the first bad rows (file rows: header = row 1) and, when
+    given, their ``values``, if any entry of ``bad`` is true."""
     if bad.any():
         rows = np.flatnonzero(bad)[:_MAX_EXAMPLES]
         raise MaskingError(
@@ -122,19 +122,25 @@ def _raise_for_bad_rows(
             location="rows " + ", ".join(str(int(r) + 2) for r in rows),
             code=code,
             fix=fix,
-            details={"examples": [str(values.iloc[r]) for r in rows]},
+            details={} if values is None else {"examples": [str(values.iloc[r]) for r in rows]},
         )
+
+
+def _refuse_duplicates(dup: pd.Series, message: str, path=None) -> None:
+    """``masking.duplicate`` naming the first repeated (patient, hour) rows, if any."""
+    _raise_for_bad_rows(dup.to_numpy(), message, path=path, code="masking.duplicate",
+                        fix="each patient-hour must appear once")  # fmt: skip
 
 
 def _numeric_hours(values: pd.Series, what: str, path=None) -> np.ndarray:
     hours = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
     _raise_for_bad_rows(
         ~np.isfinite(hours),
-        values,
         f"{what}: hour column {values.name!r} has non-numeric or missing values",
         path=path,
         code="masking.hour",
         fix="hours must be finite numbers",
+        values=values,
     )
     return hours
 
@@ -142,15 +148,13 @@ def _numeric_hours(values: pd.Series, what: str, path=None) -> np.ndarray:
 def _patient_keys(values: pd.Series, what: str, path=None) -> pd.Series:
     ids = values.astype("string")
     missing = ids.isna() | (ids.str.len() == 0)
-    if missing.any():
-        rows = np.flatnonzero(missing.to_numpy())[:_MAX_EXAMPLES]
-        raise MaskingError(
-            f"{what}: patient column {values.name!r} has empty values",
-            path=path,
-            location="rows " + ", ".join(str(int(r) + 2) for r in rows),
-            code="masking.patient",
-            fix="every row needs a patient id",
-        )
+    _raise_for_bad_rows(
+        missing.to_numpy(),
+        f"{what}: patient column {values.name!r} has empty values",
+        path=path,
+        code="masking.patient",
+        fix="every row needs a patient id",
+    )
     return ids.astype(str)
 
 
@@ -186,14 +190,7 @@ def masking_plan(
     patients = _patient_keys(features[patient_column], "test features")
     hours = _numeric_hours(features[hour_column], "test features")
     dup = pd.DataFrame({"p": patients.to_numpy(), "h": hours}).duplicated()
-    if dup.any():
-        rows = np.flatnonzero(dup.to_numpy())[:_MAX_EXAMPLES]
-        raise MaskingError(
-            "test features have duplicate (patient, hour) rows",
-            location="rows " + ", ".join(str(int(r) + 2) for r in rows),
-            code="masking.duplicate",
-            fix="each patient-hour must appear once",
-        )
+    _refuse_duplicates(dup, "test features have duplicate (patient, hour) rows")
     counts = patients.value_counts(sort=False)
     order = np.array(sorted(counts.index), dtype=object)
     n_rows = counts.loc[order].to_numpy(dtype=np.int64)
@@ -397,23 +394,16 @@ def _alarm_table(
     labels = pd.to_numeric(frame[label_column], errors="coerce").to_numpy(dtype=np.float64)
     _raise_for_bad_rows(
         ~np.isin(labels, (0.0, 1.0)),
-        frame[label_column],
         f"{what}: {label_column} must be 0 or 1",
         path=path,
         code="masking.label",
         fix="alarms are binary (0 = no alarm, 1 = alarm)",
+        values=frame[label_column],
     )
     table = pd.DataFrame({"patient": patients.to_numpy(), "hour": hours, "alarm": labels})
-    dup = table.duplicated(["patient", "hour"])
-    if dup.any():
-        rows = np.flatnonzero(dup.to_numpy())[:_MAX_EXAMPLES]
-        raise MaskingError(
-            f"{what} has duplicate (patient, hour) rows",
-            path=path,
-            location="rows " + ", ".join(str(int(r) + 2) for r in rows),
-            code="masking.duplicate",
-            fix="each patient-hour must appear once",
-        )
+    _refuse_duplicates(
+        table.duplicated(["patient", "hour"]), f"{what} has duplicate (patient, hour) rows", path
+    )
     table["alarm"] = table["alarm"].astype(np.int8)
     return table.set_index(["patient", "hour"])
 
