@@ -16,7 +16,8 @@ warnings, into the observed part (as a call without weights would warn) and the 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,14 @@ import numpy as np
 
 from automd_analysis.metrics._validation import UndefinedMetricWarning, undefined_message
 
-__all__ = ["Replicated", "observed_first", "recorded", "with_replicates"]
+__all__ = [
+    "Replicated",
+    "observed_first",
+    "recorded",
+    "recording",
+    "stacked_result",
+    "with_replicates",
+]
 
 
 @dataclass(frozen=True)
@@ -54,18 +62,25 @@ def observed_first(weights: np.ndarray) -> np.ndarray:
     return np.concatenate([np.ones((1, w.shape[1]), dtype=w.dtype), w])
 
 
-def recorded(fn: Callable, *args, **kwargs) -> tuple[Any, list[UndefinedMetricWarning]]:
-    """``fn(*args, **kwargs)`` and the :class:`UndefinedMetricWarning` it emitted (any other
-    warning is emitted again, unchanged)."""
+@contextmanager
+def recording() -> Iterator[list]:
+    """A block whose :class:`UndefinedMetricWarning` messages are collected into the list it
+    yields (filled when the block ends; any other warning is emitted again, unchanged)."""
+    undefined: list = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMetricWarning)
-        value = fn(*args, **kwargs)
-    undefined = []
+        yield undefined
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning):
             undefined.append(w.message)
         else:  # pragma: no cover - re-emit anything else unchanged
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def recorded(fn: Callable, *args, **kwargs) -> tuple[Any, list[UndefinedMetricWarning]]:
+    """``fn(*args, **kwargs)`` and the :class:`UndefinedMetricWarning` it emitted (:func:`recording`)."""
+    with recording() as undefined:
+        value = fn(*args, **kwargs)
     return value, undefined
 
 
@@ -112,10 +127,16 @@ def with_replicates(evaluate: Callable, weights: np.ndarray | None) -> Replicate
     if weights is None:
         value, caught = recorded(evaluate, None)
         return Replicated(value, None, tuple(str(w) for w in caught))
-    values, caught = recorded(evaluate, observed_first(weights))
+    return stacked_result(*recorded(evaluate, observed_first(weights)))
+
+
+def stacked_result(values, undefined: list) -> Replicated:
+    """The :class:`Replicated` of a call on :func:`observed_first` weights: row 0 the observed
+    value, the rest the replicates, each part with the undefined-metric messages it would have
+    had on its own (``undefined``: the call's warnings, e.g. from :func:`recording`)."""
     values = np.asarray(values, dtype=np.float64)
     observed, replicates = [], []
-    for warning in caught:
+    for warning in undefined:
         mine, theirs = _split(warning, len(values))
         observed += mine
         replicates += theirs

@@ -142,21 +142,19 @@ class Metric:
             return False
         return "y_pred_label" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
-    def evaluate(self, inputs: MetricInputs, weights=None):
-        """``function`` on ``inputs`` with ``weights`` (a vector, or a matrix when vectorized)."""
+    def arguments(self, inputs: MetricInputs) -> tuple[tuple, dict]:
+        """The positional and keyword arguments of ``function`` on ``inputs`` (all but
+        ``weights``)."""
         if inputs.kind not in self.kinds:
             raise ValueError(f"metric {self.name!r} does not score {inputs.kind} tasks.")
         if inputs.kind == "classification" and self.takes_label:
-            return self.function(*inputs.args, weights=weights, y_pred_label=inputs.label)
-        return self.function(*inputs.args, weights=weights)
+            return inputs.args, {"y_pred_label": inputs.label}
+        return inputs.args, {}
 
-
-def _ctd_adj_antolini(durations, events, surv, time_grid, *, weights=None):
-    return concordance_td(durations, events, surv, time_grid, "adj_antolini", weights=weights)
-
-
-def _auroc(y_true, y_prob, *, weights=None):
-    return auroc(y_true, y_prob, weights=weights)
+    def evaluate(self, inputs: MetricInputs, weights=None):
+        """``function`` on ``inputs`` with ``weights`` (a vector, or a matrix when vectorized)."""
+        args, kwargs = self.arguments(inputs)
+        return self.function(*args, weights=weights, **kwargs)
 
 
 def _min_se_ppv(y_true, y_prob, *, weights=None, y_pred_label=None):
@@ -165,10 +163,6 @@ def _min_se_ppv(y_true, y_prob, *, weights=None, y_pred_label=None):
 
 def _utility(patient_ids, hours, y_true, y_prob, y_pred_label, *, weights=None):
     return sepsis_utility(patient_ids, y_true, y_pred_label, hours, weights=weights)
-
-
-def _binary_ece(y_true, y_prob, *, weights=None, n_bins: int = 10):
-    return ece(y_true, y_prob, n_bins, weights=weights)
 
 
 def _hourly_ece(patient_ids, hours, y_true, y_prob, y_pred_label, *, weights=None, n_bins=10):
@@ -184,8 +178,14 @@ def _survival_ece(durations, events, surv, time_grid, *, weights=None):
 BUILTIN_METRICS: Mapping[str, Metric] = {
     m.name: m
     for m in (
-        Metric("ctd_adj_antolini", "survival", True, _ctd_adj_antolini, vectorized=True),
-        Metric("auroc", "classification", True, _auroc, vectorized=True),
+        Metric(
+            "ctd_adj_antolini",
+            "survival",
+            True,
+            functools.partial(concordance_td, method="adj_antolini"),
+            vectorized=True,
+        ),
+        Metric("auroc", "classification", True, auroc, vectorized=True),
         Metric("min_se_ppv", "classification", True, _min_se_ppv, vectorized=True),
         Metric("utility_2019", "sequential", True, _utility, vectorized=True),
     )
@@ -231,7 +231,7 @@ def ece_metric(kind: str, n_bins: int = 10) -> Metric:
     """
     if kind == "survival":
         return Metric("survival_ece", "survival", False, _survival_ece, vectorized=True)
-    function = _binary_ece if kind == "classification" else _hourly_ece
+    function = ece if kind == "classification" else _hourly_ece
     name = "ece" if kind == "classification" else "ece_hourly"
     if n_bins != 10:
         function = functools.partial(function, n_bins=int(n_bins))

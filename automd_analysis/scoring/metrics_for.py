@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.metrics import Replicated, recorded, with_replicates
+from automd_analysis.metrics import Replicated, recorded
+from automd_analysis.metrics._replicated import observed_first, recording, stacked_result
 from automd_analysis.metrics.registry import KINDS
 
 __all__ = [
@@ -163,7 +164,7 @@ class SubmissionEvaluation:
     ``calibration_measures.ece_10``, the survival reliability groups), the AUROC of an AUROC task
     (its ``raw`` and ``auroc``). With resample ``weights``, the primary metric and the ECE are
     evaluated on the observed data and on every resample in the same kernel call
-    (:func:`~automd_analysis.metrics.with_replicates`,
+    (``_kernel``: the kernel is called here, with the weight matrix whose first row is all ones;
     :func:`~automd_analysis.metrics.survival_ece_replicated`).
 
     One exception, kept so that published digits do not move: the ECE of an hourly (sequential)
@@ -226,14 +227,24 @@ class SubmissionEvaluation:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def _kernel(self, kernel: Callable, *args, replicated: bool = True, **kwargs) -> Replicated:
+        """``kernel(*args, **kwargs)`` on the observed data and, when ``replicated`` and there are
+        weights, on every resample in the same call (weights :func:`observed_first`)."""
+        if not replicated or self.weights is None:
+            with recording() as undefined:
+                value = kernel(*args, weights=None, **kwargs)
+            return Replicated(value, None, tuple(str(w) for w in undefined))
+        with recording() as undefined:
+            values = kernel(*args, weights=observed_first(self.weights), **kwargs)
+        return stacked_result(values, undefined)
+
     @property
     def primary(self) -> Replicated:
         """The primary metric m (raw), with its replicates when there are weights."""
         if self.declared is None:
             raise ValueError("this evaluation was made without the task's primary metric")
-        return self._once("primary", lambda: with_replicates(
-            lambda w: self.declared.evaluate(self.inputs, w), self.weights
-        ))  # fmt: skip
+        args, kwargs = self.declared.arguments(self.inputs)
+        return self._once("primary", lambda: self._kernel(self.declared.function, *args, **kwargs))
 
     @property
     def scored_ece(self) -> Replicated:
@@ -246,14 +257,12 @@ class SubmissionEvaluation:
             return metrics.survival_ece_replicated(*self.inputs.args, weights=self.weights)
         y, p = self.labels.label, self.predictions.probability
         if self.kind == "classification":
-            return with_replicates(
-                lambda w: metrics.ece(y, p, self.ece_bins, weights=w), self.weights
-            )
-        observed = with_replicates(lambda w: metrics.ece(y, p, self.ece_bins, weights=w), None)
+            return self._kernel(metrics.ece, y, p, self.ece_bins)
+        observed = self._kernel(metrics.ece, y, p, self.ece_bins, replicated=False)
         if self.weights is None:
             return observed
-        hourly = metrics.ece_metric("sequential", self.ece_bins)
-        replicates = with_replicates(lambda w: hourly.evaluate(self.inputs, w), self.weights)
+        patients = self.inputs.args[0]
+        replicates = self._kernel(metrics.ece, y, p, self.ece_bins, cluster=patients)
         return Replicated(observed.observed, replicates.replicates, observed.observed_warnings,
                           replicates.replicate_warnings)  # fmt: skip
 
@@ -270,7 +279,7 @@ class SubmissionEvaluation:
         if self.kind == "survival":
             return metrics.survival_ece_replicated(*self.inputs.args, n_groups=n_bins)
         y, p = self.labels.label, self.predictions.probability
-        return with_replicates(lambda w: metrics.ece(y, p, n_bins, weights=w), None)
+        return self._kernel(metrics.ece, y, p, n_bins, replicated=False)
 
     def auroc(self, log: WarningLog | None = None) -> float:
         """The AUROC of the probability (the primary metric's value on an AUROC task)."""
@@ -278,9 +287,9 @@ class SubmissionEvaluation:
             result = self.primary
         else:
             y, p = self.labels.label, self.predictions.probability
-            result = self._once("auroc", lambda: with_replicates(
-                lambda w: metrics.auroc(y, p, weights=w), None
-            ))  # fmt: skip
+            result = self._once(
+                "auroc", lambda: self._kernel(metrics.auroc, y, p, replicated=False)
+            )
         return (log or WarningLog()).observed(result)
 
 
