@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
+from automd_analysis.analysis.catalog.declaration import (
+    Column,
+    Figure,
+    Stat,
+    Table,
+    TableSpec,
+    counts,
+    mean_sd,
+    numbers,
+    texts,
+)
 
 NOTEBOOK = "06_llm_comparison"
 TITLE = "Same agent, different LLMs"
@@ -12,13 +22,12 @@ TABLE7 = Table(
     NOTEBOOK,
     "One agent with several LLMs: score, ECE, validity, tokens.",
     (
-        Column("llm", "str"),
-        Column("penalized_mean", interval=True),
-        Column("penalized_sd"),
-        Column("ece_mean"),
-        Column("ece_mean_bc", interval=True, bias_corrected=True),
-        Column("valid_rate"),
-        Column("tokens_m_mean"),
+        *texts("llm"),
+        *mean_sd("penalized", interval=True),
+        *numbers("ece_mean"),
+        Column("ece_mean_bc", interval=True, bias_corrected=True, kind="number"),
+        Column("valid_rate", kind="share"),
+        *numbers("tokens_m_mean"),
     ),
     paper="Table 7",
     spec=TableSpec(
@@ -45,18 +54,14 @@ TABLE22 = Table(
     NOTEBOOK,
     "Table 7 with SDs and run counts.",
     (
-        Column("llm", "str"),
+        *texts("llm"),
         Column("is_default", "bool"),
-        Column("n_runs", "int"),
-        Column("penalized_mean"),
-        Column("penalized_sd"),
-        Column("nonpenalized_mean"),
-        Column("ece_mean"),
-        Column("valid_rate_mean"),
-        Column("valid_rate_sd"),
-        Column("tokens_m_mean"),
-        Column("tokens_m_sd"),
-        Column("n_with_tokens", "int"),
+        *counts("n_runs"),
+        *mean_sd("penalized"),
+        *numbers("nonpenalized_mean", "ece_mean"),
+        *mean_sd("valid_rate", "share"),
+        *mean_sd("tokens_m"),
+        *counts("n_with_tokens"),
     ),
     paper="Table 22",
     computed_by="automd_analysis.analysis.llm.llm_summary_detail",
@@ -67,11 +72,9 @@ TABLE11 = Table(
     NOTEBOOK,
     "Tokens per run by agent.",
     (
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        Column("n_with_tokens", "int"),
-        Column("tokens_m_mean"),
-        Column("tokens_m_sd"),
+        *texts("agent"),
+        *counts("n_runs", "n_with_tokens"),
+        *mean_sd("tokens_m"),
     ),
     paper="Table 11",
     spec=TableSpec(

@@ -9,6 +9,10 @@ from automd_analysis.analysis.catalog.declaration import (
     Stat,
     Table,
     TableSpec,
+    counts,
+    mean_sd,
+    numbers,
+    texts,
 )
 
 NOTEBOOK = "01_primary_scores"
@@ -17,14 +21,13 @@ TITLE = "Primary scores"
 TASK_GROUPS = ("survival", "classification", "sequential", "all")
 
 _PAIR = {"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"}
-_PAIR_KEY = (Column("agent_a", "str"), Column("agent_b", "str"), Column("measure", "str"))
+_PAIR_KEY = texts("agent_a", "agent_b", "measure")
 #: Columns of the per-task summaries (paper Tables 12 and 13).
 PER_TASK = (
-    Column("task", "str"),
-    Column("agent", "str"),
-    Column("mean"),
-    Column("sd"),
-    Column("n_valid", "int"),
+    *texts("task", "agent"),
+    Column("mean", kind="number"),
+    Column("sd", sd_of="mean"),
+    *counts("n_valid"),
 )
 PER_TASK_SCORE = Stat("score", "mean", "sd", "n_valid")
 
@@ -37,14 +40,7 @@ OVERVIEW = Table(
     "overview_runs",
     NOTEBOOK,
     "Runs, valid runs and runs not scorable here per experiment and agent.",
-    (
-        Column("experiment", "str"),
-        Column("agent", "str"),
-        Column("runs", "int"),
-        Column("valid", "int"),
-        Column("not_scorable", "int"),
-        Column("tasks", "int"),
-    ),
+    (*texts("experiment", "agent"), *counts("runs", "valid", "not_scorable", "tasks")),
     spec=TableSpec(
         caption="runs, valid runs and runs not scorable here (no predictions for the task's "
         "test set archived: neither valid nor invalid) per experiment and agent.",
@@ -64,17 +60,12 @@ TABLE2 = Table(
     NOTEBOOK,
     "Penalised and non-penalised score, valid runs and ranks per agent.",
     (
-        Column("agent", "str"),
-        Column("penalized_mean", interval=True),
-        Column("penalized_sd"),
-        Column("nonpenalized_mean", interval=True),
-        Column("nonpenalized_sd"),
-        Column("valid_rate_mean"),
-        Column("valid_rate_sd"),
-        Column("rank_penalized_mean", interval=True),
-        Column("rank_penalized_sd"),
-        Column("rank_nonpenalized_mean", interval=True),
-        Column("rank_nonpenalized_sd"),
+        *texts("agent"),
+        *mean_sd("penalized", interval=True),
+        *mean_sd("nonpenalized", interval=True),
+        *mean_sd("valid_rate", "share"),
+        *mean_sd("rank_penalized", interval=True),
+        *mean_sd("rank_nonpenalized", interval=True),
     ),
     paper="Table 2",
     spec=TableSpec(
@@ -98,13 +89,12 @@ PAIRWISE = Table(
     "Every pair of agents compared on score and ECE: difference, interval, p-value.",
     (
         *_PAIR_KEY,
-        Column("diff_mean", interval=True, ci=""),
-        Column("p_value"),
-        Column("p_holm"),
-        Column("n_tasks", "int"),
-        Column("tasks_a_better", "int"),
-        Column("tasks_p_value"),
-        Column("tasks_p_holm"),
+        Column("diff_mean", interval=True, ci="", kind="number"),
+        Column("p_value", kind="p"),
+        Column("p_holm", kind="p"),
+        *counts("n_tasks", "tasks_a_better"),
+        Column("tasks_p_value", kind="p"),
+        Column("tasks_p_holm", kind="p"),
     ),
     spec=TableSpec(
         caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
@@ -139,13 +129,10 @@ POWER = Table(
     "Repetitions per task that would make each difference between agents significant.",
     (
         *_PAIR_KEY,
-        Column("diff_mean"),
-        Column("n_tasks", "int"),
-        Column("reps_observed", "int"),
-        Column("se_observed"),
-        Column("se_test_set"),
-        Column("sd_one_repetition"),
-        Column("reps_needed"),
+        *numbers("diff_mean"),
+        *counts("n_tasks", "reps_observed"),
+        *numbers("se_observed", "se_test_set", "sd_one_repetition"),
+        Column("reps_needed", kind="count"),
         Column("reachable", "bool"),
     ),
     spec=TableSpec(
@@ -188,12 +175,11 @@ INVALID = Table(
     NOTEBOOK,
     "Why runs were invalid, by agent and first check.",
     (
-        Column("agent", "str"),
-        Column("category", "str"),
+        *texts("agent", "category"),
         Column("reason_code", "str", title="first failed check"),
-        Column("n_invalid", "int", title="Invalid runs"),
-        Column("n_runs", "int", title="Runs"),
-        Column("share_of_invalid", title="Share of the agent's invalid runs"),
+        Column("n_invalid", "int", title="Invalid runs", kind="count"),
+        Column("n_runs", "int", title="Runs", kind="count"),
+        Column("share_of_invalid", title="Share of the agent's invalid runs", kind="share"),
     ),
     paper="App. E",
     caption="Invalid selected submissions by agent and the first check they fail (its reason "
@@ -207,13 +193,8 @@ COVERAGE = Table(
     NOTEBOOK,
     "Runs, valid, not scorable, skipped and incomplete per task and agent.",
     (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        Column("n_valid", "int"),
-        Column("n_not_scorable", "int"),
-        Column("n_skipped", "int"),
-        Column("n_incomplete", "int"),
+        *texts("task", "agent"),
+        *counts("n_runs", "n_valid", "n_not_scorable", "n_skipped", "n_incomplete"),
     ),
     computed_by="automd_analysis.analysis.primary.coverage",
 )
@@ -222,13 +203,7 @@ COVERAGE_BY_RUN = Table(
     "run_coverage_runs",
     NOTEBOOK,
     "Runs not scorable, skipped or with recorded problems, with every problem code.",
-    (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("rep", "int"),
-        Column("status", "str"),
-        Column("problems", "str"),
-    ),
+    (*texts("task", "agent"), *counts("rep"), *texts("status", "problems")),
     computed_by="automd_analysis.analysis.primary.coverage_by_run",
 )
 
@@ -239,9 +214,9 @@ EXTRA_METRICS = Table(
     (
         Column("metric", "str"),
         Column("higher_is_better", "bool"),
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        *(Column(group, interval=True) for group in TASK_GROUPS),
+        *texts("agent"),
+        *counts("n_runs"),
+        *numbers(*TASK_GROUPS, interval=True),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.extra_metrics.extra_metrics_by_agent",

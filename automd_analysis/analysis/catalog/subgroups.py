@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import Column, Figure, Table
+from automd_analysis.analysis.catalog.declaration import (
+    Column,
+    Figure,
+    Table,
+    counts,
+    mean_sd,
+    texts,
+)
 
 NOTEBOOK = "05_subgroups"
 TITLE = "Subgroups"
@@ -13,15 +20,13 @@ TABLE14 = Table(
     "Gap between the best and worst subgroup per task, attribute and agent.",
     (
         Column("task_group", "str", title="task group"),
-        Column("attribute", "str"),
-        Column("agent", "str"),
-        Column("n_runs", "int", title="Runs"),
-        Column("gap_mean", interval=True, title="Gap (mean ± SD)"),
-        Column("gap_sd"),
+        *texts("attribute", "agent"),
+        Column("n_runs", "int", title="Runs", kind="count"),
+        *mean_sd("gap", interval=True, title="Gap (mean ± SD)"),
         Column("lowest_group", "str", title="Most often lowest group"),
-        Column("lowest_share", title="Lowest in"),
-        Column("same_lowest_share", title="Same lowest group as the baseline"),
-        Column("n_compared", "int", title="Runs compared"),
+        Column("lowest_share", title="Lowest in", kind="share"),
+        Column("same_lowest_share", title="Same lowest group as the baseline", kind="share"),
+        Column("n_compared", "int", title="Runs compared", kind="count"),
     ),
     paper="Table 14",
     caption="Gap between the highest- and the lowest-scoring eligible subgroup of each valid run "
@@ -35,15 +40,11 @@ RESULTS = Table(
     NOTEBOOK,
     "Every subgroup's score per task and agent.",
     (
-        Column("task", "str"),
-        Column("attribute", "str"),
-        Column("group", "str"),
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        Column("n_eligible", "int"),
-        Column("mean"),
-        Column("sd"),
-        Column("n_mean"),
+        *texts("task", "attribute", "group", "agent"),
+        *counts("n_runs", "n_eligible"),
+        Column("mean", kind="number"),
+        Column("sd", sd_of="mean"),
+        Column("n_mean", kind="count"),
     ),
     computed_by="automd_analysis.analysis.subgroups.subgroup_table",
 )
@@ -53,11 +54,9 @@ CHECKS = Table(
     NOTEBOOK,
     "Valid runs whose code checked performance by subgroup.",
     (
-        Column("agent", "str"),
-        Column("n_valid", "int"),
-        Column("n_answered", "int"),
-        Column("n_checked", "int"),
-        Column("percent"),
+        *texts("agent"),
+        *counts("n_valid", "n_answered", "n_checked"),
+        Column("percent", kind="percent"),
     ),
     computed_by="automd_analysis.analysis.subgroups.subgroup_checks",
 )
