@@ -17,9 +17,6 @@ from automd_analysis.analysis.catalog.declaration import (
     Stat,
     Table,
     TableDeclarationError,
-    counts,
-    mean_sd,
-    texts,
 )
 from automd_analysis.report.presentation import default_display
 from automd_analysis.report.tables import rendered
@@ -147,7 +144,9 @@ def test_a_spec_that_disagrees_with_its_declaration_is_found():
     from automd_analysis.analysis.catalog.declaration import TableSpec
 
     spec = TableSpec("c", labels=("agent",), stats=(Stat("Share", "share_x"),))
-    wrong = Table("t", "nb", "T.", (*texts("agent"), Column("share_x", kind="share")), spec=spec)
+    wrong = Table(
+        "t", "nb", "T.", (*Column.texts("agent"), Column("share_x", kind="share")), spec=spec
+    )
     assert _spec_mismatches(wrong) == {"share_x": "declared share, shown as ['number', 'percent']"}
 
 
@@ -157,7 +156,7 @@ def test_the_declaration_wins_over_the_column_name():
         "nb",
         "T.",
         (
-            *texts("agent"),
+            *Column.texts("agent"),
             Column("share_x", kind="number"),
             Column("n_things", kind="number"),
             Column("p_holm", kind="share"),
@@ -177,7 +176,7 @@ def test_the_declaration_wins_over_the_column_name():
 
 def test_a_declared_pair_needs_no_naming_convention():
     declared = Table(
-        "t", "nb", "T.", (*texts("agent"), Column("centre", kind="share"), Column("spread", sd_of="centre"))
+        "t", "nb", "T.", (*Column.texts("agent"), Column("centre", kind="share"), Column("spread", sd_of="centre"))
     )  # fmt: skip
     frame = pd.DataFrame({"agent": ["a"], "centre": [0.5], "spread": [0.1]})
     assert declared.kinds_in(frame)["spread"] == "share"
@@ -185,7 +184,9 @@ def test_a_declared_pair_needs_no_naming_convention():
 
 
 def test_a_declared_number_column_without_a_kind_is_refused():
-    declared = Table("t", "nb", "T.", (*texts("agent"), *counts("n_runs"), Column("x")))
+    declared = Table(
+        "t", "nb", "T.", (*Column.texts("agent"), *Column.counts("n_runs"), Column("x"))
+    )
     frame = declared.frame([{"agent": "a", "n_runs": 2, "x": 0.5}])
     with pytest.raises(TableDeclarationError, match="no kind for x") as err:
         rendered(frame, None, None, {}, declared)
@@ -193,8 +194,8 @@ def test_a_declared_number_column_without_a_kind_is_refused():
 
 
 def test_declaration_helpers_and_their_checks():
-    assert [c.name for c in mean_sd("gap", interval=True)] == ["gap_mean", "gap_sd"]
-    assert mean_sd("gap")[1].sd_of == "gap_mean"
+    assert [c.name for c in Column.mean_sd("gap", interval=True)] == ["gap_mean", "gap_sd"]
+    assert Column.mean_sd("gap")[1].sd_of == "gap_mean"
     with pytest.raises(ValueError, match="SD of 'gap_mean'"):
         Table("t", "nb", "T.", (Column("gap_sd", sd_of="gap_mean"),))
     with pytest.raises(ValueError, match="kind must be one of"):

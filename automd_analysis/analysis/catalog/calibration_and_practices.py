@@ -4,20 +4,15 @@ the calibration measures beyond the 10-bin ECE."""
 from __future__ import annotations
 
 from automd_analysis.analysis.catalog.declaration import (
-    FEW_VALID_NOTE,
     Column,
     Figure,
     PerAgent,
     Stat,
     Table,
     TableSpec,
-    counts,
-    mean_sd,
-    numbers,
     per_agent_spec,
-    texts,
 )
-from automd_analysis.analysis.catalog.primary_scores import PER_TASK, PER_TASK_SCORE
+from automd_analysis.analysis.catalog.primary_scores import PER_TASK, per_task_spec
 from automd_analysis.analysis.store import TASK_CLASSES
 
 NOTEBOOK = "02_calibration_and_practices"
@@ -31,8 +26,8 @@ TABLE3 = Table(
     NOTEBOOK,
     "ECE per agent and task class.",
     (
-        *texts("agent"),
-        *numbers(*TASK_CLASSES, "all"),
+        *Column.texts("agent"),
+        *Column.numbers(*TASK_CLASSES, "all"),
         *(
             Column(f"{c}_bc", interval=True, bias_corrected=True, kind="number")
             for c in (*TASK_CLASSES, "all")
@@ -67,11 +62,7 @@ TABLE13 = Table(
     "ECE per task and agent.",
     PER_TASK,
     paper="Table 13",
-    spec=TableSpec(
-        caption=f"ECE by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
-        pivot=("task", "agent"),
-        cell=PER_TASK_SCORE,
-    ),
+    spec=per_task_spec("ECE"),
     computed_by="automd_analysis.analysis.calibration_practices.ece_by_task",
 )
 
@@ -79,7 +70,7 @@ PROVENANCE = Table(
     "annotation_provenance",
     NOTEBOOK,
     "Who produced the codebook answers behind Fig. 2a.",
-    (*texts("annotator", "annotations_source"), *counts("n_runs")),
+    (*Column.texts("annotator", "annotations_source"), *Column.counts("n_runs")),
     spec=TableSpec(
         caption="Who produced the codebook answers of the valid agent runs behind Figure 2a and "
         "Table 20 (archive: the run's own annotations.json; generated: automd annotate output "
@@ -103,8 +94,8 @@ FIG2A = Table(
     NOTEBOOK,
     "Practice groups' share of runs and of the ECE gap to the baselines.",
     (
-        *texts("group"),
-        *counts("n_runs"),
+        *Column.texts("group"),
+        *Column.counts("n_runs"),
         Column("share_of_runs", interval=True, kind="share"),
         Column("share_of_difference", interval=True, kind="share"),
         Column("mean_ece", interval=True, kind="number"),
@@ -130,9 +121,9 @@ FIG2B = Table(
     NOTEBOOK,
     "ECE of runs handling class imbalance, with or without recalibration.",
     (
-        *texts("run_id", "agent", "task", "imbalance_handling"),
+        *Column.texts("run_id", "agent", "task", "imbalance_handling"),
         Column("recalibrated", "bool"),
-        *numbers("ece"),
+        *Column.numbers("ece"),
     ),
     paper="Fig. 2b",
     computed_by="automd_analysis.analysis.calibration_practices.recalibration_effect",
@@ -145,8 +136,7 @@ FIG2B_SUMMARY = Table(
     (
         Column("recalibrated", "bool", title="Recalibrated after imbalance handling"),
         Column("n_runs", "int", title="Runs", kind="count"),
-        Column("mean", interval=True, title="ECE (mean ± SD)", kind="number"),
-        Column("sd", sd_of="mean"),
+        *Column.mean_sd(interval=True, title="ECE (mean ± SD)"),
     ),
     paper="Fig. 2b",
     caption="ECE of the valid runs that handle class imbalance, without and with recalibration "
@@ -160,8 +150,8 @@ TABLE20 = Table(
     NOTEBOOK,
     "Modelling practices as % of eligible valid runs (long form, counts).",
     (
-        *texts("practice", "agent"),
-        *counts("n_eligible", "n_positive", "n_missing"),
+        *Column.texts("practice", "agent"),
+        *Column.counts("n_eligible", "n_positive", "n_missing"),
         Column("percent", kind="percent"),
     ),
     paper="Table 20",
@@ -172,7 +162,7 @@ TABLE20_WIDE = Table(
     "table20_practices_wide",
     NOTEBOOK,
     "Modelling practices as % of eligible valid runs, one column per agent.",
-    (*texts("practice"), PerAgent(kind="percent")),
+    (*Column.texts("practice"), PerAgent(kind="percent")),
     paper="Table 20",
     spec=per_agent_spec(
         ("practice",), "Modelling practices: % of each agent's eligible valid runs."
@@ -185,9 +175,9 @@ AGREEMENT = Table(
     NOTEBOOK,
     "Agreement of automd annotate with the archive's own answers, per field.",
     (
-        *texts("field"),
-        *counts("n_runs"),
-        *numbers("exact", "kappa"),
+        *Column.texts("field"),
+        *Column.counts("n_runs"),
+        *Column.numbers("exact", "kappa"),
         Column("multi", "bool"),
     ),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
@@ -198,9 +188,9 @@ AGREEMENT_VALUES = Table(
     NOTEBOOK,
     "Precision and recall of every generated codebook value.",
     (
-        *texts("field", "value"),
-        *counts("n_reference", "n_rated"),
-        *numbers("precision", "recall"),
+        *Column.texts("field", "value"),
+        *Column.counts("n_reference", "n_rated"),
+        *Column.numbers("precision", "recall"),
     ),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
@@ -209,7 +199,7 @@ AGREEMENT_CONFUSION = Table(
     "annotation_agreement_confusion",
     NOTEBOOK,
     "The archive's answers against the generated ones (counts).",
-    (*texts("field", "reference", "rated"), *counts("n")),
+    (*Column.texts("field", "reference", "rated"), *Column.counts("n")),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
 
@@ -218,10 +208,10 @@ BY_MEASURE = Table(
     NOTEBOOK,
     "The agents' calibration under seven measures.",
     (
-        *texts("measure", "agent"),
-        *numbers("value"),
-        *counts("n_tasks", "n_runs", "n_undefined"),
-        *numbers("rank"),
+        *Column.texts("measure", "agent"),
+        *Column.numbers("value"),
+        *Column.counts("n_tasks", "n_runs", "n_undefined"),
+        *Column.numbers("rank"),
     ),
     spec=TableSpec(
         caption="Calibration of each agent under each measure (valid runs averaged within task, "
@@ -238,11 +228,11 @@ RANKING_AGREEMENT = Table(
     NOTEBOOK,
     "Each measure's ranking of the agents against the 10-bin ECE's.",
     (
-        *texts("measure"),
-        *counts("n_agents"),
-        *numbers("spearman", "kendall"),
-        *counts("n_pairs", "n_flipped"),
-        *texts("best_agent"),
+        *Column.texts("measure"),
+        *Column.counts("n_agents"),
+        *Column.numbers("spearman", "kendall"),
+        *Column.counts("n_pairs", "n_flipped"),
+        *Column.texts("best_agent"),
         Column("same_best", "bool"),
     ),
     spec=TableSpec(
@@ -291,10 +281,10 @@ CORRELATIONS = Table(
     NOTEBOOK,
     "Rank correlations between calibration measures.",
     (
-        *texts("level", "measure_a", "measure_b"),
-        *counts("n"),
-        *numbers("spearman", "kendall"),
-        *texts("reason"),
+        *Column.texts("level", "measure_a", "measure_b"),
+        *Column.counts("n"),
+        *Column.numbers("spearman", "kendall"),
+        *Column.texts("reason"),
     ),
     spec=TableSpec(
         caption="Rank correlation between calibration measures: over the agents' values (agent) "
@@ -315,10 +305,10 @@ SLOPE_INTERCEPT = Table(
     NOTEBOOK,
     "Calibration slope and intercept per agent and task class.",
     (
-        *texts("agent", "task_class"),
-        *mean_sd("slope"),
-        *mean_sd("intercept"),
-        *counts("n_tasks", "n_runs"),
+        *Column.texts("agent", "task_class"),
+        *Column.mean_sd("slope"),
+        *Column.mean_sd("intercept"),
+        *Column.counts("n_tasks", "n_runs"),
     ),
     spec=TableSpec(
         caption="Calibration slope and intercept by agent and task class (mean ± SD over the "
@@ -343,12 +333,12 @@ RELIABILITY = Table(
     NOTEBOOK,
     "The bins behind the reliability diagrams (each run's bins, averaged over runs).",
     (
-        *texts("task", "agent", "kind"),
-        *numbers("quantile", "time"),
+        *Column.texts("task", "agent", "kind"),
+        *Column.numbers("quantile", "time"),
         Column("bin", "int", kind="number"),
-        *numbers("lo", "hi"),
-        *counts("n", "n_runs"),
-        *numbers("mean_pred", "observed"),
+        *Column.numbers("lo", "hi"),
+        *Column.counts("n", "n_runs"),
+        *Column.numbers("mean_pred", "observed"),
     ),
     computed_by="automd_analysis.analysis.calibration_practices.reliability_table",
 )
@@ -358,11 +348,11 @@ CURVES = Table(
     NOTEBOOK,
     "The smoothed calibration curves behind the curve figures.",
     (
-        *texts("task", "agent", "kind"),
-        *numbers("x"),
-        *mean_sd("observed"),
-        *numbers("lo_mean", "hi_mean"),
-        *counts("n_runs"),
+        *Column.texts("task", "agent", "kind"),
+        *Column.numbers("x"),
+        *Column.mean_sd("observed"),
+        *Column.numbers("lo_mean", "hi_mean"),
+        *Column.counts("n_runs"),
     ),
     computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
@@ -372,11 +362,11 @@ DECISION_CURVES = Table(
     NOTEBOOK,
     "Net benefit by risk threshold per task and agent.",
     (
-        *texts("task", "agent"),
-        *numbers("threshold"),
-        *mean_sd("net_benefit"),
-        *counts("n_runs"),
-        *numbers("treat_all", "treat_none"),
+        *Column.texts("task", "agent"),
+        *Column.numbers("threshold"),
+        *Column.mean_sd("net_benefit"),
+        *Column.counts("n_runs"),
+        *Column.numbers("treat_all", "treat_none"),
     ),
     computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )

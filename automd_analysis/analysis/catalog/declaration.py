@@ -38,11 +38,7 @@ __all__ = [
     "Table",
     "TableDeclarationError",
     "TableSpec",
-    "counts",
-    "mean_sd",
-    "numbers",
     "per_agent_spec",
-    "texts",
 ]
 
 #: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
@@ -130,6 +126,31 @@ class Column:
         an SD column's is its value column's, :meth:`Table.kinds_in`)."""
         return self.kind or _DTYPE_KINDS.get(self.dtype)
 
+    @staticmethod
+    def texts(*names: str) -> tuple[Column, ...]:
+        """Text columns (``str``), e.g. a table's keys: ``Column.texts("task", "agent")``."""
+        return tuple(Column(name, "str") for name in names)
+
+    @staticmethod
+    def counts(*names: str) -> tuple[Column, ...]:
+        """Integer columns of counts (``int``, kind ``"count"``): ``Column.counts("n_runs")``."""
+        return tuple(Column(name, "int", kind="count") for name in names)
+
+    @staticmethod
+    def numbers(*names: str, interval: bool = False) -> tuple[Column, ...]:
+        """Float columns read as plain numbers (kind ``"number"``), each with an interval if
+        ``interval``."""
+        return tuple(Column(name, interval=interval, kind="number") for name in names)
+
+    @staticmethod
+    def mean_sd(
+        stem: str = "", kind: str = "number", *, interval: bool = False, title: str | None = None
+    ) -> tuple[Column, Column]:
+        """``<stem>_mean`` (of ``kind``, with an interval if ``interval``, page header ``title``) and
+        its SD column ``<stem>_sd`` (without ``stem``: ``mean`` and ``sd``), shown as one column."""
+        mean, sd = (f"{stem}_mean", f"{stem}_sd") if stem else ("mean", "sd")
+        return Column(mean, interval=interval, title=title, kind=kind), Column(sd, sd_of=mean)
+
     @property
     def ci_columns(self) -> tuple[str, ...]:
         """``(low, high)`` interval column names, or ``()``."""
@@ -168,34 +189,6 @@ class PerAgent:
     def is_agent(self, column: str) -> bool:
         """Whether ``column`` is an agent's value column (not one of its companions)."""
         return not any(str(column).endswith(s) for s in self.suffixes())
-
-
-def texts(*names: str) -> tuple[Column, ...]:
-    """Text columns (``str``), e.g. a table's keys: ``texts("task", "agent")``."""
-    return tuple(Column(name, "str") for name in names)
-
-
-def counts(*names: str) -> tuple[Column, ...]:
-    """Integer columns of counts (``int``, kind ``"count"``): ``counts("n_runs", "n_valid")``."""
-    return tuple(Column(name, "int", kind="count") for name in names)
-
-
-def numbers(*names: str, interval: bool = False) -> tuple[Column, ...]:
-    """Float columns read as plain numbers (kind ``"number"``), each with an interval if
-    ``interval``."""
-    return tuple(Column(name, interval=interval, kind="number") for name in names)
-
-
-def mean_sd(
-    stem: str, kind: str = "number", *, interval: bool = False, title: str | None = None
-) -> tuple[Column, Column]:
-    """``<stem>_mean`` (of ``kind``, with an interval if ``interval``, page header ``title``) and
-    its SD column ``<stem>_sd``: shown as one ``mean ± SD`` column."""
-    mean = f"{stem}_mean"
-    return (
-        Column(mean, interval=interval, title=title, kind=kind),
-        Column(f"{stem}_sd", sd_of=mean),
-    )
 
 
 @dataclass(frozen=True)
@@ -493,8 +486,8 @@ class Table:
 
         Examples
         --------
-        >>> t = Table("t", "nb", "A table.", (*texts("agent"), *mean_sd("gap", "share"),
-        ...     *counts("n_runs")))
+        >>> t = Table("t", "nb", "A table.", (*Column.texts("agent"), *Column.mean_sd("gap", "share"),
+        ...     *Column.counts("n_runs")))
         >>> t.kinds_in(t.frame())
         {'agent': 'text', 'gap_mean': 'share', 'gap_sd': 'share', 'n_runs': 'count'}
         """

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import (
-    Column,
-    Figure,
-    Stat,
-    Table,
-    TableSpec,
-    counts,
-    mean_sd,
-    numbers,
-    texts,
-)
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
 
 NOTEBOOK = "03_evaluation_objectives"
 TITLE = "Evaluation objectives"
 
-_METRICS = tuple(c for m in ("auroc", "brier", "ece") for c in mean_sd(m, interval=True))
+_METRICS = tuple(c for m in ("auroc", "brier", "ece") for c in Column.mean_sd(m, interval=True))
 #: How the intervals of Tables 4 and 15 are drawn (their captions' bracket sentence).
 INTERVAL_NOTE = (
     "Brackets: 95% bootstrap interval of the mean (the runs of each agent redrawn under each "
     "objective; the task and its test set are held fixed)."
 )
-_COUNTS = counts("n_runs", "n_valid")
+_COUNTS = Column.counts("n_runs", "n_valid")
 
 
 def _objective_spec(caption: str, labels: tuple[str, ...], marked: bool) -> TableSpec:
@@ -49,7 +39,7 @@ TABLE4 = Table(
     "table4_objectives",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective (all agents).",
-    (*texts("task", "objective"), *_COUNTS, *_METRICS),
+    (*Column.texts("task", "objective"), *_COUNTS, *_METRICS),
     paper="Table 4",
     spec=_objective_spec(
         "Calibration under the evaluation objectives on one task (mean ± SD over the valid runs "
@@ -64,7 +54,7 @@ TABLE15 = Table(
     "table15_objectives_by_agent",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective, by agent.",
-    (*texts("task", "agent", "objective"), *_COUNTS, *_METRICS),
+    (*Column.texts("task", "agent", "objective"), *_COUNTS, *_METRICS),
     paper="Table 15",
     spec=_objective_spec(
         "Table 4 by agent: calibration under the evaluation objectives on one task (mean ± SD "
@@ -103,9 +93,9 @@ FIG4 = Table(
     NOTEBOOK,
     "The runs behind Figure 4 and their practice group.",
     (
-        *texts("objective", "agent", "run_id"),
-        *numbers("auroc", "ece"),
-        *texts(
+        *Column.texts("objective", "agent", "run_id"),
+        *Column.numbers("auroc", "ece"),
+        *Column.texts(
             "group",
             "averaged_ranks",
             "imbalance_handling",

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import (
-    Column,
-    Figure,
-    Stat,
-    Table,
-    TableSpec,
-    counts,
-    mean_sd,
-    numbers,
-    texts,
-)
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
 
 NOTEBOOK = "06_llm_comparison"
 TITLE = "Same agent, different LLMs"
@@ -22,12 +12,12 @@ TABLE7 = Table(
     NOTEBOOK,
     "One agent with several LLMs: score, ECE, validity, tokens.",
     (
-        *texts("llm"),
-        *mean_sd("penalized", interval=True),
-        *numbers("ece_mean"),
+        *Column.texts("llm"),
+        *Column.mean_sd("penalized", interval=True),
+        *Column.numbers("ece_mean"),
         Column("ece_mean_bc", interval=True, bias_corrected=True, kind="number"),
         Column("valid_rate", kind="share"),
-        *numbers("tokens_m_mean"),
+        *Column.numbers("tokens_m_mean"),
     ),
     paper="Table 7",
     spec=TableSpec(
@@ -54,14 +44,14 @@ TABLE22 = Table(
     NOTEBOOK,
     "Table 7 with SDs and run counts.",
     (
-        *texts("llm"),
+        *Column.texts("llm"),
         Column("is_default", "bool"),
-        *counts("n_runs"),
-        *mean_sd("penalized"),
-        *numbers("nonpenalized_mean", "ece_mean"),
-        *mean_sd("valid_rate", "share"),
-        *mean_sd("tokens_m"),
-        *counts("n_with_tokens"),
+        *Column.counts("n_runs"),
+        *Column.mean_sd("penalized"),
+        *Column.numbers("nonpenalized_mean", "ece_mean"),
+        *Column.mean_sd("valid_rate", "share"),
+        *Column.mean_sd("tokens_m"),
+        *Column.counts("n_with_tokens"),
     ),
     paper="Table 22",
     computed_by="automd_analysis.analysis.llm.llm_summary_detail",
@@ -72,9 +62,9 @@ TABLE11 = Table(
     NOTEBOOK,
     "Tokens per run by agent.",
     (
-        *texts("agent"),
-        *counts("n_runs", "n_with_tokens"),
-        *mean_sd("tokens_m"),
+        *Column.texts("agent"),
+        *Column.counts("n_runs", "n_with_tokens"),
+        *Column.mean_sd("tokens_m"),
     ),
     paper="Table 11",
     spec=TableSpec(

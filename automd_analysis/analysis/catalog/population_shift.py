@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import (
-    Column,
-    Figure,
-    Stat,
-    Table,
-    TableSpec,
-    counts,
-    numbers,
-    texts,
-)
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, Table, TableSpec
 
 NOTEBOOK = "04_population_shift"
 TITLE = "Population shift"
 
-_KEY = texts("agent", "task", "internal_task")
+_KEY = Column.texts("agent", "task", "internal_task")
 
 TABLE5 = Table(
     "table5_external",
     NOTEBOOK,
     "Score on external tasks and its ratio to the score without the shift.",
-    (*_KEY, *numbers("score", interval=True), Column("ratio", interval=True, kind="share")),
+    (*_KEY, *Column.numbers("score", interval=True), Column("ratio", interval=True, kind="share")),
     paper="Table 5",
     spec=TableSpec(
         caption="Performance under population shift: mean normalised score on the external "
@@ -41,10 +32,10 @@ TABLE5_DETAIL = Table(
     "Table 5 with the SDs and counts behind each cell.",
     (
         *_KEY,
-        *numbers("score", "ratio"),
+        *Column.numbers("score", "ratio"),
         Column("score_sd", sd_of="score"),
-        *counts("n_valid", "n_pairs"),
-        *numbers("internal_score"),
+        *Column.counts("n_valid", "n_pairs"),
+        *Column.numbers("internal_score"),
     ),
     paper="Table 5",
     computed_by="automd_analysis.analysis.shift.external_ratios_detail",

@@ -9,10 +9,6 @@ from automd_analysis.analysis.catalog.declaration import (
     Stat,
     Table,
     TableSpec,
-    counts,
-    mean_sd,
-    numbers,
-    texts,
 )
 
 NOTEBOOK = "01_primary_scores"
@@ -20,16 +16,30 @@ TITLE = "Primary scores"
 #: The task classes of the per-class tables, then all tasks.
 TASK_GROUPS = ("survival", "classification", "sequential", "all")
 
-_PAIR = {"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"}
-_PAIR_KEY = texts("agent_a", "agent_b", "measure")
+_PAIR_KEY = Column.texts("agent_a", "agent_b", "measure")
 #: Columns of the per-task summaries (paper Tables 12 and 13).
-PER_TASK = (
-    *texts("task", "agent"),
-    Column("mean", kind="number"),
-    Column("sd", sd_of="mean"),
-    *counts("n_valid"),
-)
-PER_TASK_SCORE = Stat("score", "mean", "sd", "n_valid")
+PER_TASK = (*Column.texts("task", "agent"), *Column.mean_sd(), *Column.counts("n_valid"))
+
+
+def per_task_spec(quantity: str) -> TableSpec:
+    """Display of a per-task summary (Tables 12, 13): ``quantity`` by task (rows) and agent
+    (columns), mean ± SD over valid runs, few valid runs marked."""
+    return TableSpec(
+        caption=f"{quantity} by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
+        pivot=("task", "agent"),
+        cell=Stat("score", "mean", "sd", "n_valid"),
+    )
+
+
+def _pair_spec(caption: str, *stats: Stat) -> TableSpec:
+    """Display of an agent-pair table: agents A and B, the measure, the mean difference, ``stats``."""
+    return TableSpec(
+        caption=caption,
+        labels=tuple(c.name for c in _PAIR_KEY),
+        stats=(Stat("Mean difference (A - B)", "diff_mean"), *stats),
+        exclude_from_best=(),
+        titles={"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"},
+    )
 
 
 def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = None) -> Stat:
@@ -40,7 +50,10 @@ OVERVIEW = Table(
     "overview_runs",
     NOTEBOOK,
     "Runs, valid runs and runs not scorable here per experiment and agent.",
-    (*texts("experiment", "agent"), *counts("runs", "valid", "not_scorable", "tasks")),
+    (
+        *Column.texts("experiment", "agent"),
+        *Column.counts("runs", "valid", "not_scorable", "tasks"),
+    ),
     spec=TableSpec(
         caption="runs, valid runs and runs not scorable here (no predictions for the task's "
         "test set archived: neither valid nor invalid) per experiment and agent.",
@@ -60,12 +73,12 @@ TABLE2 = Table(
     NOTEBOOK,
     "Penalised and non-penalised score, valid runs and ranks per agent.",
     (
-        *texts("agent"),
-        *mean_sd("penalized", interval=True),
-        *mean_sd("nonpenalized", interval=True),
-        *mean_sd("valid_rate", "share"),
-        *mean_sd("rank_penalized", interval=True),
-        *mean_sd("rank_nonpenalized", interval=True),
+        *Column.texts("agent"),
+        *Column.mean_sd("penalized", interval=True),
+        *Column.mean_sd("nonpenalized", interval=True),
+        *Column.mean_sd("valid_rate", "share"),
+        *Column.mean_sd("rank_penalized", interval=True),
+        *Column.mean_sd("rank_nonpenalized", interval=True),
     ),
     paper="Table 2",
     spec=TableSpec(
@@ -92,12 +105,12 @@ PAIRWISE = Table(
         Column("diff_mean", interval=True, ci="", kind="number"),
         Column("p_value", kind="p"),
         Column("p_holm", kind="p"),
-        *counts("n_tasks", "tasks_a_better"),
+        *Column.counts("n_tasks", "tasks_a_better"),
         Column("tasks_p_value", kind="p"),
         Column("tasks_p_holm", kind="p"),
     ),
-    spec=TableSpec(
-        caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
+    spec=_pair_spec(
+        "Paired comparison of every pair of agents on the primary score and on ECE. Mean "
         "difference: mean over the common tasks of A's per-task mean minus B's (score: invalid "
         "runs count 0; ECE: valid runs). On these tasks (tasks fixed; each agent's runs, their "
         "validity and the test patients resampled): the interval and p, the paired bootstrap "
@@ -106,18 +119,12 @@ PAIRWISE = Table(
         "it generalise?): two-sided sign-flip test of the per-task differences. Holm: adjusted "
         "over the agent pairs of each measure (one family per measure and question). Tasks A "
         "better: higher score, lower ECE.",
-        labels=("agent_a", "agent_b", "measure"),
-        stats=(
-            Stat("Mean difference (A - B)", "diff_mean"),
-            Stat("p", "p_value"),
-            Stat("Holm p", "p_holm"),
-            Stat("Tasks", "n_tasks", integer=True),
-            Stat("Tasks A better", "tasks_a_better", integer=True),
-            Stat("Across tasks p", "tasks_p_value"),
-            Stat("Across tasks Holm p", "tasks_p_holm"),
-        ),
-        exclude_from_best=(),
-        titles=_PAIR,
+        Stat("p", "p_value"),
+        Stat("Holm p", "p_holm"),
+        Stat("Tasks", "n_tasks", integer=True),
+        Stat("Tasks A better", "tasks_a_better", integer=True),
+        Stat("Across tasks p", "tasks_p_value"),
+        Stat("Across tasks Holm p", "tasks_p_holm"),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.uncertainty.pairwise_comparisons",
@@ -129,29 +136,23 @@ POWER = Table(
     "Repetitions per task that would make each difference between agents significant.",
     (
         *_PAIR_KEY,
-        *numbers("diff_mean"),
-        *counts("n_tasks", "reps_observed"),
-        *numbers("se_observed", "se_test_set", "sd_one_repetition"),
+        *Column.numbers("diff_mean"),
+        *Column.counts("n_tasks", "reps_observed"),
+        *Column.numbers("se_observed", "se_test_set", "sd_one_repetition"),
         Column("reps_needed", kind="count"),
         Column("reachable", "bool"),
     ),
-    spec=TableSpec(
-        caption="Repetitions per agent and task at which each observed mean difference would be "
+    spec=_pair_spec(
+        "Repetitions per agent and task at which each observed mean difference would be "
         "significant on these tasks (two-sided, normal approximation, observed run-to-run and "
         "test-set variances). – : unreachable, the difference is within the test-set noise. "
         "SE: standard error of the mean difference at the observed runs; test-set SE: its part "
         "that more repetitions cannot remove.",
-        labels=("agent_a", "agent_b", "measure"),
-        stats=(
-            Stat("Mean difference (A - B)", "diff_mean"),
-            Stat("Tasks", "n_tasks", integer=True),
-            Stat("Runs observed", "reps_observed", integer=True),
-            Stat("SE", "se_observed"),
-            Stat("Test-set SE", "se_test_set"),
-            Stat("Repetitions needed", "reps_needed", integer=True),
-        ),
-        exclude_from_best=(),
-        titles=_PAIR,
+        Stat("Tasks", "n_tasks", integer=True),
+        Stat("Runs observed", "reps_observed", integer=True),
+        Stat("SE", "se_observed"),
+        Stat("Test-set SE", "se_test_set"),
+        Stat("Repetitions needed", "reps_needed", integer=True),
     ),
     computed_by="automd_analysis.analysis.uncertainty.power_table",
 )
@@ -162,11 +163,7 @@ TABLE12 = Table(
     "Normalised primary score per task and agent.",
     PER_TASK,
     paper="Table 12",
-    spec=TableSpec(
-        caption=f"Normalised primary score by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
-        pivot=("task", "agent"),
-        cell=PER_TASK_SCORE,
-    ),
+    spec=per_task_spec("Normalised primary score"),
     computed_by="automd_analysis.analysis.primary.scores_by_task",
 )
 
@@ -175,7 +172,7 @@ INVALID = Table(
     NOTEBOOK,
     "Why runs were invalid, by agent and first check.",
     (
-        *texts("agent", "category"),
+        *Column.texts("agent", "category"),
         Column("reason_code", "str", title="first failed check"),
         Column("n_invalid", "int", title="Invalid runs", kind="count"),
         Column("n_runs", "int", title="Runs", kind="count"),
@@ -193,8 +190,8 @@ COVERAGE = Table(
     NOTEBOOK,
     "Runs, valid, not scorable, skipped and incomplete per task and agent.",
     (
-        *texts("task", "agent"),
-        *counts("n_runs", "n_valid", "n_not_scorable", "n_skipped", "n_incomplete"),
+        *Column.texts("task", "agent"),
+        *Column.counts("n_runs", "n_valid", "n_not_scorable", "n_skipped", "n_incomplete"),
     ),
     computed_by="automd_analysis.analysis.primary.coverage",
 )
@@ -203,7 +200,7 @@ COVERAGE_BY_RUN = Table(
     "run_coverage_runs",
     NOTEBOOK,
     "Runs not scorable, skipped or with recorded problems, with every problem code.",
-    (*texts("task", "agent"), *counts("rep"), *texts("status", "problems")),
+    (*Column.texts("task", "agent"), *Column.counts("rep"), *Column.texts("status", "problems")),
     computed_by="automd_analysis.analysis.primary.coverage_by_run",
 )
 
@@ -214,9 +211,9 @@ EXTRA_METRICS = Table(
     (
         Column("metric", "str"),
         Column("higher_is_better", "bool"),
-        *texts("agent"),
-        *counts("n_runs"),
-        *numbers(*TASK_GROUPS, interval=True),
+        *Column.texts("agent"),
+        *Column.counts("n_runs"),
+        *Column.numbers(*TASK_GROUPS, interval=True),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.extra_metrics.extra_metrics_by_agent",

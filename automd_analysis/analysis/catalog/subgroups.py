@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from automd_analysis.analysis.catalog.declaration import (
-    Column,
-    Figure,
-    Table,
-    counts,
-    mean_sd,
-    texts,
-)
+from automd_analysis.analysis.catalog.declaration import Column, Figure, Table
 
 NOTEBOOK = "05_subgroups"
 TITLE = "Subgroups"
@@ -20,9 +13,9 @@ TABLE14 = Table(
     "Gap between the best and worst subgroup per task, attribute and agent.",
     (
         Column("task_group", "str", title="task group"),
-        *texts("attribute", "agent"),
+        *Column.texts("attribute", "agent"),
         Column("n_runs", "int", title="Runs", kind="count"),
-        *mean_sd("gap", interval=True, title="Gap (mean ± SD)"),
+        *Column.mean_sd("gap", interval=True, title="Gap (mean ± SD)"),
         Column("lowest_group", "str", title="Most often lowest group"),
         Column("lowest_share", title="Lowest in", kind="share"),
         Column("same_lowest_share", title="Same lowest group as the baseline", kind="share"),
@@ -40,10 +33,9 @@ RESULTS = Table(
     NOTEBOOK,
     "Every subgroup's score per task and agent.",
     (
-        *texts("task", "attribute", "group", "agent"),
-        *counts("n_runs", "n_eligible"),
-        Column("mean", kind="number"),
-        Column("sd", sd_of="mean"),
+        *Column.texts("task", "attribute", "group", "agent"),
+        *Column.counts("n_runs", "n_eligible"),
+        *Column.mean_sd(),
         Column("n_mean", kind="count"),
     ),
     computed_by="automd_analysis.analysis.subgroups.subgroup_table",
@@ -54,8 +46,8 @@ CHECKS = Table(
     NOTEBOOK,
     "Valid runs whose code checked performance by subgroup.",
     (
-        *texts("agent"),
-        *counts("n_valid", "n_answered", "n_checked"),
+        *Column.texts("agent"),
+        *Column.counts("n_valid", "n_answered", "n_checked"),
         Column("percent", kind="percent"),
     ),
     computed_by="automd_analysis.analysis.subgroups.subgroup_checks",
