@@ -2,17 +2,24 @@
 
 The analyses return tidy tables whose column names are stable CSV names (``auroc_mean``,
 ``p_holm``, ``n_mean``). A table with a registered display spec is rendered as the spec says
-(:mod:`automd_analysis.report.tables`); every other table is rendered by :func:`default_display`
-with rules read off its column names:
+(:mod:`automd_analysis.report.tables`); every other table is rendered by :func:`default_display`.
+A declared table (:mod:`automd_analysis.analysis.catalog`) is read from its declaration: each
+column's kind (``Column(..., kind=...)``, :data:`~automd_analysis.analysis.catalog.declaration.KINDS`),
+its ``mean ± SD`` pairs (``Column(..., sd_of=...)``) and its interval columns; nothing about how a
+value reads is taken from a declared column's name. Only a frame without a declaration (a table
+of your own passed to ``report.table``) is read from its column names (:func:`column_kind`):
 
 - ``<x>_mean`` with ``<x>_sd`` (and ``mean`` with ``sd``, or a value column ``<x>`` with
   ``<x>_sd``) become one ``mean ± SD`` column;
 - counts (``n``, ``n_*``, ``*_n``, ``runs``, ``rep``...) print as integers, or with one decimal when
   they are means of counts;
-- p-values (``p``, ``p_value``, ``p_holm``) print with three decimals, in scientific notation
-  below 0.001 (:func:`format_p_value`);
+- p-values (``p``, ``p_value``, ``p_holm``) print with three decimals, ``< 0.001`` below 0.001
+  (:func:`format_p_value`);
 - shares and rates in [0, 1] (``share*``, ``*_share``, ``*_rate``, ``fraction*``) print as percent;
-  percentages (``*pct*``, ``percent``) get a ``%``;
+  percentages (``*pct*``, ``percent``) get a ``%``.
+
+For both:
+
 - numbers inside interval labels (``age T1 [18.146, 55.4003)``) are rounded for reading
   (:func:`format_interval_label`);
 - other numbers print with three decimals (one when the column reaches 100);
@@ -35,6 +42,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis.catalog.declaration import Table, TableDeclarationError
 from automd_analysis.docstrings import COLE_2015, fill_doc
 from automd_analysis.precision import comparable_scalar
 from automd_analysis.stats import wording
@@ -189,7 +197,8 @@ def _base(name: str) -> str:
 
 
 def column_kind(name: str) -> str:
-    """How a column of numbers reads, from its CSV name.
+    """How a column of numbers reads, guessed from its CSV name: only for a frame without a
+    declaration (a declared table states each column's kind, ``Column(..., kind=...)``).
 
     Returns one of ``"p"`` (p-value), ``"count"``, ``"percent"`` (already 0-100), ``"share"``
     (0-1, shown as percent), ``"fraction"`` (0-1, small: percent with two decimals) or
@@ -269,7 +278,8 @@ def _decimals(values: pd.Series) -> int:
 
 
 def _pairs(columns: Sequence[str]) -> dict[str, str]:
-    """Value column -> its SD column (``x_mean``/``x_sd``, ``mean``/``sd``, ``x``/``x_sd``)."""
+    """Value column -> its SD column guessed from the names (``x_mean``/``x_sd``, ``mean``/``sd``,
+    ``x``/``x_sd``): a frame without a declaration only."""
     present = set(columns)
     pairs = {}
     for column in columns:
@@ -361,12 +371,17 @@ def default_display(
     titles: Mapping[str, str] | None = None,
     intervals: Mapping[str, tuple[str, str]] | None = None,
     readable: Collection[str] | None = None,
+    declared: Table | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Display strings of a table without a display spec, and an all-false bold mask.
 
-    Applies the column-name rules of the module docstring: ``mean ± SD`` pairs, integer counts,
-    p-values, percentages, rounded interval labels, three decimals otherwise; intervals in
-    brackets after their values; readable headers.
+    With ``declared``, each column reads as its declaration says: its kind
+    (:meth:`~automd_analysis.analysis.catalog.declaration.Table.kinds_in`: integer counts,
+    p-values, percentages, three decimals...) and its ``mean ± SD`` pairs
+    (:meth:`~automd_analysis.analysis.catalog.declaration.Table.sds_in`). Without one - a frame a
+    user publishes without declaring it - the kinds and pairs are guessed from the column names
+    (:func:`column_kind`; the module docstring's rules). Either way: rounded interval labels,
+    intervals in brackets after their values, readable headers.
 
     Parameters
     ----------
@@ -382,12 +397,19 @@ def default_display(
         The columns whose names are headers to be read (:func:`readable_header`): a table's
         declared columns. Others - an agent's or a task's name as a column of a wide table - are
         shown as they are. Default: every column.
+    declared : Table, optional
+        The table's declaration: how each column reads. ``None``: guessed from the names.
 
     Returns
     -------
     (DataFrame, DataFrame)
         Display strings (columns in the table's order, an SD column merged into its value
         column, interval columns into theirs) and the bold mask (nothing bold).
+
+    Raises
+    ------
+    TableDeclarationError
+        ``declared`` gives a number column of ``df`` no kind.
 
     See Also
     --------
@@ -409,6 +431,12 @@ def default_display(
     >>> default_display(gaps, titles={"gap_mean": "Gap"},
     ...     intervals={"gap_mean": ("gap_mean_ci_low", "gap_mean_ci_high")})[0].iloc[0].to_dict()
     {'n runs': '3', 'Gap': '0.123 [0.100, 0.150]'}
+    >>> from automd_analysis.analysis.catalog.declaration import Column, Table
+    >>> runs = Table("runs", "nb", "Runs.", (Column("agent", "str"),
+    ...     Column("n_runs", kind="number")))
+    >>> default_display(pd.DataFrame({"agent": ["a"], "n_runs": [3.0]}),
+    ...     declared=runs)[0].iloc[0].to_dict()
+    {'agent': 'a', 'n runs': '3.000'}
     """
     frame = df.reset_index(drop=True)
     present = set(map(str, frame.columns))
@@ -418,18 +446,26 @@ def default_display(
         if value in present and all(b in present for b in bounds)
     }
     bound_columns = {b for bounds in shown.values() for b in bounds}
-    pairs = _pairs([c for c in map(str, frame.columns) if c not in bound_columns])
+    unbound = [c for c in map(str, frame.columns) if c not in bound_columns]
+    if declared is None:
+        pairs = _pairs(unbound)
+        kinds = {c: column_kind(c) for c in map(str, frame.columns)}
+    else:
+        pairs = {
+            v: sd for v, sd in declared.sds_in(frame).items() if v in unbound and sd in present
+        }
+        kinds = _declared_kinds(frame, declared)
     sds = set(pairs.values())
     text = pd.DataFrame(index=frame.index)
     for column in frame.columns:
         name = str(column)
         if name in sds or name in bound_columns:
             continue
-        kind = column_kind(name)
+        kind = kinds[name]
         decimals = _decimals(frame[column])
         values = [_format(v, kind, decimals) for v in frame[column]]
         if name in pairs:
-            sd_kind = column_kind(pairs[name])
+            sd_kind = kinds[pairs[name]]
             sds_text = [_format(v, sd_kind, decimals) for v in frame[pairs[name]]]
             values = [
                 v if sd == _MISSING or v == _MISSING else _merge_sd(v, sd)
@@ -445,6 +481,21 @@ def default_display(
         text[_title(name, name in pairs, titles, readable)] = values
     text = text.astype(object)
     return text, pd.DataFrame(False, index=text.index, columns=text.columns)
+
+
+def _declared_kinds(frame: pd.DataFrame, declared: Table) -> dict[str, str]:
+    """Column -> its declared kind, for every column of ``frame``."""
+    kinds = declared.kinds_in(frame)
+    missing = [str(c) for c in frame.columns if kinds.get(str(c)) is None]
+    if missing:
+        raise TableDeclarationError(
+            f"table {declared.name!r} declares no kind for {', '.join(missing)}",
+            location=f"table {declared.name}",
+            fix="state how each number column reads: Column(..., kind=...) in "
+            "automd_analysis/analysis/catalog",
+            code="table.kind",
+        )
+    return {str(c): kinds[str(c)] for c in frame.columns}
 
 
 def _merge_sd(value: str, sd: str) -> str:

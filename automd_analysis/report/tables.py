@@ -383,13 +383,15 @@ def display_frame(
     intervals: Mapping[str, tuple[str, str]] | None = None,
     titles: Mapping[str, str] | None = None,
     readable: Sequence[str] | None = None,
+    declared: Table | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The table as (unescaped) display strings and the matching bold mask.
 
     Without a spec every column is shown as
-    :func:`automd_analysis.report.presentation.default_display` reads its name (``mean ± SD``
-    pairs, integer counts, p-values, percentages; three decimals otherwise; intervals in brackets;
-    headers from ``titles``, the declaration's), nothing bold. With a
+    :func:`automd_analysis.report.presentation.default_display` reads its declared kind (its name
+    for a table without a declaration: ``mean ± SD`` pairs, integer counts, p-values,
+    percentages; three decimals otherwise; intervals in brackets; headers from ``titles``, the
+    declaration's), nothing bold. With a
     spec, each displayed value whose column has an interval (``intervals``: value column ->
     ``(low, high)`` columns, e.g. :attr:`Table.intervals
     <automd_analysis.analysis.catalog.declaration.Table.intervals>`) is followed by the interval in
@@ -408,6 +410,8 @@ def display_frame(
     readable : sequence of str, optional
         Columns whose names are read as headers without a title (a declaration's
         :attr:`~automd_analysis.analysis.catalog.declaration.Table.named`); default: all.
+    declared : Table, optional
+        The table's declaration: how each column of a table without a spec reads.
 
     Returns
     -------
@@ -435,7 +439,9 @@ def display_frame(
     if spec is None:
         from automd_analysis.report.presentation import default_display
 
-        return default_display(df, titles=titles, intervals=intervals, readable=readable)
+        return default_display(
+            df, titles=titles, intervals=intervals, readable=readable, declared=declared
+        )
     frame = df.reset_index(drop=True)
     display = _pivot_display if spec.pivot else _wide_display
     text, bold = display(frame, spec)
@@ -712,7 +718,7 @@ def rendered(
         caption = f"{caption} {note or INTERVAL_NOTE}".strip()
     titles = declared.titles if declared is not None and spec is None else None
     readable = declared.named if declared is not None else ()  # undeclared: names as they are
-    text, bold = display_frame(df, spec, intervals, titles, readable)
+    text, bold = display_frame(df, spec, intervals, titles, readable, declared)
     if bool(bold.to_numpy().any()):
         caption = f"{caption} {BEST_NOTE}".strip()
     if frame.empty:

@@ -4,7 +4,6 @@ the calibration measures beyond the 10-bin ECE."""
 from __future__ import annotations
 
 from automd_analysis.analysis.catalog.declaration import (
-    FEW_VALID_NOTE,
     Column,
     Figure,
     PerAgent,
@@ -13,7 +12,7 @@ from automd_analysis.analysis.catalog.declaration import (
     TableSpec,
     per_agent_spec,
 )
-from automd_analysis.analysis.catalog.primary_scores import PER_TASK, PER_TASK_SCORE
+from automd_analysis.analysis.catalog.primary_scores import PER_TASK, per_task_spec
 from automd_analysis.analysis.store import TASK_CLASSES
 
 NOTEBOOK = "02_calibration_and_practices"
@@ -27,9 +26,12 @@ TABLE3 = Table(
     NOTEBOOK,
     "ECE per agent and task class.",
     (
-        Column("agent", "str"),
-        *(Column(c) for c in (*TASK_CLASSES, "all")),
-        *(Column(f"{c}_bc", interval=True, bias_corrected=True) for c in (*TASK_CLASSES, "all")),
+        *Column.texts("agent"),
+        *Column.numbers(*TASK_CLASSES, "all"),
+        *(
+            Column(f"{c}_bc", interval=True, bias_corrected=True, kind="number")
+            for c in (*TASK_CLASSES, "all")
+        ),
     ),
     paper="Table 3",
     spec=TableSpec(
@@ -60,11 +62,7 @@ TABLE13 = Table(
     "ECE per task and agent.",
     PER_TASK,
     paper="Table 13",
-    spec=TableSpec(
-        caption=f"ECE by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
-        pivot=("task", "agent"),
-        cell=PER_TASK_SCORE,
-    ),
+    spec=per_task_spec("ECE"),
     computed_by="automd_analysis.analysis.calibration_practices.ece_by_task",
 )
 
@@ -72,7 +70,7 @@ PROVENANCE = Table(
     "annotation_provenance",
     NOTEBOOK,
     "Who produced the codebook answers behind Fig. 2a.",
-    (Column("annotator", "str"), Column("annotations_source", "str"), Column("n_runs", "int")),
+    (*Column.texts("annotator", "annotations_source"), *Column.counts("n_runs")),
     spec=TableSpec(
         caption="Who produced the codebook answers of the valid agent runs behind Figure 2a and "
         "Table 20 (archive: the run's own annotations.json; generated: automd annotate output "
@@ -96,11 +94,11 @@ FIG2A = Table(
     NOTEBOOK,
     "Practice groups' share of runs and of the ECE gap to the baselines.",
     (
-        Column("group", "str"),
-        Column("n_runs", "int"),
-        Column("share_of_runs", interval=True),
-        Column("share_of_difference", interval=True),
-        Column("mean_ece", interval=True),
+        *Column.texts("group"),
+        *Column.counts("n_runs"),
+        Column("share_of_runs", interval=True, kind="share"),
+        Column("share_of_difference", interval=True, kind="share"),
+        Column("mean_ece", interval=True, kind="number"),
     ),
     paper="Fig. 2a",
     spec=TableSpec(
@@ -123,12 +121,9 @@ FIG2B = Table(
     NOTEBOOK,
     "ECE of runs handling class imbalance, with or without recalibration.",
     (
-        Column("run_id", "str"),
-        Column("agent", "str"),
-        Column("task", "str"),
-        Column("imbalance_handling", "str"),
+        *Column.texts("run_id", "agent", "task", "imbalance_handling"),
         Column("recalibrated", "bool"),
-        Column("ece"),
+        *Column.numbers("ece"),
     ),
     paper="Fig. 2b",
     computed_by="automd_analysis.analysis.calibration_practices.recalibration_effect",
@@ -140,9 +135,8 @@ FIG2B_SUMMARY = Table(
     "Mean ECE with and without recalibration after imbalance handling.",
     (
         Column("recalibrated", "bool", title="Recalibrated after imbalance handling"),
-        Column("n_runs", "int", title="Runs"),
-        Column("mean", interval=True, title="ECE (mean ± SD)"),
-        Column("sd"),
+        Column("n_runs", "int", title="Runs", kind="count"),
+        *Column.mean_sd(interval=True, title="ECE (mean ± SD)"),
     ),
     paper="Fig. 2b",
     caption="ECE of the valid runs that handle class imbalance, without and with recalibration "
@@ -156,12 +150,9 @@ TABLE20 = Table(
     NOTEBOOK,
     "Modelling practices as % of eligible valid runs (long form, counts).",
     (
-        Column("practice", "str"),
-        Column("agent", "str"),
-        Column("n_eligible", "int"),
-        Column("n_positive", "int"),
-        Column("n_missing", "int"),
-        Column("percent"),
+        *Column.texts("practice", "agent"),
+        *Column.counts("n_eligible", "n_positive", "n_missing"),
+        Column("percent", kind="percent"),
     ),
     paper="Table 20",
     computed_by="automd_analysis.analysis.calibration_practices.practice_prevalence",
@@ -171,7 +162,7 @@ TABLE20_WIDE = Table(
     "table20_practices_wide",
     NOTEBOOK,
     "Modelling practices as % of eligible valid runs, one column per agent.",
-    (Column("practice", "str"), PerAgent()),
+    (*Column.texts("practice"), PerAgent(kind="percent")),
     paper="Table 20",
     spec=per_agent_spec(
         ("practice",), "Modelling practices: % of each agent's eligible valid runs."
@@ -184,10 +175,9 @@ AGREEMENT = Table(
     NOTEBOOK,
     "Agreement of automd annotate with the archive's own answers, per field.",
     (
-        Column("field", "str"),
-        Column("n_runs", "int"),
-        Column("exact"),
-        Column("kappa"),
+        *Column.texts("field"),
+        *Column.counts("n_runs"),
+        *Column.numbers("exact", "kappa"),
         Column("multi", "bool"),
     ),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
@@ -198,12 +188,9 @@ AGREEMENT_VALUES = Table(
     NOTEBOOK,
     "Precision and recall of every generated codebook value.",
     (
-        Column("field", "str"),
-        Column("value", "str"),
-        Column("n_reference", "int"),
-        Column("n_rated", "int"),
-        Column("precision"),
-        Column("recall"),
+        *Column.texts("field", "value"),
+        *Column.counts("n_reference", "n_rated"),
+        *Column.numbers("precision", "recall"),
     ),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
@@ -212,12 +199,7 @@ AGREEMENT_CONFUSION = Table(
     "annotation_agreement_confusion",
     NOTEBOOK,
     "The archive's answers against the generated ones (counts).",
-    (
-        Column("field", "str"),
-        Column("reference", "str"),
-        Column("rated", "str"),
-        Column("n", "int"),
-    ),
+    (*Column.texts("field", "reference", "rated"), *Column.counts("n")),
     computed_by="automd_analysis.analysis.annotator_agreement.annotator_agreement",
 )
 
@@ -226,13 +208,10 @@ BY_MEASURE = Table(
     NOTEBOOK,
     "The agents' calibration under seven measures.",
     (
-        Column("measure", "str"),
-        Column("agent", "str"),
-        Column("value"),
-        Column("n_tasks", "int"),
-        Column("n_runs", "int"),
-        Column("n_undefined", "int"),
-        Column("rank"),
+        *Column.texts("measure", "agent"),
+        *Column.numbers("value"),
+        *Column.counts("n_tasks", "n_runs", "n_undefined"),
+        *Column.numbers("rank"),
     ),
     spec=TableSpec(
         caption="Calibration of each agent under each measure (valid runs averaged within task, "
@@ -249,13 +228,11 @@ RANKING_AGREEMENT = Table(
     NOTEBOOK,
     "Each measure's ranking of the agents against the 10-bin ECE's.",
     (
-        Column("measure", "str"),
-        Column("n_agents", "int"),
-        Column("spearman"),
-        Column("kendall"),
-        Column("n_pairs", "int"),
-        Column("n_flipped", "int"),
-        Column("best_agent", "str"),
+        *Column.texts("measure"),
+        *Column.counts("n_agents"),
+        *Column.numbers("spearman", "kendall"),
+        *Column.counts("n_pairs", "n_flipped"),
+        *Column.texts("best_agent"),
         Column("same_best", "bool"),
     ),
     spec=TableSpec(
@@ -284,10 +261,10 @@ RANK_FLIPS = Table(
         Column("measure_b", "str", title="measure B"),
         Column("agent_1", "str", title="agent 1"),
         Column("agent_2", "str", title="agent 2"),
-        Column("value_a_1", title="agent 1 under A"),
-        Column("value_a_2", title="agent 2 under A"),
-        Column("value_b_1", title="agent 1 under B"),
-        Column("value_b_2", title="agent 2 under B"),
+        Column("value_a_1", title="agent 1 under A", kind="number"),
+        Column("value_a_2", title="agent 2 under A", kind="number"),
+        Column("value_b_1", title="agent 1 under B", kind="number"),
+        Column("value_b_2", title="agent 2 under B", kind="number"),
         Column("better_under_a", "str", title="better under A"),
         Column("better_under_b", "str", title="better under B"),
     ),
@@ -304,13 +281,10 @@ CORRELATIONS = Table(
     NOTEBOOK,
     "Rank correlations between calibration measures.",
     (
-        Column("level", "str"),
-        Column("measure_a", "str"),
-        Column("measure_b", "str"),
-        Column("n", "int"),
-        Column("spearman"),
-        Column("kendall"),
-        Column("reason", "str"),
+        *Column.texts("level", "measure_a", "measure_b"),
+        *Column.counts("n"),
+        *Column.numbers("spearman", "kendall"),
+        *Column.texts("reason"),
     ),
     spec=TableSpec(
         caption="Rank correlation between calibration measures: over the agents' values (agent) "
@@ -331,14 +305,10 @@ SLOPE_INTERCEPT = Table(
     NOTEBOOK,
     "Calibration slope and intercept per agent and task class.",
     (
-        Column("agent", "str"),
-        Column("task_class", "str"),
-        Column("slope_mean"),
-        Column("slope_sd"),
-        Column("intercept_mean"),
-        Column("intercept_sd"),
-        Column("n_tasks", "int"),
-        Column("n_runs", "int"),
+        *Column.texts("agent", "task_class"),
+        *Column.mean_sd("slope"),
+        *Column.mean_sd("intercept"),
+        *Column.counts("n_tasks", "n_runs"),
     ),
     spec=TableSpec(
         caption="Calibration slope and intercept by agent and task class (mean ± SD over the "
@@ -363,18 +333,12 @@ RELIABILITY = Table(
     NOTEBOOK,
     "The bins behind the reliability diagrams (each run's bins, averaged over runs).",
     (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("kind", "str"),
-        Column("quantile"),
-        Column("time"),
-        Column("bin", "int"),
-        Column("lo"),
-        Column("hi"),
-        Column("n", "int"),
-        Column("n_runs", "int"),
-        Column("mean_pred"),
-        Column("observed"),
+        *Column.texts("task", "agent", "kind"),
+        *Column.numbers("quantile", "time"),
+        Column("bin", "int", kind="number"),
+        *Column.numbers("lo", "hi"),
+        *Column.counts("n", "n_runs"),
+        *Column.numbers("mean_pred", "observed"),
     ),
     computed_by="automd_analysis.analysis.calibration_practices.reliability_table",
 )
@@ -384,15 +348,11 @@ CURVES = Table(
     NOTEBOOK,
     "The smoothed calibration curves behind the curve figures.",
     (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("kind", "str"),
-        Column("x"),
-        Column("observed_mean"),
-        Column("observed_sd"),
-        Column("lo_mean"),
-        Column("hi_mean"),
-        Column("n_runs", "int"),
+        *Column.texts("task", "agent", "kind"),
+        *Column.numbers("x"),
+        *Column.mean_sd("observed"),
+        *Column.numbers("lo_mean", "hi_mean"),
+        *Column.counts("n_runs"),
     ),
     computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )
@@ -402,14 +362,11 @@ DECISION_CURVES = Table(
     NOTEBOOK,
     "Net benefit by risk threshold per task and agent.",
     (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("threshold"),
-        Column("net_benefit_mean"),
-        Column("net_benefit_sd"),
-        Column("n_runs", "int"),
-        Column("treat_all"),
-        Column("treat_none"),
+        *Column.texts("task", "agent"),
+        *Column.numbers("threshold"),
+        *Column.mean_sd("net_benefit"),
+        *Column.counts("n_runs"),
+        *Column.numbers("treat_all", "treat_none"),
     ),
     computed_by="automd_analysis.analysis.measure_comparison.compare_calibration_measures",
 )

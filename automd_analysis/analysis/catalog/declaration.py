@@ -1,8 +1,9 @@
 """What a published table or figure is: its typed columns, their intervals, display and index line.
 
 A :class:`Table` declares, in one place, everything that is published about a table: the CSV
-columns in order with their types (:class:`Column`, :class:`PerAgent`), which columns carry a
-bootstrap interval (``Column(..., interval=True)`` adds ``<stem>_ci_low`` / ``<stem>_ci_high``),
+columns in order with their types and how their values read on a page (:class:`Column`,
+:class:`PerAgent`, :data:`KINDS`; a value column with its SD column, ``Column(..., sd_of=...)``),
+which columns carry a bootstrap interval (``Column(..., interval=True)`` adds ``<stem>_ci_low`` / ``<stem>_ci_high``),
 how the LaTeX/HTML rendering shows it (:class:`TableSpec`: ``mean ± SD`` cells, bold-best
 direction, daggers, percentages, a pivot of a long table), its number in the source paper, the
 report notebook that publishes it, the function that computes it (:attr:`Table.computed_by`:
@@ -29,6 +30,7 @@ __all__ = [
     "EMPTY_NOTE",
     "FEW_VALID_MARKS",
     "FEW_VALID_NOTE",
+    "KINDS",
     "Column",
     "Figure",
     "PerAgent",
@@ -42,6 +44,21 @@ __all__ = [
 #: Column types: text, integer, float, boolean; any may be missing (None, NaN or NA) - an integer
 #: or boolean column without missing values is stored as int64 / bool.
 DTYPES = ("str", "int", "float", "bool")
+
+#: How a column's values read on a report page (a table without a display spec shows them so;
+#: ``tests/test_column_kinds.py`` checks a display spec against them). Every int and float column
+#: of a declared table states its kind; a str column reads as ``"text"``, a bool one as ``"flag"``.
+KINDS: Mapping[str, str] = {
+    "text": "as it is; numbers inside interval labels rounded (every str column)",
+    "flag": "yes / no (every bool column)",
+    "count": "an integer; a mean of counts with one decimal",
+    "number": "three decimals (one when the column reaches 100)",
+    "share": "a proportion 0-1 shown as a whole percent",
+    "fraction": "a small proportion 0-1 shown as a percent with two decimals",
+    "percent": "already 0-100, shown as a whole percent",
+    "p": "a p-value: three decimals, < 0.001 below 0.001",
+}
+_DTYPE_KINDS = {"str": "text", "bool": "flag"}
 
 
 #: Marks after a cell computed from few valid runs: two or one (the paper's Tables 12 and 13 use
@@ -78,6 +95,13 @@ class Column:
     title : str, optional
         The column's header on a report page when the table has no display spec; default: the
         name as :func:`automd_analysis.report.presentation.readable_header` reads it.
+    kind : str, optional
+        How its values read on a page, one of :data:`KINDS`; required for an int or float column
+        (a str column reads as ``"text"``, a bool one as ``"flag"``), and taken from the value
+        column by an SD column (``sd_of``).
+    sd_of : str, optional
+        This column is the SD of the column ``sd_of`` (declared in the same table): a page shows
+        the two as one ``mean ± SD`` column.
     """
 
     name: str
@@ -86,10 +110,46 @@ class Column:
     ci: str | None = None
     bias_corrected: bool = False
     title: str | None = None
+    kind: str | None = None
+    sd_of: str | None = None
 
     def __post_init__(self):
         if self.dtype not in DTYPES:
             raise ValueError(f"column {self.name!r}: dtype must be one of {DTYPES}")
+        allowed = (_DTYPE_KINDS[self.dtype],) if self.dtype in _DTYPE_KINDS else tuple(KINDS)
+        if self.kind is not None and self.kind not in allowed:
+            raise ValueError(f"column {self.name!r}: kind must be one of {allowed}")
+
+    @property
+    def reads(self) -> str | None:
+        """Its kind (:data:`KINDS`): the declared one, else its dtype's (``None``: not declared;
+        an SD column's is its value column's, :meth:`Table.kinds_in`)."""
+        return self.kind or _DTYPE_KINDS.get(self.dtype)
+
+    @staticmethod
+    def texts(*names: str) -> tuple[Column, ...]:
+        """Text columns (``str``), e.g. a table's keys: ``Column.texts("task", "agent")``."""
+        return tuple(Column(name, "str") for name in names)
+
+    @staticmethod
+    def counts(*names: str) -> tuple[Column, ...]:
+        """Integer columns of counts (``int``, kind ``"count"``): ``Column.counts("n_runs")``."""
+        return tuple(Column(name, "int", kind="count") for name in names)
+
+    @staticmethod
+    def numbers(*names: str, interval: bool = False) -> tuple[Column, ...]:
+        """Float columns read as plain numbers (kind ``"number"``), each with an interval if
+        ``interval``."""
+        return tuple(Column(name, interval=interval, kind="number") for name in names)
+
+    @staticmethod
+    def mean_sd(
+        stem: str = "", kind: str = "number", *, interval: bool = False, title: str | None = None
+    ) -> tuple[Column, Column]:
+        """``<stem>_mean`` (of ``kind``, with an interval if ``interval``, page header ``title``) and
+        its SD column ``<stem>_sd`` (without ``stem``: ``mean`` and ``sd``), shown as one column."""
+        mean, sd = (f"{stem}_mean", f"{stem}_sd") if stem else ("mean", "sd")
+        return Column(mean, interval=interval, title=title, kind=kind), Column(sd, sd_of=mean)
 
     @property
     def ci_columns(self) -> tuple[str, ...]:
@@ -107,12 +167,13 @@ class PerAgent:
     ``interval`` also ``<agent>_ci_low`` and ``<agent>_ci_high``).
 
     The agents are those of the computed frame: every column at this position that the table does
-    not declare by name.
+    not declare by name. ``kind`` (:data:`KINDS`) is how every agent's value (and SD) reads.
     """
 
     dtype: str = "float"
     sd: bool = False
     interval: bool = False
+    kind: str | None = None
 
     @property
     def header(self) -> str:
@@ -315,6 +376,15 @@ class Table:
     interval_note: str | None = None
     computed_by: str = ""
 
+    def __post_init__(self):
+        named = {c.name for c in self.columns if isinstance(c, Column)}
+        for column in self.columns:
+            if isinstance(column, Column) and column.sd_of not in (None, *named):
+                raise ValueError(
+                    f"table {self.name!r}: {column.name} is the SD of {column.sd_of!r}, "
+                    "which the table does not declare"
+                )
+
     @property
     def page_caption(self) -> str:
         """The caption of the table without a display spec: :attr:`caption`, else
@@ -405,6 +475,54 @@ class Table:
                 for column in frame.columns:
                     if str(column) not in named and entry.is_agent(column):
                         out[str(column)] = (f"{column}_ci_low", f"{column}_ci_high")
+        return out
+
+    def kinds_in(self, frame: pd.DataFrame) -> dict[str, str | None]:
+        """Column of ``frame`` -> how its values read (:data:`KINDS`), from the declaration alone.
+
+        An SD column reads as its value column, interval bounds as their value, ``<X>_best``
+        marks as flags, per-agent columns (and their SD and bounds) as their :class:`PerAgent`;
+        ``None`` for an int or float column declared without a kind.
+
+        Examples
+        --------
+        >>> t = Table("t", "nb", "A table.", (*Column.texts("agent"), *Column.mean_sd("gap", "share"),
+        ...     *Column.counts("n_runs")))
+        >>> t.kinds_in(t.frame())
+        {'agent': 'text', 'gap_mean': 'share', 'gap_sd': 'share', 'n_runs': 'count'}
+        """
+        declared = {c.name: c for c in self.columns if isinstance(c, Column)}
+        named = set(self.named)
+        others = [str(c) for c in frame.columns if str(c) not in named]
+        best = self.best
+        out: dict[str, str | None] = {}
+        for entry in self.columns:
+            if isinstance(entry, PerAgent):
+                for agent in [c for c in others if entry.is_agent(c)]:
+                    out[agent] = entry.kind
+                    out.update({f"{agent}{suffix}": entry.kind for suffix in entry.suffixes()})
+                others = []
+                continue
+            source = declared.get(entry.sd_of) if entry.kind is None and entry.sd_of else entry
+            kind = source.reads if source is not None else None
+            out[entry.name] = kind
+            out.update(dict.fromkeys(entry.ci_columns, kind))
+            if entry.name in best:
+                out[f"{entry.name}_best"] = "flag"
+        return out
+
+    def sds_in(self, frame: pd.DataFrame) -> dict[str, str]:
+        """Value column -> its SD column (``Column(..., sd_of=...)``; an agent's ``<agent>_sd``
+        of ``PerAgent(sd=True)``), for the columns of ``frame``."""
+        out = {
+            c.sd_of: c.name for c in self.columns if isinstance(c, Column) and c.sd_of is not None
+        }
+        named = set(self.named)
+        for entry in self.columns:
+            if isinstance(entry, PerAgent) and entry.sd:
+                for column in map(str, frame.columns):
+                    if column not in named and entry.is_agent(column):
+                        out[column] = f"{column}_sd"
         return out
 
     @property

@@ -7,18 +7,13 @@ from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, T
 NOTEBOOK = "03_evaluation_objectives"
 TITLE = "Evaluation objectives"
 
-_METRICS = tuple(
-    Column(f"{m}_{s}", interval=s == "mean")
-    for m in ("auroc", "brier", "ece")
-    for s in ("mean", "sd")
-)
-_TASK = Column("task", "str")
+_METRICS = tuple(c for m in ("auroc", "brier", "ece") for c in Column.mean_sd(m, interval=True))
 #: How the intervals of Tables 4 and 15 are drawn (their captions' bracket sentence).
 INTERVAL_NOTE = (
     "Brackets: 95% bootstrap interval of the mean (the runs of each agent redrawn under each "
     "objective; the task and its test set are held fixed)."
 )
-_COUNTS = (Column("n_runs", "int"), Column("n_valid", "int"))
+_COUNTS = Column.counts("n_runs", "n_valid")
 
 
 def _objective_spec(caption: str, labels: tuple[str, ...], marked: bool) -> TableSpec:
@@ -44,7 +39,7 @@ TABLE4 = Table(
     "table4_objectives",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective (all agents).",
-    (_TASK, Column("objective", "str"), *_COUNTS, *_METRICS),
+    (*Column.texts("task", "objective"), *_COUNTS, *_METRICS),
     paper="Table 4",
     spec=_objective_spec(
         "Calibration under the evaluation objectives on one task (mean ± SD over the valid runs "
@@ -59,7 +54,7 @@ TABLE15 = Table(
     "table15_objectives_by_agent",
     NOTEBOOK,
     "AUROC, Brier and ECE under each stated objective, by agent.",
-    (_TASK, Column("agent", "str"), Column("objective", "str"), *_COUNTS, *_METRICS),
+    (*Column.texts("task", "agent", "objective"), *_COUNTS, *_METRICS),
     paper="Table 15",
     spec=_objective_spec(
         "Table 4 by agent: calibration under the evaluation objectives on one task (mean ± SD "
@@ -76,13 +71,16 @@ TABLE16 = Table(
     "Calibration-relevant practices under each stated objective.",
     (
         Column("objective", "str"),
-        Column("n_valid", "int", title="Valid runs"),
-        Column("averaged_ranks", "int", title="Averaged ranks"),
+        Column("n_valid", "int", title="Valid runs", kind="count"),
+        Column("averaged_ranks", "int", title="Averaged ranks", kind="number"),
         Column(
-            "imbalance_without_recalibration", "int", title="Imbalance handled, no recalibration"
+            "imbalance_without_recalibration",
+            "int",
+            title="Imbalance handled, no recalibration",
+            kind="number",
         ),
-        Column("explicit_calibration", "int", title="Explicit calibration"),
-        Column("n_unannotated", "int", title="Not annotated"),
+        Column("explicit_calibration", "int", title="Explicit calibration", kind="number"),
+        Column("n_unannotated", "int", title="Not annotated", kind="count"),
     ),
     paper="Table 16",
     caption="Calibration-relevant practices of the valid runs under each stated objective "
@@ -95,16 +93,15 @@ FIG4 = Table(
     NOTEBOOK,
     "The runs behind Figure 4 and their practice group.",
     (
-        Column("objective", "str"),
-        Column("agent", "str"),
-        Column("run_id", "str"),
-        Column("auroc"),
-        Column("ece"),
-        Column("group", "str"),
-        Column("averaged_ranks", "str"),
-        Column("imbalance_handling", "str"),
-        Column("recalibration", "str"),
-        Column("probability_calibration", "str"),
+        *Column.texts("objective", "agent", "run_id"),
+        *Column.numbers("auroc", "ece"),
+        *Column.texts(
+            "group",
+            "averaged_ranks",
+            "imbalance_handling",
+            "recalibration",
+            "probability_calibration",
+        ),
     ),
     paper="Fig. 4",
     computed_by="automd_analysis.analysis.objectives.objective_points",

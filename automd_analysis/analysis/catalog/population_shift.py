@@ -7,13 +7,13 @@ from automd_analysis.analysis.catalog.declaration import Column, Figure, Stat, T
 NOTEBOOK = "04_population_shift"
 TITLE = "Population shift"
 
-_KEY = (Column("agent", "str"), Column("task", "str"), Column("internal_task", "str"))
+_KEY = Column.texts("agent", "task", "internal_task")
 
 TABLE5 = Table(
     "table5_external",
     NOTEBOOK,
     "Score on external tasks and its ratio to the score without the shift.",
-    (*_KEY, Column("score", interval=True), Column("ratio", interval=True)),
+    (*_KEY, *Column.numbers("score", interval=True), Column("ratio", interval=True, kind="share")),
     paper="Table 5",
     spec=TableSpec(
         caption="Performance under population shift: mean normalised score on the external "
@@ -32,12 +32,10 @@ TABLE5_DETAIL = Table(
     "Table 5 with the SDs and counts behind each cell.",
     (
         *_KEY,
-        Column("score"),
-        Column("ratio"),
-        Column("score_sd"),
-        Column("n_valid", "int"),
-        Column("n_pairs", "int"),
-        Column("internal_score"),
+        *Column.numbers("score", "ratio"),
+        Column("score_sd", sd_of="score"),
+        *Column.counts("n_valid", "n_pairs"),
+        *Column.numbers("internal_score"),
     ),
     paper="Table 5",
     computed_by="automd_analysis.analysis.shift.external_ratios_detail",

@@ -16,17 +16,30 @@ TITLE = "Primary scores"
 #: The task classes of the per-class tables, then all tasks.
 TASK_GROUPS = ("survival", "classification", "sequential", "all")
 
-_PAIR = {"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"}
-_PAIR_KEY = (Column("agent_a", "str"), Column("agent_b", "str"), Column("measure", "str"))
+_PAIR_KEY = Column.texts("agent_a", "agent_b", "measure")
 #: Columns of the per-task summaries (paper Tables 12 and 13).
-PER_TASK = (
-    Column("task", "str"),
-    Column("agent", "str"),
-    Column("mean"),
-    Column("sd"),
-    Column("n_valid", "int"),
-)
-PER_TASK_SCORE = Stat("score", "mean", "sd", "n_valid")
+PER_TASK = (*Column.texts("task", "agent"), *Column.mean_sd(), *Column.counts("n_valid"))
+
+
+def per_task_spec(quantity: str) -> TableSpec:
+    """Display of a per-task summary (Tables 12, 13): ``quantity`` by task (rows) and agent
+    (columns), mean ± SD over valid runs, few valid runs marked."""
+    return TableSpec(
+        caption=f"{quantity} by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
+        pivot=("task", "agent"),
+        cell=Stat("score", "mean", "sd", "n_valid"),
+    )
+
+
+def _pair_spec(caption: str, *stats: Stat) -> TableSpec:
+    """Display of an agent-pair table: agents A and B, the measure, the mean difference, ``stats``."""
+    return TableSpec(
+        caption=caption,
+        labels=tuple(c.name for c in _PAIR_KEY),
+        stats=(Stat("Mean difference (A - B)", "diff_mean"), *stats),
+        exclude_from_best=(),
+        titles={"agent_a": "Agent A", "agent_b": "Agent B", "measure": "Measure"},
+    )
 
 
 def _ms(title: str, prefix: str, direction: str | None, decimals: int | None = None) -> Stat:
@@ -38,12 +51,8 @@ OVERVIEW = Table(
     NOTEBOOK,
     "Runs, valid runs and runs not scorable here per experiment and agent.",
     (
-        Column("experiment", "str"),
-        Column("agent", "str"),
-        Column("runs", "int"),
-        Column("valid", "int"),
-        Column("not_scorable", "int"),
-        Column("tasks", "int"),
+        *Column.texts("experiment", "agent"),
+        *Column.counts("runs", "valid", "not_scorable", "tasks"),
     ),
     spec=TableSpec(
         caption="runs, valid runs and runs not scorable here (no predictions for the task's "
@@ -64,17 +73,12 @@ TABLE2 = Table(
     NOTEBOOK,
     "Penalised and non-penalised score, valid runs and ranks per agent.",
     (
-        Column("agent", "str"),
-        Column("penalized_mean", interval=True),
-        Column("penalized_sd"),
-        Column("nonpenalized_mean", interval=True),
-        Column("nonpenalized_sd"),
-        Column("valid_rate_mean"),
-        Column("valid_rate_sd"),
-        Column("rank_penalized_mean", interval=True),
-        Column("rank_penalized_sd"),
-        Column("rank_nonpenalized_mean", interval=True),
-        Column("rank_nonpenalized_sd"),
+        *Column.texts("agent"),
+        *Column.mean_sd("penalized", interval=True),
+        *Column.mean_sd("nonpenalized", interval=True),
+        *Column.mean_sd("valid_rate", "share"),
+        *Column.mean_sd("rank_penalized", interval=True),
+        *Column.mean_sd("rank_nonpenalized", interval=True),
     ),
     paper="Table 2",
     spec=TableSpec(
@@ -98,16 +102,15 @@ PAIRWISE = Table(
     "Every pair of agents compared on score and ECE: difference, interval, p-value.",
     (
         *_PAIR_KEY,
-        Column("diff_mean", interval=True, ci=""),
-        Column("p_value"),
-        Column("p_holm"),
-        Column("n_tasks", "int"),
-        Column("tasks_a_better", "int"),
-        Column("tasks_p_value"),
-        Column("tasks_p_holm"),
+        Column("diff_mean", interval=True, ci="", kind="number"),
+        Column("p_value", kind="p"),
+        Column("p_holm", kind="p"),
+        *Column.counts("n_tasks", "tasks_a_better"),
+        Column("tasks_p_value", kind="p"),
+        Column("tasks_p_holm", kind="p"),
     ),
-    spec=TableSpec(
-        caption="Paired comparison of every pair of agents on the primary score and on ECE. Mean "
+    spec=_pair_spec(
+        "Paired comparison of every pair of agents on the primary score and on ECE. Mean "
         "difference: mean over the common tasks of A's per-task mean minus B's (score: invalid "
         "runs count 0; ECE: valid runs). On these tasks (tasks fixed; each agent's runs, their "
         "validity and the test patients resampled): the interval and p, the paired bootstrap "
@@ -116,18 +119,12 @@ PAIRWISE = Table(
         "it generalise?): two-sided sign-flip test of the per-task differences. Holm: adjusted "
         "over the agent pairs of each measure (one family per measure and question). Tasks A "
         "better: higher score, lower ECE.",
-        labels=("agent_a", "agent_b", "measure"),
-        stats=(
-            Stat("Mean difference (A - B)", "diff_mean"),
-            Stat("p", "p_value"),
-            Stat("Holm p", "p_holm"),
-            Stat("Tasks", "n_tasks", integer=True),
-            Stat("Tasks A better", "tasks_a_better", integer=True),
-            Stat("Across tasks p", "tasks_p_value"),
-            Stat("Across tasks Holm p", "tasks_p_holm"),
-        ),
-        exclude_from_best=(),
-        titles=_PAIR,
+        Stat("p", "p_value"),
+        Stat("Holm p", "p_holm"),
+        Stat("Tasks", "n_tasks", integer=True),
+        Stat("Tasks A better", "tasks_a_better", integer=True),
+        Stat("Across tasks p", "tasks_p_value"),
+        Stat("Across tasks Holm p", "tasks_p_holm"),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.uncertainty.pairwise_comparisons",
@@ -139,32 +136,23 @@ POWER = Table(
     "Repetitions per task that would make each difference between agents significant.",
     (
         *_PAIR_KEY,
-        Column("diff_mean"),
-        Column("n_tasks", "int"),
-        Column("reps_observed", "int"),
-        Column("se_observed"),
-        Column("se_test_set"),
-        Column("sd_one_repetition"),
-        Column("reps_needed"),
+        *Column.numbers("diff_mean"),
+        *Column.counts("n_tasks", "reps_observed"),
+        *Column.numbers("se_observed", "se_test_set", "sd_one_repetition"),
+        Column("reps_needed", kind="count"),
         Column("reachable", "bool"),
     ),
-    spec=TableSpec(
-        caption="Repetitions per agent and task at which each observed mean difference would be "
+    spec=_pair_spec(
+        "Repetitions per agent and task at which each observed mean difference would be "
         "significant on these tasks (two-sided, normal approximation, observed run-to-run and "
         "test-set variances). – : unreachable, the difference is within the test-set noise. "
         "SE: standard error of the mean difference at the observed runs; test-set SE: its part "
         "that more repetitions cannot remove.",
-        labels=("agent_a", "agent_b", "measure"),
-        stats=(
-            Stat("Mean difference (A - B)", "diff_mean"),
-            Stat("Tasks", "n_tasks", integer=True),
-            Stat("Runs observed", "reps_observed", integer=True),
-            Stat("SE", "se_observed"),
-            Stat("Test-set SE", "se_test_set"),
-            Stat("Repetitions needed", "reps_needed", integer=True),
-        ),
-        exclude_from_best=(),
-        titles=_PAIR,
+        Stat("Tasks", "n_tasks", integer=True),
+        Stat("Runs observed", "reps_observed", integer=True),
+        Stat("SE", "se_observed"),
+        Stat("Test-set SE", "se_test_set"),
+        Stat("Repetitions needed", "reps_needed", integer=True),
     ),
     computed_by="automd_analysis.analysis.uncertainty.power_table",
 )
@@ -175,11 +163,7 @@ TABLE12 = Table(
     "Normalised primary score per task and agent.",
     PER_TASK,
     paper="Table 12",
-    spec=TableSpec(
-        caption=f"Normalised primary score by task over valid runs (mean ± SD). {FEW_VALID_NOTE}",
-        pivot=("task", "agent"),
-        cell=PER_TASK_SCORE,
-    ),
+    spec=per_task_spec("Normalised primary score"),
     computed_by="automd_analysis.analysis.primary.scores_by_task",
 )
 
@@ -188,12 +172,11 @@ INVALID = Table(
     NOTEBOOK,
     "Why runs were invalid, by agent and first check.",
     (
-        Column("agent", "str"),
-        Column("category", "str"),
+        *Column.texts("agent", "category"),
         Column("reason_code", "str", title="first failed check"),
-        Column("n_invalid", "int", title="Invalid runs"),
-        Column("n_runs", "int", title="Runs"),
-        Column("share_of_invalid", title="Share of the agent's invalid runs"),
+        Column("n_invalid", "int", title="Invalid runs", kind="count"),
+        Column("n_runs", "int", title="Runs", kind="count"),
+        Column("share_of_invalid", title="Share of the agent's invalid runs", kind="share"),
     ),
     paper="App. E",
     caption="Invalid selected submissions by agent and the first check they fail (its reason "
@@ -207,13 +190,8 @@ COVERAGE = Table(
     NOTEBOOK,
     "Runs, valid, not scorable, skipped and incomplete per task and agent.",
     (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        Column("n_valid", "int"),
-        Column("n_not_scorable", "int"),
-        Column("n_skipped", "int"),
-        Column("n_incomplete", "int"),
+        *Column.texts("task", "agent"),
+        *Column.counts("n_runs", "n_valid", "n_not_scorable", "n_skipped", "n_incomplete"),
     ),
     computed_by="automd_analysis.analysis.primary.coverage",
 )
@@ -222,13 +200,7 @@ COVERAGE_BY_RUN = Table(
     "run_coverage_runs",
     NOTEBOOK,
     "Runs not scorable, skipped or with recorded problems, with every problem code.",
-    (
-        Column("task", "str"),
-        Column("agent", "str"),
-        Column("rep", "int"),
-        Column("status", "str"),
-        Column("problems", "str"),
-    ),
+    (*Column.texts("task", "agent"), *Column.counts("rep"), *Column.texts("status", "problems")),
     computed_by="automd_analysis.analysis.primary.coverage_by_run",
 )
 
@@ -239,9 +211,9 @@ EXTRA_METRICS = Table(
     (
         Column("metric", "str"),
         Column("higher_is_better", "bool"),
-        Column("agent", "str"),
-        Column("n_runs", "int"),
-        *(Column(group, interval=True) for group in TASK_GROUPS),
+        *Column.texts("agent"),
+        *Column.counts("n_runs"),
+        *Column.numbers(*TASK_GROUPS, interval=True),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.extra_metrics.extra_metrics_by_agent",
