@@ -198,7 +198,7 @@ class Stat:
     ``mean`` (and optional ``sd``, ``n_valid``) name numeric columns of the analysis frame;
     ``direction`` (``"max"``/``"min"``/None) marks the best value in bold; ``percent`` multiplies by
     100 and appends ``%``; ``integer`` prints an integer; ``p_value`` prints a p-value
-    (scientific below 0.001); ``interval`` shows the bootstrap interval of ``mean`` in brackets
+    (three decimals, ``< 0.001`` below 0.001); ``interval`` shows the bootstrap interval of ``mean`` in brackets
     after the value when the column has one.
     """
 

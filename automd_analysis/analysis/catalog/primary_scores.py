@@ -119,12 +119,12 @@ PAIRWISE = Table(
         "it generalise?): two-sided sign-flip test of the per-task differences. Holm: adjusted "
         "over the agent pairs of each measure (one family per measure and question). Tasks A "
         "better: higher score, lower ECE.",
-        Stat("p", "p_value"),
-        Stat("Holm p", "p_holm"),
+        Stat("p", "p_value", p_value=True),
+        Stat("Holm p", "p_holm", p_value=True),
         Stat("Tasks", "n_tasks", integer=True),
         Stat("Tasks A better", "tasks_a_better", integer=True),
-        Stat("Across tasks p", "tasks_p_value"),
-        Stat("Across tasks Holm p", "tasks_p_holm"),
+        Stat("Across tasks p", "tasks_p_value", p_value=True),
+        Stat("Across tasks Holm p", "tasks_p_holm", p_value=True),
     ),
     intervals_after=True,
     computed_by="automd_analysis.analysis.uncertainty.pairwise_comparisons",
