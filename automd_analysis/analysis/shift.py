@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
+from automd_analysis.analysis._docstrings import (
+    EXAMPLE_STORE,
+    RAISES_AS_AGENT_SUMMARY,
+    bootstrap_references,
+)
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -208,7 +212,11 @@ def external_ratios_detail(
     return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
-@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
+@fill_doc(
+    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
+    references=bootstrap_references("Table 5"),
+    example_store=EXAMPLE_STORE,
+)
 def external_ratios(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -249,14 +257,9 @@ def external_ratios(
     external_pairs : the (external, internal) run pairs.
     automd_analysis.stats.rules : the aggregation rules.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 5.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> table = external_ratios(example_store_with_replicates())
     >>> table[["agent", "task", "internal_task"]].values.tolist()
     [['a', 'clf_ext', 'clf'], ['b', 'clf_ext', 'clf'], ['baseline', 'clf_ext', 'clf']]
