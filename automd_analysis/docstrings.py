@@ -21,6 +21,7 @@ __all__ = [
     "PAIRWISE_INPUTS",
     "VAN_CALSTER_2019",
     "VICKERS_ELKIN_2006",
+    "docs_reference",
     "fill_doc",
 ]
 
@@ -66,4 +67,13 @@ pairwise : DataFrame
 measure : str, default "score"
     ``score`` or ``ece``.
 alpha : float, default 0.05
+"""
+
+
+def docs_reference(page: str, section: str) -> str:
+    """The References section of a function that a section of a project page explains."""
+    return f"""
+References
+----------
+docs/{page}, "{section}".
 """

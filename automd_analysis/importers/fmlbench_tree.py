@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.fmlbench import SUMMARY
 from automd_analysis.importers.study import (
@@ -143,6 +144,7 @@ def is_results_tree(root: str | Path, max_entries: int = 200_000) -> bool:
     return bool(find_fmlbench_runs(root, max_entries).sources)
 
 
+@fill_doc(references=docs_reference("importing.md", "FML-bench's whole results tree"))
 def import_fmlbench_results(
     root: str | Path,
     archive: str | Path,
@@ -186,9 +188,7 @@ def import_fmlbench_results(
     --------
     find_fmlbench_runs, automd_analysis.importers.study.import_study
 
-    References
-    ----------
-    docs/importing.md, "FML-bench's whole results tree".
+    {references}
 
     Examples
     --------

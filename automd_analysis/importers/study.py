@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.api import ImportReport, import_source
@@ -57,6 +58,7 @@ class Layout:
     fields: frozenset[str]
 
 
+@fill_doc(references=docs_reference("importing.md", "A study in one command"))
 def parse_layout(text: str) -> Layout:
     """Parse ``--layout``.
 
@@ -80,9 +82,7 @@ def parse_layout(text: str) -> Layout:
     --------
     find_sources
 
-    References
-    ----------
-    docs/importing.md, "A study in one command".
+    {references}
 
     Examples
     --------
@@ -252,6 +252,7 @@ class StudyReport:
         }
 
 
+@fill_doc(references=docs_reference("importing.md", "A study in one command"))
 def import_study(
     fmt: str,
     root: str | Path,
@@ -303,9 +304,7 @@ def import_study(
     --------
     automd_analysis.importers.api.import_source
 
-    References
-    ----------
-    docs/importing.md, "A study in one command".
+    {references}
 
     Examples
     --------
