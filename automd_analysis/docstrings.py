@@ -19,6 +19,7 @@ __all__ = [
     "EFRON_TIBSHIRANI_1993",
     "HOLM_1979",
     "PAIRWISE_INPUTS",
+    "SYNTHETIC_TASKS",
     "VAN_CALSTER_2019",
     "VICKERS_ELKIN_2006",
     "docs_reference",
@@ -67,6 +68,12 @@ pairwise : DataFrame
 measure : str, default "score"
     ``score`` or ``ece``.
 alpha : float, default 0.05
+"""
+
+#: The ``synthetic`` input of the report's per-task figures.
+SYNTHETIC_TASKS = """
+synthetic : iterable of str
+    Synthetic tasks.
 """
 
 

@@ -3,7 +3,20 @@
 
 from __future__ import annotations
 
-__all__ = ["EXAMPLE_STORE", "RAISES_AS_AGENT_SUMMARY", "bootstrap_references"]
+__all__ = [
+    "EXAMPLE_STORE",
+    "PARAMETERS_AS_AGENT_SUMMARY",
+    "RAISES_AS_AGENT_SUMMARY",
+    "bootstrap_references",
+]
+
+#: The Parameters section of a table computed as Table 2 is, from the runs' bootstrap replicates.
+PARAMETERS_AS_AGENT_SUMMARY = """
+Parameters
+----------
+store, experiment, alpha, seed, n_boot
+    As :func:`~automd_analysis.analysis.primary.agent_summary`.
+"""
 
 #: The Raises section of a table computed from the runs' bootstrap replicates.
 RAISES_AS_AGENT_SUMMARY = """

@@ -33,6 +33,7 @@ import pandas as pd
 
 from automd_analysis.analysis._docstrings import (
     EXAMPLE_STORE,
+    PARAMETERS_AS_AGENT_SUMMARY,
     RAISES_AS_AGENT_SUMMARY,
     bootstrap_references,
 )
@@ -126,6 +127,7 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
     references=bootstrap_references("Table 3 and App. F"),
     example_store=EXAMPLE_STORE,
+    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
 )
 def ece_by_task_class(
     store: ScoreStore,
@@ -149,10 +151,7 @@ def ece_by_task_class(
     ``<class>_bc_ci_low/high`` its bootstrap interval
     (:func:`~automd_analysis.stats.intervals.bias_corrected`); empty without replicates.
 
-    Parameters
-    ----------
-    store, experiment, alpha, seed, n_boot
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {parameters_as_agent_summary}
 
     Returns
     -------

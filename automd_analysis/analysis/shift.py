@@ -17,6 +17,7 @@ import pandas as pd
 
 from automd_analysis.analysis._docstrings import (
     EXAMPLE_STORE,
+    PARAMETERS_AS_AGENT_SUMMARY,
     RAISES_AS_AGENT_SUMMARY,
     bootstrap_references,
 )
@@ -216,6 +217,7 @@ def external_ratios_detail(
     raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
     references=bootstrap_references("Table 5"),
     example_store=EXAMPLE_STORE,
+    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
 )
 def external_ratios(
     store: ScoreStore,
@@ -239,10 +241,7 @@ def external_ratios(
     while the simple baseline's external and internal runs are redrawn separately (its ratio is a
     ratio of means). Empty intervals without replicates.
 
-    Parameters
-    ----------
-    store, experiment, alpha, seed, n_boot
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {parameters_as_agent_summary}
 
     Returns
     -------

@@ -38,7 +38,7 @@ from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import FEW_VALID_MARKS, Stat, Table, TableSpec
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.precision import comparable, comparable_scalar
-from automd_analysis.report._files import check_stem, output_paths
+from automd_analysis.report._files import RAISES_NOT_A_STEM, check_stem, output_paths
 
 __all__ = [
     "DAGGERS",
@@ -740,6 +740,7 @@ def _any_interval(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]])
     return False
 
 
+@fill_doc(raises_not_a_stem=RAISES_NOT_A_STEM)
 def write_rendered(
     df: pd.DataFrame,
     text: pd.DataFrame,
@@ -755,8 +756,7 @@ def write_rendered(
 
     Raises
     ------
-    ValueError
-        ``name`` is not a plain file stem.
+    {raises_not_a_stem}
     """
     paths = output_paths(out_dir, "tables", "table", name, ("csv", "tex", "html"))
     write_text_atomic(paths["csv"], csv_text(df, sort_by))
@@ -765,6 +765,7 @@ def write_rendered(
     return paths
 
 
+@fill_doc(raises_not_a_stem=RAISES_NOT_A_STEM)
 def export_table(
     df: pd.DataFrame,
     name: str,
@@ -802,8 +803,7 @@ def export_table(
 
     Raises
     ------
-    ValueError
-        ``name`` is not a plain file stem.
+    {raises_not_a_stem}
     TableDeclarationError
         ``df`` does not have the declared columns.
 

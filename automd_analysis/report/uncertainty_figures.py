@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
-from automd_analysis.docstrings import HOLM_1979, PAIRWISE_INPUTS, fill_doc
+from automd_analysis.docstrings import HOLM_1979, PAIRWISE_INPUTS, SYNTHETIC_TASKS, fill_doc
 from automd_analysis.report.figure_style import (
     BASELINE_COLOR,
     GREYS,
@@ -284,7 +284,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     return forest_plot(table3, panels, xlabel="Bias-corrected ECE (lower is better)")
 
 
-@fill_doc(forest_returns=_FOREST_RETURNS)
+@fill_doc(forest_returns=_FOREST_RETURNS, synthetic=SYNTHETIC_TASKS)
 def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Forest plot of Table 5: external / internal score ratio (%) per external task and agent.
 
@@ -296,8 +296,7 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     ----------
     table5 : DataFrame
         :func:`~automd_analysis.analysis.shift.external_ratios`.
-    synthetic : iterable of str
-        Synthetic tasks.
+    {synthetic}
 
     {forest_returns}
 
