@@ -54,7 +54,7 @@ from automd_analysis.docstrings import fill_doc
 from automd_analysis.reason_codes import paper_category
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.ranks import mean_rank_interval
-from automd_analysis.stats.resample import RunDraws, run_draws
+from automd_analysis.stats.resample import RAISES_NO_REPLICATES, RunDraws, run_draws
 from automd_analysis.stats.rules import (
     displayed,
     mean_over,
@@ -149,7 +149,11 @@ def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     return _ranks(task_means(store, experiment))
 
 
-@fill_doc(references=bootstrap_references("Table 2 and App. E"), example_store=EXAMPLE_STORE)
+@fill_doc(
+    references=bootstrap_references("Table 2 and App. E"),
+    example_store=EXAMPLE_STORE,
+    raises_no_replicates=RAISES_NO_REPLICATES,
+)
 def agent_summary(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -202,8 +206,7 @@ def agent_summary(
 
     Raises
     ------
-    ScoreStoreError
-        A valid run has no replicates, or the replicates table is malformed.
+    {raises_no_replicates}
 
     See Also
     --------

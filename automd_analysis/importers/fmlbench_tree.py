@@ -23,6 +23,7 @@ from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.fmlbench import SUMMARY
 from automd_analysis.importers.study import (
+    ARCHIVE_DEST,
     StudyReport,
     StudyRun,
     StudySource,
@@ -144,7 +145,10 @@ def is_results_tree(root: str | Path, max_entries: int = 200_000) -> bool:
     return bool(find_fmlbench_runs(root, max_entries).sources)
 
 
-@fill_doc(references=docs_reference("importing.md", "FML-bench's whole results tree"))
+@fill_doc(
+    references=docs_reference("importing.md", "FML-bench's whole results tree"),
+    archive_dest=ARCHIVE_DEST,
+)
 def import_fmlbench_results(
     root: str | Path,
     archive: str | Path,
@@ -164,8 +168,7 @@ def import_fmlbench_results(
     ----------
     root : str or Path
         FML-bench's ``<output_dir>`` (``results/``).
-    archive : str or Path
-        DEST.
+    {archive_dest}
     opts : ImportOptions
         Options shared by every run (``agent``, ``task`` and ``rep`` come from the tree).
     agent, task : str, optional

@@ -40,6 +40,13 @@ PLACEHOLDERS = {
 }
 
 
+#: The ``archive`` input of the commands that import a whole study.
+ARCHIVE_DEST = """
+archive : str or Path
+    DEST.
+"""
+
+
 def _invalid(msg: str) -> SourceError:
     return SourceError(
         msg,
@@ -252,7 +259,9 @@ class StudyReport:
         }
 
 
-@fill_doc(references=docs_reference("importing.md", "A study in one command"))
+@fill_doc(
+    references=docs_reference("importing.md", "A study in one command"), archive_dest=ARCHIVE_DEST
+)
 def import_study(
     fmt: str,
     root: str | Path,
@@ -275,8 +284,7 @@ def import_study(
     fmt : str
     root : str or Path
         ROOT, the study's directory.
-    archive : str or Path
-        DEST.
+    {archive_dest}
     opts : ImportOptions
         Options shared by every run (its ``agent``, ``task`` and ``rep`` are replaced per run).
     layout : str

@@ -65,6 +65,13 @@ __all__ = [
 
 #: Marks for reduced numbers of valid runs (paper Tables 12 and 13; ``§`` where the paper writes
 #: ``†``, which marks synthetic tasks on the report's pages).
+#: The ``df`` input of the functions that render an analysis table.
+_ANALYSIS_TABLE = """
+df : DataFrame
+    The analysis table.
+"""
+
+
 DAGGERS: Mapping[int, str] = FEW_VALID_MARKS
 MISSING = "\N{EN DASH}"
 PLUS_MINUS = "\N{PLUS-MINUS SIGN}"
@@ -377,6 +384,7 @@ def _add_pivot_intervals(text, df, spec, shown) -> None:
                 text.at[i, col] = f"{cell} {ci}"
 
 
+@fill_doc(analysis_table=_ANALYSIS_TABLE)
 def display_frame(
     df: pd.DataFrame,
     spec: TableSpec | None = None,
@@ -400,8 +408,7 @@ def display_frame(
 
     Parameters
     ----------
-    df : DataFrame
-        The analysis table.
+    {analysis_table}
     spec : TableSpec, optional
     intervals : mapping, optional
     titles : mapping, optional
@@ -650,6 +657,7 @@ def _csv_field(text: str) -> str:
     return text
 
 
+@fill_doc(analysis_table=_ANALYSIS_TABLE)
 def rendered(
     df: pd.DataFrame,
     spec: TableSpec | None = None,
@@ -669,8 +677,7 @@ def rendered(
 
     Parameters
     ----------
-    df : DataFrame
-        The analysis table.
+    {analysis_table}
     spec : TableSpec, optional
     caption : str, optional
         Overrides the spec's caption (the interval note is still appended).

@@ -49,7 +49,12 @@ from automd_analysis.schema import (
     NET_BENEFIT_THRESHOLDS,
     net_benefit_column,
 )
-from automd_analysis.scoring.metrics_for import VALID_PREDICTIONS, SubmissionEvaluation, WarningLog
+from automd_analysis.scoring.metrics_for import (
+    RAISES_NOT_ALIGNED,
+    VALID_PREDICTIONS,
+    SubmissionEvaluation,
+    WarningLog,
+)
 
 __all__ = [
     "CALIBRATION_MEASURE_COLUMNS",
@@ -182,7 +187,11 @@ def _patients(labels) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-@fill_doc(van_calster_2019=VAN_CALSTER_2019, valid_predictions=VALID_PREDICTIONS)
+@fill_doc(
+    van_calster_2019=VAN_CALSTER_2019,
+    valid_predictions=VALID_PREDICTIONS,
+    raises_not_aligned=RAISES_NOT_ALIGNED,
+)
 def calibration_measures(
     kind: str, labels, predictions, evaluation: SubmissionEvaluation | None = None
 ) -> dict:
@@ -208,8 +217,7 @@ def calibration_measures(
 
     Raises
     ------
-    ValueError
-        Unknown kind, or predictions not aligned to the labels.
+    {raises_not_aligned}
 
     See Also
     --------

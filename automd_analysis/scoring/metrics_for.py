@@ -64,6 +64,18 @@ predictions : AlignedPredictions
     From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
 """
 
+#: The ``ece_bins`` input of the functions that score a submission.
+ECE_BINS = """
+ece_bins : int, default 10
+    Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+"""
+
+#: The Raises entry of the functions that read a submission's predictions against its labels.
+RAISES_NOT_ALIGNED = """
+ValueError
+    Unknown kind, or predictions not aligned to the labels.
+"""
+
 #: Scoring settings that change stored numbers; recorded in ``store.json`` (``settings``) so that a
 #: notebook asked for another value can say so instead of silently showing the stored one. The
 #: defaults: ``ece_n_bins`` is what ``--ece-bins`` sets.
@@ -126,6 +138,7 @@ def _sequential_units(labels) -> tuple[np.ndarray, np.ndarray, int, int]:
     return value
 
 
+@fill_doc(raises_not_aligned=RAISES_NOT_ALIGNED)
 def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
     """The arrays every metric of ``kind`` receives (:class:`~automd_analysis.metrics.MetricInputs`).
 
@@ -136,8 +149,7 @@ def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
 
     Raises
     ------
-    ValueError
-        Unknown kind, or predictions not aligned to the labels.
+    {raises_not_aligned}
     """
     if kind == "survival":
         t, e = labels.duration, labels.event
@@ -301,7 +313,7 @@ class SubmissionEvaluation:
         return (log or WarningLog()).observed(result)
 
 
-@fill_doc(valid_predictions=VALID_PREDICTIONS)
+@fill_doc(valid_predictions=VALID_PREDICTIONS, ece_bins=ECE_BINS)
 def metric_record(
     kind: str,
     metric: str,
@@ -324,8 +336,7 @@ def metric_record(
     labels : TaskLabels
         Hidden outcomes (row order = the order ``predictions`` are aligned to).
     {valid_predictions}
-    ece_bins : int, default 10
-        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    {ece_bins}
     evaluation : SubmissionEvaluation, optional
         The submission's kernels, shared with its replicates and calibration rows (made here
         without resamples when not given).

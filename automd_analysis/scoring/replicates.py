@@ -39,7 +39,12 @@ import pandas as pd
 
 from automd_analysis import metrics
 from automd_analysis.docstrings import fill_doc
-from automd_analysis.scoring.metrics_for import SubmissionEvaluation, metric_inputs, primary_metric
+from automd_analysis.scoring.metrics_for import (
+    ECE_BINS,
+    SubmissionEvaluation,
+    metric_inputs,
+    primary_metric,
+)
 
 __all__ = [
     "REPLICATE_COLUMNS",
@@ -237,6 +242,7 @@ class RunReplicates:
         )
 
 
+@fill_doc(ece_bins=ECE_BINS)
 def run_replicates(
     kind: str,
     metric: str,
@@ -279,8 +285,7 @@ def run_replicates(
     weights : numpy.ndarray of shape (n_boot, n_units), optional
         The resample weights, when the caller already has them
         (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
-    ece_bins : int, default 10
-        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    {ece_bins}
     evaluation : SubmissionEvaluation, optional
         The submission's kernels with these resample weights: its primary metric and ECE were
         evaluated on the observed data and on the resamples in one call each, which this reads
