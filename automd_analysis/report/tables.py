@@ -63,15 +63,14 @@ __all__ = [
     "write_rendered",
 ]
 
-#: Marks for reduced numbers of valid runs (paper Tables 12 and 13; ``§`` where the paper writes
-#: ``†``, which marks synthetic tasks on the report's pages).
 #: The ``df`` input of the functions that render an analysis table.
 _ANALYSIS_TABLE = """
 df : DataFrame
     The analysis table.
 """
 
-
+#: Marks for reduced numbers of valid runs (paper Tables 12 and 13; ``§`` where the paper writes
+#: ``†``, which marks synthetic tasks on the report's pages).
 DAGGERS: Mapping[int, str] = FEW_VALID_MARKS
 MISSING = "\N{EN DASH}"
 PLUS_MINUS = "\N{PLUS-MINUS SIGN}"
