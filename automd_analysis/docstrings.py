@@ -19,8 +19,10 @@ __all__ = [
     "EFRON_TIBSHIRANI_1993",
     "HOLM_1979",
     "PAIRWISE_INPUTS",
+    "SYNTHETIC_TASKS",
     "VAN_CALSTER_2019",
     "VICKERS_ELKIN_2006",
+    "docs_reference",
     "fill_doc",
 ]
 
@@ -66,4 +68,19 @@ pairwise : DataFrame
 measure : str, default "score"
     ``score`` or ``ece``.
 alpha : float, default 0.05
+"""
+
+#: The ``synthetic`` input of the report's per-task figures.
+SYNTHETIC_TASKS = """
+synthetic : iterable of str
+    Synthetic tasks.
+"""
+
+
+def docs_reference(page: str, section: str) -> str:
+    """The References section of a function that a section of a project page explains."""
+    return f"""
+References
+----------
+docs/{page}, "{section}".
 """

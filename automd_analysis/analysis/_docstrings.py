@@ -3,7 +3,20 @@
 
 from __future__ import annotations
 
-__all__ = ["RAISES_AS_AGENT_SUMMARY"]
+__all__ = [
+    "EXAMPLE_STORE",
+    "PARAMETERS_AS_AGENT_SUMMARY",
+    "RAISES_AS_AGENT_SUMMARY",
+    "bootstrap_references",
+]
+
+#: The Parameters section of a table computed as Table 2 is, from the runs' bootstrap replicates.
+PARAMETERS_AS_AGENT_SUMMARY = """
+Parameters
+----------
+store, experiment, alpha, seed, n_boot
+    As :func:`~automd_analysis.analysis.primary.agent_summary`.
+"""
 
 #: The Raises section of a table computed from the runs' bootstrap replicates.
 RAISES_AS_AGENT_SUMMARY = """
@@ -11,4 +24,22 @@ Raises
 ------
 ScoreStoreError
     As :func:`~automd_analysis.analysis.primary.agent_summary`.
+"""
+
+#: The Examples section's set-up of a table computed from the runs' bootstrap replicates.
+EXAMPLE_STORE = """
+Examples
+--------
+>>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+"""
+
+
+def bootstrap_references(source: str) -> str:
+    """The References section of a table with bootstrap intervals: the paper's ``source``, then
+    the bootstrap's."""
+    return f"""
+References
+----------
+.. [1] Auto-MD-bench, {source}.
+.. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
 """

@@ -63,6 +63,14 @@ APP_F_TASK_MEAN = """
 .. [1] Auto-MD-bench, App. F: valid runs averaged within task, tasks weighted equally.
 """
 
+#: The Examples set-up of the curve tables: two valid runs of one agent on a binary task.
+_TWO_RUNS_EXAMPLE = """
+Examples
+--------
+>>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
+...     "task_kind": "classification", "valid": True, "reference": False})
+"""
+
 
 @dataclass(frozen=True)
 class RankingMeasure:
@@ -692,7 +700,7 @@ def slope_intercept_table(measures: pd.DataFrame, runs: pd.DataFrame) -> pd.Data
     return SLOPE_INTERCEPT.frame(pd.DataFrame(rows, columns=SLOPE_INTERCEPT.named))
 
 
-@fill_doc(austin_steyerberg_2014=AUSTIN_STEYERBERG_2014)
+@fill_doc(austin_steyerberg_2014=AUSTIN_STEYERBERG_2014, two_runs_example=_TWO_RUNS_EXAMPLE)
 def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Smoothed calibration curves per task and agent: each valid run's curve, averaged over runs.
 
@@ -719,10 +727,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     ----------
     {austin_steyerberg_2014}
 
-    Examples
-    --------
-    >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
-    ...     "task_kind": "classification", "valid": True, "reference": False})
+    {two_runs_example}
     >>> rows = pd.DataFrame({"run_id": ["r1", "r2"], "kind": "binary", "horizon": float("nan"),
     ...     "x": 0.2, "observed": [0.1, 0.3], "se": 0.05, "lo": [0.0, 0.2], "hi": [0.2, 0.4]})
     >>> smoothed_curves(rows, runs)[["x", "observed_mean", "lo_mean", "n_runs"]]
@@ -759,7 +764,7 @@ def smoothed_curves(curve_rows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFram
     return out.reset_index(drop=True).astype({"n_runs": "int64"})
 
 
-@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006)
+@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006, two_runs_example=_TWO_RUNS_EXAMPLE)
 def decision_curves(
     measures: pd.DataFrame,
     runs: pd.DataFrame,
@@ -796,10 +801,7 @@ def decision_curves(
     ----------
     {vickers_elkin_2006}
 
-    Examples
-    --------
-    >>> runs = pd.DataFrame({"run_id": ["r1", "r2"], "agent": "A", "task": "t",
-    ...     "task_kind": "classification", "valid": True, "reference": False})
+    {two_runs_example}
     >>> measures = pd.DataFrame({"run_id": ["r1", "r2"], "prevalence": 0.2,
     ...     "net_benefit_p10": [0.12, 0.14]})
     >>> decision_curves(measures, runs, [0.1])[["threshold", "net_benefit_mean", "treat_all"]]

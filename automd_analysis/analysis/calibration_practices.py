@@ -31,7 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
+from automd_analysis.analysis._docstrings import (
+    EXAMPLE_STORE,
+    PARAMETERS_AS_AGENT_SUMMARY,
+    RAISES_AS_AGENT_SUMMARY,
+    bootstrap_references,
+)
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     FIG2A,
     FIG2B,
@@ -118,7 +123,12 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     return TABLE13.frame(task_agent_summary(store, experiment, "ece"))
 
 
-@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
+@fill_doc(
+    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
+    references=bootstrap_references("Table 3 and App. F"),
+    example_store=EXAMPLE_STORE,
+    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
+)
 def ece_by_task_class(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -141,10 +151,7 @@ def ece_by_task_class(
     ``<class>_bc_ci_low/high`` its bootstrap interval
     (:func:`~automd_analysis.stats.intervals.bias_corrected`); empty without replicates.
 
-    Parameters
-    ----------
-    store, experiment, alpha, seed, n_boot
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {parameters_as_agent_summary}
 
     Returns
     -------
@@ -159,14 +166,9 @@ def ece_by_task_class(
     ece_by_task : the per-task values (Table 13).
     automd_analysis.stats.rules : the aggregation rules.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 3 and App. F.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> table = ece_by_task_class(example_store_with_replicates())
     >>> table.columns.tolist()[:6]
     ['agent', 'survival', 'classification', 'sequential', 'all', 'survival_bc']
@@ -317,6 +319,7 @@ def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
         return np.where(whole != 0, part / np.where(whole != 0, whole, 1.0), np.nan)
 
 
+@fill_doc(references=bootstrap_references("App. I and Figure 2a"))
 def ece_decomposition(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -370,10 +373,7 @@ def ece_decomposition(
         A task in V has no valid baseline run (``store.no_baseline``): the reference is undefined.
         The error lists the tasks; restrict ``tasks`` or add baseline runs.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, App. I and Figure 2a.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
     """
     alpha = check_alpha(alpha)
     runs = _slot_runs(store, experiment)
@@ -450,6 +450,7 @@ def _recalibration_eligible(runs: pd.DataFrame, prefix: str = "") -> pd.Series:
     )
 
 
+@fill_doc(references=bootstrap_references("Figure 2b"))
 def recalibration_summary(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -468,10 +469,7 @@ def recalibration_summary(
 
     .. math:: \\bar e_g = \\frac{1}{|R_g|} \\sum_{r \\in R_g} \\mathrm{ECE}_r
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Figure 2b.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
     """
     alpha = check_alpha(alpha)
     runs = _slot_runs(store, experiment)

@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis._docstrings import EXAMPLE_STORE, bootstrap_references
 from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -29,6 +30,7 @@ from automd_analysis.analysis.store import (
     mean_sd,
     selected_runs,
 )
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, run_draws
 from automd_analysis.stats.rules import (
@@ -165,6 +167,7 @@ def llm_summary_detail(
     return TABLE22.frame([{k: r[k] for k in TABLE22.named} for r in point])
 
 
+@fill_doc(references=bootstrap_references("Table 7 and App. J"), example_store=EXAMPLE_STORE)
 def llm_summary(
     store: ScoreStore,
     *,
@@ -214,14 +217,9 @@ def llm_summary(
     llm_summary_detail : the counts and SDs.
     automd_analysis.stats.rules : the aggregation rules.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 7 and App. J.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> llm_summary(example_store_with_replicates())[["llm", "ece_mean_bc_ci_low"]].shape
     (2, 2)
     """

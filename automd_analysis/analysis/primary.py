@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis._docstrings import EXAMPLE_STORE, bootstrap_references
 from automd_analysis.analysis.catalog.primary_scores import (
     COVERAGE,
     COVERAGE_BY_RUN,
@@ -49,10 +50,11 @@ from automd_analysis.analysis.store import (
     skipped_runs,
     task_agent_summary,
 )
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.reason_codes import paper_category
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.ranks import mean_rank_interval
-from automd_analysis.stats.resample import RunDraws, run_draws
+from automd_analysis.stats.resample import RAISES_NO_REPLICATES, RunDraws, run_draws
 from automd_analysis.stats.rules import (
     displayed,
     mean_over,
@@ -147,6 +149,11 @@ def rank_table(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"])
     return _ranks(task_means(store, experiment))
 
 
+@fill_doc(
+    references=bootstrap_references("Table 2 and App. E"),
+    example_store=EXAMPLE_STORE,
+    raises_no_replicates=RAISES_NO_REPLICATES,
+)
 def agent_summary(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -199,21 +206,15 @@ def agent_summary(
 
     Raises
     ------
-    ScoreStoreError
-        A valid run has no replicates, or the replicates table is malformed.
+    {raises_no_replicates}
 
     See Also
     --------
     automd_analysis.stats.rules : the aggregation rules.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 2 and App. E.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> row = agent_summary(example_store_with_replicates()).set_index("agent").loc["a"]
     >>> bool(row.penalized_mean_ci_low < row.penalized_mean < row.penalized_mean_ci_high)
     True

@@ -15,7 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
+from automd_analysis.analysis._docstrings import (
+    EXAMPLE_STORE,
+    PARAMETERS_AS_AGENT_SUMMARY,
+    RAISES_AS_AGENT_SUMMARY,
+    bootstrap_references,
+)
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -208,7 +213,12 @@ def external_ratios_detail(
     return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
-@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
+@fill_doc(
+    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
+    references=bootstrap_references("Table 5"),
+    example_store=EXAMPLE_STORE,
+    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
+)
 def external_ratios(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -231,10 +241,7 @@ def external_ratios(
     while the simple baseline's external and internal runs are redrawn separately (its ratio is a
     ratio of means). Empty intervals without replicates.
 
-    Parameters
-    ----------
-    store, experiment, alpha, seed, n_boot
-        As :func:`~automd_analysis.analysis.primary.agent_summary`.
+    {parameters_as_agent_summary}
 
     Returns
     -------
@@ -249,14 +256,9 @@ def external_ratios(
     external_pairs : the (external, internal) run pairs.
     automd_analysis.stats.rules : the aggregation rules.
 
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 5.
-    .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+    {references}
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> table = external_ratios(example_store_with_replicates())
     >>> table[["agent", "task", "internal_task"]].values.tolist()
     [['a', 'clf_ext', 'clf'], ['b', 'clf_ext', 'clf'], ['baseline', 'clf_ext', 'clf']]

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from automd_analysis.analysis._docstrings import RAISES_AS_AGENT_SUMMARY
+from automd_analysis.analysis._docstrings import EXAMPLE_STORE, RAISES_AS_AGENT_SUMMARY
 from automd_analysis.analysis.catalog.primary_scores import PAIRWISE, POWER
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
@@ -71,6 +71,13 @@ comparison_sentences = wording.comparison_sentences
 MEASURES: dict[str, bool] = {"score": True, "ece": False}
 
 
+#: The ``store`` input of the pairwise tests and the power table.
+_STORE_WITH_REPLICATES = """
+store : ScoreStore
+    With bootstrap replicates (without: the columns and no rows).
+"""
+
+
 def _run_values(values: np.ndarray, valid: np.ndarray, measure: str) -> np.ndarray:
     """Per-run values of a measure: the penalised score (invalid = 0), or the valid runs' ECE."""
     return penalized(values, valid) if measure == "score" else valid_only(values, valid)
@@ -92,7 +99,11 @@ def _task_table(runs: pd.DataFrame, cell_values: np.ndarray, cells) -> pd.DataFr
     return comparable(series.unstack("agent").sort_index())
 
 
-@fill_doc(raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY)
+@fill_doc(
+    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
+    example_store=EXAMPLE_STORE,
+    store_with_replicates=_STORE_WITH_REPLICATES,
+)
 def pairwise_comparisons(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -130,8 +141,7 @@ def pairwise_comparisons(
 
     Parameters
     ----------
-    store : ScoreStore
-        With bootstrap replicates (without: the columns and no rows).
+    {store_with_replicates}
     experiment, n_boot, alpha, seed
         As :func:`~automd_analysis.analysis.primary.agent_summary`.
     agents : sequence of str, optional
@@ -157,9 +167,7 @@ def pairwise_comparisons(
     Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal
     of Statistics 6(2), 65-70.
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> pw = pairwise_comparisons(example_store_with_replicates())
     >>> pw.loc[0, ["agent_a", "agent_b", "measure"]].tolist()
     ['a', 'b', 'score']
@@ -226,6 +234,7 @@ def _pairwise_distributions(matrix: RunDraws) -> dict[str, list]:
     return out
 
 
+@fill_doc(example_store=EXAMPLE_STORE, store_with_replicates=_STORE_WITH_REPLICATES)
 def power_table(
     store: ScoreStore,
     experiment: str = DEFAULT_EXPERIMENTS["main"],
@@ -256,8 +265,7 @@ def power_table(
 
     Parameters
     ----------
-    store : ScoreStore
-        With bootstrap replicates (without: the columns and no rows).
+    {store_with_replicates}
     experiment : str
     agents : sequence of str, optional
     alpha : float, default 0.05
@@ -279,9 +287,7 @@ def power_table(
     Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences, 2nd ed., ch. 2.
     Lawrence Erlbaum.
 
-    Examples
-    --------
-    >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
+    {example_store}
     >>> power = power_table(example_store_with_replicates())
     >>> power = power.set_index(["agent_a", "agent_b", "measure"])
     >>> int(power.loc[("a", "baseline", "score"), "reps_needed"])

@@ -18,6 +18,7 @@ from automd_analysis._atomic import check_writable_dir
 from automd_analysis.analysis.store import load_store
 from automd_analysis.archive import open_archive
 from automd_analysis.archive.workspace import Workspace, open_workspace
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking import (
     FLAG_THRESHOLD,
@@ -29,7 +30,7 @@ from automd_analysis.masking import (
     write_csv_atomic,
 )
 from automd_analysis.masking.sandbox import SandboxedRerun, SandboxLimits
-from automd_analysis.masking.step import MaskingStepSummary, run_masking_step
+from automd_analysis.masking.step import EXPERIMENT_TESTED, MaskingStepSummary, run_masking_step
 from automd_analysis.tasks import get_task
 
 __all__ = [
@@ -97,6 +98,7 @@ def masking_workspace(archive, *, data=None, manifests=None, scores=None) -> tup
     return ws, dict(meta.roles)
 
 
+@fill_doc(experiment_tested=EXPERIMENT_TESTED)
 def run_masking(
     workspace: Workspace,
     *,
@@ -123,8 +125,7 @@ def run_masking(
     allow_code_execution : bool
         The user's explicit consent to re-run archived code; the step refuses to start without
         it (``masking.code_execution_not_allowed``).
-    experiment : str
-        Experiment whose runs are tested (the archive's main role).
+    {experiment_tested}
     store : ScoreStore, optional
         The loaded score store; loaded from ``workspace.scores`` when not given (which must then
         be writable).

@@ -33,6 +33,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.tasks import REPO_ROOT, data_root, manifest_dir
 
 __all__ = [
@@ -66,6 +67,7 @@ def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path 
     return p if p.is_absolute() else Path(root) / p
 
 
+@fill_doc(references=docs_reference("score_store.md", "Where the store lives"))
 def store_key(archive: str | Path) -> str:
     """The 8 hex digits that key an archive's default score store.
 
@@ -85,9 +87,7 @@ def store_key(archive: str | Path) -> str:
     --------
     default_store
 
-    References
-    ----------
-    docs/score_store.md, "Where the store lives".
+    {references}
 
     Examples
     --------

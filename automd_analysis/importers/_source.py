@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.importers.json_bounds import json_shape
 from automd_analysis.importers.problems import SourceError
 from automd_analysis.importers.text import has_surrogates
@@ -97,6 +98,7 @@ class Limits:
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
+@fill_doc(references=docs_reference("importing.md", "Untrusted sources"))
 def check_relative(rel: str, *, what: str, where: str | None = None) -> PurePosixPath:
     """``rel`` as a relative POSIX path, or ``import.unsafe_path``.
 
@@ -123,9 +125,7 @@ def check_relative(rel: str, *, what: str, where: str | None = None) -> PurePosi
     --------
     SourceDir.path : applies this check, then refuses symlinks on the way.
 
-    References
-    ----------
-    docs/importing.md, "Untrusted sources".
+    {references}
 
     Examples
     --------
@@ -156,6 +156,7 @@ def check_relative(rel: str, *, what: str, where: str | None = None) -> PurePosi
     return pure
 
 
+@fill_doc(references=docs_reference("importing.md", "Untrusted sources"))
 class SourceDir:
     """An agent's output directory, read safely (see the module docstring).
 
@@ -170,9 +171,7 @@ class SourceDir:
     --------
     check_relative
 
-    References
-    ----------
-    docs/importing.md, "Untrusted sources".
+    {references}
 
     Examples
     --------

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from automd_analysis.archive import NAME_PATTERN
 from automd_analysis.archive.safe import MAX_INT
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers._source import SourceDir, parse_json
@@ -43,6 +44,7 @@ def _formats() -> dict[str, Callable[[SourceDir, ImportOptions], list[ImportedRu
 FORMATS = ("aide", "aiscientist-v2", "codex", "autoresearch", "fmlbench", "mlebench")
 
 
+@fill_doc(references=docs_reference("importing.md", "Tokens"))
 def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCount:
     """Parse ``--tokens FILE``: ``{"prompt": int, "completion": int, "total": int}``.
 
@@ -67,9 +69,7 @@ def read_tokens_file(path: str | Path, *, max_bytes: int = 1 << 20) -> TokenCoun
     --------
     import_source
 
-    References
-    ----------
-    docs/importing.md, "Tokens".
+    {references}
 
     Examples
     --------

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.fmlbench import SUMMARY
 from automd_analysis.importers.study import (
+    ARCHIVE_DEST,
     StudyReport,
     StudyRun,
     StudySource,
@@ -143,6 +145,10 @@ def is_results_tree(root: str | Path, max_entries: int = 200_000) -> bool:
     return bool(find_fmlbench_runs(root, max_entries).sources)
 
 
+@fill_doc(
+    references=docs_reference("importing.md", "FML-bench's whole results tree"),
+    archive_dest=ARCHIVE_DEST,
+)
 def import_fmlbench_results(
     root: str | Path,
     archive: str | Path,
@@ -162,8 +168,7 @@ def import_fmlbench_results(
     ----------
     root : str or Path
         FML-bench's ``<output_dir>`` (``results/``).
-    archive : str or Path
-        DEST.
+    {archive_dest}
     opts : ImportOptions
         Options shared by every run (``agent``, ``task`` and ``rep`` come from the tree).
     agent, task : str, optional
@@ -186,9 +191,7 @@ def import_fmlbench_results(
     --------
     find_fmlbench_runs, automd_analysis.importers.study.import_study
 
-    References
-    ----------
-    docs/importing.md, "FML-bench's whole results tree".
+    {references}
 
     Examples
     --------

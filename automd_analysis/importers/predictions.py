@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._source import SourceDir, check_relative
 from automd_analysis.importers.json_bounds import json_shape
@@ -147,6 +148,7 @@ def parse_pattern(text: str) -> PredictionSpec:
     return PredictionSpec("pattern", text, frozenset(fields))
 
 
+@fill_doc(references=docs_reference("importing.md", "Prediction files"))
 def parse_predictions(value: str | None, *, max_bytes: int = 1 << 20) -> PredictionSpec | None:
     """Parse ``--predictions``: a pattern, or (a ``.json`` path without placeholders) a map file.
 
@@ -173,9 +175,7 @@ def parse_predictions(value: str | None, *, max_bytes: int = 1 << 20) -> Predict
     --------
     parse_pattern, bind_nodes
 
-    References
-    ----------
-    docs/importing.md, "Prediction files".
+    {references}
 
     Examples
     --------
@@ -263,6 +263,7 @@ def _usable(source: SourceDir, rel: str) -> bool:
     return True
 
 
+@fill_doc(references=docs_reference("importing.md", "Prediction files"))
 def bind_nodes(
     source: SourceDir,
     spec: PredictionSpec | None,
@@ -299,9 +300,7 @@ def bind_nodes(
     --------
     parse_predictions, scan_steps
 
-    References
-    ----------
-    docs/importing.md, "Prediction files".
+    {references}
 
     Examples
     --------
@@ -368,6 +367,7 @@ def bind_nodes(
     return out
 
 
+@fill_doc(references=docs_reference("importing.md", "Prediction files"))
 def scan_steps(source: SourceDir, spec: PredictionSpec) -> list[tuple[int, str]]:
     """Files matching a ``{step}``-only pattern, for formats whose log has no step list (Codex).
 
@@ -395,9 +395,7 @@ def scan_steps(source: SourceDir, spec: PredictionSpec) -> list[tuple[int, str]]
     --------
     bind_nodes
 
-    References
-    ----------
-    docs/importing.md, "Prediction files".
+    {references}
 
     Examples
     --------

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from automd_analysis.archive.safe import NAME_PATTERN
+from automd_analysis.docstrings import docs_reference, fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.api import ImportReport, import_source
@@ -37,6 +38,13 @@ PLACEHOLDERS = {
     "task": NAME_PATTERN.pattern[1:-1],
     "rep": r"0|[1-9][0-9]{0,5}",
 }
+
+
+#: The ``archive`` input of the commands that import a whole study.
+ARCHIVE_DEST = """
+archive : str or Path
+    DEST.
+"""
 
 
 def _invalid(msg: str) -> SourceError:
@@ -57,6 +65,7 @@ class Layout:
     fields: frozenset[str]
 
 
+@fill_doc(references=docs_reference("importing.md", "A study in one command"))
 def parse_layout(text: str) -> Layout:
     """Parse ``--layout``.
 
@@ -80,9 +89,7 @@ def parse_layout(text: str) -> Layout:
     --------
     find_sources
 
-    References
-    ----------
-    docs/importing.md, "A study in one command".
+    {references}
 
     Examples
     --------
@@ -252,6 +259,9 @@ class StudyReport:
         }
 
 
+@fill_doc(
+    references=docs_reference("importing.md", "A study in one command"), archive_dest=ARCHIVE_DEST
+)
 def import_study(
     fmt: str,
     root: str | Path,
@@ -274,8 +284,7 @@ def import_study(
     fmt : str
     root : str or Path
         ROOT, the study's directory.
-    archive : str or Path
-        DEST.
+    {archive_dest}
     opts : ImportOptions
         Options shared by every run (its ``agent``, ``task`` and ``rep`` are replaced per run).
     layout : str
@@ -303,9 +312,7 @@ def import_study(
     --------
     automd_analysis.importers.api.import_source
 
-    References
-    ----------
-    docs/importing.md, "A study in one command".
+    {references}
 
     Examples
     --------

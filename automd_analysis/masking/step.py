@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis._version import __version__
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.errors import AutomdError
 from automd_analysis.masking.procedure import FLAG_THRESHOLD, MaskingError, run_masking_test
 from automd_analysis.masking.results import (
@@ -54,6 +55,13 @@ __all__ = [
     "run_cache_key",
     "run_masking_step",
 ]
+
+
+#: The ``experiment`` input of the masking step and of the command that runs it.
+EXPERIMENT_TESTED = """
+experiment : str
+    Experiment whose runs are tested (the archive's main role).
+"""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -299,6 +307,7 @@ def _check_allowed(allow_code_execution: bool) -> None:
         )
 
 
+@fill_doc(experiment_tested=EXPERIMENT_TESTED)
 def run_masking_step(
     archive: str | Path,
     store,
@@ -337,8 +346,7 @@ def run_masking_step(
         Must be ``True``: the explicit consent to re-run archived code.
     seed : int
         Seed of the masked test file (one file per task, shared by its runs).
-    experiment : str
-        Experiment whose runs are tested (the archive's main role).
+    {experiment_tested}
     agents : sequence of str, optional
         Agents to test; default: the tree-search agents (:func:`eligible_runs`).
     threshold : float

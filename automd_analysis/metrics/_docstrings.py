@@ -18,7 +18,13 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["BINARY_INPUTS", "SURVIVAL_INPUTS", "fill_doc"]
+__all__ = [
+    "BINARY_INPUTS",
+    "FOLLOW_UP_TIMES",
+    "PATIENT_WEIGHTS",
+    "SURVIVAL_INPUTS",
+    "fill_doc",
+]
 
 T = TypeVar("T")
 
@@ -109,4 +115,14 @@ SURVIVAL_INPUTS = """
         Predicted survival curves on ``time_grid``, finite, in [0, 1].
     time_grid : array-like of shape (G,)
         Strictly increasing grid times.
+"""
+
+FOLLOW_UP_TIMES = """
+durations : array-like of shape (n,)
+    Follow-up times (finite, >= 0).
+"""
+
+PATIENT_WEIGHTS = """
+weights : array-like of int, shape (n,), optional
+    Multiplicity of each patient.
 """

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
+from automd_analysis.metrics._docstrings import BINARY_INPUTS, PATIENT_WEIGHTS, fill_doc
 from automd_analysis.metrics._validation import (
     as_finite_1d,
     check_binary_inputs,
@@ -59,7 +59,7 @@ class DecisionCurve:
         }
 
 
-@fill_doc(binary_inputs=BINARY_INPUTS)
+@fill_doc(binary_inputs=BINARY_INPUTS, patient_weights=PATIENT_WEIGHTS)
 def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
     """Net benefit of a risk model across threshold probabilities (decision-curve analysis).
 
@@ -82,8 +82,7 @@ def net_benefit(y_true, y_prob, thresholds, *, weights=None) -> DecisionCurve:
     {binary_inputs}
     thresholds : array-like of shape (k,)
         Threshold probabilities in [0, 1) (t = 1 has infinite odds), any order.
-    weights : array-like of int, shape (n,), optional
-        Multiplicity of each patient.
+    {patient_weights}
 
     Returns
     -------

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automd_analysis.metrics._docstrings import FOLLOW_UP_TIMES, fill_doc
 from automd_analysis.metrics._validation import (
     as_binary,
     as_durations,
@@ -151,6 +152,7 @@ class KaplanMeierCurve:
         return float(out) if out.ndim == 0 else out
 
 
+@fill_doc(follow_up_times=FOLLOW_UP_TIMES)
 def kaplan_meier(durations, events) -> KaplanMeierCurve:
     """Kaplan-Meier estimate of the survival function, equal to lifelines ``KaplanMeierFitter``.
 
@@ -165,8 +167,7 @@ def kaplan_meier(durations, events) -> KaplanMeierCurve:
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Follow-up times (finite, >= 0).
+    {follow_up_times}
     events : array-like of shape (n,)
         1 = event observed, 0 = censored (bool allowed).
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
+from automd_analysis.metrics._docstrings import PATIENT_WEIGHTS, SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._validation import (
     check_survival_inputs,
 )
@@ -113,7 +113,7 @@ def survival_at_observed_time(durations, surv, time_grid, interpolation: str = "
     return value + frac * (surv[rows, nxt] - value)
 
 
-@fill_doc(survival_inputs=SURVIVAL_INPUTS)
+@fill_doc(survival_inputs=SURVIVAL_INPUTS, patient_weights=PATIENT_WEIGHTS)
 def d_calibration(
     durations,
     events,
@@ -154,8 +154,7 @@ def d_calibration(
         B >= 2.
     interpolation : {"linear", "step"}, default "linear"
         How S_i(T_i) is read between grid times.
-    weights : array-like of int, shape (n,), optional
-        Multiplicity of each patient.
+    {patient_weights}
 
     Returns
     -------

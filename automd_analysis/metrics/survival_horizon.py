@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automd_analysis.metrics._docstrings import SURVIVAL_INPUTS, fill_doc
+from automd_analysis.metrics._docstrings import FOLLOW_UP_TIMES, SURVIVAL_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
 from automd_analysis.metrics._validation import (
     as_binary,
@@ -75,6 +75,7 @@ def _horizon_problem(t: np.ndarray, grid: np.ndarray, h: float) -> str | None:
     return None
 
 
+@fill_doc(follow_up_times=FOLLOW_UP_TIMES)
 def km_pseudo_observations(durations, events, horizon) -> np.ndarray:
     """Jackknife pseudo-observations of the Kaplan-Meier event probability F(h) = 1 - S(h).
 
@@ -88,8 +89,7 @@ def km_pseudo_observations(durations, events, horizon) -> np.ndarray:
 
     Parameters
     ----------
-    durations : array-like of shape (n,)
-        Follow-up times (finite, >= 0).
+    {follow_up_times}
     events : array-like of shape (n,)
         1 = event, 0 = censored.
     horizon : float

@@ -9,6 +9,12 @@ from pathlib import Path
 
 _STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
+#: The Raises entry of a function that writes the files of a named output.
+RAISES_NOT_A_STEM = """
+ValueError
+    ``name`` is not a plain file stem.
+"""
+
 
 def check_stem(name: str, what: str) -> None:
     """Raise ``ValueError`` unless ``name`` (of a ``what``: figure, table) is a plain file stem."""

@@ -49,6 +49,13 @@ __all__ = [
     "smoothed_calibration_figures",
 ]
 
+#: The ``columns`` input of the per-task panel figures.
+_PANEL_COLUMNS = """
+columns : int, default 3
+    Panels per row.
+"""
+
+
 _AXES = {
     "binary": ("predicted probability", "observed proportion"),
     "survival": ("predicted risk 1 - S(h)", "observed risk (Kaplan-Meier)"),
@@ -78,6 +85,7 @@ def _grid(n: int, columns: int, panel_w: float, panel_h: float, extra_h: float =
     return fig, axes[:n]
 
 
+@fill_doc(panel_columns=_PANEL_COLUMNS)
 def smoothed_calibration_figure(
     curves: pd.DataFrame,
     bins: pd.DataFrame | None = None,
@@ -109,8 +117,7 @@ def smoothed_calibration_figure(
         Reliability bins of the same task
         (:func:`~automd_analysis.analysis.calibration_practices.reliability_table` rows; only the
         binary bins, ``quantile`` missing, are drawn).
-    columns : int, default 3
-        Panels per row.
+    {panel_columns}
     min_run_share : float, default 0.5
         Smallest share of the agent's largest ``n_runs`` a point needs to be drawn.
 
@@ -270,7 +277,7 @@ def smoothed_calibration_figures(
     return out
 
 
-@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006)
+@fill_doc(vickers_elkin_2006=VICKERS_ELKIN_2006, panel_columns=_PANEL_COLUMNS)
 def decision_curve_figure(
     curves: pd.DataFrame, *, columns: int = 3, synthetic: Iterable[str] = ()
 ) -> Figure:
@@ -289,8 +296,7 @@ def decision_curve_figure(
     ----------
     curves : DataFrame
         :func:`~automd_analysis.analysis.calibration_measures.decision_curves`.
-    columns : int, default 3
-        Panels per row.
+    {panel_columns}
     synthetic : iterable of str
         Synthetic tasks (their titles are marked).
 

@@ -30,8 +30,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from automd_analysis._atomic import write_bytes_atomic
+from automd_analysis.docstrings import SYNTHETIC_TASKS, fill_doc
 from automd_analysis.report import figure_style
-from automd_analysis.report._files import output_paths
+from automd_analysis.report._files import RAISES_NOT_A_STEM, output_paths
 from automd_analysis.report.provenance import task_label
 
 __all__ = [
@@ -413,6 +414,7 @@ def figure4(points: pd.DataFrame, baseline: pd.DataFrame | None = None, *, seed:
     return fig
 
 
+@fill_doc(synthetic=SYNTHETIC_TASKS)
 def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Ratio of external to internal normalised score per task and agent (Table 5 ratios).
 
@@ -428,8 +430,7 @@ def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()
     table5 : DataFrame
         :func:`automd_analysis.analysis.shift.table5` (``agent``, ``task``, ``ratio``, optionally
         ``ratio_ci_low``, ``ratio_ci_high``).
-    synthetic : iterable of str
-        Synthetic tasks.
+    {synthetic}
     """
     with _style():
         data = table5.loc[np.isfinite(table5["ratio"].astype(float))].copy()
@@ -479,6 +480,7 @@ def external_ratio_figure(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()
     return fig
 
 
+@fill_doc(synthetic=SYNTHETIC_TASKS)
 def subgroup_gap_figure(table14: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Mean gap between the highest- and lowest-scoring subgroup per task group and attribute.
 
@@ -493,8 +495,7 @@ def subgroup_gap_figure(table14: pd.DataFrame, *, synthetic: Iterable[str] = ())
     ----------
     table14 : DataFrame
         :func:`automd_analysis.analysis.subgroups.table14`.
-    synthetic : iterable of str
-        Synthetic tasks.
+    {synthetic}
     """
     with _style():
         data = table14.loc[np.isfinite(table14["gap_mean"].astype(float))].copy()
@@ -727,6 +728,7 @@ def process_correlation_figure(correlations: pd.DataFrame) -> Figure:
     return fig
 
 
+@fill_doc(raises_not_a_stem=RAISES_NOT_A_STEM)
 def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
     """Write ``<out_dir>/figures/<name>.png`` and ``.svg`` reproducibly.
 
@@ -740,8 +742,7 @@ def save_figure(fig: Figure, name: str, out_dir: str | Path) -> dict[str, Path]:
 
     Raises
     ------
-    ValueError
-        ``name`` is not a plain file stem.
+    {raises_not_a_stem}
     """
     paths = output_paths(out_dir, "figures", "figure", name, ("png", "svg"))
     with matplotlib.rc_context(_RC):

@@ -38,7 +38,7 @@ from automd_analysis.analysis import catalog
 from automd_analysis.analysis.catalog.declaration import FEW_VALID_MARKS, Stat, Table, TableSpec
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.precision import comparable, comparable_scalar
-from automd_analysis.report._files import check_stem, output_paths
+from automd_analysis.report._files import RAISES_NOT_A_STEM, check_stem, output_paths
 
 __all__ = [
     "DAGGERS",
@@ -62,6 +62,12 @@ __all__ = [
     "to_styler",
     "write_rendered",
 ]
+
+#: The ``df`` input of the functions that render an analysis table.
+_ANALYSIS_TABLE = """
+df : DataFrame
+    The analysis table.
+"""
 
 #: Marks for reduced numbers of valid runs (paper Tables 12 and 13; ``§`` where the paper writes
 #: ``†``, which marks synthetic tasks on the report's pages).
@@ -377,6 +383,7 @@ def _add_pivot_intervals(text, df, spec, shown) -> None:
                 text.at[i, col] = f"{cell} {ci}"
 
 
+@fill_doc(analysis_table=_ANALYSIS_TABLE)
 def display_frame(
     df: pd.DataFrame,
     spec: TableSpec | None = None,
@@ -400,8 +407,7 @@ def display_frame(
 
     Parameters
     ----------
-    df : DataFrame
-        The analysis table.
+    {analysis_table}
     spec : TableSpec, optional
     intervals : mapping, optional
     titles : mapping, optional
@@ -650,6 +656,7 @@ def _csv_field(text: str) -> str:
     return text
 
 
+@fill_doc(analysis_table=_ANALYSIS_TABLE)
 def rendered(
     df: pd.DataFrame,
     spec: TableSpec | None = None,
@@ -669,8 +676,7 @@ def rendered(
 
     Parameters
     ----------
-    df : DataFrame
-        The analysis table.
+    {analysis_table}
     spec : TableSpec, optional
     caption : str, optional
         Overrides the spec's caption (the interval note is still appended).
@@ -740,6 +746,7 @@ def _any_interval(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]])
     return False
 
 
+@fill_doc(raises_not_a_stem=RAISES_NOT_A_STEM)
 def write_rendered(
     df: pd.DataFrame,
     text: pd.DataFrame,
@@ -755,8 +762,7 @@ def write_rendered(
 
     Raises
     ------
-    ValueError
-        ``name`` is not a plain file stem.
+    {raises_not_a_stem}
     """
     paths = output_paths(out_dir, "tables", "table", name, ("csv", "tex", "html"))
     write_text_atomic(paths["csv"], csv_text(df, sort_by))
@@ -765,6 +771,7 @@ def write_rendered(
     return paths
 
 
+@fill_doc(raises_not_a_stem=RAISES_NOT_A_STEM)
 def export_table(
     df: pd.DataFrame,
     name: str,
@@ -802,8 +809,7 @@ def export_table(
 
     Raises
     ------
-    ValueError
-        ``name`` is not a plain file stem.
+    {raises_not_a_stem}
     TableDeclarationError
         ``df`` does not have the declared columns.
 

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from automd_analysis.analysis.store import BASELINE_AGENT, agent_order
-from automd_analysis.docstrings import HOLM_1979, PAIRWISE_INPUTS, fill_doc
+from automd_analysis.docstrings import HOLM_1979, PAIRWISE_INPUTS, SYNTHETIC_TASKS, fill_doc
 from automd_analysis.report.figure_style import (
     BASELINE_COLOR,
     GREYS,
@@ -52,8 +52,9 @@ __all__ = [
 Panel = tuple[str, str, str, str]
 
 
-#: What every table's forest-plot wrapper returns, and the function that draws it.
-_FOREST_RETURNS = """
+def _forest_sections(table: str) -> str:
+    """The Returns, See Also and References sections of the forest-plot wrapper of ``table``."""
+    return f"""
 Returns
 -------
 Figure
@@ -61,6 +62,10 @@ Figure
 See Also
 --------
 forest_plot
+
+References
+----------
+.. [1] Auto-MD-bench, {table}.
 """
 
 
@@ -216,7 +221,7 @@ def forest_plot(
     return fig
 
 
-@fill_doc(forest_returns=_FOREST_RETURNS)
+@fill_doc(forest_sections=_forest_sections("Table 2"))
 def table2_forest(table2: pd.DataFrame) -> Figure:
     """Forest plot of Table 2: penalised and non-penalised mean score with 95 % intervals.
 
@@ -225,11 +230,7 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     table2 : DataFrame
         :func:`~automd_analysis.analysis.primary.agent_summary`.
 
-    {forest_returns}
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 2.
+    {forest_sections}
 
     Examples
     --------
@@ -249,7 +250,7 @@ def table2_forest(table2: pd.DataFrame) -> Figure:
     )
 
 
-@fill_doc(forest_returns=_FOREST_RETURNS)
+@fill_doc(forest_sections=_forest_sections("Table 3"))
 def table3_forest(table3: pd.DataFrame) -> Figure:
     """Forest plot of Table 3: bias-corrected ECE per task class and over all tasks with their
     95 % intervals (the dots are the ``<class>_bc`` values the intervals belong to).
@@ -259,11 +260,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     table3 : DataFrame
         :func:`~automd_analysis.analysis.calibration_practices.ece_by_task_class`.
 
-    {forest_returns}
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 3.
+    {forest_sections}
 
     Examples
     --------
@@ -284,7 +281,7 @@ def table3_forest(table3: pd.DataFrame) -> Figure:
     return forest_plot(table3, panels, xlabel="Bias-corrected ECE (lower is better)")
 
 
-@fill_doc(forest_returns=_FOREST_RETURNS)
+@fill_doc(forest_sections=_forest_sections("Table 5"), synthetic=SYNTHETIC_TASKS)
 def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Figure:
     """Forest plot of Table 5: external / internal score ratio (%) per external task and agent.
 
@@ -296,14 +293,9 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     ----------
     table5 : DataFrame
         :func:`~automd_analysis.analysis.shift.external_ratios`.
-    synthetic : iterable of str
-        Synthetic tasks.
+    {synthetic}
 
-    {forest_returns}
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 5.
+    {forest_sections}
 
     Examples
     --------
@@ -330,7 +322,7 @@ def table5_forest(table5: pd.DataFrame, *, synthetic: Iterable[str] = ()) -> Fig
     )
 
 
-@fill_doc(forest_returns=_FOREST_RETURNS)
+@fill_doc(forest_sections=_forest_sections("Table 7"))
 def table7_forest(table7: pd.DataFrame) -> Figure:
     """Forest plot of Table 7: penalised score and ECE per LLM with 95 % intervals.
 
@@ -341,11 +333,7 @@ def table7_forest(table7: pd.DataFrame) -> Figure:
     table7 : DataFrame
         :func:`~automd_analysis.analysis.llm.llm_summary`.
 
-    {forest_returns}
-
-    References
-    ----------
-    .. [1] Auto-MD-bench, Table 7.
+    {forest_sections}
 
     Examples
     --------

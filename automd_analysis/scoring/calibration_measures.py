@@ -49,7 +49,12 @@ from automd_analysis.schema import (
     NET_BENEFIT_THRESHOLDS,
     net_benefit_column,
 )
-from automd_analysis.scoring.metrics_for import SubmissionEvaluation, WarningLog
+from automd_analysis.scoring.metrics_for import (
+    RAISES_NOT_ALIGNED,
+    VALID_PREDICTIONS,
+    SubmissionEvaluation,
+    WarningLog,
+)
 
 __all__ = [
     "CALIBRATION_MEASURE_COLUMNS",
@@ -182,7 +187,11 @@ def _patients(labels) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-@fill_doc(van_calster_2019=VAN_CALSTER_2019)
+@fill_doc(
+    van_calster_2019=VAN_CALSTER_2019,
+    valid_predictions=VALID_PREDICTIONS,
+    raises_not_aligned=RAISES_NOT_ALIGNED,
+)
 def calibration_measures(
     kind: str, labels, predictions, evaluation: SubmissionEvaluation | None = None
 ) -> dict:
@@ -193,8 +202,7 @@ def calibration_measures(
     kind : {"survival", "classification", "sequential"}
     labels : TaskLabels
         Hidden outcomes; sequential tasks: the first id column is the patient (the cluster).
-    predictions : AlignedPredictions
-        From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+    {valid_predictions}
     evaluation : SubmissionEvaluation, optional
         The submission's kernels: ``ece_10`` (``ece_15``) is its ECE with 10 (15) bins, the
         store's ECE itself when that has 10 bins (made here when not given).
@@ -209,8 +217,7 @@ def calibration_measures(
 
     Raises
     ------
-    ValueError
-        Unknown kind, or predictions not aligned to the labels.
+    {raises_not_aligned}
 
     See Also
     --------

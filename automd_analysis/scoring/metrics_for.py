@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.metrics import Replicated, recorded
 from automd_analysis.metrics._replicated import observed_first, recording, stacked_result
 from automd_analysis.metrics.registry import KINDS
@@ -56,6 +57,25 @@ METRIC_FIELDS = ("raw", "score", "auroc", "ece", "brier", "n", "n_rows", "n_even
 #: otherwise (paper App. F: 10).
 DEFAULT_ECE_BINS = 10
 _N_BINS = DEFAULT_ECE_BINS
+
+#: The ``predictions`` input of the functions that score one submission.
+VALID_PREDICTIONS = """
+predictions : AlignedPredictions
+    From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+"""
+
+#: The ``ece_bins`` input of the functions that score a submission.
+ECE_BINS = """
+ece_bins : int, default 10
+    Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+"""
+
+#: The Raises entry of the functions that read a submission's predictions against its labels.
+RAISES_NOT_ALIGNED = """
+ValueError
+    Unknown kind, or predictions not aligned to the labels.
+"""
+
 #: Scoring settings that change stored numbers; recorded in ``store.json`` (``settings``) so that a
 #: notebook asked for another value can say so instead of silently showing the stored one. The
 #: defaults: ``ece_n_bins`` is what ``--ece-bins`` sets.
@@ -118,6 +138,7 @@ def _sequential_units(labels) -> tuple[np.ndarray, np.ndarray, int, int]:
     return value
 
 
+@fill_doc(raises_not_aligned=RAISES_NOT_ALIGNED)
 def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
     """The arrays every metric of ``kind`` receives (:class:`~automd_analysis.metrics.MetricInputs`).
 
@@ -128,8 +149,7 @@ def metric_inputs(kind: str, labels, predictions) -> metrics.MetricInputs:
 
     Raises
     ------
-    ValueError
-        Unknown kind, or predictions not aligned to the labels.
+    {raises_not_aligned}
     """
     if kind == "survival":
         t, e = labels.duration, labels.event
@@ -156,6 +176,7 @@ def primary_metric(kind: str, metric: str) -> metrics.Metric:
     return found
 
 
+@fill_doc(valid_predictions=VALID_PREDICTIONS)
 class SubmissionEvaluation:
     """The metric kernels of one validated submission, each called once.
 
@@ -176,8 +197,7 @@ class SubmissionEvaluation:
     ----------
     kind : {"survival", "classification", "sequential"}
     labels : TaskLabels
-    predictions : AlignedPredictions
-        From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
+    {valid_predictions}
     metric : str, optional
         The task's primary metric (:func:`primary_metric`); needed for :attr:`primary`.
     weights : numpy.ndarray of shape (B, n_units), optional
@@ -293,6 +313,7 @@ class SubmissionEvaluation:
         return (log or WarningLog()).observed(result)
 
 
+@fill_doc(valid_predictions=VALID_PREDICTIONS, ece_bins=ECE_BINS)
 def metric_record(
     kind: str,
     metric: str,
@@ -314,10 +335,8 @@ def metric_record(
         m0 of eq. (1).
     labels : TaskLabels
         Hidden outcomes (row order = the order ``predictions`` are aligned to).
-    predictions : AlignedPredictions
-        From a *valid* :func:`~automd_analysis.submissions.validate_submission` result.
-    ece_bins : int, default 10
-        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    {valid_predictions}
+    {ece_bins}
     evaluation : SubmissionEvaluation, optional
         The submission's kernels, shared with its replicates and calibration rows (made here
         without resamples when not given).

@@ -38,7 +38,13 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis import metrics
-from automd_analysis.scoring.metrics_for import SubmissionEvaluation, metric_inputs, primary_metric
+from automd_analysis.docstrings import fill_doc
+from automd_analysis.scoring.metrics_for import (
+    ECE_BINS,
+    SubmissionEvaluation,
+    metric_inputs,
+    primary_metric,
+)
 
 __all__ = [
     "REPLICATE_COLUMNS",
@@ -52,6 +58,13 @@ __all__ = [
 
 #: Columns of the tidy replicates table (one row per run and replicate).
 REPLICATE_COLUMNS: tuple[str, ...] = ("run_id", "replicate", "score", "ece")
+
+#: The References section of the task resamples (the nonparametric bootstrap).
+_EFRON_TIBSHIRANI_CH6 = """
+References
+----------
+Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
+"""
 
 
 def resample_seed(task_id: str, seed: int = 0) -> list[int]:
@@ -75,6 +88,7 @@ def resample_seed(task_id: str, seed: int = 0) -> list[int]:
     return [int(seed), *(int(w) for w in words)]
 
 
+@fill_doc(efron_tibshirani_ch6=_EFRON_TIBSHIRANI_CH6)
 def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0) -> np.ndarray:
     """The resample positions every submission on ``task_id`` is evaluated on.
 
@@ -87,9 +101,7 @@ def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0
     --------
     automd_analysis.metrics.bootstrap_indices : the resampling scheme.
 
-    References
-    ----------
-    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
+    {efron_tibshirani_ch6}
 
     Examples
     --------
@@ -102,6 +114,7 @@ def task_resample_indices(task_id: str, n_units: int, n_boot: int, seed: int = 0
     return metrics.bootstrap_indices(n_units, n_boot, seed=resample_seed(task_id, seed))
 
 
+@fill_doc(efron_tibshirani_ch6=_EFRON_TIBSHIRANI_CH6)
 def task_resample_weights(task_id: str, n_units: int, n_boot: int, seed: int = 0) -> np.ndarray:
     """Multiplicities of the resamples of :func:`task_resample_indices`, shape ``(n_boot, n_units)``.
 
@@ -112,9 +125,7 @@ def task_resample_weights(task_id: str, n_units: int, n_boot: int, seed: int = 0
     --------
     automd_analysis.metrics.bootstrap_weights : the counting.
 
-    References
-    ----------
-    Efron, B., Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6. Chapman & Hall.
+    {efron_tibshirani_ch6}
 
     Examples
     --------
@@ -231,6 +242,7 @@ class RunReplicates:
         )
 
 
+@fill_doc(ece_bins=ECE_BINS)
 def run_replicates(
     kind: str,
     metric: str,
@@ -273,8 +285,7 @@ def run_replicates(
     weights : numpy.ndarray of shape (n_boot, n_units), optional
         The resample weights, when the caller already has them
         (:func:`task_resample_weights` of the same task, ``n_boot`` and ``seed``).
-    ece_bins : int, default 10
-        Equal-width bins of the ECE of binary and hourly tasks (``automd score --ece-bins``).
+    {ece_bins}
     evaluation : SubmissionEvaluation, optional
         The submission's kernels with these resample weights: its primary metric and ECE were
         evaluated on the observed data and on the resamples in one call each, which this reads

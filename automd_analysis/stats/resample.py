@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2
 
+from automd_analysis.docstrings import fill_doc
 from automd_analysis.errors import ScoreStoreError
 
 __all__ = [
@@ -64,6 +65,13 @@ REPLICATES_FIX = (
     "pass its replicates table"
 )
 _COLUMNS = ("run_id", "replicate", "score", "ece")
+
+
+#: The Raises entry of a table drawn from the runs' bootstrap replicates.
+RAISES_NO_REPLICATES = """
+ScoreStoreError
+    A valid run has no replicates, or the replicates table is malformed.
+"""
 
 
 class ReplicateMatrix:
@@ -575,6 +583,7 @@ class RunDraws(Draws):
         return self.measure("ece")
 
 
+@fill_doc(raises_no_replicates=RAISES_NO_REPLICATES)
 def run_draws(
     runs: pd.DataFrame,
     replicates: pd.DataFrame | None,
@@ -610,8 +619,7 @@ def run_draws(
 
     Raises
     ------
-    ScoreStoreError
-        A valid run has no replicates, or the replicates table is malformed.
+    {raises_no_replicates}
     ValueError
         ``n_boot`` is not a positive integer.
 
