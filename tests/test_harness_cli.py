@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from automd_analysis.archive import open_archive
 from automd_analysis.cli import app
 from automd_demo.cli import parse_seeds
+from automd_demo.harness.build import BASELINE_REPS
 from automd_demo.harness.toy import make_toy_tasks
 
 #: Integration tests (CLI, end to end, demo cohorts): `make test-fast` skips them.
@@ -61,7 +62,7 @@ def test_demo_archive_command_builds_a_readable_reproducible_archive(toy, tmp_pa
     assert not arch.problems
     agents = sorted({r.agent for r in runs})
     assert agents == ["aide", "aiscientist", "autoresearch", "baseline", "codex"]
-    assert sorted(r.rep for r in runs if r.agent == "baseline") == [0, 1, 2, 3, 4]
+    assert sorted(r.rep for r in runs if r.agent == "baseline") == list(range(BASELINE_REPS))
     assert {r.llm for r in runs if r.experiment == "llm"} == {"sim-llm-b", "sim-llm-c"}
     meta = yaml.safe_load((out / "archive.yaml").read_text())
     assert meta["provenance"]["built_by"] == "automd demo archive"

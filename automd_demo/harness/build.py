@@ -3,7 +3,7 @@
 Plan (default size ``small``; see :data:`SIZES`):
 
 - ``main`` - every agent x every demo task x 3 repetitions with the default simulated LLM, plus
-  the simple baseline (agent ``baseline``, ``reference: true``) x 5 seeds per task;
+  the simple baseline (agent ``baseline``, ``reference: true``) x 3 seeds per task;
 - ``objectives`` - every agent x 3 repetitions on the AUROC task of the objectives study, once
   with the Brier objective (reps 0-2) and once with AUROC+ECE (reps 3-5; run.json ``objective``
   tells them apart) - the main experiment provides objective A (paper App. F.1);
@@ -76,7 +76,15 @@ SIZES: dict[str, Sizes] = {
         patience=(1, 2),
         codex_steps=(2, 5),
     ),
-    "small": Sizes(reps=3, ais_max_nodes=10, codex_steps=(1, 3), hourly_min_cap=4),
+    "small": Sizes(
+        reps=3,
+        aide_max_nodes=6,
+        ais_max_nodes=6,
+        linear_max_steps=5,
+        patience=(1, 3),
+        codex_steps=(1, 2),
+        hourly_min_cap=3,
+    ),
     "medium": Sizes(
         reps=3,
         aide_stretch=1.6,
@@ -100,7 +108,7 @@ SIZES: dict[str, Sizes] = {
         codex_steps=(3, 8),
     ),
 }
-BASELINE_REPS = 5
+BASELINE_REPS = 3
 
 
 @dataclass(frozen=True)
@@ -315,7 +323,7 @@ def _run_job(spec: RunSpec, job: JobConfig) -> dict[str, Any]:
 def archive_yaml(name: str, size: str, seed: int, specs: list[RunSpec]) -> str:
     experiments = {
         "main": "Main experiment: every scripted agent x every demo task x repetitions, plus "
-        "the simple baseline x 5 seeds",
+        f"the simple baseline x {BASELINE_REPS} seeds",
         "objectives": f"Evaluation-objective experiment on {OBJECTIVE_TASK}: Brier (reps "
         f"0-{SIZES[size].reps - 1}) and AUROC+ECE (the following reps); objective A = main",
         "llm": f"LLM comparison: {LLM_AGENT} with the non-default simulated LLMs (run.json llm); "
@@ -468,4 +476,13 @@ def subset(specs: list[RunSpec], **filters) -> list[RunSpec]:
     return out
 
 
-__all__ = ["DEMO_TASKS", "SIZES", "RunSpec", "build_archive", "plan", "run_job", "subset"]
+__all__ = [
+    "BASELINE_REPS",
+    "DEMO_TASKS",
+    "SIZES",
+    "RunSpec",
+    "build_archive",
+    "plan",
+    "run_job",
+    "subset",
+]

@@ -53,7 +53,7 @@ NEEDS_IMPUTATION = {"logistic", "cox", "weibull", "discrete_logistic"}
 
 DEFAULT_PARAMS = {
     "gbdt": {
-        "max_iter": 60,
+        "max_iter": 30,
         "learning_rate": 0.1,
         "max_leaf_nodes": 15,
         "l2_regularization": 0.0,
@@ -65,7 +65,7 @@ DEFAULT_PARAMS = {
     "cox": {"penalizer": 0.01},
     "weibull": {"penalizer": 0.01},
     "discrete_gbdt": {
-        "max_iter": 40,
+        "max_iter": 20,
         "learning_rate": 0.1,
         "max_leaf_nodes": 15,
         "max_features": 0.8,
