@@ -15,12 +15,10 @@ $(BIN)/python:
 	  echo "Point make at another interpreter, e.g.: make demo PYTHON=python3.13"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-# --no-compile: pip would byte-compile every installed module (torch's alone is ~15 s); Python
-# compiles a module when it is first imported and keeps the result, so only what runs is compiled.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q --no-compile --retries 1 --timeout 30 --index-url $(TORCH_INDEX) \
-	  "torch==2.13.0" || $(BIN)/python -m pip install -q --no-compile "torch==2.13.0"
-	$(BIN)/python -m pip install -q --no-compile -e ".[dev,demo,baselines]"
+	$(BIN)/python -m pip install -q --retries 1 --timeout 30 --index-url $(TORCH_INDEX) "torch==2.13.0" \
+	  || $(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -m pip install -q -e ".[dev,demo,baselines]"
 	touch $@
 
 install: $(VENV)/.installed
