@@ -14,6 +14,7 @@ $(BIN)/python:
 	  echo "automd-analysis needs Python 3.11 to 3.14, but $(PYTHON) is $$($(PYTHON) -V 2>&1)."; \
 	  echo "Point make at another interpreter, e.g.: make demo PYTHON=python3.13"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --retries 1 --timeout 30 --index-url $(TORCH_INDEX) "torch==2.13.0" \
