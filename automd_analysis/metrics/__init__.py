@@ -28,7 +28,14 @@ that is undefined on well-formed input returns ``nan`` and emits :class:`Undefin
 
 from automd_analysis.metrics._docstrings import fill_doc
 from automd_analysis.metrics._numba import set_kernel_threads
-from automd_analysis.metrics._replicated import Replicated, recorded, with_replicates
+from automd_analysis.metrics._replicated import (
+    Replicated,
+    observed_first,
+    recorded,
+    recording,
+    stacked_result,
+    with_replicates,
+)
 from automd_analysis.metrics._validation import UndefinedMetricWarning
 from automd_analysis.metrics._weights import cluster_row_weights
 from automd_analysis.metrics.bootstrap import (
@@ -161,5 +168,8 @@ __all__ = [
     "survival_ici_at",
     "survival_time_grid",
     "recorded",
+    "observed_first",
+    "recording",
+    "stacked_result",
     "with_replicates",
 ]

@@ -34,8 +34,13 @@ import pandas as pd
 
 from automd_analysis import metrics
 from automd_analysis.docstrings import fill_doc
-from automd_analysis.metrics import Replicated, recorded
-from automd_analysis.metrics._replicated import observed_first, recording, stacked_result
+from automd_analysis.metrics import (
+    Replicated,
+    observed_first,
+    recorded,
+    recording,
+    stacked_result,
+)
 from automd_analysis.metrics.registry import KINDS
 
 __all__ = [
@@ -185,7 +190,8 @@ class SubmissionEvaluation:
     ``calibration_measures.ece_10``, the survival reliability groups), the AUROC of an AUROC task
     (its ``raw`` and ``auroc``). With resample ``weights``, the primary metric and the ECE are
     evaluated on the observed data and on every resample in the same kernel call
-    (``_kernel``: the kernel is called here, with the weight matrix whose first row is all ones;
+    (``_kernel``: the kernel is called here, with the weight matrix whose first row is all ones,
+    :func:`~automd_analysis.metrics.observed_first`;
     :func:`~automd_analysis.metrics.survival_ece_replicated`).
 
     One exception, kept so that published digits do not move: the ECE of an hourly (sequential)
