@@ -351,3 +351,38 @@ def test_cells_whose_requirements_are_unmet_are_left_out_with_a_note():
     assert len(nb.cells) == 4  # the source notebook is not changed
     same, none = ex.without_unmet_cells(nb, {"main": True, "llm": True}, "*left out*")
     assert same is nb and none == []
+
+
+@pytest.mark.parametrize(("failures", "ok"), [(1, True), (2, True), (3, False)])
+def test_a_kernel_that_died_before_its_first_reply_is_started_again(
+    tmp_path, monkeypatch, failures, ok
+):
+    """A kernel that loses its TCP port to another process dies before any cell runs: the notebook
+    is started again (at most three attempts in all); any other failure is reported at once."""
+    nb = write_notebook(tmp_path / "n.ipynb", [parameters_cell("x = 1")])
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) <= failures:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    result = ex.execute_notebook(nb, tmp_path / "out.ipynb")
+    assert result.ok is ok
+    assert len(calls) == min(failures + 1, 3)
+    if not ok:
+        assert "Kernel died before replying" in result.failure.evalue
+
+
+def test_a_cell_error_is_not_retried(tmp_path, monkeypatch):
+    nb = write_notebook(tmp_path / "n.ipynb", [parameters_cell("x = 1")])
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        raise ValueError("boom")
+
+    monkeypatch.setattr(papermill, "execute_notebook", failing)
+    assert not ex.execute_notebook(nb, tmp_path / "out.ipynb").ok
+    assert len(calls) == 1

@@ -408,6 +408,14 @@ def _locate_failure(notebook: str, executed: Path, exc: BaseException) -> Notebo
     return NotebookFailure(notebook, None, "", ename, evalue)
 
 
+#: jupyter_client's message when a kernel exits before answering its first request - e.g. when
+#: another process bound one of the TCP ports chosen for it between choosing and binding
+#: (``zmq.error.ZMQError: Address already in use`` in the kernel's log), which happens when
+#: several kernels start at once. No cell has run then, so the notebook is started again.
+_KERNEL_DID_NOT_START = "Kernel died before replying to kernel_info"
+_KERNEL_START_ATTEMPTS = 3
+
+
 def execute_notebook(
     source: str | Path,
     output: str | Path,
@@ -451,23 +459,27 @@ def execute_notebook(
     except NotebookExecutionError as exc:
         failure = NotebookFailure(source.name, None, "", "NotebookExecutionError", str(exc))
         return NotebookResult(source, output, failure, time.perf_counter() - start)
-    try:
-        papermill.execute_notebook(
-            str(source),
-            str(output),
-            parameters=notebook_parameters(nb, parameters),
-            kernel_name=kernel_name,
-            progress_bar=False,
-            log_output=False,
-            cwd=str(cwd if cwd is not None else source.parent),
-            execution_timeout=timeout,
-        )
-    except (
-        Exception
-    ) as exc:  # papermill / nbclient raise many types; all mean "this notebook failed"
-        failure = _locate_failure(source.name, output, exc)
-        return NotebookResult(source, output, failure, time.perf_counter() - start)
-    return NotebookResult(source, output, None, time.perf_counter() - start)
+    for attempt in range(1, _KERNEL_START_ATTEMPTS + 1):
+        try:
+            papermill.execute_notebook(
+                str(source),
+                str(output),
+                parameters=notebook_parameters(nb, parameters),
+                kernel_name=kernel_name,
+                progress_bar=False,
+                log_output=False,
+                cwd=str(cwd if cwd is not None else source.parent),
+                execution_timeout=timeout,
+            )
+        except (
+            Exception
+        ) as exc:  # papermill / nbclient raise many types; all mean "this notebook failed"
+            if _KERNEL_DID_NOT_START in str(exc) and attempt < _KERNEL_START_ATTEMPTS:
+                continue  # no cell ran: the kernel lost its port to another process; start anew
+            failure = _locate_failure(source.name, output, exc)
+            return NotebookResult(source, output, failure, time.perf_counter() - start)
+        return NotebookResult(source, output, None, time.perf_counter() - start)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def skip_iri_format_checks() -> None:
