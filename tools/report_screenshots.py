@@ -20,8 +20,8 @@ a run page and its figure and version table::
 
     .venv/bin/python tools/report_screenshots.py reports docs/report --width 1200 --height 1400 \
         --colours 128 \
-        --page runs/main/aide/demo_sepsis/rep0.html=run_page_demo \
-        --page runs/main/aide/demo_sepsis/rep0.html=run_page_demo_section#development
+        --page runs/main/aide/demo_flchain/rep1.html=run_page_demo \
+        --page runs/main/aide/demo_flchain/rep1.html=run_page_demo_section#development
 
 (The copy of a page whose element offset is read gets a ``<base>`` pointing at the page's folder,
 so its stylesheet and images load as they do for the page itself.)
