@@ -164,14 +164,15 @@ def plan(
     return sorted(specs, key=lambda s: s.run_path)
 
 
-#: Measured CPU seconds per run (small size, idle 2-core machine) by agent and task kind, used
-#: only to start the heaviest jobs first.
+#: Measured mean CPU seconds per run of the demo archive of docs/decisions.md item 78 (small size,
+#: bench/bench_demo_archive.py --json) by agent and task kind, used only to start the heaviest
+#: jobs first.
 _RUN_COST = {
-    "codex": {"classification": 3.7, "sequential": 7.6, "survival": 3.7},
-    "aiscientist": {"classification": 3.5, "sequential": 4.2, "survival": 6.8},
-    "autoresearch": {"classification": 1.3, "sequential": 1.4, "survival": 2.8},
-    "aide": {"classification": 1.0, "sequential": 0.8, "survival": 1.7},
-    "baseline": {"classification": 0.9, "sequential": 3.7, "survival": 2.8},
+    "baseline": {"classification": 1.05, "sequential": 4.47, "survival": 4.03},
+    "aiscientist": {"classification": 0.96, "sequential": 1.56, "survival": 2.41},
+    "codex": {"classification": 0.57, "sequential": 1.11, "survival": 1.10},
+    "autoresearch": {"classification": 0.60, "sequential": 0.80, "survival": 1.10},
+    "aide": {"classification": 0.30, "sequential": 0.15, "survival": 0.68},
 }
 
 
