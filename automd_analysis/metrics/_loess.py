@@ -68,44 +68,40 @@ def _tricube(xi, x0, inv_h):
     return c * c * c, u
 
 
+@cached_njit(inline="always")
+def _add_point(s, w, u):
+    """The sums ``s`` of w u^k (k = 0..4) with one more point's w and u added."""
+    wu = w * u
+    wu2 = wu * u
+    return (s[0] + w, s[1] + wu, s[2] + wu2, s[3] + wu2 * u, s[4] + wu2 * u * u)
+
+
 @cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
 def _moments(xs, ys, x0, inv_h, lo, hi):
     """Sums of w u^k (k = 0..4) and w y u^k (k = 0..2) over xs[lo:hi], u = (x - x0) / h."""
-    s0 = s1 = s2 = s3 = s4 = 0.0
+    s = (0.0, 0.0, 0.0, 0.0, 0.0)
     t0 = t1 = t2 = 0.0
     for i in range(lo, hi):
         w, u = _tricube(xs[i], x0, inv_h)
-        wu = w * u
-        wu2 = wu * u
-        s0 += w
-        s1 += wu
-        s2 += wu2
-        s3 += wu2 * u
-        s4 += wu2 * u * u
+        s = _add_point(s, w, u)
         y = ys[i]
         t0 += w * y
-        t1 += wu * y
-        t2 += wu2 * y
-    return s0, s1, s2, s3, s4, t0, t1, t2
+        t1 += w * u * y
+        t2 += w * u * u * y
+    return s[0], s[1], s[2], s[3], s[4], t0, t1, t2
 
 
 @cached_njit(nogil=True, fastmath={"reassoc", "nsz", "contract"})
 def _weight_moments(xs, x0, inv_h, lo, hi, squared):
     """Sums of w^p u^k (k = 0..4; p = 1, or 2 if ``squared``) over xs[lo:hi] (outcome-free:
     binary y uses the positives' x)."""
-    s0 = s1 = s2 = s3 = s4 = 0.0
+    s = (0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(lo, hi):
         w, u = _tricube(xs[i], x0, inv_h)
         if squared:
             w = w * w
-        wu = w * u
-        wu2 = wu * u
-        s0 += w
-        s1 += wu
-        s2 += wu2
-        s3 += wu2 * u
-        s4 += wu2 * u * u
-    return s0, s1, s2, s3, s4
+        s = _add_point(s, w, u)
+    return s
 
 
 @cached_njit(inline="always")

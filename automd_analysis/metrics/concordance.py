@@ -255,28 +255,14 @@ def _case1_rows(
 
 
 @cached_njit(parallel=True, nogil=True)
-def _case1_parallel(
-    w, q, surv, order, col_sorted, anchor_vals, anchor_off, run_end, adjusted, unit
-):
-    """:func:`_case1_rows` over all rows, in interleaved chunks spread over the numba threads."""
+def _case1_parallel(w, q, surv, order, *rest):
+    """:func:`_case1_rows` over all rows, in interleaved chunks spread over the numba threads
+    (``rest``: its arguments after ``order`` up to ``unit``)."""
     n_chunks = min(_N_CHUNKS, order.shape[0])
     lanes = w.shape[1]
     partial = np.zeros((n_chunks, lanes), dtype=np.float64)
     for chunk in prange(n_chunks):
-        partial[chunk] = _case1_rows(
-            w,
-            q,
-            surv,
-            order,
-            col_sorted,
-            anchor_vals,
-            anchor_off,
-            run_end,
-            adjusted,
-            unit,
-            chunk,
-            n_chunks,
-        )
+        partial[chunk] = _case1_rows(w, q, surv, order, *rest, chunk, n_chunks)
     num = np.zeros(lanes, dtype=np.float64)
     for chunk in range(n_chunks):  # exact integers: the order of these sums does not matter
         for k in range(lanes):
