@@ -246,6 +246,11 @@ class RegenerateResult:
     notes: tuple[str, ...] = ()
 
 
+def _workspace_folder(name: str) -> property:
+    """A read-only property: the folder ``name`` of the pipeline's workspace."""
+    return property(lambda self: getattr(self.workspace, name))
+
+
 @dataclass
 class Pipeline:
     """Resolved paths and state shared by the stages (built by :func:`resolve`)."""
@@ -262,25 +267,11 @@ class Pipeline:
     def notebook_paths(self) -> list[Path]:
         return list(self.notebooks)
 
-    @property
-    def archive(self) -> Path:
-        return self.workspace.archive
-
-    @property
-    def scores_dir(self) -> Path:
-        return self.workspace.scores
-
-    @property
-    def out(self) -> Path:
-        return self.workspace.out
-
-    @property
-    def data(self) -> Path:
-        return self.workspace.data
-
-    @property
-    def manifests(self) -> Path:
-        return self.workspace.manifests
+    archive = _workspace_folder("archive")
+    scores_dir = _workspace_folder("scores")
+    out = _workspace_folder("out")
+    data = _workspace_folder("data")
+    manifests = _workspace_folder("manifests")
 
 
 def default_workspace(archive) -> Workspace:
