@@ -399,6 +399,14 @@ def final_default(source: SourceDir, binding: Binding, candidates: Iterable[str]
     return None
 
 
+def final_file(
+    source: SourceDir, binding: Binding, selection: Selection, candidates: Iterable[str]
+) -> str | None:
+    """The run's final file: when ``selection`` uses it, as :func:`final_default` (the map's
+    ``"final"`` entry, else the first of ``candidates`` SOURCE holds); otherwise the map's entry."""
+    return final_default(source, binding, candidates) if selection.use_final_file else binding.final
+
+
 def assemble(
     *,
     fmt: str,

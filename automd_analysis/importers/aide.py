@@ -28,7 +28,7 @@ from automd_analysis.importers._common import (
     copy_if_present,
     dig,
     epoch_time,
-    final_default,
+    final_file,
     finite_or_none,
     first_line,
     malformed,
@@ -323,11 +323,7 @@ def read_aide_run(
             binding.description = "harness record (MLE-bench code/node_id.txt)"
     nodes = binding.attach(nodes)
     selection = best_reported_val_non_faulty(node_candidate(n) for n in nodes)
-    final_rel = (
-        final_default(source, binding, final_candidates)
-        if selection.use_final_file
-        else binding.final
-    )
+    final_rel = final_file(source, binding, selection, final_candidates)
     times = [node_times(n, journal_rel, []) for n in raw]
     started = min(t[0] for t in times)
     ended = max(t[1] for t in times)

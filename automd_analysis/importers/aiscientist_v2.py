@@ -30,7 +30,7 @@ from automd_analysis.importers._common import (
     assemble,
     clean_text,
     config_llm_place,
-    final_default,
+    final_file,
     finite_or_none,
     first_line,
     require_task,
@@ -198,11 +198,6 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
     by_id = {n.node_id: n for n in nodes}
     stage_cands = _stage_candidates(stages, journals, by_id, problems)
     selection = latest_stage_best_node(stage_cands)
-    final_rel = (
-        final_default(source, binding, FINAL_CANDIDATES)
-        if selection.use_final_file
-        else binding.final
-    )
     started = min(node_times(n, "journal.json", [])[0] for n in journals.raw_by_id.values())
     ended = max(n.created_at for n in nodes)
     final_code, final_note = _final_code(stage_cands, by_id)
@@ -220,7 +215,7 @@ def read_aiscientist_v2(source: SourceDir, opts: ImportOptions) -> list[Imported
         nodes=nodes,
         selection=selection,
         binding=binding,
-        final_rel=final_rel,
+        final_rel=final_file(source, binding, selection, FINAL_CANDIDATES),
         times=(started, ended),
         tokens=tokens,
         raw_logs=journals.raw_logs,
