@@ -683,14 +683,23 @@ def _read_task_csv(path: Path, task_id: str, what: str) -> pd.DataFrame:
         ) from None
 
 
+def _invalid_data(
+    task_id: str, message: str, path: Path, *, location: str | None = None, fix: str
+) -> DataError:
+    """``data.invalid`` for a task data file: ``task '<id>': <message>``."""
+    return DataError(
+        f"task {task_id!r}: {message}", path=path, location=location, code="data.invalid", fix=fix
+    )
+
+
 def _require_columns(df: pd.DataFrame, columns: list[str], path: Path, task_id: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise DataError(
-            f"task {task_id!r}: columns {missing} declared in the manifest are missing",
-            path=path,
+        raise _invalid_data(
+            task_id,
+            f"columns {missing} declared in the manifest are missing",
+            path,
             location="header",
-            code="data.invalid",
             fix="fix the file or the manifest's column names",
         )
 
@@ -708,11 +717,11 @@ def _numeric(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         rule = "0 or 1" if binary else "a finite number >= 0"
-        raise DataError(
-            f"task {task_id!r}: column {column!r} must be {rule}, found {df[column].iloc[row]!r}",
-            path=path,
+        raise _invalid_data(
+            task_id,
+            f"column {column!r} must be {rule}, found {df[column].iloc[row]!r}",
+            path,
             location=f"row {row + 1}, column {column}",
-            code="data.invalid",
             fix="fix the task data file (and re-pin its sha256 with `automd tasks --pin`)",
         )
     return values
@@ -745,21 +754,21 @@ def read_time_grid(task: Task) -> tuple[np.ndarray, list[str]]:
     path = task.verified_path(key)
     df = _read_task_csv(path, task.id, "the time grid")
     if list(df.columns) != ["time"] or len(df) == 0:
-        raise DataError(
-            f"task {task.id!r}: the time grid must have exactly one column 'time' and >= 1 row",
-            path=path,
-            code="data.invalid",
+        raise _invalid_data(
+            task.id,
+            "the time grid must have exactly one column 'time' and >= 1 row",
+            path,
             fix="rebuild the task data",
         )
     texts = [t.strip() for t in df["time"].tolist()]
     grid = _numeric(df, "time", path, task.id)
     if len(grid) > 1 and not np.all(np.diff(grid) > 0):
         row = int(np.flatnonzero(np.diff(grid) <= 0)[0]) + 1
-        raise DataError(
-            f"task {task.id!r}: the time grid is not strictly increasing",
-            path=path,
+        raise _invalid_data(
+            task.id,
+            "the time grid is not strictly increasing",
+            path,
             location=f"row {row + 1}",
-            code="data.invalid",
             fix="rebuild the task data",
         )
     return grid, texts
@@ -802,11 +811,8 @@ def load_labels(task: Task) -> TaskLabels:
     sub_cols = [sg.column for sg in m.subgroups.values() if sg.file == spec.file]
     _require_columns(df, [*spec.id_columns, *outcome_cols, *sub_cols], path, task.id)
     if len(df) == 0:
-        raise DataError(
-            f"task {task.id!r}: the labels file has no rows",
-            path=path,
-            code="data.invalid",
-            fix="rebuild the task data",
+        raise _invalid_data(
+            task.id, "the labels file has no rows", path, fix="rebuild the task data"
         )
     ids = df[spec.id_columns].copy()
     if m.kind is Kind.sequential:
@@ -814,11 +820,11 @@ def load_labels(task: Task) -> TaskLabels:
         hours = [canonical_hour(h) for h in ids[hour_col]]
         if any(h is None for h in hours):
             row = next(i for i, h in enumerate(hours) if h is None)
-            raise DataError(
-                f"task {task.id!r}: hour {ids[hour_col].iloc[row]!r} is not an integer",
-                path=path,
+            raise _invalid_data(
+                task.id,
+                f"hour {ids[hour_col].iloc[row]!r} is not an integer",
+                path,
                 location=f"row {row + 1}, column {hour_col}",
-                code="data.invalid",
                 fix="fix the hidden-label file",
             )
         ids[hour_col] = hours
@@ -826,11 +832,11 @@ def load_labels(task: Task) -> TaskLabels:
     dup = ids.duplicated()
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataError(
-            f"task {task.id!r}: duplicate id {tuple(ids.iloc[row])} in the labels file",
-            path=path,
+        raise _invalid_data(
+            task.id,
+            f"duplicate id {tuple(ids.iloc[row])} in the labels file",
+            path,
             location=f"row {row + 1}",
-            code="data.invalid",
             fix="fix the hidden-label file",
         )
     duration = event = label = None
@@ -880,21 +886,21 @@ def _check_sequential_order(ids: pd.DataFrame, path: Path, task_id: str) -> None
             if pid[row] in seen:
                 break
             seen.add(pid[row])
-        raise DataError(
-            f"task {task_id!r}: rows of patient {pid[row]!r} are not contiguous in the labels file",
-            path=path,
+        raise _invalid_data(
+            task_id,
+            f"rows of patient {pid[row]!r} are not contiguous in the labels file",
+            path,
             location=f"row {int(row) + 1}",
-            code="data.invalid",
             fix="sort the hidden-label file by patient and hour",
         )
     bad = ~new_patient[1:] & (hour[1:] <= hour[:-1])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise DataError(
-            f"task {task_id!r}: hours of patient {pid[row]!r} are not increasing",
-            path=path,
+        raise _invalid_data(
+            task_id,
+            f"hours of patient {pid[row]!r} are not increasing",
+            path,
             location=f"row {row + 1}",
-            code="data.invalid",
             fix="sort the hidden-label file by patient and hour",
         )
 
