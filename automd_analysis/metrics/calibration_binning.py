@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
+from automd_analysis.metrics._results import ScalarFields
 from automd_analysis.metrics._validation import check_binary_inputs
 from automd_analysis.metrics.calibration import (
     CalibrationBins,
@@ -142,7 +143,7 @@ def ece_equal_mass(y_true, y_prob, n_bins: int = 10) -> float:
 
 
 @dataclass(frozen=True)
-class BrierDecomposition:
+class BrierDecomposition(ScalarFields):
     """Murphy decomposition of the Brier score over bins.
 
     ``brier = reliability - resolution + uncertainty + within_bin_variance - within_bin_covariance``
@@ -174,10 +175,6 @@ class BrierDecomposition:
     within_bin_covariance: float
     n_bins: int
     strategy: str
-
-    def as_dict(self) -> dict:
-        """Fields as a dict of Python scalars."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @fill_doc(binary_inputs=BINARY_INPUTS)

@@ -19,6 +19,7 @@ import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._numba import cached_njit, prange
+from automd_analysis.metrics._results import ScalarFields
 from automd_analysis.metrics._validation import (
     check_binary_inputs,
     warn_undefined,
@@ -37,7 +38,7 @@ _TOL = 1e-10
 
 
 @dataclass(frozen=True)
-class CalibrationInterceptSlope:
+class CalibrationInterceptSlope(ScalarFields):
     """Calibration intercept (calibration-in-the-large) and slope with Wald intervals.
 
     Attributes
@@ -68,10 +69,6 @@ class CalibrationInterceptSlope:
     se_method: str
     n: int
     n_clusters: int
-
-    def as_dict(self) -> dict:
-        """Fields as a dict of Python scalars."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
+from automd_analysis.metrics._results import ScalarFields
 from automd_analysis.metrics._validation import (
     as_finite_1d,
     check_binary_inputs,
@@ -42,7 +43,7 @@ def _check_span(span) -> float:
 
 
 @dataclass(frozen=True)
-class ICIResult:
+class ICIResult(ScalarFields):
     """Summaries of |smoothed observed risk - predicted risk| over the observations.
 
     Attributes
@@ -69,10 +70,6 @@ class ICIResult:
 
     def __float__(self) -> float:
         return float(self.ici)
-
-    def as_dict(self) -> dict:
-        """Fields as a dict of Python scalars."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def ici_from_observed(observed: np.ndarray, predicted: np.ndarray, *, exact: bool) -> ICIResult:
