@@ -29,23 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from automd_analysis.annotate import call_rules as cr
+from automd_analysis.annotate import labels as lb
 from automd_analysis.annotate import library as lib
 from automd_analysis.annotate.hand_splits import HandSplits, offset_cut, selected_rows
-from automd_analysis.annotate.labels import (
-    OBJECT_TAGS,
-    column_labels,
-    data_union,
-    fold_binop,
-    fold_compare,
-    fold_kind,
-    holdout_only,
-    index_labels,
-    merge_envs,
-    n_sources,
-    one_minus,
-    split_labels,
-    temperature_name,
-)
 from automd_analysis.annotate.library import words as _words
 from automd_analysis.annotate.library_calls import LibraryCalls
 from automd_analysis.annotate.parsing import MAX_NESTING, parse_code, prune_deep
@@ -521,7 +507,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
             frame.env = dict(base)
             self._block(body, frame)
             outs.append(frame.env)
-        frame.env = merge_envs(outs)
+        frame.env = lb.merge_envs(outs)
 
     def _truth(self, v: Value) -> bool | None:
         if v.const is NO:
@@ -553,13 +539,13 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
                 break
             previous = snapshot
             envs.append(dict(frame.env))
-        frame.env = merge_envs([*envs, frame.env])
+        frame.env = lb.merge_envs([*envs, frame.env])
 
     def _s_for(self, node: ast.For, frame: _Frame) -> None:
         it = self.expr(node.iter, frame)
         element = it.element()
         n = len(it.items) if it.items is not None else 2
-        if it.items is None and (it.has("batches") or (it.has("split") and holdout_only(it))):
+        if it.items is None and (it.has("batches") or (it.has("split") and lb.holdout_only(it))):
             n = 1  # mini-batches of one data set, or the one split of a holdout: not folds
         frame.loops.append(n)
         try:
@@ -760,7 +746,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
             starred = any(isinstance(e, ast.Starred) for e in elts)
             if value.items is not None and not starred and len(value.items) == len(elts):
                 for t, v in zip(elts, value.items, strict=True):
-                    self.bind(t, v.with_labels(value.labels & split_labels(value)), frame, node)
+                    self.bind(t, v.with_labels(value.labels & lb.split_labels(value)), frame, node)
             else:
                 part = Value(value.labels)
                 for t in elts:
@@ -770,7 +756,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
             key = idx.const
             if isinstance(key, str):
                 value = self._named_target(key, value, frame, node)
-            extra = value.labels | index_labels(idx)
+            extra = value.labels | lb.index_labels(idx)
             if _column_of(target) is not None and value.has("src"):
                 # predictions of another model written into a column: a matrix of predictions
                 held = {lab for lab in self.expr(target.value, frame).labels if lab[0] == "src"}
@@ -959,14 +945,14 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
                 if m is not None:
                     out.append(Value(frozenset({("func", m)})))
             elif tag in ("model", "ulib", "rng", "sampler", "splitter", "rankobj", "file") or (
-                tag not in OBJECT_TAGS
+                tag not in lb.OBJECT_TAGS
             ):
                 data.add(lab)
         if data:
-            extra = column_labels(attr, self, frame, node)
+            extra = lb.column_labels(attr, self, frame, node)
             out.append(Value(frozenset(data) | extra))
         elif not out:
-            extra = column_labels(attr, self, frame, node)
+            extra = lb.column_labels(attr, self, frame, node)
             if extra:
                 out.append(Value(extra))
         return join(out) if out else EMPTY
@@ -993,11 +979,11 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
                 and not isinstance(key, bool)
                 and -len(base.items) <= key < len(base.items)
             ):
-                return base.items[key].with_labels(base.labels & split_labels(base))
+                return base.items[key].with_labels(base.labels & lb.split_labels(base))
         labels = {lab for lab in base.labels if lab[0] not in ("lib", "module", "class", "func")}
-        labels |= index_labels(idx) | selected_rows(base, idx)
+        labels |= lb.index_labels(idx) | selected_rows(base, idx)
         if isinstance(key, str):
-            labels |= column_labels(key, self, frame, node)
+            labels |= lb.column_labels(key, self, frame, node)
         return Value(frozenset(labels))
 
     def _e_sequence(self, node, frame: _Frame) -> Value:
@@ -1089,13 +1075,13 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
         left = self.expr(node.left, frame)
         rights = [self.expr(c, frame) for c in node.comparators]
         values = [left, *rights]
-        folded = fold_compare(node.ops, values)
+        folded = lb.fold_compare(node.ops, values)
         if folded is NO and self.task_kind is not None:
-            folded = fold_kind(node, values, self.task_kind)
+            folded = lb.fold_kind(node, values, self.task_kind)
         if folded is not NO:
             return Value(const=folded)
         labels = set().union(*(v.labels for v in values))
-        labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS or lab[0] == "model"}
+        labels = {lab for lab in labels if lab[0] not in lb.OBJECT_TAGS or lab[0] == "model"}
         op = node.ops[0]
         consts = [v.const for v in rights if v.const is not NO]
         labels |= self.time_mask(node, values, frame)
@@ -1135,20 +1121,22 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
         return self.binop(node.op, left, right, node, frame, node.left, node.right)
 
     def binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
-        folded = fold_binop(op, left.const, right.const)
+        folded = lb.fold_binop(op, left.const, right.const)
         if folded is not NO:
             return Value(const=folded)
         labels = set(left.labels | right.labels)
-        labels = {lab for lab in labels if lab[0] not in OBJECT_TAGS} | offset_cut(op, left, right)
+        labels = {lab for lab in labels if lab[0] not in lb.OBJECT_TAGS} | offset_cut(
+            op, left, right
+        )
         lsrc, rsrc = set(left.of("src")), set(right.of("src"))
         if isinstance(op, ast.Add) and lsrc and rsrc and lsrc != rsrc:
             labels.add(self.mark("blend", frame, node))
         elif isinstance(op, ast.Div):
-            if left.has("src") and one_minus(rnode, self, frame):
+            if left.has("src") and lb.one_minus(rnode, self, frame):
                 labels.add(("odds", self.eid(frame, node)))
             elif left.has("oddsx") and (right.has("oddsx") or right.has("odds")):
                 labels.add(self.mark("cal", frame, node, "prevalence"))
-            elif (left.has("src") or left.has("logit")) and temperature_name(rnode):
+            elif (left.has("src") or left.has("logit")) and lb.temperature_name(rnode):
                 labels.add(self.mark("cal", frame, node, "temperature"))
         elif isinstance(op, ast.Mult):
             for a, b in ((left, right), (right, left)):
@@ -1268,7 +1256,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
                         result = self._without_layers(result, cid)
                     out.append(result)
         if not handled:
-            out.append(data_union([fv, *args, *kwargs.values()]))
+            out.append(lb.data_union([fv, *args, *kwargs.values()]))
         return join(out)
 
     def _without_layers(self, value: Value, cid: int) -> Value:
@@ -1289,7 +1277,7 @@ class _Interpreter(LibraryCalls, RuleCalls, HandSplits, StatementForms):
 
     def _literal_blend_weights(self, args: list[Value], node, frame) -> None:
         """``combine(member_predictions, [0.6, 0.4])``: literal weights of the members."""
-        members = [a for a in args if a.items is not None and n_sources(a) > 1]
+        members = [a for a in args if a.items is not None and lb.n_sources(a) > 1]
         weights = [
             a
             for a in args
