@@ -156,6 +156,11 @@ class NotebookResult:
         return self.source.stem
 
 
+def _no_notebooks(directory: Path, message: str, fix: str) -> NotebookExecutionError:
+    """``report.no_notebooks`` for the notebook directory."""
+    return NotebookExecutionError(message, path=directory, code="report.no_notebooks", fix=fix)
+
+
 def discover_notebooks(directory: str | Path) -> list[Path]:
     """The report notebooks of ``directory``, in file-name order.
 
@@ -169,21 +174,19 @@ def discover_notebooks(directory: str | Path) -> list[Path]:
     """
     directory = Path(directory)
     if not directory.is_dir():
-        raise NotebookExecutionError(
+        raise _no_notebooks(
+            directory,
             "notebook directory not found",
-            path=directory,
-            code="report.no_notebooks",
-            fix="pass the directory that holds the report notebooks (default: <repo>/notebooks)",
+            "pass the directory that holds the report notebooks (default: <repo>/notebooks)",
         )
     found = sorted(
         p for p in directory.glob("*.ipynb") if p.is_file() and not p.name.startswith((".", "_"))
     )
     if not found:
-        raise NotebookExecutionError(
+        raise _no_notebooks(
+            directory,
             "no notebooks (*.ipynb) in the notebook directory",
-            path=directory,
-            code="report.no_notebooks",
-            fix="add the report notebooks or point at the right directory",
+            "add the report notebooks or point at the right directory",
         )
     return found
 
