@@ -41,6 +41,11 @@ def _resolved_dir(path: str) -> Path:
     return Path(path).resolve()
 
 
+def _unsafe_path(message: str, path: Path, fix: str) -> ArchiveError:
+    """``archive.unsafe_path`` for a path that leaves the run or the archive."""
+    return ArchiveError(message, path=path, code="archive.unsafe_path", fix=fix)
+
+
 def check_name(name: str, path: Path, what: str) -> None:
     """Raise ``archive.bad_name`` unless ``name`` matches :data:`NAME_PATTERN`."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
@@ -78,27 +83,24 @@ def resolve_inside(start: Path, rel: str, *, base: Path, what: str) -> Path:
         ``..``, a backslash or a NUL byte, or resolves (through symlinks) outside ``base``.
     """
     if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
-        raise ArchiveError(
+        raise _unsafe_path(
             f"{what} path {rel!r} is empty or contains a NUL byte or backslash",
-            path=start,
-            code="archive.unsafe_path",
-            fix="use '/'-separated paths relative to the run directory",
+            start,
+            "use '/'-separated paths relative to the run directory",
         )
     pure = PurePosixPath(rel)
     if pure.is_absolute() or re.match(r"^[A-Za-z]:", rel) or ".." in pure.parts:
-        raise ArchiveError(
+        raise _unsafe_path(
             f"{what} path {rel!r} is absolute or contains '..'",
-            path=start,
-            code="archive.unsafe_path",
-            fix="use paths relative to the run directory, without '..'",
+            start,
+            "use paths relative to the run directory, without '..'",
         )
     target = (start / pure).resolve()
     if not target.is_relative_to(_resolved_dir(str(base))):
-        raise ArchiveError(
+        raise _unsafe_path(
             f"{what} path {rel!r} resolves outside {base} (to {target})",
-            path=start / pure,
-            code="archive.unsafe_path",
-            fix="archives may not link outside themselves; copy the file into the run",
+            start / pure,
+            "archives may not link outside themselves; copy the file into the run",
         )
     return target
 
@@ -107,11 +109,10 @@ def check_inside_root(path: Path, root: Path) -> Path:
     """``path`` with symlinks resolved; raise ``archive.unsafe_path`` if it leaves ``root``."""
     resolved = path.resolve()
     if not resolved.is_relative_to(_resolved_dir(str(root))):
-        raise ArchiveError(
+        raise _unsafe_path(
             f"{path.name!r} resolves outside the archive (to {resolved})",
-            path=path,
-            code="archive.unsafe_path",
-            fix="archives may not link outside themselves; replace the symlink by a copy",
+            path,
+            "archives may not link outside themselves; replace the symlink by a copy",
         )
     return resolved
 
