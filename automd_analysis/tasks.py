@@ -232,6 +232,11 @@ class TaskManifest(_Strict):
         return self
 
 
+def _manifest_missing(message: str, path: Path, fix: str) -> ManifestError:
+    """``manifest.missing`` for a manifest or the manifest directory."""
+    return ManifestError(message, path=path, code="manifest.missing", fix=fix)
+
+
 def load_manifest(path: str | Path) -> TaskManifest:
     """Read and validate one manifest file.
 
@@ -245,11 +250,8 @@ def load_manifest(path: str | Path) -> TaskManifest:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, NotADirectoryError):
-        raise ManifestError(
-            "manifest not found",
-            path=path,
-            code="manifest.missing",
-            fix="check the task id and --manifests / AUTOMD_MANIFESTS",
+        raise _manifest_missing(
+            "manifest not found", path, "check the task id and --manifests / AUTOMD_MANIFESTS"
         ) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ManifestError(
@@ -310,12 +312,7 @@ def load_manifests(directory: str | Path | None = None) -> dict[str, TaskManifes
     """All manifests of a directory, keyed by task id (sorted)."""
     directory = manifest_dir(directory)
     if not directory.is_dir():
-        raise ManifestError(
-            "manifest directory not found",
-            path=directory,
-            code="manifest.missing",
-            fix="pass --manifests DIR",
-        )
+        raise _manifest_missing("manifest directory not found", directory, "pass --manifests DIR")
     out = {}
     for path in sorted(directory.glob("*.yaml")):
         m = load_manifest(path)
@@ -458,11 +455,10 @@ def manifest_path(task_id: str, manifests: str | Path | None = None) -> Path:
     path = directory / f"{task_id}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in directory.glob("*.yaml")) if directory.is_dir() else []
-        raise ManifestError(
+        raise _manifest_missing(
             f"no task {task_id!r} among the manifests",
-            path=directory,
-            code="manifest.missing",
-            fix=unknown_task_fix(task_id, known, directory),
+            directory,
+            unknown_task_fix(task_id, known, directory),
         )
     return path
 
