@@ -6,11 +6,9 @@ from __future__ import annotations
 from automd_analysis.analysis.catalog.declaration import (
     Column,
     Figure,
-    PerAgent,
     Stat,
     Table,
     TableSpec,
-    per_agent_spec,
 )
 from automd_analysis.analysis.catalog.primary_scores import PER_TASK, per_task_spec
 from automd_analysis.analysis.store import TASK_CLASSES
@@ -158,15 +156,13 @@ TABLE20 = Table(
     computed_by="automd_analysis.analysis.calibration_practices.practice_prevalence",
 )
 
-TABLE20_WIDE = Table(
+TABLE20_WIDE = Table.percent_per_agent(
     "table20_practices_wide",
     NOTEBOOK,
     "Modelling practices as % of eligible valid runs, one column per agent.",
-    (*Column.texts("practice"), PerAgent(kind="percent")),
+    ("practice",),
+    "Modelling practices: % of each agent's eligible valid runs.",
     paper="Table 20",
-    spec=per_agent_spec(
-        ("practice",), "Modelling practices: % of each agent's eligible valid runs."
-    ),
     computed_by="automd_analysis.analysis.calibration_practices.practice_prevalence_wide",
 )
 

@@ -376,6 +376,27 @@ class Table:
     interval_note: str | None = None
     computed_by: str = ""
 
+    @classmethod
+    def percent_per_agent(
+        cls,
+        name: str,
+        notebook: str,
+        summary: str,
+        labels: Sequence[str],
+        caption: str,
+        *,
+        sd: bool = False,
+        paper: str = "",
+        computed_by: str = "",
+    ) -> Table:
+        """A wide table of percentages: the ``labels``, then one column per agent (with ``sd``
+        also its SD), displayed by :func:`per_agent_spec` with ``caption``."""
+        columns = (*Column.texts(*labels), PerAgent(sd=sd, kind="percent"))
+        spec = per_agent_spec(labels, caption, sd=sd)
+        return cls(
+            name, notebook, summary, columns, paper=paper, spec=spec, computed_by=computed_by
+        )
+
     def __post_init__(self):
         named = {c.name for c in self.columns if isinstance(c, Column)}
         for column in self.columns:

@@ -10,7 +10,6 @@ from automd_analysis.analysis.catalog.declaration import (
     Stat,
     Table,
     TableSpec,
-    per_agent_spec,
 )
 from automd_analysis.schema import RUN_KEY
 
@@ -45,18 +44,15 @@ TABLE6 = Table(
     computed_by="automd_analysis.analysis.methods.method_prevalence",
 )
 
-TABLE6_WIDE = Table(
+TABLE6_WIDE = Table.percent_per_agent(
     "table6_methods_wide",
     NOTEBOOK,
     "Modelling methods of valid runs, one column per agent.",
-    (*Column.texts("field", "category"), PerAgent(sd=True, kind="percent")),
+    ("field", "category"),
+    "Modelling methods in valid runs: % of each agent's valid, annotated runs "
+    "(mean ± SD over repetitions; categories can overlap).",
+    sd=True,
     paper="Table 6",
-    spec=per_agent_spec(
-        ("field", "category"),
-        "Modelling methods in valid runs: % of each agent's valid, annotated runs "
-        "(mean ± SD over repetitions; categories can overlap).",
-        sd=True,
-    ),
     computed_by="automd_analysis.analysis.methods.method_prevalence_wide",
 )
 
