@@ -14,7 +14,7 @@ import yaml
 
 from automd_analysis.archive.safe import MAX_INT, NAME_PATTERN, RESERVED_VERSION_NAMES
 from automd_analysis.errors import AutomdError
-from automd_analysis.importers._source import Limits, SourceDir
+from automd_analysis.importers._source import Limits, SourceDir, unsafe_path
 from automd_analysis.importers.model import (
     EARLIEST,
     FINAL_VERSION,
@@ -91,11 +91,8 @@ def out_of_range(msg: str, where: str, location: str | None = None) -> SourceErr
 
 def symlinked_dir(name: str, what: str) -> SourceError:
     """``import.unsafe_path`` for an entry of SOURCE (a folder, a log) that is a symlink."""
-    return SourceError(
-        f"{what} {name!r} is a symlink",
-        path=name,
-        code="import.unsafe_path",
-        fix="replace symlinks in SOURCE by copies",
+    return unsafe_path(
+        f"{what} {name!r} is a symlink", name, "replace symlinks in SOURCE by copies"
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "is_cut_short",
     "os_error",
     "parse_json",
+    "unsafe_path",
 ]
 
 
@@ -138,20 +139,18 @@ def check_relative(rel: str, *, what: str, where: str | None = None) -> PurePosi
     import.unsafe_path
     """
     if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel or has_surrogates(rel):
-        raise SourceError(
+        raise unsafe_path(
             f"{what} path {rel!r} is empty or contains a NUL byte, a backslash or text that is "
             "not valid Unicode",
-            path=where,
-            code="import.unsafe_path",
-            fix="use '/'-separated paths relative to SOURCE",
+            where,
+            "use '/'-separated paths relative to SOURCE",
         )
     pure = PurePosixPath(rel)
     if pure.is_absolute() or _DRIVE.match(rel) or ".." in pure.parts:
-        raise SourceError(
+        raise unsafe_path(
             f"{what} path {rel!r} is absolute or contains '..'",
-            path=where,
-            code="import.unsafe_path",
-            fix="paths must stay inside SOURCE",
+            where,
+            "paths must stay inside SOURCE",
         )
     return pure
 
@@ -231,11 +230,10 @@ class SourceDir:
                     return self.root.joinpath(*pure.parts)  # cannot exist
                 raise os_error(exc, str(pure), what) from None
             if stat.S_ISLNK(st.st_mode):
-                raise SourceError(
+                raise unsafe_path(
                     f"{what} {str(pure)!r} is or passes through a symlink",
-                    path=str(pure),
-                    code="import.unsafe_path",
-                    fix="replace symlinks in SOURCE by copies of the files they point to",
+                    str(pure),
+                    "replace symlinks in SOURCE by copies of the files they point to",
                 )
         return current
 
@@ -290,11 +288,10 @@ class SourceDir:
             fd = os.open(self.path(rel, what=what), flags)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise SourceError(
+                raise unsafe_path(
                     f"{what} {rel!r} became a symlink while it was read",
-                    path=rel,
-                    code="import.unsafe_path",
-                    fix="do not change SOURCE during an import",
+                    rel,
+                    "do not change SOURCE during an import",
                 ) from None
             raise os_error(exc, rel, what) from None
         try:
@@ -463,6 +460,11 @@ class SourceDir:
         return sorted(files), sorted(others)
 
 
+def unsafe_path(message: str, path: str | None, fix: str) -> SourceError:
+    """``import.unsafe_path`` for a path that is a symlink, leaves SOURCE or cannot be named."""
+    return SourceError(message, path=path, code="import.unsafe_path", fix=fix)
+
+
 def _missing(rel: str, what: str) -> SourceError:
     return SourceError(
         f"{what} {rel!r} not found",
@@ -500,11 +502,10 @@ def os_error(exc: OSError, rel: str | Path, what: str) -> SourceError:
     ``import.unsafe_path`` for a name the system refuses)."""
     reason = exc.strerror or type(exc).__name__
     if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP, errno.EILSEQ):
-        return SourceError(
+        return unsafe_path(
             f"{what} {str(rel)!r} cannot be opened: {reason}",
-            path=str(rel),
-            code="import.unsafe_path",
-            fix="rename the file or folder (names are limited to 255 bytes)",
+            str(rel),
+            "rename the file or folder (names are limited to 255 bytes)",
         )
     return SourceError(
         f"{what} {str(rel)!r} cannot be read: {reason}",
