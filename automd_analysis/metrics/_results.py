@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["ScalarFields"]
+from dataclasses import fields
+
+import numpy as np
+
+__all__ = ["ArrayColumns", "ScalarFields"]
 
 
 class ScalarFields:
@@ -11,3 +15,11 @@ class ScalarFields:
     def as_dict(self) -> dict:
         """Fields as a dict of Python scalars."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+class ArrayColumns:
+    """Base of a result dataclass whose ``np.ndarray`` fields are table columns (:meth:`as_dict`)."""
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """Columns as a dict of arrays (e.g. for ``pandas.DataFrame``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.type == "np.ndarray"}

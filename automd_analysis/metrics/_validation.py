@@ -27,6 +27,7 @@ __all__ = [
     "check_survival_ece_inputs",
     "finish",
     "undefined_message",
+    "warn_at_bounds",
     "warn_undefined",
 ]
 
@@ -64,6 +65,18 @@ def warn_undefined(metric: str, why: str) -> float:
     """Emit :class:`UndefinedMetricWarning` for ``metric`` and return ``nan``."""
     warnings.warn(undefined_message(metric, why), UndefinedMetricWarning, stacklevel=3)
     return float("nan")
+
+
+def warn_at_bounds(values: np.ndarray, metric: str, why: str) -> bool:
+    """Warn as :func:`warn_undefined` (``why`` formatted with ``n``, ``i``, ``value``: the count, first
+    index and value of the entries <= 0 or >= 1) and return True when there is one."""
+    extreme = (values <= 0.0) | (values >= 1.0)
+    if not extreme.any():
+        return False
+    i = _first(extreme)
+    why = why.format(n=int(extreme.sum()), i=i, value=values[i])
+    warnings.warn(undefined_message(metric, why), UndefinedMetricWarning, stacklevel=3)
+    return True
 
 
 def finish(values: np.ndarray, matrix: bool, metric: str, why: str):

@@ -32,6 +32,7 @@ __all__ = [
     "n_vectors",
     "ones_or",
     "row_units",
+    "split_sums",
     "unit_weights",
     "weight_totals",
 ]
@@ -192,6 +193,23 @@ def lane_dot(w, x):
         for k in range(w.shape[1]):
             out[k] += w[i, k] * xi
     return out
+
+
+@cached_njit(nogil=True)
+def split_sums(w, flag, lo, hi, hit, rest):
+    """hit[lane] = Σ w[i, lane] over the rows lo <= i < hi with flag[i], rest[lane] over the others
+    (both overwritten; lanes as from :func:`lane_blocks`)."""
+    lanes = w.shape[1]
+    for k in range(lanes):
+        hit[k] = 0.0
+        rest[k] = 0.0
+    for i in range(lo, hi):
+        if flag[i]:
+            for k in range(lanes):
+                hit[k] += w[i, k]
+        else:
+            for k in range(lanes):
+                rest[k] += w[i, k]
 
 
 def cluster_row_weights(cluster, weights) -> np.ndarray:

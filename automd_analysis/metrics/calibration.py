@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
+from automd_analysis.metrics._results import ArrayColumns
 from automd_analysis.metrics._validation import check_binary_inputs
 from automd_analysis.metrics._weights import (
     as_weight_vector,
@@ -29,7 +30,7 @@ __all__ = ["CalibrationBins", "brier", "calibration_bins", "ece"]
 
 
 @dataclass(frozen=True)
-class CalibrationBins:
+class CalibrationBins(ArrayColumns):
     """Per-bin summary of binary predictions, one entry per bin (empty bins included).
 
     Attributes
@@ -57,17 +58,6 @@ class CalibrationBins:
     def ece(self) -> float:
         """Σ_b n_b / N |p̄_b - ȳ_b| over the non-empty bins."""
         return _weighted_gap(self.n, self.mean_pred, self.observed)
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        """Columns as a dict of arrays (e.g. for ``pandas.DataFrame``)."""
-        return {
-            "bin": self.bin,
-            "lo": self.lo,
-            "hi": self.hi,
-            "n": self.n,
-            "mean_pred": self.mean_pred,
-            "observed": self.observed,
-        }
 
 
 def _weighted_gap(n: np.ndarray, mean_pred: np.ndarray, observed: np.ndarray) -> float:

@@ -22,6 +22,7 @@ from automd_analysis.metrics._numba import cached_njit, prange
 from automd_analysis.metrics._results import ScalarFields
 from automd_analysis.metrics._validation import (
     check_binary_inputs,
+    warn_at_bounds,
     warn_undefined,
 )
 from automd_analysis.metrics._weights import as_weight_vector
@@ -120,14 +121,12 @@ def _cluster_index(groups, n: int) -> tuple[np.ndarray, int]:
 
 
 def _logit_or_none(p: np.ndarray, measure: str) -> np.ndarray | None:
-    extreme = (p <= 0.0) | (p >= 1.0)
-    if extreme.any():
-        i = int(np.flatnonzero(extreme)[0])
-        warn_undefined(
-            measure,
-            f"{int(extreme.sum())} prediction(s) are exactly 0 or 1 (first: y_prob[{i}] = "
-            f"{p[i]!r}), whose logit is infinite; predictions are never clipped",
-        )
+    if warn_at_bounds(
+        p,
+        measure,
+        "{n} prediction(s) are exactly 0 or 1 (first: y_prob[{i}] = {value!r}), whose logit is "
+        "infinite; predictions are never clipped",
+    ):
         return None
     return np.log(p) - np.log1p(-p)
 

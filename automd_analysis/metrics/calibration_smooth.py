@@ -14,7 +14,7 @@ import numpy as np
 
 from automd_analysis.metrics._docstrings import BINARY_INPUTS, fill_doc
 from automd_analysis.metrics._loess import loess_fit
-from automd_analysis.metrics._results import ScalarFields
+from automd_analysis.metrics._results import ArrayColumns, ScalarFields
 from automd_analysis.metrics._validation import (
     as_finite_1d,
     check_binary_inputs,
@@ -199,7 +199,7 @@ def ici(y_true, y_prob, *, span: float = 0.75, max_direct: int = 2000, weights=N
 
 
 @dataclass(frozen=True)
-class SmoothedCalibrationCurve:
+class SmoothedCalibrationCurve(ArrayColumns):
     """A loess calibration curve on given points, with pointwise intervals.
 
     Attributes
@@ -221,10 +221,6 @@ class SmoothedCalibrationCurve:
     lo: np.ndarray
     hi: np.ndarray
     level: float
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        """Columns as a dict of arrays (e.g. for ``pandas.DataFrame``)."""
-        return {"x": self.x, "observed": self.observed, "se": self.se, "lo": self.lo, "hi": self.hi}
 
 
 @fill_doc(binary_inputs=BINARY_INPUTS)

@@ -81,7 +81,14 @@ from automd_analysis.metrics._validation import (
     check_survival_inputs,
     finish,
 )
-from automd_analysis.metrics._weights import LANES, as_weights, is_matrix, lane_blocks, n_vectors
+from automd_analysis.metrics._weights import (
+    LANES,
+    as_weights,
+    is_matrix,
+    lane_blocks,
+    n_vectors,
+    split_sums,
+)
 from automd_analysis.metrics.survival import grid_index_post
 
 __all__ = ["CONCORDANCE_METHODS", "concordance_td"]
@@ -521,27 +528,20 @@ def _denominator(w, d_sorted, group_off, adjusted):
     lanes = w.shape[1]
     den = np.zeros(lanes, dtype=np.float64)
     later = np.zeros(lanes, dtype=np.float64)
-    size = np.empty(lanes, dtype=np.float64)
     ev = np.empty(lanes, dtype=np.float64)
+    cens = np.empty(lanes, dtype=np.float64)
     for g in range(group_off.shape[0] - 2, -1, -1):
-        for k in range(lanes):
-            size[k] = 0.0
-            ev[k] = 0.0
-        for p in range(group_off[g], group_off[g + 1]):
-            if d_sorted[p]:
-                for k in range(lanes):
-                    ev[k] += w[p, k]
-            for k in range(lanes):
-                size[k] += w[p, k]
+        # integer weights: ev + cens is the group's exact total
+        split_sums(w, d_sorted, group_off[g], group_off[g + 1], ev, cens)
         if adjusted:
             for k in range(lanes):
-                cens = size[k] - ev[k]
-                den[k] += ev[k] * later[k] + size[k] * (size[k] - 1.0) - cens * (cens - 1.0)
+                size = ev[k] + cens[k]
+                den[k] += ev[k] * later[k] + size * (size - 1.0) - cens[k] * (cens[k] - 1.0)
         else:
             for k in range(lanes):
-                den[k] += ev[k] * later[k] + ev[k] * (size[k] - ev[k])
+                den[k] += ev[k] * later[k] + ev[k] * cens[k]
         for k in range(lanes):
-            later[k] += size[k]
+            later[k] += ev[k] + cens[k]
     return den
 
 

@@ -21,6 +21,7 @@ from automd_analysis.metrics._weights import (
     is_matrix,
     lane_blocks,
     n_vectors,
+    split_sums,
     unit_weights,
 )
 
@@ -41,16 +42,7 @@ def _auroc_lanes(w, y, group_off):
     pos = np.empty(lanes, dtype=np.float64)
     neg = np.empty(lanes, dtype=np.float64)
     for g in range(group_off.shape[0] - 1):
-        for k in range(lanes):
-            pos[k] = 0.0
-            neg[k] = 0.0
-        for i in range(group_off[g], group_off[g + 1]):
-            if y[i]:
-                for k in range(lanes):
-                    pos[k] += w[i, k]
-            else:
-                for k in range(lanes):
-                    neg[k] += w[i, k]
+        split_sums(w, y, group_off[g], group_off[g + 1], pos, neg)
         for k in range(lanes):
             half[k] += pos[k] * (2.0 * below[k] + neg[k])
             below[k] += neg[k]

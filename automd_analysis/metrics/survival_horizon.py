@@ -26,6 +26,7 @@ from automd_analysis.metrics._validation import (
     as_durations,
     check_same_length,
     check_survival_inputs,
+    warn_at_bounds,
     warn_undefined,
 )
 from automd_analysis.metrics.calibration_smooth import (
@@ -353,15 +354,12 @@ def _cox_slope_unchecked(t, e, s, h, level):
     nan = float("nan")
     undefined = (nan, nan, nan, nan)
     what = "survival calibration slope"
-    extreme = (s <= 0.0) | (s >= 1.0)
-    if extreme.any():
-        i = int(np.flatnonzero(extreme)[0])
-        warn_undefined(
-            what,
-            f"{int(extreme.sum())} predicted survival value(s) at the horizon are exactly 0 or 1 "
-            f"(first: patient {i}, {s[i]!r}), whose log(-log S) is infinite; values are never "
-            "clipped",
-        )
+    if warn_at_bounds(
+        s,
+        what,
+        "{n} predicted survival value(s) at the horizon are exactly 0 or 1 (first: patient {i}, "
+        "{value!r}), whose log(-log S) is infinite; values are never clipped",
+    ):
         return undefined
     ts = np.minimum(t, h)
     es = ((e == 1) & (t <= h)).astype(np.int8)
