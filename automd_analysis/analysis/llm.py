@@ -22,6 +22,7 @@ import pandas as pd
 
 from automd_analysis.analysis._docstrings import EXAMPLE_STORE, bootstrap_references
 from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
+from automd_analysis.analysis.primary import group_summaries
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -33,15 +34,7 @@ from automd_analysis.analysis.store import (
 from automd_analysis.docstrings import fill_doc
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, run_draws
-from automd_analysis.stats.rules import (
-    mean_over,
-    over_repetitions,
-    penalized,
-    per_cell,
-    per_repetition,
-    row_groups,
-    valid_only,
-)
+from automd_analysis.stats.rules import per_repetition, valid_only
 
 __all__ = [
     "llm_runs",
@@ -103,32 +96,25 @@ def _llm_rows(matrix: RunDraws) -> list[dict]:
     penalised score and ECE in every column of the run x replicate matrix (cells: LLM x task)."""
     runs = matrix.units
     reps = runs["rep"].to_numpy()
-    scores = penalized(matrix.score, matrix.valid)
-    cells = row_groups(runs, ["llm", "task"])
-    cell_llm = np.array([k[0] for k in cells])
-    groups = list(cells.values())
-    ece_cells = per_cell(valid_only(matrix.ece, matrix.valid), groups)
-    score_cells = per_cell(valid_only(matrix.score[:, :1], matrix.valid[:, :1]), groups)
     tokens = runs["tokens_total"].to_numpy(dtype=float)[:, None]
     default = sorted(set(runs.loc[runs["is_default"], "llm"]))
+    llms = default + sorted(set(runs["llm"]) - set(default))
+    valid_values = {
+        "nonpenalized_mean": valid_only(matrix.score[:, :1], matrix.valid[:, :1]),
+        "ece_mean": valid_only(matrix.ece, matrix.valid),
+    }
     out = []
-    for llm in default + sorted(set(runs["llm"]) - set(default)):
+    for llm, summary in group_summaries(matrix, "llm", llms, valid_values).items():
         mine = np.flatnonzero((runs["llm"] == llm).to_numpy())
-        per_rep = per_repetition(reps, scores, mine)
-        rate = mean_sd(per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0])
         rep_tokens = mean_sd(per_repetition(reps, tokens, mine)[:, 0] / _MILLION)
         out.append(
             {
                 "llm": llm,
                 "is_default": llm in default,
                 "n_runs": len(mine),
-                "penalized_mean": over_repetitions(per_rep),
-                "penalized_sd": mean_sd(per_rep[:, 0])[1],
-                "nonpenalized_mean": mean_over(score_cells, cell_llm == llm)[0],
-                "ece_mean": mean_over(ece_cells, cell_llm == llm),
-                "valid_rate_mean": rate[0],
-                "valid_rate_sd": rate[1],
-                "valid_rate": rate[0],
+                **summary,
+                "nonpenalized_mean": summary["nonpenalized_mean"][0],
+                "valid_rate": summary["valid_rate_mean"],
                 "tokens_m_mean": rep_tokens[0],
                 "tokens_m_sd": rep_tokens[1],
                 "n_with_tokens": int(np.isfinite(tokens[mine, 0]).sum()),

@@ -25,7 +25,7 @@ docs/tables.md, docs/decisions.md item 19):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -232,30 +232,23 @@ def _table2_rows(matrix: RunDraws) -> list[dict]:
     reps = runs["rep"].to_numpy()
     scores = penalized(matrix.score, matrix.valid)
     valid_scores = valid_only(matrix.score, matrix.valid)
-    cells = row_groups(runs, _CELLS)
-    cell_agent = np.array([k[0] for k in cells])
-    task_values = per_cell(valid_scores, list(cells.values()))
-    rank_draws = _rank_draws(runs, cells, scores, valid_scores)
+    rank_draws = _rank_draws(runs, row_groups(runs, _CELLS), scores, valid_scores)
     ranks = _ranks(_cell_means(matrix))
+    agents = agent_order(runs["agent"])
+    summaries = group_summaries(matrix, "agent", agents, {"nonpenalized_mean": valid_scores})
     rows = []
-    for agent in agent_order(runs["agent"]):
+    for agent, summary in summaries.items():
         mine = np.flatnonzero((runs["agent"] == agent).to_numpy())
-        per_rep = per_repetition(reps, scores, mine)
         all_valid = bool(np.isfinite(valid_scores[mine, 0]).all())
         nonpen_rep = per_repetition(reps, valid_scores[:, :1], mine)[:, 0]
-        rate = per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0]
         rank_pen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_penalized"])
         rank_nonpen = mean_sd(ranks.loc[ranks["agent"] == agent, "rank_nonpenalized"])
         none = (math.nan, math.nan, math.nan)
         rows.append(
             {
                 "agent": agent,
-                "penalized_mean": over_repetitions(per_rep),
-                "penalized_sd": mean_sd(per_rep[:, 0])[1],
-                "nonpenalized_mean": mean_over(task_values, cell_agent == agent),
+                **summary,
                 "nonpenalized_sd": mean_sd(nonpen_rep)[1] if all_valid else math.nan,
-                "valid_rate_mean": mean_sd(rate)[0],
-                "valid_rate_sd": mean_sd(rate)[1],
                 "rank_penalized_mean": rank_draws["penalized"].get(agent, none),
                 "rank_penalized_sd": rank_pen[1],
                 "rank_nonpenalized_mean": rank_draws["nonpenalized"].get(agent, none),
@@ -263,6 +256,32 @@ def _table2_rows(matrix: RunDraws) -> list[dict]:
             }
         )
     return rows
+
+
+def group_summaries(
+    matrix: RunDraws, column: str, groups: Sequence[str], valid_values: Mapping[str, np.ndarray]
+) -> dict[str, dict]:
+    """Per group of ``column`` (``groups`` order): the penalised score's mean over repetitions
+    (every matrix column) and SD, the valid rate's mean and SD, and each run x column matrix of
+    ``valid_values`` averaged within (group, task) cells, then over the group's cells."""
+    runs = matrix.units
+    reps = runs["rep"].to_numpy()
+    scores = penalized(matrix.score, matrix.valid)
+    cells = row_groups(runs, [column, "task"])
+    cell_group = np.array([k[0] for k in cells])
+    cell_values = {name: per_cell(v, list(cells.values())) for name, v in valid_values.items()}
+    out = {}
+    for group in groups:
+        mine = np.flatnonzero((runs[column] == group).to_numpy())
+        per_rep = per_repetition(reps, scores, mine)
+        rate = mean_sd(per_repetition(reps, matrix.valid[:, :1].astype(float), mine)[:, 0])
+        out[group] = {
+            "penalized_mean": over_repetitions(per_rep),
+            "penalized_sd": mean_sd(per_rep[:, 0])[1],
+            "valid_rate_mean": rate[0],
+            "valid_rate_sd": rate[1],
+        } | {name: mean_over(v, cell_group == group) for name, v in cell_values.items()}
+    return out
 
 
 def _rank_draws(runs: pd.DataFrame, cells: Mapping, scores, valid_scores) -> dict[str, dict]:
