@@ -36,14 +36,16 @@ _wrap_without_hyphen_breaks()
 #: Plain help (click's layout): at 80 columns rich's option table cut long option names and
 #: squeezed the descriptions into a narrow column. Every ``typer.Typer`` of ``automd`` uses it.
 HELP_SETTINGS = {"rich_markup_mode": None, "context_settings": {"max_content_width": 100}}
+#: A group of ``automd`` commands (``automd``, ``automd masking``, ``automd annotate``): that plain
+#: help, which it also shows when called without a command.
+GROUP_SETTINGS = {**HELP_SETTINGS, "no_args_is_help": True}
 
 app = typer.Typer(
     name="automd",
     help="Re-score and analyse archived runs of autonomous ML agents on medical tasks.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    **HELP_SETTINGS,
+    **GROUP_SETTINGS,
 )
 
 
@@ -72,12 +74,12 @@ def _root(
 
 masking_app = typer.Typer(
     help="Real-time-rule masking test for sequential tasks (paper App. G).",
-    no_args_is_help=True,
-    **HELP_SETTINGS,
+    **GROUP_SETTINGS,
 )
 app.add_typer(masking_app, name="masking")
 
 # Shared option declarations, so every command spells them the same way.
+ArchiveArg = typer.Argument(..., help="Runs archive directory (holds archive.yaml).")
 DataOpt = typer.Option(None, "--data", help="Data root (default: $AUTOMD_DATA or <repo>/data).")
 ManifestsOpt = typer.Option(
     None,
@@ -94,6 +96,8 @@ ManifestsOptUnread = typer.Option(
     "--manifests",
     help="Manifest directory: not read by this command (accepted, as by every command).",
 )
+JsonOpt = typer.Option(False, "--json", help="Print one JSON object.")
+ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr).")
 
 
 def typed(path: Path | None) -> Path | None:

@@ -24,11 +24,14 @@ from typer.core import TyperGroup
 from automd_analysis.app import annotating
 from automd_analysis.app.annotating import AnnotateSummary
 from automd_analysis.cli._apps import (
-    HELP_SETTINGS,
+    GROUP_SETTINGS,
+    ArchiveArg,
     DataOpt,
     DataOptUnread,
+    JsonOpt,
     ManifestsOpt,
     ManifestsOptUnread,
+    ProgressOpt,
     app,
 )
 
@@ -61,8 +64,7 @@ annotate_app = typer.Typer(
     f"`automd annotate {_MAIN_FORM}` annotates every run of ARCHIVE into DIR (the same as "
     "`automd annotate archive ...`); the commands below analyse loose scripts and measure "
     "agreement.",
-    no_args_is_help=True,
-    **HELP_SETTINGS,
+    **GROUP_SETTINGS,
 )
 app.add_typer(annotate_app, name="annotate")
 
@@ -89,7 +91,7 @@ def format_summary(s: AnnotateSummary) -> str:
 
 @annotate_app.command("archive")
 def annotate_archive_command(
-    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    archive: Path = ArchiveArg,
     out: Path = typer.Option(..., "--out", help="Output directory (outside the archive)."),
     jobs: int = typer.Option(_default_jobs(), "--jobs", "-j", min=1, help="Worker processes."),
     data: Path | None = DataOpt,
@@ -98,7 +100,7 @@ def annotate_archive_command(
     pairs: bool = typer.Option(
         True, "--pairs/--no-pairs", help="Annotate every version and the version pairs."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
+    progress: bool = ProgressOpt,
 ) -> None:
     """Annotate every run of ARCHIVE: one annotations.json per run under --out (the default
     command: `automd annotate ARCHIVE ...` is short for it).
@@ -123,7 +125,7 @@ def annotate_archive_command(
 @annotate_app.command("code")
 def annotate_code_command(
     files: list[Path] = typer.Argument(..., help="Python files (analysed together)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    as_json: bool = JsonOpt,
     task: str | None = typer.Option(
         None, "--task", help="Task id: fields that do not apply to it are 'na'."
     ),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, app
+from automd_analysis.cli._apps import DataOpt, JsonOpt, ManifestsOpt, ProgressOpt, app
 from automd_analysis.errors import AutomdError
 
 _MAX_LISTED = 12
@@ -144,7 +144,7 @@ def import_command(
         720.0, "--budget-minutes", min=0.001, help="Time budget of the run (paper: 720)."
     ),
     replace: bool = typer.Option(False, "--replace", help="Replace a run that already exists."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    as_json: bool = JsonOpt,
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     rollout: str | None = typer.Option(
@@ -156,7 +156,7 @@ def import_command(
         help="A study: SOURCE is ROOT and every directory below it matching this pattern "
         "(e.g. '{agent}/{task}/rep{rep}') is one run's SOURCE.",
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar (stderr)."),
+    progress: bool = ProgressOpt,
 ) -> None:
     """Import an agent's own output (AIDE, AI-Scientist-v2, Codex, autoresearch, FML-bench, MLE-bench), a directory or a .zip/.tar of it, as archive run(s), selected by the paper's App. C rules; with --layout, every run of a study; fmlbench also takes FML-bench's whole results/ tree (agent, task, repetition from it).
 

@@ -15,10 +15,21 @@ from pathlib import Path
 import typer
 
 from automd_analysis.app import masking
-from automd_analysis.cli._apps import DataOpt, ManifestsOpt, masking_app, note_legacy_store, typed
+from automd_analysis.cli._apps import (
+    ArchiveArg,
+    DataOpt,
+    ManifestsOpt,
+    masking_app,
+    note_legacy_store,
+    typed,
+)
 from automd_analysis.errors import MaskingError
 
 FLAG_THRESHOLD = masking.FLAG_THRESHOLD
+#: ``compare`` and ``run``: when a changed fraction is a violation.
+ThresholdOpt = typer.Option(
+    FLAG_THRESHOLD, "--threshold", help="Flag when a changed fraction exceeds this (0.001)."
+)
 
 
 def agents_option(values: list[str] | None) -> list[str] | None:
@@ -65,9 +76,7 @@ def compare_command(
     original: Path | None = typer.Option(
         None, "--original", help="The archived submission, to check the full re-run reproduces it."
     ),
-    threshold: float = typer.Option(
-        FLAG_THRESHOLD, "--threshold", help="Flag when a changed fraction exceeds this (0.001)."
-    ),
+    threshold: float = ThresholdOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     manifests: Path | None = ManifestsOpt,
     data: Path | None = DataOpt,
@@ -93,7 +102,7 @@ def compare_command(
 
 @masking_app.command("run")
 def run_command(
-    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    archive: Path = ArchiveArg,
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     scores: Path | None = typer.Option(
@@ -112,9 +121,7 @@ def run_command(
     experiment: str | None = typer.Option(
         None, "--experiment", help="Experiment to test (default: the archive's main role)."
     ),
-    threshold: float = typer.Option(
-        FLAG_THRESHOLD, "--threshold", help="Flag when a changed fraction exceeds this (0.001)."
-    ),
+    threshold: float = ThresholdOpt,
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Tasks tested in parallel."),
     force: bool = typer.Option(False, "--force", help="Re-run runs whose result is cached."),
     allow_code_execution: bool = typer.Option(

@@ -12,6 +12,7 @@ import typer
 from automd_analysis.app.run_notebooks import DEFAULT_CELL_TIMEOUT
 from automd_analysis.app.scoring import VERSION_BOOTSTRAP
 from automd_analysis.cli._apps import (
+    ArchiveArg,
     DataOpt,
     EceBinsOpt,
     ManifestsOpt,
@@ -49,7 +50,7 @@ def parse_parameters(items: list[str] | None) -> dict[str, object]:
 
 @app.command("regenerate")
 def regenerate_command(
-    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    archive: Path = ArchiveArg,
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     out: Path | None = typer.Option(

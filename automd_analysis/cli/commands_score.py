@@ -13,7 +13,7 @@ from automd_analysis.app.scoring import (
     ScoreSummary,
     score_archive,
 )
-from automd_analysis.cli._apps import DataOpt, EceBinsOpt, ManifestsOpt, app, typed
+from automd_analysis.cli._apps import ArchiveArg, DataOpt, EceBinsOpt, ManifestsOpt, app, typed
 from automd_analysis.errors import AutomdError
 
 _MAX_LISTED = 10
@@ -58,7 +58,7 @@ def format_summary(s: ScoreSummary) -> str:
 
 @app.command("score")
 def score(
-    archive: Path = typer.Argument(..., help="Runs archive directory (holds archive.yaml)."),
+    archive: Path = ArchiveArg,
     data: Path | None = DataOpt,
     manifests: Path | None = ManifestsOpt,
     out: Path | None = typer.Option(
