@@ -47,6 +47,7 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
     TABLE20,
     TABLE20_WIDE,
 )
+from automd_analysis.analysis.primary import agent_summary
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     TASK_CLASSES,
@@ -60,6 +61,7 @@ from automd_analysis.analysis.store import (
 )
 from automd_analysis.docstrings import fill_doc
 from automd_analysis.errors import ScoreStoreError
+from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import check_alpha, estimate, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
 from automd_analysis.stats.rules import (
@@ -129,14 +131,8 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     example_store=EXAMPLE_STORE,
     parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
 )
-def ece_by_task_class(
-    store: ScoreStore,
-    experiment: str = DEFAULT_EXPERIMENTS["main"],
-    *,
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_boot: int | None = None,
-) -> pd.DataFrame:
+@parameters_of(agent_summary)
+def ece_by_task_class(store, experiment, *, alpha, seed, n_boot) -> pd.DataFrame:
     """Paper Table 3: ECE by agent and task class (the paper's plug-in value), and its
     bias-corrected value with a two-stage bootstrap interval.
 

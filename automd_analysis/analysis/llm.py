@@ -32,6 +32,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
 )
 from automd_analysis.docstrings import fill_doc
+from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, run_draws
 from automd_analysis.stats.rules import per_repetition, valid_only
@@ -127,13 +128,8 @@ def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunDraws:
     return run_draws(runs, replicates, ("llm", "task"), n_boot=n_boot, seed=seed, tag="table7")
 
 
-def llm_summary_detail(
-    store: ScoreStore,
-    *,
-    agent: str | None = None,
-    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
-    llm_experiment: str = DEFAULT_EXPERIMENTS["llm"],
-) -> pd.DataFrame:
+@parameters_of(llm_runs)
+def llm_summary_detail(store, *, agent, main_experiment, llm_experiment) -> pd.DataFrame:
     """Paper Table 22: the agent with each LLM.
 
     Columns: ``llm``, ``is_default``, ``n_runs``, ``penalized_mean``, ``penalized_sd``,

@@ -39,6 +39,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
 )
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
+from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import best_marks, check_alpha, estimate
 from automd_analysis.stats.resample import resample
 from automd_analysis.stats.rules import mean_over, row_groups, valid_only
@@ -275,15 +276,9 @@ def _task_of(runs: pd.DataFrame) -> str | None:
     return str(runs["task"].iloc[0]) if len(runs) else None
 
 
+@parameters_of(objective_summary)
 def objective_summary_by_agent(
-    store: ScoreStore,
-    *,
-    task: str | None = None,
-    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
-    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
-    n_boot: int = 1000,
-    seed: int = 0,
-    alpha: float = 0.05,
+    store, *, task, main_experiment, objectives_experiment, n_boot, seed, alpha
 ) -> pd.DataFrame:
     """Paper Table 15: Table 4's statistics and intervals by agent and objective (valid runs of
     each agent; the interval redraws the agent's runs under the objective)."""
@@ -310,13 +305,8 @@ def _runs_and_practices(store, task, main_experiment, objectives_experiment):
     return runs, groups.set_index("run_id")
 
 
-def objective_points(
-    store: ScoreStore,
-    *,
-    task: str | None = None,
-    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
-    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
-) -> pd.DataFrame:
+@parameters_of(objective_runs)
+def objective_points(store, *, task, main_experiment, objectives_experiment) -> pd.DataFrame:
     """Figure 4 points: every valid agent run with a finite ECE, its objective and practice group.
 
     Columns: ``objective``, ``agent``, ``run_id``, ``auroc``, ``ece``, ``group`` (calibration
@@ -332,13 +322,8 @@ def objective_points(
     return FIG4.frame(points[FIG4.named].reset_index(drop=True))
 
 
-def objective_practices(
-    store: ScoreStore,
-    *,
-    task: str | None = None,
-    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
-    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
-) -> pd.DataFrame:
+@parameters_of(objective_runs)
+def objective_practices(store, *, task, main_experiment, objectives_experiment) -> pd.DataFrame:
     """Paper Table 16: modelling practices per objective (counts among valid runs).
 
     Columns: ``objective``, ``n_valid``, ``averaged_ranks`` (``averaged_ranks_as_probabilities ==
@@ -370,13 +355,8 @@ def objective_practices(
     return TABLE16.frame(pd.DataFrame(rows, columns=TABLE16.named))
 
 
-def objective_baseline(
-    store: ScoreStore,
-    *,
-    task: str | None = None,
-    main_experiment: str = DEFAULT_EXPERIMENTS["main"],
-    objectives_experiment: str = DEFAULT_EXPERIMENTS["objectives"],
-) -> pd.DataFrame:
+@parameters_of(objective_runs)
+def objective_baseline(store, *, task, main_experiment, objectives_experiment) -> pd.DataFrame:
     """The simple baseline on the objectives task (Figure 4's dashed lines).
 
     Mean over the baseline's valid repetitions in the main experiment: one row with ``n_valid``,

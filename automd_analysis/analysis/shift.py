@@ -22,6 +22,7 @@ from automd_analysis.analysis._docstrings import (
     bootstrap_references,
 )
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
+from automd_analysis.analysis.primary import agent_summary
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
@@ -30,6 +31,7 @@ from automd_analysis.analysis.store import (
     selected_runs,
 )
 from automd_analysis.docstrings import fill_doc
+from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
 from automd_analysis.stats.rules import mean_over, valid_only
@@ -219,14 +221,8 @@ def external_ratios_detail(
     example_store=EXAMPLE_STORE,
     parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
 )
-def external_ratios(
-    store: ScoreStore,
-    experiment: str = DEFAULT_EXPERIMENTS["main"],
-    *,
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_boot: int | None = None,
-) -> pd.DataFrame:
+@parameters_of(agent_summary)
+def external_ratios(store, experiment, *, alpha, seed, n_boot) -> pd.DataFrame:
     """Paper Table 5: mean external score and ratio to the internal counterpart, with intervals.
 
     ``score`` and ``ratio`` follow the module docstring (:func:`external_ratios_detail` has the
