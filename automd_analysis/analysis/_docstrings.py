@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AS_AGENT_SUMMARY",
     "EXAMPLE_STORE",
     "PARAMETERS_AS_AGENT_SUMMARY",
     "RAISES_AS_AGENT_SUMMARY",
@@ -32,6 +33,14 @@ Examples
 --------
 >>> from automd_analysis.analysis._doc_example import example_store_with_replicates
 """
+
+#: The fragments of a table function that takes the parameters of Table 2's
+#: (``@parameters_of(agent_summary)``): ``@fill_doc(references=..., **AS_AGENT_SUMMARY)``.
+AS_AGENT_SUMMARY = {
+    "parameters_as_agent_summary": PARAMETERS_AS_AGENT_SUMMARY,
+    "raises_as_agent_summary": RAISES_AS_AGENT_SUMMARY,
+    "example_store": EXAMPLE_STORE,
+}
 
 
 def bootstrap_references(source: str) -> str:

@@ -32,9 +32,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis._docstrings import (
-    EXAMPLE_STORE,
-    PARAMETERS_AS_AGENT_SUMMARY,
-    RAISES_AS_AGENT_SUMMARY,
+    AS_AGENT_SUMMARY,
     bootstrap_references,
 )
 from automd_analysis.analysis.catalog.calibration_and_practices import (
@@ -125,12 +123,7 @@ def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
     return TABLE13.frame(task_agent_summary(store, experiment, "ece"))
 
 
-@fill_doc(
-    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
-    references=bootstrap_references("Table 3 and App. F"),
-    example_store=EXAMPLE_STORE,
-    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
-)
+@fill_doc(references=bootstrap_references("Table 3 and App. F"), **AS_AGENT_SUMMARY)
 @parameters_of(agent_summary)
 def ece_by_task_class(store, experiment, *, alpha, seed, n_boot) -> pd.DataFrame:
     """Paper Table 3: ECE by agent and task class (the paper's plug-in value), and its

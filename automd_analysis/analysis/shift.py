@@ -16,9 +16,7 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis._docstrings import (
-    EXAMPLE_STORE,
-    PARAMETERS_AS_AGENT_SUMMARY,
-    RAISES_AS_AGENT_SUMMARY,
+    AS_AGENT_SUMMARY,
     bootstrap_references,
 )
 from automd_analysis.analysis.catalog.population_shift import TABLE5, TABLE5_DETAIL
@@ -215,12 +213,7 @@ def external_ratios_detail(
     return TABLE5_DETAIL.frame([{k: row[k] for k in TABLE5_DETAIL.named} for row in point])
 
 
-@fill_doc(
-    raises_as_agent_summary=RAISES_AS_AGENT_SUMMARY,
-    references=bootstrap_references("Table 5"),
-    example_store=EXAMPLE_STORE,
-    parameters_as_agent_summary=PARAMETERS_AS_AGENT_SUMMARY,
-)
+@fill_doc(references=bootstrap_references("Table 5"), **AS_AGENT_SUMMARY)
 @parameters_of(agent_summary)
 def external_ratios(store, experiment, *, alpha, seed, n_boot) -> pd.DataFrame:
     """Paper Table 5: mean external score and ratio to the internal counterpart, with intervals.
