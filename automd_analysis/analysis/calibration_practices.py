@@ -53,6 +53,7 @@ from automd_analysis.analysis.store import (
     agent_order,
     agent_positions,
     annotation_table,
+    answers_to,
     mean_sd,
     selected_runs,
     task_agent_summary,
@@ -256,10 +257,7 @@ def practice_groups(
     }
     out = runs[["run_id", "agent", "task", "task_kind", "rep", "objective", "auroc", "ece"]].copy()
     for column, field_name in fields.items():
-        if field_name in answers.columns:
-            out[column] = out["run_id"].map(answers[field_name]).astype(object)
-        else:
-            out[column] = None
+        out[column] = answers_to(answers, out["run_id"], field_name)
         out[column] = out[column].where(out[column].notna(), None)
     groups = []
     for run_id in out["run_id"]:
@@ -564,12 +562,7 @@ def practice_prevalence(
     ehr = set(ehr_tasks) if ehr_tasks is not None else None
     rows = []
     for practice in practices:
-        column = answers[practice.field] if practice.field in answers.columns else None
-        values = (
-            runs["run_id"].map(column).astype(object)
-            if column is not None
-            else pd.Series([None] * len(runs), dtype=object)
-        )
+        values = answers_to(answers, runs["run_id"], practice.field)
         # "na" on an eligible run contradicts the eligibility rule: count it as not answered
         values = values.where(values.notna() & (values != "na"), None)
         in_scope = _scope(practice.eligible, runs, answers, values, ehr)

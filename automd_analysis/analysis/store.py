@@ -917,6 +917,14 @@ def annotation_table(store: ScoreStore, run_ids: Iterable[str] | None = None) ->
     return wide.sort_index()
 
 
+def answers_to(answers: pd.DataFrame, run_ids: pd.Series, field: str) -> pd.Series:
+    """Each run's answer to ``field`` from :func:`annotation_table` rows, aligned with ``run_ids``
+    (``None`` where the run has none, everywhere when no run has one)."""
+    if field not in answers.columns:
+        return pd.Series([None] * len(run_ids), index=run_ids.index, dtype=object)
+    return run_ids.map(answers[field]).astype(object)
+
+
 def skipped_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:
     """Runs the scorer left out (``problems.parquet`` rows with ``effect == "run skipped"``).
 

@@ -34,6 +34,7 @@ from automd_analysis.analysis.store import (
     agent_order,
     agent_positions,
     annotation_table,
+    answers_to,
     mean_sd,
     selected_runs,
 )
@@ -420,11 +421,7 @@ def subgroup_checks(
     runs = selected_runs(store, experiment, include_reference=False)
     runs = runs.loc[runs["valid"]]
     answers = annotation_table(store, runs["run_id"])
-    values = (
-        runs["run_id"].map(answers["subgroup_checks"])
-        if "subgroup_checks" in answers.columns
-        else pd.Series([None] * len(runs), index=runs.index, dtype=object)
-    )
+    values = answers_to(answers, runs["run_id"], "subgroup_checks")
     rows = []
     groups = [(a, runs["agent"] == a) for a in agent_order(runs["agent"])]
     groups.append((ALL_AGENTS, pd.Series(True, index=runs.index)))
