@@ -9,6 +9,7 @@ __all__ = [
     "PARAMETERS_AS_AGENT_SUMMARY",
     "RAISES_AS_AGENT_SUMMARY",
     "bootstrap_references",
+    "returns_task_agent_summary",
 ]
 
 #: The Parameters section of a table computed as Table 2 is, from the runs' bootstrap replicates.
@@ -51,4 +52,15 @@ References
 ----------
 .. [1] Auto-MD-bench, {source}.
 .. [2] Davison AC, Hinkley DV (1997). Bootstrap Methods and their Application, sec. 3.8.
+"""
+
+
+def returns_task_agent_summary(metric: str) -> str:
+    """The Returns section of a per-task table of ``metric`` (Tables 12 and 13)."""
+    return f"""
+Returns
+-------
+DataFrame
+    :func:`~automd_analysis.analysis.store.task_agent_summary` of ``"{metric}"``: ``task, agent,
+    mean, sd, n_valid``, sorted by task then agent (baseline last).
 """

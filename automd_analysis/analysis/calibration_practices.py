@@ -34,6 +34,7 @@ import pandas as pd
 from automd_analysis.analysis._docstrings import (
     AS_AGENT_SUMMARY,
     bootstrap_references,
+    returns_task_agent_summary,
 )
 from automd_analysis.analysis.catalog.calibration_and_practices import (
     FIG2A,
@@ -109,17 +110,14 @@ _BINARY_KINDS = frozenset({"classification", "sequential"})
 # Table 3 and Table 13
 
 
+@fill_doc(returns=returns_task_agent_summary("ece"))
 def ece_by_task(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]) -> pd.DataFrame:
     """Paper Table 13: ECE per task and agent over valid runs.
 
     ``mean`` / ``sd`` (``ddof=1``) / ``n_valid`` of ECE over the valid runs with a finite ECE of every
     (task, agent); the baseline's row averages its (five) repetitions.
 
-    Returns
-    -------
-    DataFrame
-        :func:`~automd_analysis.analysis.store.task_agent_summary` of ``"ece"``: ``task, agent,
-        mean, sd, n_valid``, sorted by task then agent (baseline last).
+    {returns}
     """
     return TABLE13.frame(task_agent_summary(store, experiment, "ece"))
 

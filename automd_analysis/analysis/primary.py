@@ -30,7 +30,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automd_analysis.analysis._docstrings import EXAMPLE_STORE, bootstrap_references
+from automd_analysis.analysis._docstrings import (
+    EXAMPLE_STORE,
+    bootstrap_references,
+    returns_task_agent_summary,
+)
 from automd_analysis.analysis.catalog.primary_scores import (
     COVERAGE,
     COVERAGE_BY_RUN,
@@ -322,6 +326,7 @@ def run_overview(store: ScoreStore) -> pd.DataFrame:
     return OVERVIEW.frame(frame)
 
 
+@fill_doc(returns=returns_task_agent_summary("score"))
 def scores_by_task(
     store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
 ) -> pd.DataFrame:
@@ -331,11 +336,7 @@ def scores_by_task(
     runs' normalised scores and their number ``n_valid``. A (task, agent) with runs but no valid one
     has ``mean = sd = NaN`` and ``n_valid = 0``. The baseline's row averages its (five) repetitions.
 
-    Returns
-    -------
-    DataFrame
-        :func:`~automd_analysis.analysis.store.task_agent_summary` of ``"score"``: ``task, agent,
-        mean, sd, n_valid``, sorted by task then agent (baseline last).
+    {returns}
     """
     return TABLE12.frame(task_agent_summary(store, experiment, "score"))
 
