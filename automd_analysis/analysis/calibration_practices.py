@@ -256,7 +256,6 @@ def practice_groups(
     out = runs[["run_id", "agent", "task", "task_kind", "rep", "objective", "auroc", "ece"]].copy()
     for column, field_name in fields.items():
         out[column] = answers_to(answers, out["run_id"], field_name)
-        out[column] = out[column].where(out[column].notna(), None)
     groups = []
     for run_id in out["run_id"]:
         row = answers.loc[run_id] if run_id in answers.index else None
@@ -601,10 +600,8 @@ def _scope(
     if eligible == "binary":
         return binary
     if eligible == "imbalance":
-        if "class_imbalance_handling" not in answers.columns:
-            return pd.Series(False, index=runs.index)
-        handling = runs["run_id"].map(answers["class_imbalance_handling"])
-        return binary & handling.map(_imbalance_handled)
+        handling = answers_to(answers, runs["run_id"], "class_imbalance_handling")
+        return binary & handling.map(_imbalance_handled).astype(bool)
     if eligible == "survival":
         return runs["task_kind"] == "survival"
     if eligible == "ehr":

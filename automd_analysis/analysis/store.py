@@ -922,7 +922,8 @@ def answers_to(answers: pd.DataFrame, run_ids: pd.Series, field: str) -> pd.Seri
     (``None`` where the run has none, everywhere when no run has one)."""
     if field not in answers.columns:
         return pd.Series([None] * len(run_ids), index=run_ids.index, dtype=object)
-    return run_ids.map(answers[field]).astype(object)
+    values = run_ids.map(answers[field]).astype(object)
+    return values.where(values.notna(), None)
 
 
 def skipped_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:

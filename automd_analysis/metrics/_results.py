@@ -8,6 +8,9 @@ import numpy as np
 
 __all__ = ["ArrayColumns", "ScalarFields"]
 
+#: A field's annotation that makes it a column: a string under postponed evaluation, else the type.
+_ARRAY = ("np.ndarray", np.ndarray)
+
 
 class ScalarFields:
     """Base of a result dataclass whose fields are Python scalars (:meth:`as_dict`)."""
@@ -22,4 +25,4 @@ class ArrayColumns:
 
     def as_dict(self) -> dict[str, np.ndarray]:
         """Columns as a dict of arrays (e.g. for ``pandas.DataFrame``)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.type == "np.ndarray"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.type in _ARRAY}
