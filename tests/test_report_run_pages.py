@@ -25,9 +25,11 @@ from automd_analysis.masking.results import read_masking_results
 from automd_analysis.report import run_page_html
 from automd_analysis.report.run_code import (
     compare_files,
+    diff_table,
     evidence_targets,
     highlight_lines,
     split_lines,
+    whole_file_lines,
 )
 from automd_analysis.report.run_data import RunInputs, collect_runs
 from automd_analysis.report.run_links import link_run_ids, relative_href, run_page
@@ -148,6 +150,20 @@ def test_a_version_is_compared_with_its_parent_file_by_file():
         ("+", None, 5, "e"),
     ]
     assert [c.status for c in compare_files(None, files, None, "v2")] == ["added"] * 3
+
+
+def test_a_diff_is_highlighted_the_same_whatever_was_highlighted_before():
+    # the docstring's closing quotes lie outside the hunk: lexed with the whole file, its first
+    # line is a docstring; lexed within the hunk, a string. A page must not depend on which one
+    # its process happened to highlight before (demo run pages differed between two builds).
+    head = ['"""Training script v1.', "", "Change: baseline."] + [f"line {k}" for k in range(9)]
+    old = "\n".join([*head, '"""', "x = 1"]) + "\n"
+    new = old.replace("v1.", "v2.")
+    (change,) = compare_files({"code/v1/t.py": old}, {"code/v2/t.py": new}, "v1", "v2")
+    fresh = diff_table(change, "c")
+    whole_file_lines("t.py", old), whole_file_lines("t.py", new)
+    assert diff_table(change, "c") == fresh
+    assert '<span class="sd">' not in fresh  # the hunk alone: the opening quotes start a string
 
 
 @settings(max_examples=60)

@@ -25,7 +25,6 @@ import hashlib
 import html
 import posixpath
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -60,7 +59,6 @@ __all__ = [
     "highlight_lines",
     "local_name",
     "split_lines",
-    "text_key",
     "whole_file_lines",
 ]
 
@@ -188,8 +186,6 @@ class FileChange:
         ``"@"`` for a hunk header), text as plain text; empty when not diffed.
     too_large : bool
         The files were too long to diff line by line.
-    old_key, new_key : str or None
-        Content keys of the two texts (:func:`text_key`).
     """
 
     name: str
@@ -200,8 +196,6 @@ class FileChange:
     removed: int = 0
     rows: list[tuple] = field(default_factory=list)
     too_large: bool = False
-    old_key: str | None = None
-    new_key: str | None = None
 
 
 def local_name(path: str, version: str) -> str:
@@ -269,42 +263,32 @@ def compare_files(
             changes.append(FileChange(name, a_path, None, "deleted", removed=len(lines)))
             continue
         b = split_lines(files[b_path])
-        keys = {"new_key": text_key(files[b_path])}
         if a_path is None:
-            changes.append(FileChange(name, None, b_path, "added", added=len(b), **keys))
+            changes.append(FileChange(name, None, b_path, "added", added=len(b)))
             continue
-        keys["old_key"] = text_key(parent[a_path])
         a = split_lines(parent[a_path])
         if a == b:
-            changes.append(FileChange(name, a_path, b_path, "unchanged", **keys))
+            changes.append(FileChange(name, a_path, b_path, "unchanged"))
         elif len(a) + len(b) > MAX_DIFF_LINES:
-            changes.append(FileChange(name, a_path, b_path, "modified", too_large=True, **keys))
+            changes.append(FileChange(name, a_path, b_path, "modified", too_large=True))
         else:
             rows, added, removed = _rows(a, b)
-            changes.append(
-                FileChange(name, a_path, b_path, "modified", added, removed, rows, **keys)
-            )
+            changes.append(FileChange(name, a_path, b_path, "modified", added, removed, rows))
     return changes
 
 
 def _colored_rows(change: FileChange) -> list[tuple]:
-    """The rows of a diff, highlighted: each line from its whole file's highlighting when that
-    was done already (:func:`whole_file_lines`), else within its hunk (the new side - context and
-    added lines - lexed as one block, the removed lines as another)."""
-    base = posixpath.basename(change.name)
-    old_full = _WHOLE.get((base, change.old_key))
-    new_full = _WHOLE.get((base, change.new_key))
+    """The rows of a diff, highlighted within each hunk: the new side (context and added lines)
+    lexed as one block, the removed lines as another. Only the hunk's own lines count, so a page
+    is the same whatever else its process highlighted before."""
     out: list[tuple] = []
     hunk: list[tuple] = []
 
     def flush() -> None:
         colored: dict[int, str] = {}
-        for sides, full, at in (("-", old_full, 1), (" +", new_full, 2)):
+        for sides in ("-", " +"):
             index = [i for i, row in enumerate(hunk) if row[0] in sides]
-            if full is not None:
-                lines = [full[hunk[i][at] - 1] for i in index]
-            else:
-                lines = highlight_lines([hunk[i][3] for i in index], change.name)
+            lines = highlight_lines([hunk[i][3] for i in index], change.name)
             colored.update(zip(index, lines, strict=True))
         out.extend((row[0], row[1], row[2], colored[i]) for i, row in enumerate(hunk))
         hunk.clear()
@@ -319,28 +303,9 @@ def _colored_rows(change: FileChange) -> list[tuple]:
     return out
 
 
-#: (file name, text key) -> its highlighted lines, for the whole files highlighted lately.
-_WHOLE: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
-_WHOLE_KEPT = 256
-
-
 def whole_file_lines(name: str, text: str) -> list[str]:
-    """The highlighted lines of a whole file (:func:`highlight_lines`), remembered so that the
-    diffs against it reuse them."""
-    key = (posixpath.basename(name), text_key(text))
-    if key in _WHOLE:
-        _WHOLE.move_to_end(key)
-        return list(_WHOLE[key])
-    lines = tuple(_highlighted(tuple(split_lines(text)), key[0]))
-    _WHOLE[key] = lines
-    if len(_WHOLE) > _WHOLE_KEPT:
-        _WHOLE.popitem(last=False)
-    return list(lines)
-
-
-def text_key(text: str) -> str:
-    """A short content key of a text (sha256 prefix)."""
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
+    """The highlighted lines of a whole file (:func:`highlight_lines` of its lines)."""
+    return highlight_lines(split_lines(text), posixpath.basename(name))
 
 
 def diff_table(change: FileChange, anchor: str) -> str:
