@@ -90,8 +90,15 @@ def test_agent_choice():
         llm.table7(sb.build_store(runs))
     assert info.value.code == "store.ambiguous_agent"
     assert list(llm.table7(sb.build_store(runs), agent="aide")["llm"]) == ["llm-default", "x"]
-    with pytest.raises(ScoreStoreError, match="no runs in the llm experiment"):
+    with pytest.raises(
+        ScoreStoreError, match="has no runs with agent 'nobody'; its agents: aide, codex"
+    ):
         llm.table7(sb.build_store(runs), agent="nobody")
+    baseline_only = [sb.run("codex", "clf_a", 0)] + [
+        sb.run("baseline", "clf_a", 0, experiment="llm", llm="x", reference=True)
+    ]
+    with pytest.raises(ScoreStoreError, match="the llm experiment 'llm' has no agent runs"):
+        llm.table7(sb.build_store(baseline_only))
     with pytest.raises(ScoreStoreError) as info:
         llm.table7(sb.build_store([sb.run("codex", "clf_a", 0)]))
     assert info.value.code == "store.no_experiment"

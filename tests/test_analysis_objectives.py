@@ -129,7 +129,9 @@ def test_missing_or_ambiguous_objectives_experiment():
         obj.table4(sb.build_store(runs))
     assert info.value.code == "store.ambiguous_task"
     assert obj.table4(sb.build_store(runs), task="clf_a")["n_runs"].sum() == 4 + 2 + 3
-    with pytest.raises(ScoreStoreError, match="no runs on task"):
+    with pytest.raises(
+        ScoreStoreError, match="has no runs with task 'seq_a'; its tasks: clf_a, clf_b"
+    ):
         obj.table4(sb.build_store(runs), task="seq_a")
 
 

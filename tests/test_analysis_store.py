@@ -19,6 +19,7 @@ from automd_analysis.analysis.store import (
     annotation_table,
     load_store,
     mean_sd,
+    run_answers,
     selected_runs,
     task_classes,
 )
@@ -234,6 +235,25 @@ def test_annotation_table_joins_list_fields_and_marks_missing():
     assert table.loc["main/A/surv_a/rep0", "subgroup_checks"] == "yes"
     assert table.loc["main/A/surv_a/rep0", "model_families"] is None
     assert table.loc["main/x/y/rep0"].isna().all()
+
+
+def test_run_answers_follow_the_rows_they_are_asked_for():
+    store = sb.build_store(_runs())
+    ids = pd.Series(
+        ["main/x/y/rep0", "main/A/surv_a/rep0", "main/A/clf_a/rep0", "main/A/surv_a/rep0"],
+        index=[7, 3, 5, 1],
+    )
+    answers = run_answers(store, ids, ["not_a_field"])
+    assert answers.index.tolist() == [7, 3, 5, 1]
+    assert answers["subgroup_checks"].tolist() == [None, "yes", None, "yes"]
+    assert answers.loc[5, "model_families"] == "gbdt|linear"
+    assert answers["not_a_field"].tolist() == [None] * 4
+    assert answers.loc[7].isna().all() and answers.loc[7, "model_families"] is None
+    table = annotation_table(store, ids)
+    assert answers.drop(columns="not_a_field").iloc[1].equals(table.loc["main/A/surv_a/rep0"]
+                                                             .rename(3))  # fmt: skip
+    empty = run_answers(store, ids.iloc[:0], ["subgroup_checks"])
+    assert empty.empty and "subgroup_checks" in empty.columns
 
 
 def test_task_classes_and_agent_order():

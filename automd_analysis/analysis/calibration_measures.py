@@ -34,14 +34,14 @@ from automd_analysis.analysis.catalog.calibration_and_practices import (
     RANKING_AGREEMENT,
     SLOPE_INTERCEPT,
 )
-from automd_analysis.analysis.store import TASK_CLASSES, agent_order, agent_positions, mean_sd
+from automd_analysis.analysis.store import TASK_CLASSES, agent_order, agent_positions
 from automd_analysis.docstrings import AUSTIN_STEYERBERG_2014, VICKERS_ELKIN_2006, fill_doc
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 from automd_analysis.schema import NET_BENEFIT_THRESHOLDS, net_benefit_column
 from automd_analysis.stats.intervals import estimate
 from automd_analysis.stats.resample import resample
-from automd_analysis.stats.rules import displayed, nanmean, per_cell, row_groups
+from automd_analysis.stats.rules import displayed, mean_sd, nanmean, per_cell, row_groups
 
 __all__ = [
     "RANKING_MEASURES",

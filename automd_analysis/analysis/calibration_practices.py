@@ -53,9 +53,7 @@ from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,
     agent_positions,
-    annotation_table,
-    answers_to,
-    mean_sd,
+    run_answers,
     selected_runs,
     task_agent_summary,
 )
@@ -66,6 +64,7 @@ from automd_analysis.stats.intervals import check_alpha, estimate, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
 from automd_analysis.stats.rules import (
     mean_over,
+    mean_sd,
     per_cell,
     row_groups,
     valid_only,
@@ -246,21 +245,17 @@ def practice_groups(
     """
     runs = selected_runs(store, experiment, include_reference=False)
     runs = runs.loc[runs["valid"] & runs["ece"].notna()].reset_index(drop=True)
-    answers = annotation_table(store, runs["run_id"])
     fields = {
         "averaged_ranks": "averaged_ranks_as_probabilities",
         "imbalance_handling": "class_imbalance_handling",
         "recalibration": "recalibration_after_imbalance",
         "probability_calibration": "probability_calibration",
     }
+    answers = run_answers(store, runs["run_id"], fields.values())
     out = runs[["run_id", "agent", "task", "task_kind", "rep", "objective", "auroc", "ece"]].copy()
     for column, field_name in fields.items():
-        out[column] = answers_to(answers, out["run_id"], field_name)
-    groups = []
-    for run_id in out["run_id"]:
-        row = answers.loc[run_id] if run_id in answers.index else None
-        groups.append(_group_of(row))
-    out["group"] = groups
+        out[column] = answers[field_name]
+    out["group"] = [_group_of(row) for _, row in answers.iterrows()]
     return out
 
 
@@ -555,11 +550,12 @@ def practice_prevalence(
     """
     runs = selected_runs(store, experiment, include_reference=False)
     runs = runs.loc[runs["valid"]].reset_index(drop=True)
-    answers = annotation_table(store, runs["run_id"])
+    fields = [practice.field for practice in practices]
+    answers = run_answers(store, runs["run_id"], [*fields, "class_imbalance_handling"])
     ehr = set(ehr_tasks) if ehr_tasks is not None else None
     rows = []
     for practice in practices:
-        values = answers_to(answers, runs["run_id"], practice.field)
+        values = answers[practice.field]
         # "na" on an eligible run contradicts the eligibility rule: count it as not answered
         values = values.where(values.notna() & (values != "na"), None)
         in_scope = _scope(practice.eligible, runs, answers, values, ehr)
@@ -600,7 +596,7 @@ def _scope(
     if eligible == "binary":
         return binary
     if eligible == "imbalance":
-        handling = answers_to(answers, runs["run_id"], "class_imbalance_handling")
+        handling = answers["class_imbalance_handling"]
         return binary & handling.map(_imbalance_handled).astype(bool)
     if eligible == "survival":
         return runs["task_kind"] == "survival"

@@ -21,21 +21,20 @@ import numpy as np
 import pandas as pd
 
 from automd_analysis.analysis._docstrings import EXAMPLE_STORE, bootstrap_references
+from automd_analysis.analysis._one_factor import one_factor_runs
 from automd_analysis.analysis.catalog.llm_comparison import TABLE7, TABLE11, TABLE22
 from automd_analysis.analysis.primary import group_summaries
 from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
-    chosen_or_only,
-    mean_sd,
     selected_runs,
 )
 from automd_analysis.docstrings import fill_doc
 from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, run_draws
-from automd_analysis.stats.rules import per_repetition, valid_only
+from automd_analysis.stats.rules import mean_sd, per_repetition, valid_only
 
 __all__ = [
     "llm_runs",
@@ -48,20 +47,6 @@ __all__ = [
 ]
 
 _MILLION = 1e6
-
-
-def _llm_agent(store: ScoreStore, llm_experiment: str, agent: str | None) -> str:
-    runs = selected_runs(store, llm_experiment, role="llm", include_reference=False)
-    agents = sorted(set(runs["agent"]))
-    listed = ", ".join(agents)
-    return chosen_or_only(
-        agents,
-        agent,
-        "agent",
-        f"agent {agent!r} has no runs in the llm experiment {llm_experiment!r}; "
-        f"agents there: {listed or 'none'}",
-        f"the llm experiment {llm_experiment!r} holds several agents ({listed})",
-    )
 
 
 def llm_runs(
@@ -82,12 +67,18 @@ def llm_runs(
     agent : str, optional
         Default: the only agent of the llm experiment.
     """
-    agent = _llm_agent(store, llm_experiment, agent)
-    other = selected_runs(store, llm_experiment, role="llm", include_reference=False)
-    other = other.loc[other["agent"] == agent].assign(is_default=False)
-    main = selected_runs(store, main_experiment, include_reference=False)
-    main = main.loc[(main["agent"] == agent) & ~main["llm"].isin(set(other["llm"]))]
-    runs = pd.concat([main.assign(is_default=True), other], ignore_index=True)
+    main, other = one_factor_runs(
+        store,
+        llm_experiment,
+        role="llm",
+        fixed="agent",
+        chosen=agent,
+        main_experiment=main_experiment,
+    )
+    main = main.loc[~main["llm"].isin(set(other["llm"]))]
+    runs = pd.concat(
+        [main.assign(is_default=True), other.assign(is_default=False)], ignore_index=True
+    )
     runs["llm"] = runs["llm"].fillna("unknown").astype(str)
     return runs.sort_values("run_id", kind="mergesort").reset_index(drop=True)
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from automd_analysis.analysis._one_factor import fixed_value, one_factor_runs
 from automd_analysis.analysis.calibration_practices import (
     GROUP_AVERAGED_RANKS,
     GROUP_IMBALANCE_NO_RECAL,
@@ -34,15 +35,13 @@ from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
-    chosen_or_only,
-    mean_sd,
     selected_runs,
 )
 from automd_analysis.docstrings import EFRON_TIBSHIRANI_1993, fill_doc
 from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import best_marks, check_alpha, estimate
 from automd_analysis.stats.resample import resample
-from automd_analysis.stats.rules import mean_over, row_groups, valid_only
+from automd_analysis.stats.rules import mean_over, mean_sd, row_groups, valid_only
 
 __all__ = [
     "METRICS",
@@ -78,20 +77,6 @@ def _objective_order(labels) -> list[str]:
     return known + sorted(set(labels) - set(known))
 
 
-def _resolve_task(store: ScoreStore, objectives_experiment: str, task: str | None) -> str:
-    runs = selected_runs(store, objectives_experiment, role="objectives")
-    tasks = sorted(set(runs["task"]))
-    listed = ", ".join(tasks)
-    return chosen_or_only(
-        tasks,
-        task,
-        "task",
-        f"the objectives experiment {objectives_experiment!r} has no runs on task {task!r}; "
-        f"its tasks: {listed}",
-        f"the objectives experiment {objectives_experiment!r} covers several tasks ({listed})",
-    )
-
-
 def objective_runs(
     store: ScoreStore,
     *,
@@ -113,12 +98,15 @@ def objective_runs(
         plus ``objective`` (group label A/B/C) and ``stated_objective`` (the raw value), sorted by
         objective then run_id.
     """
-    task = _resolve_task(store, objectives_experiment, task)
-    main = selected_runs(store, main_experiment, include_reference=False)
-    main = main.loc[main["task"] == task].assign(objective=None)
-    other = selected_runs(store, objectives_experiment, role="objectives", include_reference=False)
-    other = other.loc[other["task"] == task]
-    runs = pd.concat([main, other], ignore_index=True)
+    main, other = one_factor_runs(
+        store,
+        objectives_experiment,
+        role="objectives",
+        fixed="task",
+        chosen=task,
+        main_experiment=main_experiment,
+    )
+    runs = pd.concat([main.assign(objective=None), other], ignore_index=True)
     runs["stated_objective"] = runs["objective"].astype(object)
     runs["objective"] = runs["stated_objective"].map(_label)
     order = {label: i for i, label in enumerate(_objective_order(runs["objective"]))}
@@ -362,11 +350,7 @@ def objective_baseline(store, *, task, main_experiment, objectives_experiment) -
     Mean over the baseline's valid repetitions in the main experiment: one row with ``n_valid``,
     ``auroc``, ``brier``, ``ece`` (NaN when the task has no baseline run).
     """
-    task = _resolve_task(
-        store,
-        objectives_experiment,
-        task,
-    )
+    task = fixed_value(store, objectives_experiment, role="objectives", fixed="task", chosen=task)
     runs = selected_runs(store, main_experiment)
     ref = runs.loc[runs["reference"] & runs["valid"] & (runs["task"] == task)]
     row = {"task": task, "n_valid": len(ref)}

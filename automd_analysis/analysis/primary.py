@@ -49,7 +49,6 @@ from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,
     agent_positions,
-    mean_sd,
     selected_runs,
     skipped_runs,
     task_agent_summary,
@@ -62,6 +61,7 @@ from automd_analysis.stats.resample import RAISES_NO_REPLICATES, RunDraws, run_d
 from automd_analysis.stats.rules import (
     displayed,
     mean_over,
+    mean_sd,
     over_repetitions,
     penalized,
     per_cell,

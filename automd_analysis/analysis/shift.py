@@ -25,14 +25,13 @@ from automd_analysis.analysis.store import (
     DEFAULT_EXPERIMENTS,
     ScoreStore,
     agent_order,
-    mean_sd,
     selected_runs,
 )
 from automd_analysis.docstrings import fill_doc
 from automd_analysis.signatures import parameters_of
 from automd_analysis.stats.intervals import check_alpha, summarise
 from automd_analysis.stats.resample import RunDraws, resample, run_draws
-from automd_analysis.stats.rules import mean_over, valid_only
+from automd_analysis.stats.rules import mean_over, mean_sd, valid_only
 
 __all__ = [
     "external_pairs",

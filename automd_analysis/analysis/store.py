@@ -13,7 +13,8 @@ Shared helpers:
 
 - :func:`selected_runs` - one row per run of an experiment: the selected submission's validity, scores
   and ECE plus the penalised score (paper App. E: invalid => 0).
-- :func:`mean_sd` - mean and *sample* standard deviation (``ddof=1``), the paper's "mean +- SD".
+- :func:`~automd_analysis.stats.rules.mean_sd` (re-exported here) - mean and *sample* standard
+  deviation (``ddof=1``), the paper's "mean +- SD".
 - :func:`task_classes` - task -> task class (``survival`` / ``classification`` / ``sequential``).
 - :func:`annotation_table` - codebook answers as one row per run (``docs/archive.md``).
 - :func:`agent_order` - a stable display order (agents alphabetically, the baseline last).
@@ -22,7 +23,6 @@ Shared helpers:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +32,6 @@ import pandas as pd
 import pyarrow as pa
 
 from automd_analysis.errors import ScoreStoreError
-from automd_analysis.precision import sample_sd
 from automd_analysis.schema import (
     CODE_SKIPPED,
     NOT_NULL,
@@ -45,7 +44,7 @@ from automd_analysis.schema import (
     STORE_SCHEMA_VERSION,
     key_columns,
 )
-from automd_analysis.stats.rules import penalized, per_task_summary
+from automd_analysis.stats.rules import mean_sd, penalized, per_task_summary
 
 __all__ = [
     "BASELINE_AGENT",
@@ -637,29 +636,6 @@ def _check_consistency(store: ScoreStore) -> None:
 # shared helpers
 
 
-def mean_sd(values: Iterable[float]) -> tuple[float, float]:
-    """Mean and sample standard deviation of the finite values.
-
-    ``mean = sum(x) / n`` and ``sd = sqrt(sum((x - mean)^2) / (n - 1))`` (``ddof=1``), the
-    "mean +- SD" of every table in the paper.
-
-    Parameters
-    ----------
-    values : iterable of float
-        NaN values are dropped first (a task with no valid run contributes nothing).
-
-    Returns
-    -------
-    (mean, sd) : tuple of float
-        ``(nan, nan)`` when no finite value remains; ``sd`` is ``nan`` for a single value.
-    """
-    arr = np.asarray(list(values), dtype=float)
-    arr = arr[np.isfinite(arr)]
-    if arr.size == 0:
-        return math.nan, math.nan
-    return float(arr.mean()), sample_sd(arr)
-
-
 def agent_order(agents: Iterable[str], baseline: str = BASELINE_AGENT) -> list[str]:
     """Stable display order: agents sorted alphabetically (case-insensitive), the baseline last."""
     unique = sorted(set(agents), key=lambda a: (a == baseline, a.lower(), a))
@@ -917,13 +893,16 @@ def annotation_table(store: ScoreStore, run_ids: Iterable[str] | None = None) ->
     return wide.sort_index()
 
 
-def answers_to(answers: pd.DataFrame, run_ids: pd.Series, field: str) -> pd.Series:
-    """Each run's answer to ``field`` from :func:`annotation_table` rows, aligned with ``run_ids``
-    (``None`` where the run has none, everywhere when no run has one)."""
-    if field not in answers.columns:
-        return pd.Series([None] * len(run_ids), index=run_ids.index, dtype=object)
-    values = run_ids.map(answers[field]).astype(object)
-    return values.where(values.notna(), None)
+def run_answers(store: ScoreStore, run_ids: pd.Series, fields: Iterable[str] = ()) -> pd.DataFrame:
+    """Each run's codebook answers, one row per entry of ``run_ids`` (same index): a column per
+    field of :func:`annotation_table` and per name in ``fields``, ``None`` where unanswered."""
+    answers = annotation_table(store, run_ids)
+    rows = answers.reindex(run_ids.to_numpy())
+    rows.index = run_ids.index
+    for name in fields:
+        if name not in rows.columns:
+            rows[name] = None
+    return rows.astype(object).where(rows.notna(), None)
 
 
 def skipped_runs(store: ScoreStore, experiment: str | None = None) -> pd.DataFrame:

@@ -33,16 +33,14 @@ from automd_analysis.analysis.store import (
     ScoreStore,
     agent_order,
     agent_positions,
-    annotation_table,
-    answers_to,
-    mean_sd,
+    run_answers,
     selected_runs,
 )
 from automd_analysis.errors import ScoreStoreError
 from automd_analysis.precision import comparable
 from automd_analysis.stats.intervals import check_alpha, estimate
 from automd_analysis.stats.resample import REPLICATES_FIX, resample
-from automd_analysis.stats.rules import mean_over, nanmean
+from automd_analysis.stats.rules import mean_over, mean_sd, nanmean
 
 __all__ = [
     "ALL_AGENTS",
@@ -420,8 +418,7 @@ def subgroup_checks(
     """
     runs = selected_runs(store, experiment, include_reference=False)
     runs = runs.loc[runs["valid"]]
-    answers = annotation_table(store, runs["run_id"])
-    values = answers_to(answers, runs["run_id"], "subgroup_checks")
+    values = run_answers(store, runs["run_id"], ["subgroup_checks"])["subgroup_checks"]
     rows = []
     groups = [(a, runs["agent"] == a) for a in agent_order(runs["agent"])]
     groups.append((ALL_AGENTS, pd.Series(True, index=runs.index)))

@@ -24,6 +24,7 @@ from automd_analysis.importers._common import ImportOptions
 from automd_analysis.importers.fmlbench import SUMMARY
 from automd_analysis.importers.study import (
     ARCHIVE_DEST,
+    STUDY_RUN_OPTIONS,
     StudyReport,
     StudyRun,
     StudySource,
@@ -148,6 +149,7 @@ def is_results_tree(root: str | Path, max_entries: int = 200_000) -> bool:
 @fill_doc(
     references=docs_reference("importing.md", "FML-bench's whole results tree"),
     archive_dest=ARCHIVE_DEST,
+    study_run_options=STUDY_RUN_OPTIONS,
 )
 def import_fmlbench_results(
     root: str | Path,
@@ -164,6 +166,10 @@ def import_fmlbench_results(
 ) -> StudyReport:
     """Import every run of FML-bench's results tree ``root`` into ``archive``.
 
+    A run's agent and task are its folder names, and its repetition is its position among its
+    task's runs in start-time order, plus ``first_rep``. A task without a manifest is imported as a
+    process-only task (docs/importing.md).
+
     Parameters
     ----------
     root : str or Path
@@ -175,11 +181,7 @@ def import_fmlbench_results(
         Import only this agent's / task's runs.
     first_rep : int, default 0
         Repetition of each task's first run (``--rep``).
-    replace_existing, manifests, data
-        As for :func:`~automd_analysis.importers.api.import_source`. A task without a manifest
-        is imported as a process-only task (docs/importing.md).
-    on_run : callable, optional
-        ``on_run(i, n, run)`` after each run (progress).
+    {study_run_options}
 
     Returns
     -------
@@ -197,8 +199,9 @@ def import_fmlbench_results(
     --------
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> (root / "aide" / "Causality_causalml" / "20260601_101500").mkdir(parents=True)
-    >>> _ = (root / "aide" / "Causality_causalml" / "20260601_101500" / "summary.json").write_text("[]")
+    >>> run = root / "aide" / "Causality_causalml" / "20260601_101500"
+    >>> run.mkdir(parents=True)
+    >>> _ = (run / "summary.json").write_text("[]")
     >>> study = import_fmlbench_results(root, root.parent / "archive", ImportOptions(agent=""))
     >>> study.exit_code, study.runs[0].error.code
     (2, 'import.malformed')

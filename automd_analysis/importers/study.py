@@ -46,6 +46,14 @@ archive : str or Path
     DEST.
 """
 
+#: The Parameters text of the options a study import passes on to every run.
+STUDY_RUN_OPTIONS = """
+replace_existing, manifests, data
+    As for :func:`~automd_analysis.importers.api.import_source`.
+on_run : callable, optional
+    ``on_run(i, n, run)`` after each run, imported or not (progress).
+"""
+
 
 def _invalid(msg: str) -> SourceError:
     return SourceError(
@@ -260,7 +268,9 @@ class StudyReport:
 
 
 @fill_doc(
-    references=docs_reference("importing.md", "A study in one command"), archive_dest=ARCHIVE_DEST
+    references=docs_reference("importing.md", "A study in one command"),
+    archive_dest=ARCHIVE_DEST,
+    study_run_options=STUDY_RUN_OPTIONS,
 )
 def import_study(
     fmt: str,
@@ -292,10 +302,7 @@ def import_study(
     agent, task, rep : optional
         For placeholders the layout does not have (``--agent``...); giving one the layout has is
         ``import.options_invalid``.
-    replace_existing, manifests, data
-        As for :func:`~.api.import_source`.
-    on_run : callable, optional
-        Called as ``on_run(i, n, run)`` after each SOURCE (progress).
+    {study_run_options}
 
     Returns
     -------

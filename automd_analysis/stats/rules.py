@@ -15,6 +15,8 @@ every column, so one call gives the point estimate (column 0) and its bootstrap 
 - **within task, then tasks equally** (:func:`per_cell`, :func:`mean_over`): ECE and the
   non-penalised score average the valid runs of each task first and then weight every task with a
   value equally (Tables 2, 3, 7, 13; App. F);
+- **mean +- SD** (:func:`mean_sd`): the finite values of a plain list (no draws), with the sample
+  SD (``ddof=1``);
 - **per task** (:func:`per_task_summary`): mean, SD and count of a value over the valid runs of
   every (task, agent) (Tables 12 and 13).
 
@@ -26,7 +28,7 @@ by 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,6 +39,7 @@ __all__ = [
     "DISPLAYED_DECIMALS",
     "displayed",
     "mean_over",
+    "mean_sd",
     "nanmean",
     "over_repetitions",
     "penalized",
@@ -98,6 +101,42 @@ def nanmean(values: np.ndarray, axis: int) -> np.ndarray:
     total = np.where(finite, arr, 0.0).sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+
+
+def mean_sd(values: Iterable[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation of the finite values.
+
+    ``mean = sum(x) / n`` and ``sd = sqrt(sum((x - mean)^2) / (n - 1))`` (``ddof=1``), the
+    "mean +- SD" of every table in the paper.
+
+    Parameters
+    ----------
+    values : iterable of float
+        NaN values are dropped first (a task with no valid run contributes nothing).
+
+    Returns
+    -------
+    (mean, sd) : tuple of float
+        ``(nan, nan)`` when no finite value remains; ``sd`` is ``nan`` for a single value.
+
+    See Also
+    --------
+    per_task_summary : the same per (task, agent) over the valid runs.
+
+    References
+    ----------
+    .. [1] Auto-MD-bench, App. E (every table's "mean +- SD" over repetitions or runs).
+
+    Examples
+    --------
+    >>> mean_sd([0.5, 0.7, float("nan")])
+    (0.6, 0.14142135623730948)
+    """
+    arr = np.asarray(list(values), dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size == 0:
+        return math.nan, math.nan
+    return float(arr.mean()), sample_sd(arr)
 
 
 def penalized(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -348,7 +387,7 @@ def per_task_summary(runs: pd.DataFrame, column: str, order: Mapping[str, int]) 
 
     See Also
     --------
-    automd_analysis.analysis.store.mean_sd : the mean and SD.
+    mean_sd : the mean and SD.
 
     References
     ----------
