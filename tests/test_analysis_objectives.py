@@ -120,6 +120,17 @@ def test_figure4_data_and_baseline(store):
     assert base["ece"] == pytest.approx(0.008)
 
 
+def test_the_objectives_task_is_the_one_of_the_agents_runs():
+    runs = _runs() + [
+        sb.run("baseline", "clf_b", 0, experiment="objectives", objective="brier", reference=True)
+    ]
+    assert set(obj.table4(sb.build_store(runs))["task"]) == {"clf_a"}
+    only_baseline = [r for r in runs if r["experiment"] == "main"] + runs[-1:]
+    with pytest.raises(ScoreStoreError, match="'objectives' has no agent runs") as info:
+        obj.table4(sb.build_store(only_baseline))
+    assert info.value.code == "store.ambiguous_task"
+
+
 def test_missing_or_ambiguous_objectives_experiment():
     with pytest.raises(ScoreStoreError) as info:
         obj.table4(sb.build_store([sb.run("X", "clf_a", 0)]))
