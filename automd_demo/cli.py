@@ -19,7 +19,7 @@ import typer
 import yaml
 
 from automd_analysis._atomic import check_writable_dir, write_text_atomic
-from automd_analysis.cli._apps import HELP_SETTINGS, DataOpt, ManifestsOpt
+from automd_analysis.cli._apps import GROUP_SETTINGS, HELP_SETTINGS, DataOpt, ManifestsOpt
 from automd_analysis.errors import ArchiveError, AutomdError
 from automd_analysis.tasks import data_root
 
@@ -33,9 +33,7 @@ __all__ = [
 ]
 
 demo_app = typer.Typer(
-    help="Build the demo tasks (real public cohorts) and the demo archive.",
-    no_args_is_help=True,
-    **HELP_SETTINGS,
+    help="Build the demo tasks (real public cohorts) and the demo archive.", **GROUP_SETTINGS
 )
 baselines_app = typer.Typer(**HELP_SETTINGS)
 

@@ -111,3 +111,14 @@ def test_table11_tokens_by_agent():
     assert table.loc["codex", "tokens_m_sd"] == pytest.approx(statistics.stdev([2, 2.5, 3]))
     assert table.loc["aide", "tokens_m_mean"] == pytest.approx(2.0)
     assert math.isnan(table.loc["aide", "tokens_m_sd"])
+
+
+def test_the_default_llm_has_the_agents_tokens_of_table11():
+    runs = _runs()
+    runs.append(sb.run("codex", "seq_a", 1, tokens=None))  # a run without a count is skipped
+    store = sb.build_store(runs)
+    table11 = llm.table11(store).set_index("agent").loc["codex"]
+    default = llm.table22(store).set_index("llm").loc["llm-default"]
+    columns = ["tokens_m_mean", "tokens_m_sd", "n_with_tokens"]
+    assert default[columns].tolist() == table11[columns].tolist()
+    assert (table11["n_runs"], table11["n_with_tokens"]) == (7, 6)

@@ -15,8 +15,6 @@ Per LLM (rules as in Tables 2 and 3):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -98,7 +96,6 @@ def _llm_rows(matrix: RunDraws) -> list[dict]:
     out = []
     for llm, summary in group_summaries(matrix, "llm", llms, valid_values).items():
         mine = np.flatnonzero((runs["llm"] == llm).to_numpy())
-        rep_tokens = mean_sd(per_repetition(reps, tokens, mine)[:, 0] / _MILLION)
         out.append(
             {
                 "llm": llm,
@@ -107,12 +104,18 @@ def _llm_rows(matrix: RunDraws) -> list[dict]:
                 **summary,
                 "nonpenalized_mean": summary["nonpenalized_mean"][0],
                 "valid_rate": summary["valid_rate_mean"],
-                "tokens_m_mean": rep_tokens[0],
-                "tokens_m_sd": rep_tokens[1],
-                "n_with_tokens": int(np.isfinite(tokens[mine, 0]).sum()),
+                **_tokens_m(reps, tokens, mine),
             }
         )
     return out
+
+
+def _tokens_m(reps: np.ndarray, tokens: np.ndarray, rows: np.ndarray) -> dict:
+    """Tokens per run (millions) of the ``rows``: mean and SD over repetitions of each repetition's
+    mean (runs without a count skipped), and how many runs have a count."""
+    mean, sd = mean_sd(per_repetition(reps, tokens, rows)[:, 0] / _MILLION)
+    n_tokens = int(np.isfinite(tokens[rows, 0]).sum())
+    return {"tokens_m_mean": mean, "tokens_m_sd": sd, "n_with_tokens": n_tokens}
 
 
 def _matrix(runs: pd.DataFrame, replicates, *, seed: int, n_boot) -> RunDraws:
@@ -220,18 +223,13 @@ def token_usage(store: ScoreStore, experiment: str = DEFAULT_EXPERIMENTS["main"]
         ``agent``, ``n_runs``, ``n_with_tokens``, ``tokens_m_mean``, ``tokens_m_sd``.
     """
     runs = selected_runs(store, experiment, include_reference=False)
+    reps = runs["rep"].to_numpy()
+    tokens = runs["tokens_total"].to_numpy(dtype=float)[:, None]
     rows = []
     for agent in agent_order(runs["agent"]):
-        mine = runs.loc[runs["agent"] == agent]
-        per_rep = mine.groupby("rep", sort=True)["tokens_total"].mean() / _MILLION
-        mean, sd = mean_sd(per_rep)
-        n_tokens = int(mine["tokens_total"].notna().sum())
-        rows.append((agent, len(mine), n_tokens, mean, sd if n_tokens else math.nan))
-    return TABLE11.frame(
-        pd.DataFrame(
-            rows, columns=["agent", "n_runs", "n_with_tokens", "tokens_m_mean", "tokens_m_sd"]
-        )
-    )
+        mine = np.flatnonzero((runs["agent"] == agent).to_numpy())
+        rows.append({"agent": agent, "n_runs": len(mine), **_tokens_m(reps, tokens, mine)})
+    return TABLE11.frame(rows)
 
 
 # Paper names (the notebooks use the descriptive names above).

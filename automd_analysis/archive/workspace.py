@@ -50,9 +50,9 @@ __all__ = [
 HAND_RUN_DIR = "build/notebooks"
 
 
-def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path | None:
+def resolve_path(path: str | Path | None, root: str | Path | None = None) -> Path | None:
     """``None`` stays ``None``; ``~`` is expanded; an absolute path is kept; a relative one is taken
-    from ``root``.
+    from ``root`` (default :data:`~automd_analysis.tasks.REPO_ROOT`, the checkout).
 
     Examples
     --------
@@ -64,7 +64,7 @@ def resolve_path(path: str | Path | None, root: str | Path = REPO_ROOT) -> Path 
     if path is None:
         return None
     p = Path(path).expanduser()
-    return p if p.is_absolute() else Path(root) / p
+    return p if p.is_absolute() else Path(REPO_ROOT if root is None else root) / p
 
 
 @fill_doc(references=docs_reference("score_store.md", "Where the store lives"))
