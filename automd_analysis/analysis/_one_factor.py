@@ -9,7 +9,9 @@ import pandas as pd
 from automd_analysis.analysis.store import ScoreStore, chosen_or_only, selected_runs
 
 
-def fixed_value(store: ScoreStore, experiment: str, *, role: str, fixed: str, chosen: str | None):
+def fixed_value(
+    store: ScoreStore, experiment: str, *, role: str, fixed: str, chosen: str | None
+) -> str:
     """The value of column ``fixed`` the experiment holds: ``chosen``, else the only one among its
     agent runs (a :class:`~automd_analysis.errors.ScoreStoreError` naming the values otherwise)."""
     runs = selected_runs(store, experiment, role=role, include_reference=False)

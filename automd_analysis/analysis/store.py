@@ -745,7 +745,7 @@ def _require_experiment(store: ScoreStore, experiment: str, role: str) -> None:
 
 def chosen_or_only(
     values: Sequence[str], chosen: str | None, what: str, missing: str, several: str
-):
+) -> str:
     """``chosen`` if it is one of ``values``, else the only value; a :class:`ScoreStoreError`
     (message ``missing`` or ``several``, code ``store.no_<what>`` or ``store.ambiguous_<what>``)."""
     if chosen is not None:
