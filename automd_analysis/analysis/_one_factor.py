@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from automd_analysis.analysis.store import ScoreStore, chosen_or_only, selected_runs
+from automd_analysis.analysis.store import ScoreStore, selected_runs
+from automd_analysis.errors import ScoreStoreError
 
 
 def fixed_value(
@@ -15,18 +16,7 @@ def fixed_value(
     """The value of column ``fixed`` the experiment holds: ``chosen``, else the only one among its
     agent runs (a :class:`~automd_analysis.errors.ScoreStoreError` naming the values otherwise)."""
     runs = selected_runs(store, experiment, role=role, include_reference=False)
-    values = sorted(set(runs[fixed]))
-    listed = ", ".join(values)
-    return chosen_or_only(
-        values,
-        chosen,
-        fixed,
-        f"the {role} experiment {experiment!r} has no runs with {fixed} {chosen!r}; its "
-        f"{fixed}s: {listed or 'none'}",
-        f"the {role} experiment {experiment!r} holds several {fixed}s ({listed})"
-        if values
-        else f"the {role} experiment {experiment!r} has no agent runs",
-    )
+    return _held(runs, experiment, role, fixed, chosen)
 
 
 def one_factor_runs(
@@ -40,7 +30,29 @@ def one_factor_runs(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(main, other)``: the agent runs with the :func:`fixed_value` in the main experiment and in
     ``experiment`` (:func:`~automd_analysis.analysis.store.selected_runs` rows)."""
-    value = fixed_value(store, experiment, role=role, fixed=fixed, chosen=chosen)
     other = selected_runs(store, experiment, role=role, include_reference=False)
+    value = _held(other, experiment, role, fixed, chosen)
     main = selected_runs(store, main_experiment, include_reference=False)
     return main.loc[main[fixed] == value], other.loc[other[fixed] == value]
+
+
+def _held(runs: pd.DataFrame, experiment: str, role: str, fixed: str, chosen: str | None) -> str:
+    values = sorted(set(runs[fixed]))
+    listed = ", ".join(values)
+    where = f"the {role} experiment {experiment!r}"
+    if chosen is not None:
+        if chosen not in values:
+            raise ScoreStoreError(
+                f"{where} has no runs with {fixed} {chosen!r}; its {fixed}s: {listed or 'none'}",
+                fix=f"pass one of these {fixed}s",
+                code=f"store.no_{fixed}",
+            )
+        return chosen
+    if len(values) != 1:
+        several = f"holds several {fixed}s ({listed})" if values else "has no agent runs"
+        raise ScoreStoreError(
+            f"{where} {several}",
+            fix=f"pass {fixed}=... to choose one",
+            code=f"store.ambiguous_{fixed}",
+        )
+    return values[0]

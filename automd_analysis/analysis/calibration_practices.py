@@ -209,8 +209,8 @@ def _imbalance_handled(value) -> bool:
     return value is not None and value not in _NO_IMBALANCE
 
 
-def _group_of(answers: pd.Series | None) -> str:
-    if answers is None or all(v is None for v in answers.to_numpy()):
+def _group_of(answers: pd.Series) -> str:
+    if all(v is None for v in answers.to_numpy()):
         return GROUP_UNANNOTATED
     if answers.get("averaged_ranks_as_probabilities") == "yes":
         return GROUP_AVERAGED_RANKS

@@ -743,24 +743,6 @@ def _require_experiment(store: ScoreStore, experiment: str, role: str) -> None:
         )
 
 
-def chosen_or_only(
-    values: Sequence[str], chosen: str | None, what: str, missing: str, several: str
-) -> str:
-    """``chosen`` if it is one of ``values``, else the only value; a :class:`ScoreStoreError`
-    (message ``missing`` or ``several``, code ``store.no_<what>`` or ``store.ambiguous_<what>``)."""
-    if chosen is not None:
-        if chosen not in values:
-            raise ScoreStoreError(
-                missing, fix=f"pass one of these {what}s", code=f"store.no_{what}"
-            )
-        return chosen
-    if len(values) != 1:
-        raise ScoreStoreError(
-            several, fix=f"pass {what}=... to choose one", code=f"store.ambiguous_{what}"
-        )
-    return values[0]
-
-
 _RUN_COLUMNS = (
     "task_kind",
     "validation",
@@ -896,8 +878,7 @@ def annotation_table(store: ScoreStore, run_ids: Iterable[str] | None = None) ->
 def run_answers(store: ScoreStore, run_ids: pd.Series, fields: Iterable[str] = ()) -> pd.DataFrame:
     """Each run's codebook answers, one row per entry of ``run_ids`` (same index): a column per
     field of :func:`annotation_table` and per name in ``fields``, ``None`` where unanswered."""
-    answers = annotation_table(store, run_ids)
-    rows = answers.reindex(run_ids.to_numpy())
+    rows = annotation_table(store).reindex(run_ids.to_numpy())
     rows.index = run_ids.index
     for name in fields:
         if name not in rows.columns:
